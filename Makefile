@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: MIT
+# Front door: `make run` and `make test` on a fresh Debian machine (see README.md).
+# The build itself is CMake (CMakePresets.json); this file only sequences it.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+PREFIX ?= /usr/local
+RUN_ARGS ?= clock
+
+.PHONY: all run test test-asan test-tsan bench install bootstrap release debug format clean
+
+all: release
+
+bootstrap:
+	@./scripts/bootstrap
+
+release: bootstrap
+	@cmake --preset release >/dev/null
+	@cmake --build --preset release -j $(JOBS)
+
+debug: bootstrap
+	@cmake --preset debug >/dev/null
+	@cmake --build --preset debug -j $(JOBS)
+
+# The main job: for now the clock-cost table.
+run: release
+	@./build/release/punctual $(RUN_ARGS)
+
+# Every test under ASan+UBSan, then the threaded ones again under TSan.
+test: test-asan test-tsan
+
+test-asan: bootstrap
+	@cmake --preset asan >/dev/null
+	@cmake --build --preset asan -j $(JOBS)
+	@ctest --preset asan -j $(JOBS)
+
+test-tsan: bootstrap
+	@cmake --preset tsan >/dev/null
+	@cmake --build --preset tsan -j $(JOBS)
+	@ctest --preset tsan
+
+# Benchmarks against their peers, side by side in one run; writes docs/BENCHMARKS.md.
+bench: release
+	@./bench/run.sh build/release docs/BENCHMARKS.md
+
+install: release
+	@cmake --install build/release --prefix $(PREFIX)
+
+format:
+	@clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	@rm -rf build

@@ -1,0 +1,8 @@
+/* SPDX-License-Identifier: MIT */
+/* punctual/punctual.h: every libpunctual header. */
+#ifndef PUNCTUAL_H
+#define PUNCTUAL_H
+#include <punctual/version.h>
+#include <punctual/clock.h>
+#include <punctual/hist.h>
+#endif

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hist.c: the log-linear histogram of punctual/hist.h.
+ *
+ * Bucket layout (SUB = PN_HIST_SUB_BITS = 6):
+ *
+ *   value v                 e = floor(log2 v) - SUB   index                   width
+ *   0 .. 127                -                         v                       1
+ *   128 .. 255              1                         (e << SUB) + (v >> e)   2
+ *   256 .. 511              2                         (e << SUB) + (v >> e)   4
+ *   ...
+ *   2^62 .. INT64_MAX       56                        (e << SUB) + (v >> e)   2^56
+ *
+ * v >> e is in [64, 128), so the index formula lays each power of two's 64 buckets right
+ * after the previous ones: 128 + (e - 1) * 64 + (v >> e) - 64 == (e << SUB) + (v >> e).
+ * A bucket is 2^e wide and starts at >= 64 * 2^e, so its midpoint is within 1/128 of any
+ * value in it. Bucket 0 also holds the negative values, which only min, max and the mean
+ * describe exactly.
+ */
+#include <punctual/hist.h>
+
+#include <errno.h>
+#include <string.h>
+
+#define SUB_COUNT (1 << PN_HIST_SUB_BITS)
+
+/* The layout above must fill the header's array exactly: INT64_MAX (e = 62 - SUB,
+ * v >> e = 127) lands in the last bucket. */
+_Static_assert(PN_HIST_EXACT == 2 * SUB_COUNT, "exact range is two rows of sub-buckets");
+_Static_assert(((62 - PN_HIST_SUB_BITS) << PN_HIST_SUB_BITS) + 2 * SUB_COUNT - 1 ==
+                       PN_HIST_BUCKETS - 1,
+               "the last bucket ends at INT64_MAX");
+
+void pn_hist_init(struct pn_hist *h)
+{
+	pn_hist_reset(h);
+}
+
+void pn_hist_reset(struct pn_hist *h)
+{
+	if (!h)
+		return;
+	memset(h, 0, sizeof(*h));
+	h->min = INT64_MAX;
+	h->max = INT64_MIN;
+}
+
+int pn_hist_index(int64_t v)
+{
+	if (v < PN_HIST_EXACT)
+		return v < 0 ? 0 : (int)v;
+
+	int e = 63 - __builtin_clzll((unsigned long long)v) - PN_HIST_SUB_BITS;
+
+	return (e << PN_HIST_SUB_BITS) + (int)(v >> e);
+}
+
+/* Value range of bucket i (0 <= i < PN_HIST_BUCKETS), ignoring negatives in bucket 0. */
+static void bucket_range(int i, int64_t *lo, int64_t *hi)
+{
+	if (i < PN_HIST_EXACT) {
+		*lo = i;
+		*hi = i;
+		return;
+	}
+	int e = (i >> PN_HIST_SUB_BITS) - 1;
+	uint64_t sub = (uint64_t)(i & (SUB_COUNT - 1)) | SUB_COUNT;
+
+	/* lo + width - 1 rather than ((sub + 1) << e) - 1: the last bucket's end, 2^63,
+	 * is not an int64. */
+	*lo = (int64_t)(sub << e);
+	*hi = *lo + (int64_t)((UINT64_C(1) << e) - 1);
+}
+
+void pn_hist_record_n(struct pn_hist *h, int64_t v, uint64_t n)
+{
+	if (!h || n == 0)
+		return;
+	h->buckets[pn_hist_index(v)] += n;
+	h->count += n;
+	if (v < 0)
+		h->negative += n;
+	if (v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+	h->sum += (double)v * (double)n;
+}
+
+void pn_hist_record(struct pn_hist *h, int64_t v)
+{
+	pn_hist_record_n(h, v, 1);
+}
+
+uint64_t pn_hist_count(const struct pn_hist *h)
+{
+	return h ? h->count : 0;
+}
+
+int64_t pn_hist_min(const struct pn_hist *h)
+{
+	return h && h->count ? h->min : 0;
+}
+
+int64_t pn_hist_max(const struct pn_hist *h)
+{
+	return h && h->count ? h->max : 0;
+}
+
+double pn_hist_mean(const struct pn_hist *h)
+{
+	return h && h->count ? h->sum / (double)h->count : 0.0;
+}
+
+static int64_t clamp(int64_t v, int64_t lo, int64_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* The midpoint of [lo, hi] without overflow, whatever the signs. */
+static int64_t midpoint(int64_t lo, int64_t hi)
+{
+	return (int64_t)((uint64_t)lo + ((uint64_t)hi - (uint64_t)lo) / 2);
+}
+
+/*
+ * ceil(p / 100 * count) for 0 < p < 100, in [1, count]. p is usually a decimal such as
+ * 99.9 that a double cannot hold exactly, so the product can land a few ulps above the
+ * integer it stands for (99.9 / 100 * 1000 is 999.0000000000001) and ceil would skip a rank;
+ * results within a relative 1e-12 of an integer count as that integer.
+ */
+static uint64_t percentile_rank(double p, uint64_t count)
+{
+	double x = p / 100.0 * (double)count;
+	double y = x - x * 1e-12;
+
+	if (y >= (double)count)
+		return count;
+	/* ceil by hand: the library does not link libm. */
+	uint64_t r = (uint64_t)y;
+
+	if ((double)r < y)
+		r++;
+	return r < 1 ? 1 : r;
+}
+
+int64_t pn_hist_percentile(const struct pn_hist *h, double p)
+{
+	if (!h || h->count == 0)
+		return 0;
+	/* Written so that a NaN p gives the min rather than an undefined conversion. */
+	if (!(p > 0.0))
+		return h->min;
+	if (p >= 100.0)
+		return h->max;
+
+	uint64_t rank = percentile_rank(p, h->count);
+
+	/* Bucket 0 holds the negatives first (they are smaller than its 0s); all that is
+	 * known of them is that they lie in [min, -1]. */
+	if (rank <= h->negative)
+		return clamp(midpoint(h->min, -1), h->min, h->max);
+
+	uint64_t seen = 0;
+
+	for (int i = 0; i < PN_HIST_BUCKETS; i++) {
+		seen += h->buckets[i];
+		if (seen >= rank) {
+			int64_t lo, hi;
+
+			bucket_range(i, &lo, &hi);
+			return clamp(midpoint(lo, hi), h->min, h->max);
+		}
+	}
+	/* Only reachable if buckets and count disagree (a caller edited the struct). */
+	return h->max;
+}
+
+int pn_hist_merge(struct pn_hist *dst, const struct pn_hist *src)
+{
+	if (!dst || !src)
+		return -EINVAL;
+	for (int i = 0; i < PN_HIST_BUCKETS; i++)
+		dst->buckets[i] += src->buckets[i];
+	dst->count += src->count;
+	dst->negative += src->negative;
+	dst->sum += src->sum;
+	/* An empty src holds INT64_MAX / INT64_MIN, which leave dst unchanged. */
+	if (src->min < dst->min)
+		dst->min = src->min;
+	if (src->max > dst->max)
+		dst->max = src->max;
+	return 0;
+}
+
+int pn_hist_next(const struct pn_hist *h, int i, struct pn_hist_bucket *b)
+{
+	if (!h || !b || i < 0)
+		return -EINVAL;
+	for (; i < PN_HIST_BUCKETS; i++) {
+		if (h->buckets[i] == 0)
+			continue;
+		int64_t lo, hi;
+
+		bucket_range(i, &lo, &hi);
+		/* Keep "lo <= v <= hi" true for the negatives bucket 0 also counts. */
+		if (i == 0 && h->negative && h->min < lo)
+			lo = h->min;
+		b->lo = lo;
+		b->hi = hi;
+		b->count = h->buckets[i];
+		return i;
+	}
+	return -ENOENT;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h: helpers shared by the library's modules and reachable by the tool and the
+ * tests (pn__ names: exported from the static archive only, never declared in
+ * include/).
+ */
+#ifndef PUNCTUAL_INTERNAL_H
+#define PUNCTUAL_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define PN_LIKELY(x)   __builtin_expect(!!(x), 1)
+#define PN_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define PN_NSEC        1000000000LL
+
+#if defined(__x86_64__)
+#include "arch/x86_64.h"
+#elif defined(__aarch64__)
+#include "arch/aarch64.h"
+#else
+#include "arch/generic.h"
+#endif
+
+typedef int (*pn__clock_gettime_fn)(clockid_t, struct timespec *);
+
+static inline int64_t pn__ts_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * PN_NSEC + ts->tv_nsec;
+}
+
+/* The vDSO's clock_gettime, or NULL when the kernel maps no vDSO or it lacks one. */
+pn__clock_gettime_fn pn__vdso_clock_gettime(void);
+
+/* Root prefix for every /proc and /sys read ("" by default; tests point it at fixture
+ * trees). pn__set_root copies at most PATH_MAX bytes; NULL resets. Not thread-safe: set
+ * it before the reads it is meant for. */
+const char *pn__root(void);
+void pn__set_root(const char *root);
+
+/* Reads at most n-1 bytes of pn__root()/path into buf, NUL-terminated. Returns the byte
+ * count or -errno. */
+int pn__read_file(const char *path, char *buf, size_t n);
+
+/* Why the cycle counter is or isn't trusted, decided from CPUID, the kernel's list of
+ * clocksources under pn__root() and PUNCTUAL_CYCLES. Returns enum pn_cycles_source. */
+int pn__cycles_decide(const char **reason);
+
+#endif

@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_clock.c: `punctual clock`, the Linux counterpart of FreeBSD's timecounter cost
+ * table: every clock source's cost per read, resolution, backward steps and path, and
+ * with --clocksources the same table under each kernel clocksource, restoring the
+ * original one afterwards, also on SIGINT, SIGTERM and on error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <punctual/clock.h>
+#include "measure/clocks.h"
+#include "tool.h"
+
+#define CS_CURRENT "/sys/devices/system/clocksource/clocksource0/current_clocksource"
+#define MAX_CS     8
+
+static const char usage[] =
+        "usage: punctual clock [--json] [--duration D] [--clocksources]\n"
+        "\n"
+        "What every clock source costs on this machine: ns per read (min and median over\n"
+        "rounds), resolution (clock_getres and the smallest step seen), backward steps (in\n"
+        "one thread and across CPUs after a handoff), and whether a read is served by the\n"
+        "vDSO, a system call or an instruction. Rank 1 is the cheapest tier: sorted by median\n"
+        "cost, a new tier starts where a source costs over 1.35x the one before it, so equal\n"
+        "ranks cost the same within run-to-run noise.\n"
+        "\n"
+        "  -j, --json          print JSON instead of a table\n"
+        "  -d, --duration D    measuring budget per clocksource (default 2s; units ns, us,\n"
+        "                      ms, s; a bare number is seconds)\n"
+        "  -c, --clocksources  measure under every available kernel clocksource (root only);\n"
+        "                      the original is restored, also on SIGINT, SIGTERM or error\n"
+        "  -h, --help          this text\n";
+
+struct cs_run {
+	char name[64];
+	struct clock_result *res;
+};
+
+/* ---- clocksource switching, restored whatever happens ------------------------------ */
+
+static char cs_original[64];
+static volatile sig_atomic_t cs_changed;
+
+static void cs_restore(void)
+{
+	if (cs_changed) {
+		/* async-signal-safe: open, write, close */
+		write_sysfs(CS_CURRENT, cs_original);
+		cs_changed = 0;
+	}
+}
+
+static void cs_on_signal(int sig)
+{
+	cs_restore();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void cs_guard(void)
+{
+	struct sigaction sa = {.sa_handler = cs_on_signal};
+	sigemptyset(&sa.sa_mask);
+	int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+	atexit(cs_restore);
+}
+
+static int cs_switch(const char *name)
+{
+	char cur[64];
+	if (strcmp(name, cs_original) != 0)
+		cs_changed = 1;
+	int r = write_sysfs(CS_CURRENT, name);
+	if (r < 0)
+		return r;
+	/* The switch happens at the next tick; wait until the kernel reports it. */
+	for (int i = 0; i < 200; i++) {
+		if (read_sysfs_line(CS_CURRENT, cur, sizeof(cur)) == 0 && strcmp(cur, name) == 0)
+			return 0;
+		nanosleep(&(struct timespec){0, 5000000}, NULL);
+	}
+	return -ETIMEDOUT;
+}
+
+/* ---- rendering -------------------------------------------------------------------- */
+
+static void json_results(struct json *j, const struct clock_result *res, int n)
+{
+	json_arr(j, "sources");
+	for (int i = 0; i < n; i++) {
+		const struct clock_result *r = &res[i];
+		json_obj(j, NULL);
+		json_str(j, "id", r->id);
+		json_str(j, "name", r->name);
+		json_str(j, "via", r->via);
+		json_str(j, "path", r->path);
+		json_bool(j, "ordered", r->ordered);
+		json_int(j, "rank", r->rank);
+		json_obj(j, "ns_per_read");
+		json_num(j, "min", r->cost_min);
+		json_num(j, "median", r->cost_median);
+		json_uint(j, "rounds", r->rounds);
+		json_uint(j, "reads_per_round", r->reads_per_round);
+		json_obj_end(j);
+		json_obj(j, "resolution_ns");
+		if (r->getres_ns >= 0)
+			json_int(j, "getres", r->getres_ns);
+		else
+			json_null(j, "getres");
+		if (r->step_ns >= 0)
+			json_int(j, "smallest_step", r->step_ns);
+		else
+			json_null(j, "smallest_step");
+		json_obj_end(j);
+		json_obj(j, "backward");
+		json_uint(j, "same_thread", r->backward_same);
+		json_uint(j, "reads_checked", r->reads_checked);
+		json_uint(j, "cross_cpu", r->backward_cross);
+		json_uint(j, "handoffs", r->handoffs);
+		json_int(j, "max_ns", r->backward_max_ns);
+		json_obj_end(j);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+static void render_json(const struct sysinfo *si, const struct pn_cycles_info *ci, int64_t duration,
+                        const struct cs_run *runs, int nruns, bool all_cs)
+{
+	int n = clock_sources_count();
+	struct json j;
+	json_begin(&j, out);
+	json_obj(&j, NULL);
+	json_str(&j, "tool", "punctual");
+	json_str(&j, "version", PUNCTUAL_VERSION);
+	json_str(&j, "command", "clock");
+	json_obj(&j, "host");
+	json_str(&j, "kernel", si->kernel);
+	json_str(&j, "cpu", si->cpu);
+	json_str(&j, "clocksource", cs_original[0] ? cs_original : si->clocksource);
+	json_arr(&j, "available_clocksources");
+	char tmp[sizeof(si->clocksources)];
+	snprintf(tmp, sizeof(tmp), "%s", si->clocksources);
+	for (char *save, *t = strtok_r(tmp, " ", &save); t; t = strtok_r(NULL, " ", &save))
+		json_str(&j, NULL, t);
+	json_arr_end(&j);
+	if (si->invariant_tsc >= 0)
+		json_bool(&j, "invariant_tsc", si->invariant_tsc);
+	else
+		json_null(&j, "invariant_tsc");
+	json_int(&j, "coarse_resolution_ns", si->coarse_res_ns);
+	json_num(&j, "tick_hz_estimate", si->tick_hz);
+	json_obj(&j, "cycles");
+	json_str(&j, "source", ci->name);
+	json_str(&j, "reason", ci->reason);
+	json_num(&j, "hz", ci->hz);
+	json_int(&j, "calibration_base_ns", ci->base_ns);
+	json_int(&j, "calibration_uncertainty_ns", ci->uncertainty_ns);
+	json_obj_end(&j);
+	json_obj_end(&j);
+	json_int(&j, "duration_ns", duration);
+	/* The first run is under the clocksource in force; --clocksources adds the rest. */
+	json_str(&j, "measured_clocksource", runs[0].name);
+	json_results(&j, runs[0].res, n);
+	if (all_cs) {
+		json_arr(&j, "clocksources");
+		for (int k = 0; k < nruns; k++) {
+			json_obj(&j, NULL);
+			json_str(&j, "clocksource", runs[k].name);
+			json_results(&j, runs[k].res, n);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+	}
+	json_obj_end(&j);
+	json_end(&j);
+}
+
+static const char *fmt_res(char *buf, size_t n, int64_t ns)
+{
+	if (ns < 0)
+		return "-";
+	return fmt_ns(buf, n, (double)ns);
+}
+
+static void render_table(const struct cs_run *run)
+{
+	int n = clock_sources_count();
+	char b1[32], b2[32], bw[48];
+	fprintf(out, "\nclocksource %s\n", run->name);
+	fprintf(out, "%-4s  %-26s  %-11s  %-11s  %9s  %9s  %10s  %10s  %s\n", "rank", "source",
+	        "via", "path", "min ns", "median ns", "getres", "step",
+	        "backward (1 cpu / 2 cpus)");
+	for (int i = 0; i < n; i++) {
+		const struct clock_result *r = &run->res[i];
+		if (r->handoffs)
+			snprintf(bw, sizeof(bw), "%llu / %llu%s",
+			         (unsigned long long)r->backward_same,
+			         (unsigned long long)r->backward_cross,
+			         r->ordered ? "" : "  (unordered)");
+		else
+			snprintf(bw, sizeof(bw), "%llu / -", (unsigned long long)r->backward_same);
+		fprintf(out, "%4d  %-26s  %-11s  %-11s  %9.1f  %9.1f  %10s  %10s  %s\n", r->rank,
+		        r->name, r->via, r->path, r->cost_min, r->cost_median,
+		        fmt_res(b1, sizeof(b1), r->getres_ns), fmt_res(b2, sizeof(b2), r->step_ns),
+		        bw);
+	}
+}
+
+static void render_text(const struct sysinfo *si, const struct pn_cycles_info *ci,
+                        const struct cs_run *runs, int nruns)
+{
+	char b[32];
+	fprintf(out, "punctual clock: what each clock source costs on this machine\n");
+	fprintf(out, "kernel       %s\n", si->kernel);
+	fprintf(out, "cpu          %s\n", si->cpu);
+	fprintf(out, "clocksource  %s (available: %s)\n",
+	        cs_original[0] ? cs_original : si->clocksource, si->clocksources);
+	fprintf(out, "tsc          %s\n",
+	        si->invariant_tsc < 0 ? "n/a"
+	        : si->invariant_tsc   ? "invariant"
+	                              : "not invariant");
+	fprintf(out, "tick         %.0f Hz (coarse clock resolution %s)\n", si->tick_hz,
+	        fmt_ns(b, sizeof(b), (double)si->coarse_res_ns));
+	fprintf(out, "pn_cycles    %s at %.3f MHz (%s)\n", ci->name, ci->hz / 1e6, ci->reason);
+	for (int k = 0; k < nruns; k++)
+		render_table(&runs[k]);
+	fprintf(out, "\nbackward: consecutive reads in one thread that went back / reads after a "
+	             "handoff between two CPUs\nthat were below the read before it; nonzero is "
+	             "expected only for unordered counters.\n");
+}
+
+/* ---- the command ------------------------------------------------------------------ */
+
+int cmd_clock(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	        {"json", no_argument, NULL, 'j'},
+	        {"duration", required_argument, NULL, 'd'},
+	        {"clocksources", no_argument, NULL, 'c'},
+	        {"help", no_argument, NULL, 'h'},
+	        {0},
+	};
+	bool json = false, all_cs = false;
+	int64_t duration = 2 * 1000000000LL;
+	tool_cmd = "clock";
+	opterr = 0;
+	optind = 1;
+	int c;
+	while ((c = getopt_long(argc, argv, ":jd:ch", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'c':
+			all_cs = true;
+			break;
+		case 'd':
+			duration = opt_duration("--duration", optarg, 1000000000LL);
+			if (duration < 10000000LL || duration > 3600 * 1000000000LL)
+				usage_error("--duration: %s is out of range [10ms, 1h]", optarg);
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		case ':':
+			usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+
+	struct sysinfo si;
+	sysinfo_read(&si);
+	char avail[MAX_CS][64];
+	int navail = 0;
+	if (all_cs) {
+		if (geteuid() != 0)
+			die(EXIT_USAGE, "--clocksources needs root: it writes %s", CS_CURRENT);
+		if (read_sysfs_line(CS_CURRENT, cs_original, sizeof(cs_original)) < 0)
+			die(1, "cannot read %s: %s", CS_CURRENT, strerror(errno));
+		char tmp[sizeof(si.clocksources)];
+		snprintf(tmp, sizeof(tmp), "%s", si.clocksources);
+		/* The original first, so the first table is the machine as it is. */
+		snprintf(avail[navail++], sizeof(avail[0]), "%s", cs_original);
+		for (char *save, *t = strtok_r(tmp, " ", &save); t && navail < MAX_CS;
+		     t = strtok_r(NULL, " ", &save))
+			if (strcmp(t, cs_original) != 0)
+				snprintf(avail[navail++], sizeof(avail[0]), "%.63s", t);
+		cs_guard();
+	} else {
+		snprintf(avail[navail++], sizeof(avail[0]), "%.63s", si.clocksource);
+	}
+
+	int n = clock_sources_count();
+	struct cs_run runs[MAX_CS];
+	for (int k = 0; k < navail; k++) {
+		snprintf(runs[k].name, sizeof(runs[k].name), "%.63s", avail[k]);
+		runs[k].res = calloc((size_t)n, sizeof(struct clock_result));
+		if (!runs[k].res)
+			die(1, "out of memory");
+		if (all_cs) {
+			progress("clock: switching to clocksource %s", avail[k]);
+			int r = cs_switch(avail[k]);
+			if (r < 0)
+				die(1, "cannot switch to clocksource %s: %s", avail[k],
+				    strerror(-r));
+		}
+		clock_measure_all(runs[k].res, duration);
+	}
+	cs_restore();
+
+	struct pn_cycles_info ci;
+	pn_cycles_info(&ci);
+	out_open();
+	if (json)
+		render_json(&si, &ci, duration, runs, navail, all_cs);
+	else
+		render_text(&si, &ci, runs, navail);
+	out_commit();
+	for (int k = 0; k < navail; k++)
+		free(runs[k].res);
+	return 0;
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main.c: the punctual command: the subcommand table and the top-level options.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <punctual/version.h>
+#include "tool.h"
+
+struct subcmd {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct subcmd subcmds[] = {
+        {"clock", cmd_clock, "what every clock source costs on this machine"},
+};
+
+#define N_SUBCMDS (sizeof(subcmds) / sizeof(subcmds[0]))
+
+static void help(FILE *f)
+{
+	fprintf(f, "usage: punctual [--help | --version] COMMAND [OPTIONS]\n\n"
+	           "Measure and control time on Linux.\n\ncommands:\n");
+	for (size_t i = 0; i < N_SUBCMDS; i++)
+		fprintf(f, "  %-10s %s\n", subcmds[i].name, subcmds[i].summary);
+	fprintf(f, "\nWith no command, punctual runs 'punctual clock'.\n"
+	           "'punctual COMMAND --help' describes a command; man punctual has them all.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return cmd_clock(1, (char *[]){"clock", NULL});
+	const char *a = argv[1];
+	if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0 || strcmp(a, "help") == 0) {
+		help(stdout);
+		return 0;
+	}
+	if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
+		printf("punctual %s (libpunctual %s)\n", PUNCTUAL_VERSION, pn_version());
+		return 0;
+	}
+	for (size_t i = 0; i < N_SUBCMDS; i++)
+		if (strcmp(a, subcmds[i].name) == 0)
+			return subcmds[i].run(argc - 1, argv + 1);
+	if (a[0] == '-')
+		usage_error("unknown option '%s'", a);
+	usage_error("unknown command '%s'", a);
+}

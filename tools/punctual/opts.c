@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/* opts.c: error exits and the parsing of values with units shared by every subcommand. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool.h"
+
+const char *tool_cmd;
+
+static void vmsg(const char *fmt, va_list ap)
+{
+	/* One write of a formatted line, so it is never interleaved with progress. */
+	char msg[1024];
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (tool_cmd)
+		fprintf(stderr, "punctual %s: %s", tool_cmd, msg);
+	else
+		fprintf(stderr, "punctual: %s", msg);
+}
+
+_Noreturn void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	progress_done();
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (try 'punctual%s%s --help')\n", tool_cmd ? " " : "",
+	        tool_cmd ? tool_cmd : "");
+	exit(EXIT_USAGE);
+}
+
+_Noreturn void die(int st, const char *fmt, ...)
+{
+	va_list ap;
+	progress_done();
+	va_start(ap, fmt);
+	vmsg(fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(st);
+}
+
+static const struct {
+	const char *name;
+	int64_t ns;
+} units[] = {
+        {"ns", 1}, {"us", 1000}, {"\xc2\xb5s", 1000}, {"ms", 1000000}, {"s", 1000000000},
+};
+
+int parse_duration(const char *s, int64_t default_unit_ns, int64_t *res)
+{
+	if (!s || !*s)
+		return -EINVAL;
+	const char *p = s;
+	int64_t ip = 0;
+	int digits = 0;
+	for (; *p >= '0' && *p <= '9'; p++, digits++) {
+		if (__builtin_mul_overflow(ip, 10, &ip) ||
+		    __builtin_add_overflow(ip, *p - '0', &ip))
+			return -ERANGE;
+	}
+	/* The fraction, kept to 18 digits: enough for any unit down to 1 ns. */
+	int64_t frac = 0, frac_scale = 1;
+	if (*p == '.') {
+		p++;
+		for (; *p >= '0' && *p <= '9'; p++, digits++) {
+			if (frac_scale < 1000000000000000000LL) {
+				frac = frac * 10 + (*p - '0');
+				frac_scale *= 10;
+			}
+		}
+	}
+	if (digits == 0)
+		return -EINVAL;
+	int64_t unit = default_unit_ns;
+	if (*p) {
+		unit = 0;
+		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (strcmp(p, units[i].name) == 0)
+				unit = units[i].ns;
+		if (!unit)
+			return -EINVAL;
+	}
+	int64_t v;
+	if (__builtin_mul_overflow(ip, unit, &v))
+		return -ERANGE;
+	/* frac/frac_scale * unit without overflow: unit <= 1e9 and frac < frac_scale. */
+	__int128 f = (__int128)frac * unit / frac_scale;
+	if (__builtin_add_overflow(v, (int64_t)f, &v))
+		return -ERANGE;
+	*res = v;
+	return 0;
+}
+
+int64_t opt_duration(const char *opt, const char *s, int64_t default_unit_ns)
+{
+	int64_t v;
+	int r = parse_duration(s, default_unit_ns, &v);
+	if (r == -ERANGE)
+		usage_error("%s: '%s' is too large", opt, s);
+	if (r < 0)
+		usage_error("%s: '%s' is not a duration (a number with ns, us, ms or s)", opt, s);
+	return v;
+}
+
+long opt_long(const char *opt, const char *s, long lo, long hi)
+{
+	char *end;
+	errno = 0;
+	if (!s || !*s || !((*s >= '0' && *s <= '9') || *s == '-'))
+		usage_error("%s: '%s' is not a number", opt, s ? s : "");
+	long v = strtol(s, &end, 10);
+	if (*end)
+		usage_error("%s: '%s' is not a number", opt, s);
+	if (errno == ERANGE || v < lo || v > hi)
+		usage_error("%s: %s is out of range [%ld, %ld]", opt, s, lo, hi);
+	return v;
+}
+
+const char *fmt_ns(char *buf, size_t n, double ns)
+{
+	if (ns < 1e3)
+		snprintf(buf, n, "%.1f ns", ns);
+	else if (ns < 1e6)
+		snprintf(buf, n, "%.1f us", ns / 1e3);
+	else if (ns < 1e9)
+		snprintf(buf, n, "%.1f ms", ns / 1e6);
+	else
+		snprintf(buf, n, "%.2f s", ns / 1e9);
+	return buf;
+}

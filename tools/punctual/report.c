@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/* report.c: the buffered stdout and a small JSON writer (escaping, commas, nesting). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool.h"
+
+FILE *out;
+static char *out_buf;
+static size_t out_len;
+
+void out_open(void)
+{
+	out = open_memstream(&out_buf, &out_len);
+	if (!out)
+		die(1, "out of memory");
+}
+
+void out_commit(void)
+{
+	fflush(out);
+	if (fwrite(out_buf, 1, out_len, stdout) != out_len || fflush(stdout) != 0)
+		die(1, "writing the report failed");
+	fclose(out);
+	free(out_buf);
+	out = NULL;
+	out_buf = NULL;
+}
+
+static void sep(struct json *j, const char *key)
+{
+	if (j->need_comma[j->depth])
+		fputc(',', j->f);
+	j->need_comma[j->depth] = true;
+	if (key) {
+		json_str(&(struct json){.f = j->f}, NULL, key);
+		fputc(':', j->f);
+	}
+}
+
+static void put_escaped(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		default:
+			if (*p < 0x20)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+void json_begin(struct json *j, FILE *f)
+{
+	memset(j, 0, sizeof(*j));
+	j->f = f;
+}
+
+void json_end(struct json *j)
+{
+	fputc('\n', j->f);
+}
+
+static void open_(struct json *j, const char *key, char c)
+{
+	sep(j, key);
+	fputc(c, j->f);
+	if (j->depth + 1 < (int)(sizeof(j->need_comma) / sizeof(j->need_comma[0])))
+		j->depth++;
+	j->need_comma[j->depth] = false;
+}
+
+static void close_(struct json *j, char c)
+{
+	fputc(c, j->f);
+	if (j->depth > 0)
+		j->depth--;
+}
+
+void json_obj(struct json *j, const char *key)
+{
+	open_(j, key, '{');
+}
+
+void json_obj_end(struct json *j)
+{
+	close_(j, '}');
+}
+
+void json_arr(struct json *j, const char *key)
+{
+	open_(j, key, '[');
+}
+
+void json_arr_end(struct json *j)
+{
+	close_(j, ']');
+}
+
+void json_str(struct json *j, const char *key, const char *v)
+{
+	if (j->depth || key)
+		sep(j, key);
+	if (!v)
+		fputs("null", j->f);
+	else
+		put_escaped(j->f, v);
+}
+
+void json_int(struct json *j, const char *key, int64_t v)
+{
+	sep(j, key);
+	fprintf(j->f, "%lld", (long long)v);
+}
+
+void json_uint(struct json *j, const char *key, uint64_t v)
+{
+	sep(j, key);
+	fprintf(j->f, "%llu", (unsigned long long)v);
+}
+
+void json_num(struct json *j, const char *key, double v)
+{
+	sep(j, key);
+	/* JSON has no NaN or infinity. */
+	if (!isfinite(v))
+		fputs("null", j->f);
+	else
+		fprintf(j->f, "%.6g", v);
+}
+
+void json_bool(struct json *j, const char *key, bool v)
+{
+	sep(j, key);
+	fputs(v ? "true" : "false", j->f);
+}
+
+void json_null(struct json *j, const char *key)
+{
+	sep(j, key);
+	fputs("null", j->f);
+}

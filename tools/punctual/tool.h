@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tool.h: what the punctual tool's files share: the subcommand signature, option
+ * parsing with units, error exits, the output buffer, progress and host facts.
+ */
+#ifndef PUNCTUAL_TOOL_H
+#define PUNCTUAL_TOOL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define PN_FMT(a, b) __attribute__((format(printf, a, b)))
+
+/* Exit statuses: 0 success, 1 runtime failure, 2 bad input (usage). */
+enum { EXIT_USAGE = 2 };
+
+/* ---- errors (opts.c) ---- */
+/* The subcommand being run ("clock"); used to prefix messages. */
+extern const char *tool_cmd;
+/* One line on stderr, "punctual CMD: MSG (try 'punctual CMD --help')", exit 2. */
+_Noreturn void usage_error(const char *fmt, ...) PN_FMT(1, 2);
+/* One line on stderr, "punctual CMD: MSG", exit status st. */
+_Noreturn void die(int st, const char *fmt, ...) PN_FMT(2, 3);
+
+/* ---- values with units (opts.c) ---- */
+/* Parses a duration such as "250", "1.5ms", "10us", "2s"; a bare number is in
+ * default_unit_ns. Rejects negatives, garbage and overflow. Returns 0 or -EINVAL/-ERANGE. */
+int parse_duration(const char *s, int64_t default_unit_ns, int64_t *res);
+/* Like parse_duration but exits 2 with a message naming opt on error. */
+int64_t opt_duration(const char *opt, const char *s, int64_t default_unit_ns);
+/* A non-negative integer in [lo, hi]; exits 2 on error. */
+long opt_long(const char *opt, const char *s, long lo, long hi);
+/* "1.5 ms", "23.4 ns": a duration for humans, into buf. */
+const char *fmt_ns(char *buf, size_t n, double ns);
+
+/* ---- output (report.c) ---- */
+/* Everything a command prints to stdout goes through out, a memory stream flushed by
+ * out_commit() only on success: an error never leaves half a report behind. */
+extern FILE *out;
+void out_open(void);
+void out_commit(void);
+
+/* A streaming JSON writer with escaping and automatic commas. */
+struct json {
+	FILE *f;
+	int depth;
+	bool need_comma[32];
+	bool after_key;
+};
+void json_begin(struct json *j, FILE *f);
+void json_end(struct json *j);
+void json_obj(struct json *j, const char *key); /* key NULL inside arrays / at top */
+void json_obj_end(struct json *j);
+void json_arr(struct json *j, const char *key);
+void json_arr_end(struct json *j);
+void json_str(struct json *j, const char *key, const char *v);
+void json_int(struct json *j, const char *key, int64_t v);
+void json_uint(struct json *j, const char *key, uint64_t v);
+void json_num(struct json *j, const char *key, double v);
+void json_bool(struct json *j, const char *key, bool v);
+void json_null(struct json *j, const char *key);
+
+/* ---- progress (progress.c): a single line on stderr, only when it is a terminal ---- */
+void progress(const char *fmt, ...) PN_FMT(1, 2);
+void progress_done(void);
+
+/* ---- host facts (sysinfo.c) ---- */
+struct sysinfo {
+	char kernel[256];
+	char cpu[128];
+	char clocksource[64];
+	char clocksources[256]; /* space separated */
+	int invariant_tsc;      /* 1, 0, or -1 where not applicable */
+	int64_t coarse_res_ns;
+	double tick_hz; /* estimated from the coarse clock's resolution */
+};
+void sysinfo_read(struct sysinfo *si);
+int read_sysfs_line(const char *path, char *buf, size_t n);
+int write_sysfs(const char *path, const char *val);
+
+/* ---- subcommands ---- */
+int cmd_clock(int argc, char **argv);
+
+#endif
