@@ -4,6 +4,7 @@
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PREFIX ?= /usr/local
 RUN_ARGS ?= clock
+MAKEFLAGS += --no-print-directory
 
 .PHONY: all run test test-asan test-tsan bench install bootstrap release debug format clean
 

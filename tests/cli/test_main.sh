@@ -1,0 +1,32 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# test_main.sh: top-level behaviour and bad input common to every subcommand.
+. "$(dirname "$0")/lib.sh"
+
+ok --help
+check "--help lists clock" grep -q '^  clock' "$OUT"
+ok --version
+check "--version names the version" grep -Eq '^punctual [0-9]+\.[0-9]+\.[0-9]+' "$OUT"
+ok clock --help
+check "clock --help has usage" grep -q '^usage: punctual clock' "$OUT"
+
+usage_error "unknown command 'bogus'" bogus
+usage_error "unknown option '--bogus'" --bogus
+usage_error "unknown option '--bogus'" clock --bogus
+usage_error "unknown option '-x'" clock -x
+usage_error "needs a value" clock --duration
+usage_error "unexpected argument 'extra'" clock extra
+usage_error "try 'punctual clock --help'" clock --nope
+# durations: malformed, negative, overflowing, out of range
+for bad in "" abc -1 -5ms 5x 1e3 1.2.3 ms 0x10 " 5"; do
+	usage_error "is not a duration" clock --duration "$bad"
+done
+for big in 99999999999999999999 9223372036854775808ns 9999999999s; do
+	usage_error "too large" clock --duration "$big"
+done
+usage_error "out of range" clock --duration 0
+usage_error "out of range" clock --duration 1ms
+usage_error "is not a duration" clock --duration 2h
+usage_error "out of range" clock --duration 3601s
+
+finish

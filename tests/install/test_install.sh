@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# test_install.sh SRC WORK CC: installs punctual into WORK/prefix and checks what a user
+# gets: the shared and static library exporting only the public pn_ API, the headers,
+# the tool, man pages, and a consumer built with find_package(punctual) and with
+# pkg-config.
+set -eu
+SRC=$1 WORK=$2 CC=$3
+rm -rf "$WORK"
+mkdir -p "$WORK"
+P=$WORK/prefix
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+cmake -S "$SRC" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Release -DPUNCTUAL_TESTS=OFF \
+	-DPUNCTUAL_BENCH=OFF -DCMAKE_C_COMPILER="$CC" >/dev/null
+cmake --build "$WORK/build" -j 2 >/dev/null
+cmake --install "$WORK/build" --prefix "$P" >/dev/null
+
+LIB=$(dirname "$(find "$P" -name 'libpunctual.so' | head -n 1)")
+[ -n "$LIB" ] && [ -d "$LIB" ] || fail "no libpunctual.so installed"
+for f in "$LIB/libpunctual.a" "$LIB/pkgconfig/punctual.pc" \
+	"$LIB/cmake/punctual/punctualConfig.cmake" "$LIB/cmake/punctual/punctualConfigVersion.cmake" \
+	"$P/include/punctual/punctual.h" "$P/include/punctual/clock.h" "$P/include/punctual/hist.h" \
+	"$P/include/punctual/version.h" "$P/bin/punctual"; do
+	[ -e "$f" ] || fail "not installed: $f"
+done
+if command -v scdoc >/dev/null; then
+	[ -s "$P/share/man/man1/punctual.1" ] || fail "punctual.1 not installed"
+	[ -s "$P/share/man/man3/libpunctual.3" ] || fail "libpunctual.3 not installed"
+fi
+
+# -fvisibility=hidden: only pn_* without the internal pn__ prefix is exported.
+bad=$(nm -D --defined-only "$LIB/libpunctual.so" | awk '$2 ~ /[TDBR]/ {print $3}' |
+	grep -v '^pn_[a-z]' || true)
+[ -z "$bad" ] || fail "exported beyond the public API: $bad"
+nm -D --defined-only "$LIB/libpunctual.so" | grep -q ' pn_now$' || fail "pn_now not exported"
+
+# find_package(punctual), shared and static
+cmake -S "$SRC/tests/install/consumer" -B "$WORK/consumer" -DCMAKE_PREFIX_PATH="$P" \
+	-DCMAKE_C_COMPILER="$CC" >/dev/null
+cmake --build "$WORK/consumer" >/dev/null
+LD_LIBRARY_PATH=$LIB "$WORK/consumer/consumer_shared" || fail "consumer_shared failed"
+"$WORK/consumer/consumer_static" || fail "consumer_static failed"
+ldd "$WORK/consumer/consumer_static" | grep -q libpunctual && fail "static consumer links the .so"
+
+# pkg-config
+PKG_CONFIG_PATH=$LIB/pkgconfig
+export PKG_CONFIG_PATH
+"$CC" -o "$WORK/pc" "$SRC/tests/install/consumer/main.c" $(pkg-config --cflags --libs punctual)
+LD_LIBRARY_PATH=$LIB "$WORK/pc" || fail "pkg-config consumer failed"
+
+# the installed tool runs
+"$P/bin/punctual" --version | grep -q '^punctual ' || fail "installed tool"
+echo "install: 1 passed, 0 failed"

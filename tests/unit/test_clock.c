@@ -177,8 +177,8 @@ static void pair(uint64_t *c, int64_t *t)
 static void test_cycles_to_ns_matches_raw(void **state)
 {
 	(void)state;
-	uint64_t c0, c1;
-	int64_t t0, t1;
+	uint64_t c0 = 0, c1 = 0;
+	int64_t t0 = 0, t1 = 0;
 	pair(&c0, &t0);
 	nanosleep(&(struct timespec){0, 200 * 1000 * 1000}, NULL);
 	pair(&c1, &t1);

@@ -58,10 +58,10 @@ static inline void sink(int64_t v)
 	}                                                                                          \
 	static void batch_##fn(uint64_t n)                                                         \
 	{                                                                                          \
-		int64_t acc = 0;                                                                   \
+		uint64_t acc = 0;                                                                  \
 		for (uint64_t i = 0; i < n; i++)                                                   \
-			acc += (expr);                                                             \
-		sink(acc);                                                                         \
+			acc += (uint64_t)(expr);                                                        \
+		sink((int64_t)acc);                                                               \
 	}
 
 static inline int64_t libc_cgt(clockid_t id)
@@ -281,7 +281,9 @@ static void probe_paths(struct clock_result *res)
 		else if (paths[i])
 			res[i].path = "syscall";
 		else
-			res[i].path = s->counts ? "instruction" : "vdso";
+			res[i].path = s->counts && pn_cycles_source() != PN_CYCLES_CLOCK
+					      ? "instruction"
+					      : "vdso";
 	}
 }
 
