@@ -5,4 +5,5 @@
 #include <punctual/version.h>
 #include <punctual/clock.h>
 #include <punctual/hist.h>
+#include <punctual/slack.h>
 #endif

@@ -81,5 +81,8 @@ int write_sysfs(const char *path, const char *val);
 
 /* ---- subcommands ---- */
 int cmd_clock(int argc, char **argv);
+int cmd_slack(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_sleep(int argc, char **argv);
 
 #endif
