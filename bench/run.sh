@@ -19,6 +19,7 @@ cs=/sys/devices/system/clocksource/clocksource0
 	echo "- clocksource: $(cat $cs/current_clocksource 2>/dev/null) (available: $(cat $cs/available_clocksource 2>/dev/null | sed 's/ *$//'))"
 	echo
 	"$B/bench/bench_clock"
+	"$(dirname "$0")/bench_sleep.sh" "$B/punctual"
 } >"$tmp"
 mkdir -p "$(dirname "$OUTFILE")"
 mv "$tmp" "$OUTFILE"

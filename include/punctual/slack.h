@@ -27,7 +27,8 @@ PN_API int pn_slack_set(int64_t ns);
 
 /* Another task's timer slack in ns, from /proc/PID/timerslack_ns; a thread id works as
  * pid. Returns the value (>= 0) or -EINVAL (pid <= 0), -ESRCH (no such task), -EPERM
- * (needs CAP_SYS_NICE over the task), -ENOENT (kernel older than 4.6, no such file). */
+ * (needs CAP_SYS_NICE over the task), -ENOENT (kernel older than 4.6, no such file),
+ * -EIO (the file holds no number). */
 PN_API int64_t pn_slack_get_pid(pid_t pid);
 
 /* Sets another task's timer slack through /proc/PID/timerslack_ns; 0 resets it to the

@@ -16,6 +16,9 @@ struct subcmd {
 
 static const struct subcmd subcmds[] = {
         {"clock", cmd_clock, "what every clock source costs on this machine"},
+        {"sleep", cmd_sleep, "how late every sleep mechanism wakes, per timer slack"},
+        {"slack", cmd_slack, "show or set the timer slack of a process or its threads"},
+        {"run", cmd_run, "run a command with a timer slack"},
 };
 
 #define N_SUBCMDS (sizeof(subcmds) / sizeof(subcmds[0]))

@@ -120,15 +120,22 @@ long opt_long(const char *opt, const char *s, long lo, long hi)
 	return v;
 }
 
+/* Three significant digits at most, without trailing zeros: "0", "1 ns", "50 us",
+ * "1.5 ms", "23.4 ns". */
 const char *fmt_ns(char *buf, size_t n, double ns)
 {
-	if (ns < 1e3)
-		snprintf(buf, n, "%.1f ns", ns);
-	else if (ns < 1e6)
-		snprintf(buf, n, "%.1f us", ns / 1e3);
-	else if (ns < 1e9)
-		snprintf(buf, n, "%.1f ms", ns / 1e6);
-	else
-		snprintf(buf, n, "%.2f s", ns / 1e9);
+	static const struct {
+		double div;
+		const char *unit;
+	} u[] = {{1, "ns"}, {1e3, "us"}, {1e6, "ms"}, {1e9, "s"}};
+	if (ns == 0) {
+		snprintf(buf, n, "0");
+		return buf;
+	}
+	size_t k = 0;
+	while (k + 1 < sizeof(u) / sizeof(u[0]) && (ns < 0 ? -ns : ns) >= u[k + 1].div)
+		k++;
+	snprintf(buf, n, "%.*f %s", (ns / u[k].div) == (double)(int64_t)(ns / u[k].div) ? 0 : 1,
+	         ns / u[k].div, u[k].unit);
 	return buf;
 }

@@ -60,8 +60,8 @@ static inline void sink(int64_t v)
 	{                                                                                          \
 		uint64_t acc = 0;                                                                  \
 		for (uint64_t i = 0; i < n; i++)                                                   \
-			acc += (uint64_t)(expr);                                                        \
-		sink((int64_t)acc);                                                               \
+			acc += (uint64_t)(expr);                                                   \
+		sink((int64_t)acc);                                                                \
 	}
 
 static inline int64_t libc_cgt(clockid_t id)
@@ -282,8 +282,8 @@ static void probe_paths(struct clock_result *res)
 			res[i].path = "syscall";
 		else
 			res[i].path = s->counts && pn_cycles_source() != PN_CYCLES_CLOCK
-					      ? "instruction"
-					      : "vdso";
+			                      ? "instruction"
+			                      : "vdso";
 	}
 }
 

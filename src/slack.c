@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slack.c: timer slack, the calling thread's through prctl and any task's through
+ * /proc/PID/timerslack_ns.
+ *
+ * prctl is called through syscall(2), not glibc's prctl(): the wrapper returns int, which
+ * would truncate a slack above 2^31 ns and make a large one look like an error.
+ *
+ * The kernel answers a missing /proc/PID and a kernel without timerslack_ns (before 4.6)
+ * with the same ENOENT; the directory is checked to tell "no such task" from "no such
+ * file". Access to another task is checked when the file is read or written, not when it
+ * is opened (it is mode 0666): EPERM comes from read() or write(), and from open() only
+ * where /proc hides other users' tasks (hidepid=noaccess; under hidepid=invisible they
+ * look absent: -ESRCH). EACCES (a fixture tree, a security module) means the same.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <punctual/slack.h>
+#include "internal.h"
+
+PN_API int64_t pn_slack_get(void)
+{
+	long r = syscall(SYS_prctl, PR_GET_TIMERSLACK, 0L, 0L, 0L, 0L);
+	/* The kernel returns its unsigned value as a long: one above LONG_MAX (only
+	 * writable through /proc) comes back negative. Saturate rather than fail. */
+	if (r < 0)
+		return INT64_MAX;
+	return (int64_t)r;
+}
+
+PN_API int pn_slack_set(int64_t ns)
+{
+	if (ns < 0 || (uint64_t)ns > ULONG_MAX)
+		return -EINVAL;
+	if (syscall(SYS_prctl, PR_SET_TIMERSLACK, (unsigned long)ns, 0L, 0L, 0L) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Maps an error from opening, reading or writing /proc/PID/timerslack_ns to the
+ * contract's codes. */
+static int proc_error(pid_t pid, int err)
+{
+	if (err == EACCES || err == EPERM)
+		return -EPERM;
+	if (err != ENOENT && err != ENOTDIR)
+		return -err;
+	/* Which one is missing: the task (its directory) or the file (an old kernel)? */
+	char dir[PATH_MAX];
+	struct stat st;
+	if ((size_t)snprintf(dir, sizeof(dir), "%s/proc/%d", pn__root(), (int)pid) >= sizeof(dir))
+		return -ENAMETOOLONG;
+	if (stat(dir, &st) < 0)
+		return errno == EACCES || errno == EPERM ? -EPERM : -ESRCH;
+	return S_ISDIR(st.st_mode) ? -ENOENT : -ESRCH;
+}
+
+/* The file holds an unsigned decimal and a newline; anything else is not the kernel's. */
+static int64_t parse_slack(const char *s)
+{
+	uint64_t v = 0;
+	const char *p = s;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, *p - '0', &v))
+			return -EIO;
+	}
+	if (p == s || (*p == '\n' && p[1] != '\0') || (*p != '\n' && *p != '\0'))
+		return -EIO;
+	/* Like pn_slack_get: a u64 beyond int64_t saturates. */
+	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+PN_API int64_t pn_slack_get_pid(pid_t pid)
+{
+	if (pid <= 0)
+		return -EINVAL;
+	char path[64], buf[32];
+	snprintf(path, sizeof(path), "/proc/%d/timerslack_ns", (int)pid);
+	int r = pn__read_file(path, buf, sizeof(buf));
+	if (r < 0)
+		return proc_error(pid, -r);
+	/* Filling the buffer means more digits than a u64 has. */
+	if (r == 0 || (size_t)r >= sizeof(buf) - 1)
+		return -EIO;
+	return parse_slack(buf);
+}
+
+PN_API int pn_slack_set_pid(pid_t pid, int64_t ns)
+{
+	if (pid <= 0 || ns < 0)
+		return -EINVAL;
+	char path[PATH_MAX], val[32];
+	if ((size_t)snprintf(path, sizeof(path), "%s/proc/%d/timerslack_ns", pn__root(),
+	                     (int)pid) >= sizeof(path))
+		return -ENAMETOOLONG;
+	int len = snprintf(val, sizeof(val), "%lld", (long long)ns);
+	/* Never O_CREAT: a missing file must stay an error, even under a fixture root. */
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return proc_error(pid, errno);
+	ssize_t w;
+	do
+		w = write(fd, val, (size_t)len);
+	while (w < 0 && errno == EINTR);
+	int e = w < 0 ? proc_error(pid, errno) : w != len ? -EIO : 0;
+	close(fd);
+	return e;
+}

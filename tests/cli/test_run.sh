@@ -1,0 +1,112 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# test_run.sh: `punctual run --slack VALUE CMD`: the command, its threads and its children
+# run with the slack; the exit status is the command's (127 not found, 126 not runnable,
+# like env(1)); options stop at CMD; bad input exits 2 with one line, nothing on stdout.
+. "$(dirname "$0")/lib.sh"
+
+# out_is EXPECTED ARGS...: exit 0 and stdout exactly EXPECTED.
+out_is() {
+	want=$1
+	shift
+	run "$@"
+	if [ "$RC" -ne 0 ]; then
+		fail "'$*': exit $RC: $(cat "$ERR")"
+	elif [ "$(cat "$OUT")" != "$want" ]; then
+		fail "'$*': printed '$(head -c 200 "$OUT")', expected '$want'"
+	else
+		pass
+	fi
+}
+
+# exit_is STATUS PATTERN ARGS...: exit STATUS, one line on stderr matching PATTERN (none
+# when PATTERN is empty), nothing on stdout.
+exit_is() {
+	st=$1 pat=$2
+	shift 2
+	run "$@"
+	if [ "$RC" -ne "$st" ]; then
+		fail "'$*': exit $RC, expected $st: $(cat "$ERR")"
+	elif [ -s "$OUT" ]; then
+		fail "'$*': printed on stdout: $(head -c 200 "$OUT")"
+	elif [ -n "$pat" ] && { [ "$(wc -l <"$ERR")" -ne 1 ] || ! grep -q -- "$pat" "$ERR"; }; then
+		fail "'$*': stderr '$(cat "$ERR")', expected one line with '$pat'"
+	elif [ -z "$pat" ] && [ -s "$ERR" ]; then
+		fail "'$*': stderr '$(cat "$ERR")', expected nothing"
+	else
+		pass
+	fi
+}
+
+SELF=/proc/self/timerslack_ns
+out_is 1 run --slack 1 -- cat "$SELF"
+out_is 1 run --slack 1 cat "$SELF"
+out_is 50000 run --slack 50us -- cat "$SELF"
+out_is 1000000 run --slack 1ms cat "$SELF"
+out_is 1500 run --slack 1.5us cat "$SELF"
+out_is 7 run --slack 7ns cat "$SELF"
+out_is 123 run -s 123 cat "$SELF"
+out_is 2 run --slack=2 cat "$SELF"
+out_is 9 run --slack 5 --slack 9 cat "$SELF"
+# 0 and 'default': the default this process inherited, what a plain child has
+def=$(cat "$SELF")
+out_is "$def" run --slack 0 cat "$SELF"
+out_is "$def" run --slack default cat "$SELF"
+# inherited by the command's children and threads
+out_is 3 run --slack 3 sh -c "cat $SELF"
+out_is 4 run --slack 4 python3 -c 'import threading
+def f():
+	print(open("/proc/%d/timerslack_ns" % threading.get_native_id()).read().strip())
+t = threading.Thread(target=f)
+t.start()
+t.join()'
+
+# options stop at CMD; what follows is CMD's
+out_is "--slack 5 -x --help" run --slack 1 echo --slack 5 -x --help
+out_is "-- -n" run --slack 1 -- echo -- -n
+# stdin and stdout are the command's
+OUT=$TMP/out
+echo hello | "$PN" run --slack 1 cat >"$OUT" 2>"$TMP/err"
+check "stdin passes through" test "$(cat "$OUT")" = hello
+
+# the exit status is the command's
+exit_is 0 "" run --slack 1 true
+exit_is 1 "" run --slack 1 false
+exit_is 7 "" run --slack 1 sh -c 'exit 7'
+exit_is 255 "" run --slack 1 sh -c 'exit 255'
+# killed by a signal: the command's own death (waited for in the background, so that
+# the shell prints no "Terminated" note)
+"$PN" run --slack 1 sh -c 'kill -TERM $$' >"$TMP/out" 2>"$TMP/err" &
+wait $!
+rc=$?
+check "a command killed by SIGTERM: status 128+15 (got $rc)" test "$rc" -eq 143
+
+# env(1)'s statuses when CMD cannot be run (a PATH with no directory we may not search:
+# execvp reports EACCES, 126, when it met one)
+PATH=/usr/bin:/bin exit_is 127 "^punctual run: no-such-command-here: No such file or directory$" \
+	run --slack 1 no-such-command-here
+exit_is 127 "^punctual run: $TMP/missing: No such file or directory$" \
+	run --slack 1 "$TMP/missing" arg
+printf '#!/bin/sh\necho hi\n' >"$TMP/noexec"
+chmod 644 "$TMP/noexec"
+exit_is 126 "^punctual run: $TMP/noexec: Permission denied$" run --slack 1 "$TMP/noexec"
+exit_is 126 "^punctual run: $TMP: Permission denied$" run --slack 1 "$TMP"
+
+# bad input
+exit_is 2 "is required" run cat "$SELF"
+exit_is 2 "is required" run -- cat "$SELF"
+exit_is 2 "missing the command" run --slack 1
+exit_is 2 "missing the command" run --slack 1 --
+exit_is 2 "needs a value" run --slack
+for bad in -5 -1ms 5x 1.5parsecs "" ms 1e3 0x10 defaults; do
+	exit_is 2 "is not a duration" run --slack "$bad" cat "$SELF"
+done
+exit_is 2 "too large" run --slack 99999999999999999999 cat "$SELF"
+exit_is 2 "unknown option '--bogus'" run --slack 1 --bogus cat "$SELF"
+exit_is 2 "unknown option '-x'" run -x --slack 1 cat "$SELF"
+exit_is 2 "try 'punctual run --help'" run --nope
+
+ok run --help
+check "--help has usage" grep -q '^usage: punctual run --slack VALUE' "$OUT"
+
+finish

@@ -1,0 +1,196 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# test_slack.sh: `punctual slack`: this process's slack, another process's (read back
+# from /proc/PID/timerslack_ns), every thread of a multithreaded process, setting one
+# thread or all of them with units and 'default', valid JSON, and bad input: exit 2 with
+# one line and nothing on stdout, the target left unchanged.
+. "$(dirname "$0")/lib.sh"
+
+BG=""
+cleanup() {
+	for p in $BG; do kill "$p" 2>/dev/null; done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+slack_of() { cat "/proc/$1/timerslack_ns"; }
+
+# ---- this process ----------------------------------------------------------------------
+ok slack
+check "own slack as text" grep -Eq '^pid [0-9]+ \(punctual\): timer slack [0-9]+ ns' "$OUT"
+ok slack --json
+json_ok "$OUT"
+check "own slack as JSON" jq -e '.command == "slack" and .comm == "punctual" and .slack_ns >= 0
+	and .set_ns == null and .all_threads == false and (.threads | length == 1)
+	and .threads[0].tid == .pid' "$OUT" >/dev/null
+ok slack --threads --json
+json_ok "$OUT"
+check "own threads: one" jq -e '.all_threads and (.threads | length == 1)' "$OUT" >/dev/null
+ok slack --help
+check "--help has usage" grep -q '^usage: punctual slack' "$OUT"
+
+# ---- another process -------------------------------------------------------------------
+sleep 30 &
+S=$!
+BG="$BG $S"
+# Another process's slack, even one's own child's, needs CAP_SYS_NICE.
+if orig=$(slack_of "$S" 2>/dev/null); then
+	NICE=1
+else
+	NICE=0
+	echo "SKIP: reading and setting another process need CAP_SYS_NICE"
+	usage_error "CAP_SYS_NICE" slack -p "$S"
+	usage_error "CAP_SYS_NICE" slack -p "$S" 1
+	usage_error "CAP_SYS_NICE" slack -p "$S" --threads
+fi
+
+if [ "$NICE" -eq 1 ]; then
+	ok slack -p "$S"
+	check "text names pid, comm and the kernel's value" \
+		grep -q "^pid $S (sleep): timer slack $orig ns" "$OUT"
+	ok slack --json -p "$S"
+	json_ok "$OUT"
+	check "JSON matches /proc/$S/timerslack_ns" jq -e --argjson p "$S" --argjson v "$orig" \
+		'.pid == $p and .comm == "sleep" and .slack_ns == $v and .set_ns == null
+		and .threads == [{"tid": $p, "comm": "sleep", "slack_ns": $v}]' "$OUT" >/dev/null
+
+	ok slack -p "$S" 1234
+	check "set 1234: the kernel has it" test "$(slack_of "$S")" = 1234
+	check "set 1234: printed read back" grep -q "^pid $S (sleep): timer slack 1234 ns" "$OUT"
+	for pair in 1:1 1ns:1 10:10 50us:50000 1.5us:1500 1ms:1000000 2s:2000000000; do
+		ok slack -p "$S" "${pair%%:*}"
+		check "set ${pair%%:*}: /proc says ${pair#*:}" \
+			test "$(slack_of "$S")" = "${pair#*:}"
+	done
+	ok slack -p "$S" --json 2us
+	json_ok "$OUT"
+	check "set with --json: value read back" jq -e '.slack_ns == 2000 and .set_ns == 2000
+		and .threads[0].slack_ns == 2000' "$OUT" >/dev/null
+	ok slack -p "$S" default
+	check "'default' restores the value it started with" test "$(slack_of "$S")" = "$orig"
+	ok slack -p "$S" 77
+	ok slack -p "$S" --json 0
+	check "0 restores the default" test "$(slack_of "$S")" = "$orig"
+	check "0 reported as set_ns 0" jq -e --argjson v "$orig" \
+		'.set_ns == 0 and .slack_ns == $v' "$OUT" >/dev/null
+
+	# ---- every thread of a multithreaded process ---------------------------------------
+	python3 -c 'import threading, time
+for _ in range(3): threading.Thread(target=time.sleep, args=(30,)).start()' &
+	PY=$!
+	BG="$BG $PY"
+	for _ in $(seq 1 200); do
+		[ "$(ls "/proc/$PY/task" 2>/dev/null | wc -l)" -ge 4 ] && break
+		sleep 0.05
+	done
+	tasks=$(ls "/proc/$PY/task" | sort -n | tr '\n' ' ')
+	check "the target has 4 threads ($tasks)" test "$(echo $tasks | wc -w)" -eq 4
+	pyorig=$(slack_of "$PY")
+
+	ok slack -p "$PY" --threads --json
+	json_ok "$OUT"
+	check "--threads lists every tid of /proc/$PY/task" \
+		test "$(jq -r '.threads[].tid' "$OUT" | sort -n | tr '\n' ' ')" = "$tasks"
+	check "--threads: names and values" jq -e '.all_threads and
+		all(.threads[]; (.comm | length > 0) and .slack_ns >= 0)' "$OUT" >/dev/null
+	for t in $tasks; do
+		check "--threads: tid $t's value is /proc/$t's" jq -e --argjson t "$t" \
+			--argjson v "$(slack_of "$t")" \
+			'any(.threads[]; .tid == $t and .slack_ns == $v)' "$OUT" >/dev/null
+	done
+	ok slack -p "$PY" --threads
+	check "text: a line per thread after the two header lines" \
+		test "$(wc -l <"$OUT")" -eq 6
+	for t in $tasks; do
+		check "text: tid $t listed" grep -Eq "^ *$t  " "$OUT"
+	done
+
+	ok slack -p "$PY" --threads 4321
+	for t in $tasks; do
+		check "set --threads: tid $t has 4321" test "$(slack_of "$t")" = 4321
+	done
+	check "set --threads: every line shows 4321" \
+		test "$(grep -c ' 4321  (' "$OUT")" -eq 4
+	ok slack -p "$PY" 777
+	check "set without --threads: the main thread has 777" test "$(slack_of "$PY")" = 777
+	for t in $tasks; do
+		[ "$t" = "$PY" ] && continue
+		check "set without --threads: tid $t kept 4321" test "$(slack_of "$t")" = 4321
+		TID=$t
+	done
+	ok slack -p "$TID" --json
+	check "a thread id works as -p" jq -e --argjson t "$TID" \
+		'.pid == $t and .slack_ns == 4321' "$OUT" >/dev/null
+	ok slack -p "$PY" --threads default
+	for t in $tasks; do
+		check "reset --threads: tid $t back to $pyorig" test "$(slack_of "$t")" = "$pyorig"
+	done
+
+	# a name with a newline and bytes that are not UTF-8: still one line, still JSON
+	python3 -c 'import ctypes, time
+ctypes.CDLL(None).prctl(15, b"x\ny\xffz\xe2\x82", 0, 0, 0); time.sleep(30)' &
+	ODD=$!
+	BG="$BG $ODD"
+	for _ in $(seq 1 200); do
+		grep -q '^x' "/proc/$ODD/comm" 2>/dev/null && break
+		sleep 0.05
+	done
+	ok slack -p "$ODD" --threads --json
+	json_ok "$OUT"
+	check "odd name cleaned" jq -e '.comm == "x?y?z??" and .threads[0].comm == "x?y?z??"' \
+		"$OUT" >/dev/null
+	ok slack -p "$ODD" --threads
+	check "odd name: one line for the thread" test "$(wc -l <"$OUT")" -eq 3
+fi # NICE
+
+# ---- bad input: exit 2, one line, nothing on stdout, nothing changed ---------------------
+[ "$NICE" -eq 1 ] && ok slack -p "$S" 4444
+true &
+DEAD=$!
+wait "$DEAD"
+usage_error "is not a number" slack -p abc
+usage_error "is not a number" slack -p 12abc
+usage_error "out of range" slack -p 0
+usage_error "out of range" slack -p -5
+usage_error "no process $DEAD" slack -p "$DEAD"
+usage_error "no process $DEAD" slack -p "$DEAD" 1000
+usage_error "no process $DEAD" slack -p "$DEAD" --threads
+usage_error "must not be negative" slack -p "$S" -5
+usage_error "must not be negative" slack -p "$S" -1ms
+usage_error "is not a duration" slack -p "$S" -- -5
+for bad in 5x 1.5parsecs ms "" 1e3 0x10 " 5" defaults; do
+	usage_error "is not a duration" slack -p "$S" "$bad"
+done
+usage_error "too large" slack -p "$S" 99999999999999999999
+usage_error "unknown option '--bogus'" slack --bogus
+usage_error "unknown option '-x'" slack -p "$S" -x
+usage_error "needs a value" slack -p
+usage_error "unexpected argument '2'" slack -p "$S" 1 2
+usage_error "punctual run --slack" slack 1234
+usage_error "needs -p PID" slack --threads 1234
+[ "$NICE" -eq 1 ] && check "bad input left the target unchanged" test "$(slack_of "$S")" = 4444
+
+# ---- without CAP_SYS_NICE --------------------------------------------------------------
+nobody() {
+	OUT=$TMP/out ERR=$TMP/err
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$PN" "$@" >"$OUT" 2>"$ERR"
+	RC=$?
+	check "as nobody, '$*': exit 2 (got $RC)" test "$RC" -eq 2
+	check "as nobody, '$*': one line naming CAP_SYS_NICE" \
+		test "$(wc -l <"$ERR")" -eq 1 -a -n "$(grep CAP_SYS_NICE "$ERR")"
+	check "as nobody, '$*': nothing on stdout" test ! -s "$OUT"
+}
+if [ "$(id -u)" -eq 0 ] && [ "$NICE" -eq 1 ] && command -v setpriv >/dev/null; then
+	nobody slack -p 1
+	nobody slack -p "$S"
+	nobody slack -p "$S" 1
+	nobody slack -p "$PY" --threads 1
+	check "a refused set changed nothing" test "$(slack_of "$S")" = 4444
+	# its own slack needs no privilege
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$PN" slack >"$TMP/out" 2>&1
+	check "as nobody, own slack readable" test $? -eq 0
+elif [ "$NICE" -eq 0 ]; then
+	usage_error "CAP_SYS_NICE" slack -p 1
+fi
+
+finish

@@ -1,0 +1,97 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# test_sleep.sh: `punctual sleep`: the matrix is valid JSON with every mechanism, interval
+# and slack value and no early return; CSV; the seeds' ladders; --periodic with its
+# cyclictest line; --fifo; bad input exits 2 with one line.
+. "$(dirname "$0")/lib.sh"
+
+MECHS="nanosleep clock_nanosleep clock_nanosleep_abs usleep select pselect poll ppoll epoll_wait
+epoll_pwait2 timerfd_read timerfd_epoll futex sigtimedwait cond_timedwait io_uring spin syscall"
+
+ok sleep --list
+for m in $MECHS; do
+	check "--list names $m" grep -q "^$m " "$OUT"
+done
+
+ok sleep --json --duration 2s --slack 50us,1ns --interval 0,1us,100us
+J=$TMP/sleep.json
+cp "$OUT" "$J"
+json_ok "$J"
+check "every mechanism" jq -e --argjson n 18 '.mechanisms | length == $n' "$J" >/dev/null
+check "one cell per mechanism x slack x interval" jq -e '(.cells | length) == (.mechanisms | length) * 2 * 3' "$J" >/dev/null
+for m in $MECHS; do
+	for s in 50000 1; do
+		for i in 0 1000 100000; do
+			check "cell $m slack $s interval $i" jq -e --arg m "$m" --argjson s $s --argjson i $i \
+				'any(.cells[]; .mechanism == $m and .slack_ns == $s and .interval_ns == $i)' "$J" >/dev/null
+		done
+	done
+done
+check "no early return anywhere" jq -e '.early_total == 0 and all(.cells[]; .early == null or .early == 0)' "$J" >/dev/null
+check "supported cells have samples and histograms that add up" \
+	jq -e 'all(.cells[] | select(.supported); .samples >= 1 and ([.duration_ns.histogram[][2]] | add) == .samples)' "$J" >/dev/null
+check "durations are at least the interval (never early)" \
+	jq -e 'all(.cells[] | select(.supported and .mechanism != "syscall"); .duration_ns.min >= .interval_ns)' "$J" >/dev/null
+check "unsupported mechanisms say why" \
+	jq -e 'all(.mechanisms[] | select(.supported | not); .unsupported_reason | length > 0)' "$J" >/dev/null
+check "the slack was put back" jq -e '.slack_before_ns > 0' "$J" >/dev/null
+
+ok sleep --csv --duration 300ms --slack 1ns --interval 0,10us --mech nanosleep,poll
+check "csv header" grep -q '^mechanism,slack_ns,interval_ns,supported,samples,early' "$OUT"
+check "csv rows: 2 mechanisms x 2 intervals" test "$(wc -l <"$OUT")" -eq 5
+
+ok sleep --json --ladder jdk --mech syscall --duration 200ms
+check "jdk ladder: 0, 1 ns .. 1 s" jq -e '.intervals_ns == [0,1,10,100,1000,10000,100000,1000000,10000000,100000000,1000000000]' "$OUT" >/dev/null
+ok sleep --json --ladder freebsd --mech syscall --duration 200ms
+check "freebsd ladder" jq -e '.intervals_ns == [1000,300000,3000000,30000000,300000000]' "$OUT" >/dev/null
+
+ok sleep --duration 300ms --interval 10us --mech nanosleep,syscall
+check "table has the nanosleep row" grep -q '^nanosleep ' "$OUT"
+check "table reports early returns" grep -q '^early returns: 0' "$OUT"
+
+# --periodic: cyclictest's loop and summary line
+ok sleep --periodic --interval 1ms --duration 300ms
+check "cyclictest-style line" grep -Eq '^T: 0 \( *[0-9]+\) P: ?0 I:1000 C: *[0-9]+ Min: *[0-9]+ Act: *[0-9]+ Avg: *[0-9]+ Max: *[0-9]+' "$OUT"
+ok sleep --periodic --interval 500us --duration 300ms --json
+json_ok "$OUT"
+check "periodic JSON" jq -e '.cycles > 0 and .early == 0 and .missed_periods >= 0 and .interval_ns == 500000 and .latency_ns.count == .cycles' "$OUT" >/dev/null
+
+if [ "$(id -u)" -eq 0 ]; then
+	ok sleep --fifo 10 --cpu 0 --json --duration 200ms --interval 10us --mech nanosleep
+	check "SCHED_FIFO run" jq -e '.policy == "SCHED_FIFO" and .priority == 10 and .cpu == 0 and .early_total == 0' "$OUT" >/dev/null
+	if [ -e /dev/cpu_dma_latency ]; then
+		ok sleep --periodic --dma-latency 0 --duration 200ms --json
+		check "--dma-latency recorded" jq -e '.dma_latency_us == 0' "$OUT" >/dev/null
+	fi
+	if command -v setpriv >/dev/null; then
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$PN" sleep --fifo 10 --duration 100ms >"$TMP/o" 2>"$TMP/e"
+		check "--fifo unprivileged exits 2" test $? -eq 2
+		check "--fifo unprivileged: one line" test "$(wc -l <"$TMP/e")" -eq 1
+	fi
+fi
+
+usage_error "unknown mechanism 'bogus'" sleep --mech bogus
+usage_error "unknown mechanism 'bogus'" sleep --mech nanosleep,bogus
+usage_error "is not a duration" sleep --interval abc
+usage_error "is not a duration" sleep --interval -1us
+usage_error "is not a duration" sleep --interval 1us,,x
+usage_error "over 10s" sleep --interval 11s
+usage_error "too large" sleep --interval 99999999999999999999
+usage_error "is not a duration" sleep --slack fast
+usage_error "is not a duration" sleep --slack -50us
+usage_error "give it in ns" sleep --slack 0
+usage_error "unknown ladder" sleep --ladder foo
+usage_error "out of range" sleep --samples 0
+usage_error "is not a number" sleep --samples ten
+usage_error "out of range" sleep --fifo 0
+usage_error "out of range" sleep --fifo 100
+usage_error "out of range" sleep --cpu 99999
+usage_error "exclude each other" sleep --json --csv
+usage_error "one --interval" sleep --periodic --interval 1ms,2ms
+usage_error "must be positive" sleep --periodic --interval 0
+usage_error "no --csv or --mech" sleep --periodic --mech nanosleep
+usage_error "out of range" sleep --dma-latency -1
+usage_error "needs a value" sleep --interval
+usage_error "unexpected argument" sleep now
+
+finish

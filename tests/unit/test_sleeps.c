@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_sleeps.c: the sleep mechanisms `punctual sleep` measures never return early, also
+ * when a signal arrives every 100 us during 10 ms sleeps (the harness resumes after
+ * EINTR and counts the interruption); unsupported ones say why.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <cmocka.h>
+
+#include <punctual/clock.h>
+#include <punctual/slack.h>
+#include "measure/sleeps.h"
+
+static struct sleep_cell cell;
+
+static void check_never_early(int64_t slack, const int64_t *intervals, int nint, int samples)
+{
+	struct sleep_ctx *c = sleep_ctx_new();
+	assert_non_null(c);
+	int64_t before = pn_slack_get();
+	assert_int_equal(pn_slack_set(slack), 0);
+	for (int m = 0; m < sleep_mechs_count(); m++) {
+		const struct sleep_mech *mech = sleep_mech(m);
+		const char *why = NULL;
+		if (sleep_ctx_prepare(c, mech, &why) < 0) {
+			assert_non_null(why);
+			print_message("  %s unsupported: %s\n", mech->id, why);
+			continue;
+		}
+		for (int i = 0; i < nint; i++) {
+			sleep_cell_init(&cell);
+			for (int k = 0; k < samples; k++)
+				assert_int_equal(sleep_sample(c, mech, intervals[i], &cell), 0);
+			if (cell.early)
+				fail_msg("%s at %lld ns: %llu early returns", mech->id,
+				         (long long)intervals[i], (unsigned long long)cell.early);
+			assert_int_equal(pn_hist_count(&cell.duration), samples);
+			if (!mech->baseline)
+				assert_true(pn_hist_min(&cell.duration) >= intervals[i]);
+		}
+	}
+	assert_int_equal(pn_slack_set(before), 0);
+	sleep_ctx_free(c);
+}
+
+static void test_never_early_short(void **state)
+{
+	(void)state;
+	static const int64_t iv[] = {0, 1, 999, 1000, 1001, 10000, 50000};
+	check_never_early(1, iv, sizeof(iv) / sizeof(iv[0]), 100);
+}
+
+static void test_never_early_default_slack(void **state)
+{
+	(void)state;
+	static const int64_t iv[] = {1000, 20000};
+	check_never_early(50000, iv, sizeof(iv) / sizeof(iv[0]), 50);
+}
+
+static volatile sig_atomic_t alarms;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	alarms++;
+}
+
+/* A signal every 100 us during 10 ms sleeps: each sample still lasts at least 10 ms. */
+static void test_never_early_under_signals(void **state)
+{
+	(void)state;
+	struct sigaction sa = {.sa_handler = on_alarm}; /* no SA_RESTART: calls see EINTR */
+	sigemptyset(&sa.sa_mask);
+	assert_int_equal(sigaction(SIGALRM, &sa, NULL), 0);
+	struct itimerval it = {{0, 100}, {0, 100}};
+	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+
+	struct sleep_ctx *c = sleep_ctx_new();
+	uint64_t interrupted = 0;
+	for (int m = 0; m < sleep_mechs_count(); m++) {
+		const struct sleep_mech *mech = sleep_mech(m);
+		if (sleep_ctx_prepare(c, mech, NULL) < 0)
+			continue;
+		sleep_cell_init(&cell);
+		for (int k = 0; k < 5; k++)
+			assert_int_equal(sleep_sample(c, mech, 10000000, &cell), 0);
+		if (cell.early)
+			fail_msg("%s: early under signals", mech->id);
+		if (!mech->baseline)
+			assert_true(pn_hist_min(&cell.duration) >= 10000000);
+		interrupted += cell.interrupted;
+	}
+	struct itimerval off = {{0, 0}, {0, 0}};
+	setitimer(ITIMER_REAL, &off, NULL);
+	signal(SIGALRM, SIG_DFL);
+	sleep_ctx_free(c);
+	assert_true(alarms > 0);
+	/* the signals did reach the sleeps: the harness saw and resumed interruptions */
+	assert_true(interrupted > 0);
+}
+
+static void test_lookup(void **state)
+{
+	(void)state;
+	assert_null(sleep_mech_find("bogus"));
+	assert_null(sleep_mech(-1));
+	assert_null(sleep_mech(sleep_mechs_count()));
+	static const char *want[] = {"nanosleep",
+	                             "clock_nanosleep",
+	                             "clock_nanosleep_abs",
+	                             "usleep",
+	                             "select",
+	                             "pselect",
+	                             "poll",
+	                             "ppoll",
+	                             "epoll_wait",
+	                             "epoll_pwait2",
+	                             "timerfd_read",
+	                             "timerfd_epoll",
+	                             "futex",
+	                             "sigtimedwait",
+	                             "cond_timedwait",
+	                             "io_uring",
+	                             "spin",
+	                             "syscall"};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_non_null(sleep_mech_find(want[i]));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_lookup),
+	        cmocka_unit_test(test_never_early_short),
+	        cmocka_unit_test(test_never_early_default_slack),
+	        cmocka_unit_test(test_never_early_under_signals),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,691 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_sleep.c: `punctual sleep`, the sleep-accuracy matrix: every sleep mechanism at a
+ * ladder of intervals, once per timer slack value, side by side (the JDK ThreadSleep
+ * table's two halves; FreeBSD's testsleep table), and `--periodic`, cyclictest's loop
+ * that also counts the periods it missed.
+ *
+ * Measuring order: one interval at a time; within it, rounds visit every (slack,
+ * mechanism) cell once, so that every cell sees the same machine. Each interval gets an
+ * equal share of what remains of the --duration budget (at least one round).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <punctual/clock.h>
+#include <punctual/hist.h>
+#include <punctual/slack.h>
+#include "measure/sleeps.h"
+#include "tool.h"
+
+#define MAX_INTERVALS 32
+#define MAX_SLACKS    8
+#define MAX_INTERVAL  (10 * 1000000000LL)
+
+static const char usage[] =
+        "usage: punctual sleep [OPTIONS]\n"
+        "       punctual sleep --periodic [--interval D] [--duration D] [--fifo PRIO] [--cpu N]\n"
+        "\n"
+        "How late every sleep mechanism wakes: for each interval and timer slack value, the\n"
+        "actual duration and the overshoot past the deadline (median, p99, max) and the count\n"
+        "of early returns, which must be 0.\n"
+        "\n"
+        "  -j, --json            JSON, with every cell's histograms\n"
+        "      --csv             one CSV row per cell\n"
+        "  -d, --duration D      time budget (default 20s; bare number: seconds)\n"
+        "  -i, --interval LIST   intervals, e.g. 0,1us,10us,1ms (bare numbers: ns)\n"
+        "  -l, --ladder NAME     default (0 1us 10us 100us 1ms 10ms 100ms), jdk (0, 1ns .. 1s\n"
+        "                        by 10x: JMH ThreadSleep), freebsd (1 300 3000 30000 300000 us:\n"
+        "                        testsleep)\n"
+        "  -s, --slack LIST      timer slack values, e.g. 50us,1ns (default: the current value\n"
+        "                        and 1ns); 'current' names the current value\n"
+        "  -m, --mech LIST       mechanisms to measure (default: all; see --list)\n"
+        "      --list            list the mechanisms and exit\n"
+        "  -n, --samples N       at most N samples per cell (default 1000)\n"
+        "  -c, --cpu N           pin to CPU N\n"
+        "  -f, --fifo PRIO       run as SCHED_FIFO at PRIO (1-99; root). The kernel ignores\n"
+        "                        timer slack for realtime threads.\n"
+        "      --dma-latency US  hold /dev/cpu_dma_latency at US while measuring, as\n"
+        "                        cyclictest does with 0 (keeps CPUs out of deep idle states;\n"
+        "                        released when punctual exits)\n"
+        "  -p, --periodic        cyclictest's loop: absolute deadlines, next += interval,\n"
+        "                        counting missed periods; default interval 1ms, duration 5s\n"
+        "  -h, --help            this text\n";
+
+struct opts {
+	bool json, csv, periodic, list;
+	int64_t duration;
+	int64_t intervals[MAX_INTERVALS];
+	int nintervals;
+	int64_t slacks[MAX_SLACKS];
+	int nslacks;
+	const struct sleep_mech *mechs[64];
+	int nmechs;
+	long samples;
+	long cpu;
+	long fifo;
+	long dma_latency; /* -1: leave /dev/cpu_dma_latency alone */
+};
+
+/* ---- option parsing ------------------------------------------------------------------ */
+
+static int split(char *s, char **parts, int max, const char *opt)
+{
+	int n = 0;
+	for (char *save, *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (n == max)
+			usage_error("%s: at most %d values", opt, max);
+		parts[n++] = t;
+	}
+	if (n == 0)
+		usage_error("%s: an empty list", opt);
+	return n;
+}
+
+static void parse_intervals(struct opts *o, char *arg)
+{
+	char *parts[MAX_INTERVALS];
+	int n = split(arg, parts, MAX_INTERVALS, "--interval");
+	for (int i = 0; i < n; i++) {
+		o->intervals[i] = opt_duration("--interval", parts[i], 1);
+		if (o->intervals[i] > MAX_INTERVAL)
+			usage_error("--interval: %s is over 10s", parts[i]);
+	}
+	o->nintervals = n;
+}
+
+static void parse_ladder(struct opts *o, const char *name)
+{
+	static const int64_t def[] = {0, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+	static const int64_t jdk[] = {0,      1,       10,       100,       1000,      10000,
+	                              100000, 1000000, 10000000, 100000000, 1000000000};
+	static const int64_t bsd[] = {1000, 300000, 3000000, 30000000, 300000000};
+	const int64_t *l;
+	int n;
+	if (strcmp(name, "default") == 0)
+		l = def, n = sizeof(def) / sizeof(def[0]);
+	else if (strcmp(name, "jdk") == 0)
+		l = jdk, n = sizeof(jdk) / sizeof(jdk[0]);
+	else if (strcmp(name, "freebsd") == 0)
+		l = bsd, n = sizeof(bsd) / sizeof(bsd[0]);
+	else
+		usage_error("--ladder: unknown ladder '%s' (default, jdk, freebsd)", name);
+	memcpy(o->intervals, l, (size_t)n * sizeof(l[0]));
+	o->nintervals = n;
+}
+
+static void parse_slacks(struct opts *o, char *arg)
+{
+	char *parts[MAX_SLACKS];
+	int n = split(arg, parts, MAX_SLACKS, "--slack");
+	for (int i = 0; i < n; i++) {
+		if (strcmp(parts[i], "current") == 0)
+			o->slacks[i] = pn_slack_get();
+		else if ((o->slacks[i] = opt_duration("--slack", parts[i], 1)) == 0)
+			usage_error("--slack: 0 would mean the default slack; give it in ns");
+	}
+	o->nslacks = n;
+}
+
+static void parse_mechs(struct opts *o, char *arg)
+{
+	char *parts[64];
+	int n = split(arg, parts, 64, "--mech");
+	for (int i = 0; i < n; i++) {
+		o->mechs[i] = sleep_mech_find(parts[i]);
+		if (!o->mechs[i])
+			usage_error("--mech: unknown mechanism '%s' (see --list)", parts[i]);
+	}
+	o->nmechs = n;
+}
+
+static void parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+	        {"json", no_argument, NULL, 'j'},
+	        {"csv", no_argument, NULL, 'C'},
+	        {"duration", required_argument, NULL, 'd'},
+	        {"interval", required_argument, NULL, 'i'},
+	        {"ladder", required_argument, NULL, 'l'},
+	        {"slack", required_argument, NULL, 's'},
+	        {"mech", required_argument, NULL, 'm'},
+	        {"list", no_argument, NULL, 'L'},
+	        {"samples", required_argument, NULL, 'n'},
+	        {"cpu", required_argument, NULL, 'c'},
+	        {"fifo", required_argument, NULL, 'f'},
+	        {"dma-latency", required_argument, NULL, 'D'},
+	        {"periodic", no_argument, NULL, 'p'},
+	        {"help", no_argument, NULL, 'h'},
+	        {0},
+	};
+	bool have_duration = false, have_ladder = false;
+	int c;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":jd:i:l:s:m:n:c:f:ph", lo, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			o->json = true;
+			break;
+		case 'C':
+			o->csv = true;
+			break;
+		case 'd':
+			o->duration = opt_duration("--duration", optarg, 1000000000LL);
+			if (o->duration < 1000000 || o->duration > 24 * 3600 * 1000000000LL)
+				usage_error("--duration: %s is out of range [1ms, 24h]", optarg);
+			have_duration = true;
+			break;
+		case 'i':
+			parse_intervals(o, optarg);
+			break;
+		case 'l':
+			parse_ladder(o, optarg);
+			have_ladder = true;
+			break;
+		case 's':
+			parse_slacks(o, optarg);
+			break;
+		case 'm':
+			parse_mechs(o, optarg);
+			break;
+		case 'L':
+			o->list = true;
+			break;
+		case 'n':
+			o->samples = opt_long("--samples", optarg, 1, 100000000);
+			break;
+		case 'c':
+			o->cpu = opt_long("--cpu", optarg, 0, CPU_SETSIZE - 1);
+			break;
+		case 'f':
+			o->fifo = opt_long("--fifo", optarg, 1, 99);
+			break;
+		case 'p':
+			o->periodic = true;
+			break;
+		case 'D':
+			o->dma_latency = opt_long("--dma-latency", optarg, 0, 2000000000);
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			exit(0);
+		case ':':
+			usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+	if (o->json && o->csv)
+		usage_error("--json and --csv exclude each other");
+	if (have_ladder && o->nintervals && !o->periodic && 0)
+		usage_error("--ladder and --interval exclude each other");
+	if (o->periodic) {
+		if (o->nintervals > 1 || have_ladder)
+			usage_error("--periodic takes one --interval");
+		if (o->nslacks > 1)
+			usage_error("--periodic takes one --slack value");
+		if (o->csv || o->nmechs)
+			usage_error("--periodic has no --csv or --mech");
+		if (!o->nintervals)
+			o->intervals[o->nintervals++] = 1000000;
+		if (o->intervals[0] <= 0)
+			usage_error("--interval: a period must be positive");
+		if (!have_duration)
+			o->duration = 5 * 1000000000LL;
+	}
+}
+
+/* ---- the matrix ---------------------------------------------------------------------- */
+
+struct matrix {
+	struct opts *o;
+	int nm; /* mechanisms */
+	const struct sleep_mech **m;
+	const char **unsupported; /* per mechanism: NULL or why */
+	struct sleep_cell *cells; /* [interval][slack][mech] */
+	int64_t elapsed;
+	int64_t original_slack;
+};
+
+static struct sleep_cell *cell_at(struct matrix *x, int i, int s, int m)
+{
+	return &x->cells[((size_t)i * (size_t)x->o->nslacks + (size_t)s) * (size_t)x->nm +
+	                 (size_t)m];
+}
+
+static void apply_slack(int64_t *current, int64_t want)
+{
+	if (*current == want)
+		return;
+	int r = pn_slack_set(want);
+	if (r < 0)
+		die(1, "cannot set timer slack %lld ns: %s", (long long)want, pn_strerror(r));
+	*current = want;
+}
+
+static void measure_matrix(struct matrix *x, struct sleep_ctx *ctx)
+{
+	struct opts *o = x->o;
+	int64_t start = pn_now(), slack = pn_slack_get();
+	for (int i = 0; i < o->nintervals; i++) {
+		int64_t now = pn_now();
+		int64_t budget = (start + o->duration - now) / (o->nintervals - i);
+		int64_t group_end = now + (budget > 0 ? budget : 0);
+		for (long round = 0;; round++) {
+			bool more = false;
+			for (int s = 0; s < o->nslacks; s++) {
+				apply_slack(&slack, o->slacks[s]);
+				for (int m = 0; m < x->nm; m++) {
+					struct sleep_cell *cell = cell_at(x, i, s, m);
+					if (x->unsupported[m] ||
+					    pn_hist_count(&cell->duration) >=
+					            (uint64_t)o->samples ||
+					    cell->errors)
+						continue;
+					int r = sleep_sample(ctx, x->m[m], o->intervals[i], cell);
+					if (r < 0)
+						die(1, "%s failed: %s", x->m[m]->id,
+						    pn_strerror(r));
+					more = true;
+				}
+			}
+			if ((round & 63) == 0) {
+				char b[32];
+				progress("sleep: interval %s (%d of %d), round %ld, %.0f s left",
+				         fmt_ns(b, sizeof(b), (double)o->intervals[i]), i + 1,
+				         o->nintervals, round + 1,
+				         (double)(start + o->duration - pn_now()) / 1e9);
+			}
+			if (!more || pn_now() >= group_end)
+				break;
+		}
+	}
+	apply_slack(&slack, x->original_slack);
+	x->elapsed = pn_now() - start;
+	progress_done();
+}
+
+/* ---- rendering ----------------------------------------------------------------------- */
+
+static uint64_t total_early(struct matrix *x)
+{
+	uint64_t e = 0;
+	size_t n = (size_t)x->o->nintervals * (size_t)x->o->nslacks * (size_t)x->nm;
+	for (size_t k = 0; k < n; k++)
+		e += x->cells[k].early;
+	return e;
+}
+
+static void json_hist(struct json *j, const char *key, const struct pn_hist *h)
+{
+	json_obj(j, key);
+	json_uint(j, "count", pn_hist_count(h));
+	json_int(j, "min", pn_hist_min(h));
+	json_int(j, "p50", pn_hist_percentile(h, 50));
+	json_int(j, "p99", pn_hist_percentile(h, 99));
+	json_int(j, "p999", pn_hist_percentile(h, 99.9));
+	json_int(j, "max", pn_hist_max(h));
+	json_num(j, "mean", pn_hist_mean(h));
+	/* non-empty buckets: [lo, hi, count], values lo..hi inclusive */
+	json_arr(j, "histogram");
+	struct pn_hist_bucket b;
+	for (int i = pn_hist_next(h, 0, &b); i >= 0; i = pn_hist_next(h, i + 1, &b)) {
+		json_arr(j, NULL);
+		json_int(j, NULL, b.lo);
+		json_int(j, NULL, b.hi);
+		json_uint(j, NULL, b.count);
+		json_arr_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+static void json_header(struct json *j, const char *command)
+{
+	struct sysinfo si;
+	sysinfo_read(&si);
+	json_str(j, "tool", "punctual");
+	json_str(j, "version", PUNCTUAL_VERSION);
+	json_str(j, "command", command);
+	json_obj(j, "host");
+	json_str(j, "kernel", si.kernel);
+	json_str(j, "cpu", si.cpu);
+	json_str(j, "clocksource", si.clocksource);
+	json_num(j, "tick_hz_estimate", si.tick_hz);
+	json_obj_end(j);
+}
+
+static const char *policy_name(const struct opts *o)
+{
+	return o->fifo ? "SCHED_FIFO" : "SCHED_OTHER";
+}
+
+static void render_json(struct matrix *x)
+{
+	struct opts *o = x->o;
+	struct json j;
+	json_begin(&j, out);
+	json_obj(&j, NULL);
+	json_header(&j, "sleep");
+	json_int(&j, "duration_ns", o->duration);
+	json_int(&j, "elapsed_ns", x->elapsed);
+	json_str(&j, "policy", policy_name(o));
+	if (o->fifo)
+		json_int(&j, "priority", o->fifo);
+	if (o->cpu >= 0)
+		json_int(&j, "cpu", o->cpu);
+	else
+		json_null(&j, "cpu");
+	json_int(&j, "slack_before_ns", x->original_slack);
+	json_int(&j, "dma_latency_us", o->dma_latency);
+	json_arr(&j, "slacks_ns");
+	for (int s = 0; s < o->nslacks; s++)
+		json_int(&j, NULL, o->slacks[s]);
+	json_arr_end(&j);
+	json_arr(&j, "intervals_ns");
+	for (int i = 0; i < o->nintervals; i++)
+		json_int(&j, NULL, o->intervals[i]);
+	json_arr_end(&j);
+	json_uint(&j, "early_total", total_early(x));
+	json_arr(&j, "mechanisms");
+	for (int m = 0; m < x->nm; m++) {
+		json_obj(&j, NULL);
+		json_str(&j, "id", x->m[m]->id);
+		json_str(&j, "description", x->m[m]->desc);
+		json_int(&j, "granularity_ns", x->m[m]->granularity);
+		json_bool(&j, "baseline", x->m[m]->baseline);
+		json_bool(&j, "supported", !x->unsupported[m]);
+		if (x->unsupported[m])
+			json_str(&j, "unsupported_reason", x->unsupported[m]);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_arr(&j, "cells");
+	for (int i = 0; i < o->nintervals; i++)
+		for (int s = 0; s < o->nslacks; s++)
+			for (int m = 0; m < x->nm; m++) {
+				struct sleep_cell *c = cell_at(x, i, s, m);
+				json_obj(&j, NULL);
+				json_str(&j, "mechanism", x->m[m]->id);
+				json_int(&j, "slack_ns", o->slacks[s]);
+				json_int(&j, "interval_ns", o->intervals[i]);
+				json_bool(&j, "supported", !x->unsupported[m]);
+				json_uint(&j, "samples", pn_hist_count(&c->duration));
+				if (x->m[m]->baseline)
+					json_null(&j, "early");
+				else
+					json_uint(&j, "early", c->early);
+				json_uint(&j, "interrupted", c->interrupted);
+				json_hist(&j, "duration_ns", &c->duration);
+				json_hist(&j, "overshoot_ns", &c->overshoot);
+				json_obj_end(&j);
+			}
+	json_arr_end(&j);
+	json_obj_end(&j);
+	json_end(&j);
+}
+
+static void render_csv(struct matrix *x)
+{
+	struct opts *o = x->o;
+	fprintf(out, "mechanism,slack_ns,interval_ns,supported,samples,early,interrupted,"
+	             "duration_p50_ns,duration_p99_ns,duration_max_ns,overshoot_p50_ns,"
+	             "overshoot_p99_ns,overshoot_max_ns\n");
+	for (int i = 0; i < o->nintervals; i++)
+		for (int s = 0; s < o->nslacks; s++)
+			for (int m = 0; m < x->nm; m++) {
+				struct sleep_cell *c = cell_at(x, i, s, m);
+				const struct pn_hist *d = &c->duration, *v = &c->overshoot;
+				fprintf(out,
+				        "%s,%lld,%lld,%d,%llu,%llu,%llu,%lld,%lld,%lld,%lld,%lld,%"
+				        "lld\n",
+				        x->m[m]->id, (long long)o->slacks[s],
+				        (long long)o->intervals[i], !x->unsupported[m],
+				        (unsigned long long)pn_hist_count(d),
+				        (unsigned long long)c->early,
+				        (unsigned long long)c->interrupted,
+				        (long long)pn_hist_percentile(d, 50),
+				        (long long)pn_hist_percentile(d, 99),
+				        (long long)pn_hist_max(d),
+				        (long long)pn_hist_percentile(v, 50),
+				        (long long)pn_hist_percentile(v, 99),
+				        (long long)pn_hist_max(v));
+			}
+}
+
+static const char *gran_name(int64_t g)
+{
+	return g == 0 ? "-" : g == 1 ? "ns" : g == 1000 ? "us" : g == 1000000 ? "ms" : "?";
+}
+
+static void render_text(struct matrix *x)
+{
+	struct opts *o = x->o;
+	char b[32];
+	fprintf(out, "punctual sleep: how late each mechanism wakes (overshoot past the deadline, "
+	             "in us)\n");
+	fprintf(out, "policy %s%s, timer slack before: %s", policy_name(o),
+	        o->fifo ? " (the kernel ignores slack for realtime threads)" : "",
+	        fmt_ns(b, sizeof(b), (double)x->original_slack));
+	if (o->cpu >= 0)
+		fprintf(out, ", pinned to CPU %ld", o->cpu);
+	fprintf(out, ", %.1f s\n", (double)x->elapsed / 1e9);
+	for (int i = 0; i < o->nintervals; i++) {
+		char head[48];
+		snprintf(head, sizeof(head), "interval %s",
+		         fmt_ns(b, sizeof(b), (double)o->intervals[i]));
+		fprintf(out, "\n%-26s", head);
+		for (int s = 0; s < o->nslacks; s++)
+			fprintf(out, "  | slack %-33s", fmt_ns(b, sizeof(b), (double)o->slacks[s]));
+		fprintf(out, "\n%-21s %4s", "mechanism", "unit");
+		for (int s = 0; s < o->nslacks; s++)
+			fprintf(out, "  | %6s %8s %8s %8s %5s", "n", "p50", "p99", "max", "early");
+		fputc('\n', out);
+		for (int m = 0; m < x->nm; m++) {
+			fprintf(out, "%-21s %4s", x->m[m]->id, gran_name(x->m[m]->granularity));
+			if (x->unsupported[m]) {
+				fprintf(out, "  | unsupported: %s\n", x->unsupported[m]);
+				continue;
+			}
+			for (int s = 0; s < o->nslacks; s++) {
+				struct sleep_cell *c = cell_at(x, i, s, m);
+				const struct pn_hist *h =
+				        x->m[m]->baseline ? &c->duration : &c->overshoot;
+				char early[16];
+				if (x->m[m]->baseline)
+					snprintf(early, sizeof(early), "-");
+				else
+					snprintf(early, sizeof(early), "%llu",
+					         (unsigned long long)c->early);
+				fprintf(out, "  | %6llu %8.1f %8.1f %8.1f %5s",
+				        (unsigned long long)pn_hist_count(h),
+				        (double)pn_hist_percentile(h, 50) / 1e3,
+				        (double)pn_hist_percentile(h, 99) / 1e3,
+				        (double)pn_hist_max(h) / 1e3, early);
+			}
+			fputc('\n', out);
+		}
+	}
+	uint64_t early = total_early(x);
+	fprintf(out, "\nearly returns: %llu%s\n", (unsigned long long)early,
+	        early ? "  <-- a sleep returned before its deadline: a kernel or libc bug" : "");
+	fprintf(out, "unit: the granularity of the mechanism's timeout, rounded up; syscall is a "
+	             "baseline (its columns are its duration)\n");
+}
+
+/* ---- --periodic ---------------------------------------------------------------------- */
+
+static int periodic(struct opts *o)
+{
+	int64_t interval = o->intervals[0], slack = pn_slack_get();
+	if (o->nslacks)
+		apply_slack(&slack, o->slacks[0]);
+	struct pn_hist *h = malloc(sizeof(*h));
+	if (!h)
+		die(1, "out of memory");
+	pn_hist_init(h);
+	uint64_t missed = 0, early = 0;
+	int64_t act = 0, start = pn_now(), next = start + interval, end = start + o->duration;
+	while (next <= end) {
+		struct timespec ts = {next / 1000000000LL, next % 1000000000LL};
+		int r;
+		while ((r = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL)) == EINTR)
+			;
+		if (r != 0)
+			die(1, "clock_nanosleep: %s", strerror(r));
+		int64_t now = pn_now();
+		act = now - next;
+		if (act < 0)
+			early++;
+		pn_hist_record(h, act);
+		/* cyclictest skips the periods it overran without saying so: count them */
+		next += interval;
+		while (next <= now) {
+			next += interval;
+			missed++;
+		}
+		if ((pn_hist_count(h) & 1023) == 0)
+			progress("sleep --periodic: %llu cycles, max %.1f us",
+			         (unsigned long long)pn_hist_count(h),
+			         (double)pn_hist_max(h) / 1e3);
+	}
+	progress_done();
+	int64_t elapsed = pn_now() - start;
+	uint64_t n = pn_hist_count(h);
+	out_open();
+	if (o->json) {
+		struct json j;
+		json_begin(&j, out);
+		json_obj(&j, NULL);
+		json_header(&j, "sleep --periodic");
+		json_str(&j, "policy", policy_name(o));
+		json_int(&j, "priority", o->fifo);
+		json_int(&j, "interval_ns", interval);
+		json_int(&j, "duration_ns", o->duration);
+		json_int(&j, "elapsed_ns", elapsed);
+		json_int(&j, "slack_ns", slack);
+		json_uint(&j, "cycles", n);
+		json_uint(&j, "missed_periods", missed);
+		json_int(&j, "dma_latency_us", o->dma_latency);
+		json_uint(&j, "early", early);
+		json_hist(&j, "latency_ns", h);
+		json_obj_end(&j);
+		json_end(&j);
+	} else {
+		/* cyclictest's summary line, in us, so both tools compare directly */
+		fprintf(out,
+		        "T: 0 (%5d) P:%2ld I:%lld C:%7llu Min:%7lld Act:%5lld Avg:%5.0f "
+		        "Max:%8lld\n",
+		        (int)getpid(), o->fifo, (long long)(interval / 1000), (unsigned long long)n,
+		        (long long)pn_hist_min(h) / 1000, (long long)act / 1000,
+		        pn_hist_mean(h) / 1e3, (long long)pn_hist_max(h) / 1000);
+		fprintf(out,
+		        "p50 %.1f us, p99 %.1f us, p99.9 %.1f us; missed periods %llu; early %llu; "
+		        "slack %lld ns; %s\n",
+		        (double)pn_hist_percentile(h, 50) / 1e3,
+		        (double)pn_hist_percentile(h, 99) / 1e3,
+		        (double)pn_hist_percentile(h, 99.9) / 1e3, (unsigned long long)missed,
+		        (unsigned long long)early, (long long)slack, policy_name(o));
+	}
+	out_commit();
+	free(h);
+	return 0;
+}
+
+/* ---- the command --------------------------------------------------------------------- */
+
+static void setup_sched(const struct opts *o)
+{
+	if (o->dma_latency >= 0) {
+		/* The request lasts while the file stays open: the kernel drops it when
+		 * punctual exits, however it exits, so nothing is left changed. */
+		int fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+		int32_t v = (int32_t)o->dma_latency;
+		if (fd < 0 || write(fd, &v, sizeof(v)) != sizeof(v))
+			die(EXIT_USAGE, "--dma-latency: /dev/cpu_dma_latency: %s%s",
+			    strerror(errno),
+			    errno == EACCES || errno == EPERM ? " (needs root)" : "");
+	}
+	if (o->cpu >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET((int)o->cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set) != 0)
+			die(EXIT_USAGE, "--cpu %ld: %s", o->cpu, strerror(errno));
+	}
+	if (o->fifo) {
+		struct sched_param sp = {.sched_priority = (int)o->fifo};
+		if (sched_setscheduler(0, SCHED_FIFO, &sp) != 0)
+			die(EXIT_USAGE, "--fifo %ld: %s%s", o->fifo, strerror(errno),
+			    errno == EPERM ? " (needs root or CAP_SYS_NICE)" : "");
+	}
+}
+
+int cmd_sleep(int argc, char **argv)
+{
+	tool_cmd = "sleep";
+	struct opts o = {
+	        .duration = 20 * 1000000000LL, .samples = 1000, .cpu = -1, .dma_latency = -1};
+	parse(argc, argv, &o);
+	if (o.list) {
+		for (int m = 0; m < sleep_mechs_count(); m++)
+			printf("%-21s %s\n", sleep_mech(m)->id, sleep_mech(m)->desc);
+		return 0;
+	}
+	setup_sched(&o);
+	if (o.periodic)
+		return periodic(&o);
+
+	if (!o.nintervals)
+		parse_ladder(&o, "default");
+	if (!o.nslacks) {
+		o.slacks[o.nslacks++] = pn_slack_get();
+		if (o.slacks[0] != 1)
+			o.slacks[o.nslacks++] = 1;
+	}
+	if (!o.nmechs)
+		for (int m = 0; m < sleep_mechs_count(); m++)
+			o.mechs[o.nmechs++] = sleep_mech(m);
+
+	struct matrix x = {.o = &o, .nm = o.nmechs, .m = o.mechs, .original_slack = pn_slack_get()};
+	size_t ncells = (size_t)o.nintervals * (size_t)o.nslacks * (size_t)x.nm;
+	x.cells = malloc(ncells * sizeof(*x.cells));
+	x.unsupported = calloc((size_t)x.nm, sizeof(*x.unsupported));
+	struct sleep_ctx *ctx = sleep_ctx_new();
+	if (!x.cells || !x.unsupported || !ctx)
+		die(1, "out of memory");
+	for (size_t k = 0; k < ncells; k++)
+		sleep_cell_init(&x.cells[k]);
+	for (int m = 0; m < x.nm; m++) {
+		const char *why = NULL;
+		if (sleep_ctx_prepare(ctx, x.m[m], &why) < 0)
+			x.unsupported[m] = why ? why : "unsupported";
+	}
+	measure_matrix(&x, ctx);
+
+	out_open();
+	if (o.json)
+		render_json(&x);
+	else if (o.csv)
+		render_csv(&x);
+	else
+		render_text(&x);
+	out_commit();
+	uint64_t early = total_early(&x);
+	if (early)
+		fprintf(stderr, "punctual sleep: WARNING: %llu early returns\n",
+		        (unsigned long long)early);
+	sleep_ctx_free(ctx);
+	free(x.cells);
+	free(x.unsupported);
+	return 0;
+}

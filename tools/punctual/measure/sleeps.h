@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * measure/sleeps.h: every way a Linux program can sleep, behind one interface, and the
+ * harness that measures how late each one wakes.
+ */
+#ifndef PUNCTUAL_MEASURE_SLEEPS_H
+#define PUNCTUAL_MEASURE_SLEEPS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <punctual/hist.h>
+
+struct sleep_ctx; /* a mechanism's file descriptors and state, per measuring thread */
+
+struct sleep_mech {
+	const char *id;      /* "nanosleep", "epoll_wait", ... */
+	const char *desc;    /* "nanosleep(2), relative" */
+	int64_t granularity; /* ns per unit of its timeout: 1, 1000 (us) or 1000000 (ms) */
+	bool baseline;       /* does not sleep: the null system call; "early" does not apply */
+	/* Prepares ctx; 0, or -errno when the kernel or the build lacks the mechanism. */
+	int (*setup)(struct sleep_ctx *c);
+	/* One call that should return at or after deadline (interval = deadline - now at the
+	 * first call; relative mechanisms round it up to their granularity). 0 on a normal
+	 * return; -EINTR when a signal cut it short (the harness calls again with what
+	 * remains); another -errno on failure. */
+	int (*sleep)(struct sleep_ctx *c, int64_t deadline, int64_t interval);
+	void (*teardown)(struct sleep_ctx *c);
+};
+
+/* The mechanisms, in table order. */
+int sleep_mechs_count(void);
+const struct sleep_mech *sleep_mech(int i);
+/* The mechanism named id, or NULL. */
+const struct sleep_mech *sleep_mech_find(const char *id);
+
+struct sleep_ctx *sleep_ctx_new(void);
+void sleep_ctx_free(struct sleep_ctx *c);
+/* Sets up m in c (once); returns 0 or -errno (unsupported), with a reason. */
+int sleep_ctx_prepare(struct sleep_ctx *c, const struct sleep_mech *m, const char **reason);
+
+/* What one (mechanism, slack, interval) cell collects. */
+struct sleep_cell {
+	struct pn_hist duration;  /* return time - start */
+	struct pn_hist overshoot; /* return time - deadline; negative means early */
+	uint64_t early;           /* returns before the deadline without a signal */
+	uint64_t interrupted;     /* calls cut short by a signal (resumed) */
+	uint64_t errors;
+	int last_error;
+};
+
+void sleep_cell_init(struct sleep_cell *cell);
+
+/* One sample: sleeps interval with m, resuming after signals until the mechanism returns
+ * normally, and records it in cell. Returns 0 or the mechanism's -errno. */
+int sleep_sample(struct sleep_ctx *c, const struct sleep_mech *m, int64_t interval,
+                 struct sleep_cell *cell);
+
+#endif
