@@ -20,6 +20,7 @@ cs=/sys/devices/system/clocksource/clocksource0
 	echo
 	"$B/bench/bench_clock"
 	"$(dirname "$0")/bench_sleep.sh" "$B/punctual"
+	"$(dirname "$0")/bench_precise.sh" "$B/bench/bench_precise"
 } >"$tmp"
 mkdir -p "$(dirname "$OUTFILE")"
 mv "$tmp" "$OUTFILE"

@@ -47,4 +47,8 @@ int pn__read_file(const char *path, char *buf, size_t n);
  * clocksources under pn__root() and PUNCTUAL_CYCLES. Returns enum pn_cycles_source. */
 int pn__cycles_decide(const char **reason);
 
+/* pn_slack_set tells pn_sleep_until what the calling thread's slack now is (0: the
+ * default, whose value it does not know). */
+void pn__sleep_slack_changed(int64_t ns);
+
 #endif

@@ -41,6 +41,7 @@ PN_API int pn_slack_set(int64_t ns)
 		return -EINVAL;
 	if (syscall(SYS_prctl, PR_SET_TIMERSLACK, (unsigned long)ns, 0L, 0L, 0L) < 0)
 		return -errno;
+	pn__sleep_slack_changed(ns);
 	return 0;
 }
 

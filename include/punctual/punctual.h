@@ -6,4 +6,5 @@
 #include <punctual/clock.h>
 #include <punctual/hist.h>
 #include <punctual/slack.h>
+#include <punctual/sleep.h>
 #endif

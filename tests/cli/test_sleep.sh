@@ -17,9 +17,9 @@ ok sleep --json --duration 2s --slack 50us,1ns --interval 0,1us,100us
 J=$TMP/sleep.json
 cp "$OUT" "$J"
 json_ok "$J"
-check "every mechanism" jq -e --argjson n 18 '.mechanisms | length == $n' "$J" >/dev/null
+check "every mechanism, and pn_sleep_until at 1 us and 50 us" jq -e '(.mechanisms | length) == 20 and any(.mechanisms[]; .id == "precise:1us") and any(.mechanisms[]; .id == "precise:50us")' "$J" >/dev/null
 check "one cell per mechanism x slack x interval" jq -e '(.cells | length) == (.mechanisms | length) * 2 * 3' "$J" >/dev/null
-for m in $MECHS; do
+for m in $MECHS precise:1us precise:50us; do
 	for s in 50000 1; do
 		for i in 0 1000 100000; do
 			check "cell $m slack $s interval $i" jq -e --arg m "$m" --argjson s $s --argjson i $i \
@@ -45,6 +45,8 @@ check "jdk ladder: 0, 1 ns .. 1 s" jq -e '.intervals_ns == [0,1,10,100,1000,1000
 ok sleep --json --ladder freebsd --mech syscall --duration 200ms
 check "freebsd ladder" jq -e '.intervals_ns == [1000,300000,3000000,30000000,300000000]' "$OUT" >/dev/null
 
+ok sleep --json --duration 300ms --interval 0,10us,200us --mech precise:5us,precise:0,nanosleep
+check "--mech precise:PRECISION" jq -e '[.mechanisms[].id] == ["precise:5us","precise:0","nanosleep"] and .early_total == 0' "$OUT" >/dev/null
 ok sleep --duration 300ms --interval 10us --mech nanosleep,syscall
 check "table has the nanosleep row" grep -q '^nanosleep ' "$OUT"
 check "table reports early returns" grep -q '^early returns: 0' "$OUT"
@@ -72,6 +74,8 @@ fi
 
 usage_error "unknown mechanism 'bogus'" sleep --mech bogus
 usage_error "unknown mechanism 'bogus'" sleep --mech nanosleep,bogus
+usage_error "is not a duration" sleep --mech precise:abc
+usage_error "is not a duration" sleep --mech precise:-1us
 usage_error "is not a duration" sleep --interval abc
 usage_error "is not a duration" sleep --interval -1us
 usage_error "is not a duration" sleep --interval 1us,,x

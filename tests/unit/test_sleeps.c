@@ -22,14 +22,25 @@
 
 static struct sleep_cell cell;
 
+/* Every mechanism, then pn_sleep_until at three precisions. */
+static const struct sleep_mech *mech_at(int m)
+{
+	int n = sleep_mechs_count();
+	if (m < n)
+		return sleep_mech(m);
+	static const int64_t p[] = {0, 1000, 50000};
+	static const char *name[] = {"0", "1us", "50us"};
+	return m - n < 3 ? sleep_mech_precise(p[m - n], name[m - n]) : NULL;
+}
+
 static void check_never_early(int64_t slack, const int64_t *intervals, int nint, int samples)
 {
 	struct sleep_ctx *c = sleep_ctx_new();
 	assert_non_null(c);
 	int64_t before = pn_slack_get();
 	assert_int_equal(pn_slack_set(slack), 0);
-	for (int m = 0; m < sleep_mechs_count(); m++) {
-		const struct sleep_mech *mech = sleep_mech(m);
+	for (int m = 0; mech_at(m); m++) {
+		const struct sleep_mech *mech = mech_at(m);
 		const char *why = NULL;
 		if (sleep_ctx_prepare(c, mech, &why) < 0) {
 			assert_non_null(why);
@@ -86,8 +97,8 @@ static void test_never_early_under_signals(void **state)
 
 	struct sleep_ctx *c = sleep_ctx_new();
 	uint64_t interrupted = 0;
-	for (int m = 0; m < sleep_mechs_count(); m++) {
-		const struct sleep_mech *mech = sleep_mech(m);
+	for (int m = 0; mech_at(m); m++) {
+		const struct sleep_mech *mech = mech_at(m);
 		if (sleep_ctx_prepare(c, mech, NULL) < 0)
 			continue;
 		sleep_cell_init(&cell);
@@ -114,6 +125,11 @@ static void test_lookup(void **state)
 	assert_null(sleep_mech_find("bogus"));
 	assert_null(sleep_mech(-1));
 	assert_null(sleep_mech(sleep_mechs_count()));
+	const struct sleep_mech *p = sleep_mech_precise(1000, "1us");
+	assert_non_null(p);
+	assert_string_equal(p->id, "precise:1us");
+	assert_ptr_equal(sleep_mech_precise(1000, "1us"), p);
+	assert_null(sleep_mech_precise(-1, "x"));
 	static const char *want[] = {"nanosleep",
 	                             "clock_nanosleep",
 	                             "clock_nanosleep_abs",

@@ -45,7 +45,8 @@ static const char usage[] =
         "                        testsleep)\n"
         "  -s, --slack LIST      timer slack values, e.g. 50us,1ns (default: the current value\n"
         "                        and 1ns); 'current' names the current value\n"
-        "  -m, --mech LIST       mechanisms to measure (default: all; see --list)\n"
+        "  -m, --mech LIST       mechanisms to measure (default: all; see --list);\n"
+        "                        precise:PRECISION is pn_sleep_until, e.g. precise:1us\n"
         "      --list            list the mechanisms and exit\n"
         "  -n, --samples N       at most N samples per cell (default 1000)\n"
         "  -c, --cpu N           pin to CPU N\n"
@@ -138,6 +139,13 @@ static void parse_mechs(struct opts *o, char *arg)
 	char *parts[64];
 	int n = split(arg, parts, 64, "--mech");
 	for (int i = 0; i < n; i++) {
+		if (strncmp(parts[i], "precise:", 8) == 0) {
+			int64_t p = opt_duration("--mech precise", parts[i] + 8, 1);
+			o->mechs[i] = sleep_mech_precise(p, parts[i] + 8);
+			if (!o->mechs[i])
+				usage_error("--mech: too many precise mechanisms");
+			continue;
+		}
 		o->mechs[i] = sleep_mech_find(parts[i]);
 		if (!o->mechs[i])
 			usage_error("--mech: unknown mechanism '%s' (see --list)", parts[i]);
@@ -292,6 +300,8 @@ static void measure_matrix(struct matrix *x, struct sleep_ctx *ctx)
 					    cell->errors)
 						continue;
 					int r = sleep_sample(ctx, x->m[m], o->intervals[i], cell);
+					if (x->m[m]->own_slack)
+						slack = -1; /* it chose its own: set ours again */
 					if (r < 0)
 						die(1, "%s failed: %s", x->m[m]->id,
 						    pn_strerror(r));
@@ -639,6 +649,8 @@ int cmd_sleep(int argc, char **argv)
 	if (o.list) {
 		for (int m = 0; m < sleep_mechs_count(); m++)
 			printf("%-21s %s\n", sleep_mech(m)->id, sleep_mech(m)->desc);
+		printf("%-21s %s\n", "precise:PRECISION",
+		       "pn_sleep_until with that precision (libpunctual); default rows: 1us, 50us");
 		return 0;
 	}
 	setup_sched(&o);
@@ -652,9 +664,12 @@ int cmd_sleep(int argc, char **argv)
 		if (o.slacks[0] != 1)
 			o.slacks[o.nslacks++] = 1;
 	}
-	if (!o.nmechs)
+	if (!o.nmechs) {
 		for (int m = 0; m < sleep_mechs_count(); m++)
 			o.mechs[o.nmechs++] = sleep_mech(m);
+		o.mechs[o.nmechs++] = sleep_mech_precise(1000, "1us");
+		o.mechs[o.nmechs++] = sleep_mech_precise(50000, "50us");
+	}
 
 	struct matrix x = {.o = &o, .nm = o.nmechs, .m = o.mechs, .original_slack = pn_slack_get()};
 	size_t ncells = (size_t)o.nintervals * (size_t)o.nslacks * (size_t)x.nm;

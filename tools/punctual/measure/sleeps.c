@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
@@ -31,6 +32,7 @@
 #endif
 
 #include <punctual/clock.h>
+#include <punctual/sleep.h>
 #include "internal.h"
 #include "measure/sleeps.h"
 
@@ -43,7 +45,8 @@ struct sleep_ctx {
 	int tfd;            /* blocking timerfd, for read */
 	int tfd_ep, epfd_t; /* non-blocking timerfd in its own epoll set */
 	uint32_t futex_word;
-	sigset_t never; /* a blocked signal nobody sends */
+	int64_t precision; /* of the pn_sleep_until mechanism being sampled */
+	sigset_t never;    /* a blocked signal nobody sends */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool cv_ready;
@@ -349,6 +352,12 @@ static int s_spin(struct sleep_ctx *c, int64_t deadline, int64_t iv)
 	return 0;
 }
 
+static int s_precise(struct sleep_ctx *c, int64_t deadline, int64_t iv)
+{
+	(void)iv;
+	return pn_sleep_until(deadline, c->precision);
+}
+
 static int s_syscall(struct sleep_ctx *c, int64_t deadline, int64_t iv)
 {
 	(void)c;
@@ -362,37 +371,75 @@ static int s_syscall(struct sleep_ctx *c, int64_t deadline, int64_t iv)
 #define US 1000
 #define MS 1000000
 
+/* id, description, granularity, baseline, setup, sleep */
+#define MECH(id, desc, gran, base, setup, fn, td)                                                  \
+	{                                                                                          \
+		id, desc, gran, base, setup, fn, td, false, 0, 0                                   \
+	}
+
 static const struct sleep_mech mechs[] = {
-        {"nanosleep", "nanosleep(2)", NS, false, NULL, s_nanosleep, NULL},
-        {"clock_nanosleep", "clock_nanosleep(2) MONOTONIC, relative", NS, false, NULL, s_cns_rel,
-         NULL},
-        {"clock_nanosleep_abs", "clock_nanosleep(2) MONOTONIC, TIMER_ABSTIME", NS, false, NULL,
-         s_cns_abs, NULL},
-        {"usleep", "usleep(3)", US, false, NULL, s_usleep, NULL},
-        {"select", "select(2), no fds", US, false, NULL, s_select, NULL},
-        {"pselect", "pselect(2), no fds", NS, false, NULL, s_pselect, NULL},
-        {"poll", "poll(2), no fds", MS, false, NULL, s_poll, NULL},
-        {"ppoll", "ppoll(2), no fds", NS, false, NULL, s_ppoll, NULL},
-        {"epoll_wait", "epoll_wait(2), empty set", MS, false, setup_epoll, s_epoll_wait, NULL},
-        {"epoll_pwait2", "epoll_pwait2(2), empty set", NS, false, setup_epoll_pwait2,
-         s_epoll_pwait2, NULL},
-        {"timerfd_read", "timerfd, absolute, then read(2)", NS, false, setup_timerfd,
-         s_timerfd_read, NULL},
-        {"timerfd_epoll", "timerfd, absolute, in epoll_wait(2)", NS, false, setup_timerfd_epoll,
-         s_timerfd_epoll, NULL},
-        {"futex", "futex(2) FUTEX_WAIT, relative", NS, false, NULL, s_futex, NULL},
-        {"sigtimedwait", "sigtimedwait(2) on a signal never sent", NS, false, setup_sigtimedwait,
-         s_sigtimedwait, NULL},
-        {"cond_timedwait", "pthread_cond_timedwait(3), MONOTONIC", NS, false, setup_cond, s_cond,
-         NULL},
-        {"io_uring", "io_uring IORING_OP_TIMEOUT (liburing)", NS, false, setup_uring, s_uring,
-         NULL},
-        {"spin", "busy loop on pn_now()", NS, false, NULL, s_spin, NULL},
-        {"syscall", "null system call, getppid(2): the baseline", 0, true, NULL, s_syscall, NULL},
+        MECH("nanosleep", "nanosleep(2)", NS, false, NULL, s_nanosleep, NULL),
+        MECH("clock_nanosleep", "clock_nanosleep(2) MONOTONIC, relative", NS, false, NULL,
+             s_cns_rel, NULL),
+        MECH("clock_nanosleep_abs", "clock_nanosleep(2) MONOTONIC, TIMER_ABSTIME", NS, false, NULL,
+             s_cns_abs, NULL),
+        MECH("usleep", "usleep(3)", US, false, NULL, s_usleep, NULL),
+        MECH("select", "select(2), no fds", US, false, NULL, s_select, NULL),
+        MECH("pselect", "pselect(2), no fds", NS, false, NULL, s_pselect, NULL),
+        MECH("poll", "poll(2), no fds", MS, false, NULL, s_poll, NULL),
+        MECH("ppoll", "ppoll(2), no fds", NS, false, NULL, s_ppoll, NULL),
+        MECH("epoll_wait", "epoll_wait(2), empty set", MS, false, setup_epoll, s_epoll_wait, NULL),
+        MECH("epoll_pwait2", "epoll_pwait2(2), empty set", NS, false, setup_epoll_pwait2,
+             s_epoll_pwait2, NULL),
+        MECH("timerfd_read", "timerfd, absolute, then read(2)", NS, false, setup_timerfd,
+             s_timerfd_read, NULL),
+        MECH("timerfd_epoll", "timerfd, absolute, in epoll_wait(2)", NS, false, setup_timerfd_epoll,
+             s_timerfd_epoll, NULL),
+        MECH("futex", "futex(2) FUTEX_WAIT, relative", NS, false, NULL, s_futex, NULL),
+        MECH("sigtimedwait", "sigtimedwait(2) on a signal never sent", NS, false,
+             setup_sigtimedwait, s_sigtimedwait, NULL),
+        MECH("cond_timedwait", "pthread_cond_timedwait(3), MONOTONIC", NS, false, setup_cond,
+             s_cond, NULL),
+        MECH("io_uring", "io_uring IORING_OP_TIMEOUT (liburing)", NS, false, setup_uring, s_uring,
+             NULL),
+        MECH("spin", "busy loop on pn_now()", NS, false, NULL, s_spin, NULL),
+        MECH("syscall", "null system call, getppid(2): the baseline", 0, true, NULL, s_syscall,
+             NULL),
 };
 
 #define N_MECHS ((int)(sizeof(mechs) / sizeof(mechs[0])))
 _Static_assert(N_MECHS <= MAX_MECHS, "MAX_MECHS");
+
+#define MAX_PRECISE (MAX_MECHS - N_MECHS)
+_Static_assert(MAX_PRECISE >= 8, "room for precise mechanisms");
+
+static struct precise {
+	struct sleep_mech m;
+	char id[48], desc[80];
+} precise[MAX_PRECISE];
+static int nprecise;
+
+const struct sleep_mech *sleep_mech_precise(int64_t precision, const char *id_suffix)
+{
+	for (int i = 0; i < nprecise; i++)
+		if (precise[i].m.precision == precision)
+			return &precise[i].m;
+	if (nprecise == MAX_PRECISE || precision < 0)
+		return NULL;
+	struct precise *p = &precise[nprecise];
+	snprintf(p->id, sizeof(p->id), "precise:%s", id_suffix);
+	snprintf(p->desc, sizeof(p->desc), "pn_sleep_until, precision %lld ns (libpunctual)",
+	         (long long)precision);
+	p->m = (struct sleep_mech){.id = p->id,
+	                           .desc = p->desc,
+	                           .granularity = NS,
+	                           .own_slack = true,
+	                           .precision = precision,
+	                           .slot = N_MECHS + nprecise,
+	                           .sleep = s_precise};
+	nprecise++;
+	return &p->m;
+}
 
 int sleep_mechs_count(void)
 {
@@ -444,7 +491,7 @@ void sleep_ctx_free(struct sleep_ctx *c)
 
 int sleep_ctx_prepare(struct sleep_ctx *c, const struct sleep_mech *m, const char **reason)
 {
-	int i = (int)(m - mechs);
+	int i = m->slot ? m->slot : (int)(m - mechs);
 	if (!c->prepared[i]) {
 		int r = m->setup ? m->setup(c) : 0;
 		c->prepared[i] = r < 0 ? r : 1;
@@ -477,6 +524,7 @@ int sleep_sample(struct sleep_ctx *c, const struct sleep_mech *m, int64_t interv
 	int64_t start = pn_now();
 	int64_t deadline = start + interval;
 	int64_t iv = interval;
+	c->precision = m->precision;
 	for (;;) {
 		int r = m->sleep(c, deadline, iv);
 		if (r == 0)

@@ -26,6 +26,9 @@ struct sleep_mech {
 	 * remains); another -errno on failure. */
 	int (*sleep)(struct sleep_ctx *c, int64_t deadline, int64_t interval);
 	void (*teardown)(struct sleep_ctx *c);
+	bool own_slack;    /* sets the thread's timer slack itself (pn_sleep_until) */
+	int64_t precision; /* pn_sleep_until's precision */
+	int slot;          /* index into a context's per-mechanism state; 0: table order */
 };
 
 /* The mechanisms, in table order. */
@@ -33,6 +36,9 @@ int sleep_mechs_count(void);
 const struct sleep_mech *sleep_mech(int i);
 /* The mechanism named id, or NULL. */
 const struct sleep_mech *sleep_mech_find(const char *id);
+/* pn_sleep_until(deadline, precision) as a mechanism, id "precise:<id_suffix>"; NULL
+ * when too many have been made (16). */
+const struct sleep_mech *sleep_mech_precise(int64_t precision, const char *id_suffix);
 
 struct sleep_ctx *sleep_ctx_new(void);
 void sleep_ctx_free(struct sleep_ctx *c);
