@@ -252,10 +252,8 @@ int cmd_clock(int argc, char **argv)
 	bool json = false, all_cs = false;
 	int64_t duration = 2 * 1000000000LL;
 	tool_cmd = "clock";
-	opterr = 0;
-	optind = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, ":jd:ch", opts, NULL)) != -1) {
+	while ((c = next_opt(argc, argv, ":jd:ch", opts, usage)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
@@ -268,17 +266,9 @@ int cmd_clock(int argc, char **argv)
 			if (duration < 10000000LL || duration > 3600 * 1000000000LL)
 				usage_error("--duration: %s is out of range [10ms, 1h]", optarg);
 			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
-		case ':':
-			usage_error("option '%s' needs a value", argv[optind - 1]);
-		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
+	no_more_args(argc, argv);
 
 	struct sysinfo si;
 	sysinfo_read(&si);

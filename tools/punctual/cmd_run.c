@@ -63,27 +63,14 @@ int cmd_run(int argc, char **argv)
 	};
 	struct run_settings set = {0};
 	tool_cmd = "run";
-	opterr = 0;
-	optind = 1;
 	int c;
 	/* "+": stop at CMD, so that its own options stay its own. */
-	while ((c = getopt_long(argc, argv, "+:s:h", opts, NULL)) != -1) {
+	while ((c = next_opt(argc, argv, "+:s:h", opts, usage)) != -1) {
 		switch (c) {
 		case 's':
 			set.slack = true;
-			set.slack_ns = strcmp(optarg, "default") == 0
-			                       ? 0
-			                       : opt_duration("--slack", optarg, 1);
+			set.slack_ns = opt_slack("--slack", optarg);
 			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
-		case ':':
-			usage_error("option '%s' needs a value", argv[optind - 1]);
-		default:
-			if (optopt)
-				usage_error("unknown option '-%c'", optopt);
-			usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	run_check(&set);

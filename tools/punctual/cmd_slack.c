@@ -269,14 +269,6 @@ static void render_text(pid_t pid, const struct task_slack *main_task, bool thre
 
 /* ---- the command ------------------------------------------------------------------ */
 
-/* VALUE: a duration (a bare number is ns), or "default", which is 0 to the kernel. */
-static int64_t parse_value(const char *s)
-{
-	if (strcmp(s, "default") == 0)
-		return 0;
-	return opt_duration("VALUE", s, 1);
-}
-
 int cmd_slack(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -289,10 +281,8 @@ int cmd_slack(int argc, char **argv)
 	bool json = false, threads = false, have_pid = false;
 	pid_t pid = getpid();
 	tool_cmd = "slack";
-	opterr = 0;
-	optind = 1;
 	int c;
-	while ((c = getopt_long(argc, argv, ":p:tjh", opts, NULL)) != -1) {
+	while ((c = next_opt(argc, argv, ":p:tjh", opts, usage)) != -1) {
 		switch (c) {
 		case 'p':
 			pid = (pid_t)opt_long("--pid", optarg, 1, INT_MAX);
@@ -304,28 +294,15 @@ int cmd_slack(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
-		case ':':
-			usage_error("option '%s' needs a value", argv[optind - 1]);
-		default:
-			/* "-5" or "-1ms" reaches getopt as an option */
-			if (optopt >= '0' && optopt <= '9')
-				usage_error("VALUE must not be negative (0 or 'default' resets)");
-			if (optopt)
-				usage_error("unknown option '-%c'", optopt);
-			usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	bool set = false;
 	int64_t set_ns = 0;
 	if (optind < argc) {
-		set_ns = parse_value(argv[optind++]);
+		set_ns = opt_slack("VALUE", argv[optind++]);
 		set = true;
 	}
-	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
+	no_more_args(argc, argv);
 	if (set && !have_pid)
 		die(EXIT_USAGE, "setting needs -p PID (this process exits right away); to run a "
 		                "command with a slack, use 'punctual run --slack VALUE CMD'");

@@ -174,9 +174,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	};
 	bool have_duration = false, have_ladder = false;
 	int c;
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":jd:i:l:s:m:n:c:f:ph", lo, NULL)) != -1) {
+	while ((c = next_opt(argc, argv, ":jd:i:l:s:m:n:c:f:ph", lo, usage)) != -1) {
 		switch (c) {
 		case 'j':
 			o->json = true;
@@ -221,17 +219,9 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'D':
 			o->dma_latency = opt_long("--dma-latency", optarg, 0, 2000000000);
 			break;
-		case 'h':
-			fputs(usage, stdout);
-			exit(0);
-		case ':':
-			usage_error("option '%s' needs a value", argv[optind - 1]);
-		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
+	no_more_args(argc, argv);
 	if (o->json && o->csv)
 		usage_error("--json and --csv exclude each other");
 	if (have_ladder && o->nintervals && !o->periodic && 0)

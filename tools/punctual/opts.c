@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* opts.c: error exits and the parsing of values with units shared by every subcommand. */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,4 +139,42 @@ const char *fmt_ns(char *buf, size_t n, double ns)
 	snprintf(buf, n, "%.*f %s", (ns / u[k].div) == (double)(int64_t)(ns / u[k].div) ? 0 : 1,
 	         ns / u[k].div, u[k].unit);
 	return buf;
+}
+
+int next_opt(int argc, char **argv, const char *optstring, const struct option *lo,
+             const char *usage)
+{
+	static char **started;
+	if (started != argv) { /* a new command line: getopt starts over */
+		started = argv;
+		opterr = 0;
+		optind = 1;
+	}
+	int c = getopt_long(argc, argv, optstring, lo, NULL);
+	switch (c) {
+	case 'h':
+		fputs(usage, stdout);
+		exit(0);
+	case ':':
+		usage_error("option '%s' needs a value", argv[optind - 1]);
+	case '?':
+		/* "-5" or "-1ms" in place of a value reaches getopt as an option */
+		if (optopt >= '0' && optopt <= '9')
+			usage_error("a value must not be negative (-%c...)", optopt);
+		if (optopt)
+			usage_error("unknown option '-%c'", optopt);
+		usage_error("unknown option '%s'", argv[optind - 1]);
+	}
+	return c;
+}
+
+void no_more_args(int argc, char **argv)
+{
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+}
+
+int64_t opt_slack(const char *opt, const char *s)
+{
+	return strcmp(s, "default") == 0 ? 0 : opt_duration(opt, s, 1);
 }

@@ -29,6 +29,17 @@ _Noreturn void die(int st, const char *fmt, ...) PN_FMT(2, 3);
 int parse_duration(const char *s, int64_t default_unit_ns, int64_t *res);
 /* Like parse_duration but exits 2 with a message naming opt on error. */
 int64_t opt_duration(const char *opt, const char *s, int64_t default_unit_ns);
+/* A timer slack value: a duration (a bare number is ns) or "default" (0); exits 2 on
+ * error. */
+int64_t opt_slack(const char *opt, const char *s);
+/* getopt_long for a subcommand, from its first call on a new argv: -h/--help prints
+ * usage and exits 0; a missing value or an unknown option is one line and exit 2.
+ * optstring starts with ':'. Returns the next option or -1. */
+struct option;
+int next_opt(int argc, char **argv, const char *optstring, const struct option *lo,
+             const char *usage);
+/* Exits 2 if arguments remain after the options. */
+void no_more_args(int argc, char **argv);
 /* A non-negative integer in [lo, hi]; exits 2 on error. */
 long opt_long(const char *opt, const char *s, long lo, long hi);
 /* "1.5 ms", "23.4 ns": a duration for humans, into buf. */
