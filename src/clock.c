@@ -101,6 +101,11 @@ static inline int64_t read_clock(clockid_t id)
 	return pn__ts_ns(&ts);
 }
 
+int64_t pn__clock_ns(clockid_t clk)
+{
+	return read_clock(clk);
+}
+
 PN_API int64_t pn_now(void)
 {
 	return read_clock(CLOCK_MONOTONIC);

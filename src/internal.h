@@ -47,6 +47,25 @@ int pn__read_file(const char *path, char *buf, size_t n);
  * clocksources under pn__root() and PUNCTUAL_CYCLES. Returns enum pn_cycles_source. */
 int pn__cycles_decide(const char **reason);
 
+/* clock_gettime(clk) in ns through the vDSO function pn_now uses. */
+int64_t pn__clock_ns(clockid_t clk);
+
+/* pn_sleep_until in three steps, for callers that wait in the kernel their own way (the
+ * preload shim: nanosleep that reports EINTR, cond waits): plan computes the kernel
+ * target and sets the slack; after a wait that reached the target, woke learns from it;
+ * finish spins to the deadline on clk and counts. */
+struct pn__sleep_plan {
+	clockid_t clk;
+	int64_t deadline, precision;
+	int64_t start, now, target, slack;
+	int k;
+	_Bool past;   /* the deadline had passed: return at once */
+	_Bool kernel; /* wait in the kernel until target first */
+};
+void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, int64_t precision);
+void pn__sleep_woke(struct pn__sleep_plan *p);
+int pn__sleep_finish(struct pn__sleep_plan *p);
+
 /* pn_slack_set tells pn_sleep_until what the calling thread's slack now is (0: the
  * default, whose value it does not know). */
 void pn__sleep_slack_changed(int64_t ns);

@@ -224,24 +224,27 @@ static int64_t floor_pow2(int64_t v)
 	return v < 1 ? 1 : (int64_t)1 << (63 - __builtin_clzll((uint64_t)v));
 }
 
-PN_API int pn_sleep_until(int64_t deadline, int64_t precision)
+static inline int64_t clock_ns(clockid_t clk)
 {
-	if (precision < 0)
-		return -EINVAL;
-	int64_t now = pn_now();
+	return clk == CLOCK_MONOTONIC ? pn_now() : pn__clock_ns(clk);
+}
+
+void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, int64_t precision)
+{
 	struct state *t = &T;
+	int64_t now = clock_ns(clk);
+	*p = (struct pn__sleep_plan){.clk = clk, .deadline = deadline, .precision = precision};
 	if (now >= deadline) {
 		t->st.past++;
-		return 0;
+		p->past = true;
+		return;
+	}
+	if (PN_UNLIKELY(!learned_any(t))) {
+		probe(t, pn_now() + (deadline - now)); /* the probes sleep on MONOTONIC */
+		now = clock_ns(clk);
 	}
 	int k = class_of(deadline - now);
-	int64_t kernel_q, margin, slack, target;
-	if (PN_UNLIKELY(!learned_any(t))) {
-		probe(t, deadline);
-		now = pn_now();
-		if (now >= deadline)
-			goto done;
-	}
+	int64_t kernel_q, margin;
 	expected(t, k, &kernel_q, &margin);
 	/* A class whose margin outgrew its sleeps would spin forever and never learn that
 	 * the load went down: every EXPLORE spin-only sleeps, sleep half in the kernel. */
@@ -253,39 +256,65 @@ PN_API int pn_sleep_until(int64_t deadline, int64_t precision)
 		/* the slack may use what the precision leaves, but never more than the
 		 * sleep's own length: a huge precision must not make a short sleep long */
 		int64_t room = precision - kernel_q;
-		slack = floor_pow2(room < deadline - now ? room : deadline - now);
-		target = deadline;
+		p->slack = floor_pow2(room < deadline - now ? room : deadline - now);
+		p->target = deadline;
 	} else {
-		slack = 1;
-		target = deadline - margin - 1;
+		p->slack = 1;
+		p->target = deadline - margin - 1;
 	}
 	t->st.margin_ns = margin;
-	if (target > now) {
-		set_slack(t, slack);
-		struct timespec ts = {target / PN_NSEC, target % PN_NSEC};
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-			;
-		int64_t woke = pn_now();
-		t->st.slept_ns += woke - now;
-		learn(&t->cls[k], woke - target - t->slack);
-		t->cls[k].spins = 0;
-		now = woke;
-	}
-	if (now < deadline) {
+	p->k = k;
+	p->start = p->now = now;
+	p->kernel = p->target > now;
+	if (p->kernel)
+		set_slack(t, p->slack);
+}
+
+void pn__sleep_woke(struct pn__sleep_plan *p)
+{
+	struct state *t = &T;
+	int64_t woke = clock_ns(p->clk);
+	t->st.slept_ns += woke - p->start;
+	learn(&t->cls[p->k], woke - p->target - t->slack);
+	t->cls[p->k].spins = 0;
+	p->now = woke;
+}
+
+int pn__sleep_finish(struct pn__sleep_plan *p)
+{
+	struct state *t = &T;
+	int64_t now = clock_ns(p->clk);
+	if (now < p->deadline) {
 		int64_t spin_start = now;
-		while ((now = pn_now()) < deadline)
+		while ((now = clock_ns(p->clk)) < p->deadline)
 			pn__arch_relax();
 		t->st.spun_ns += now - spin_start;
 	} else {
 		t->st.kernel_only++;
 	}
-done:
 	t->st.sleeps++;
-	if (now < deadline) /* cannot happen: the loop above; counted if it ever does */
+	if (now < p->deadline) /* cannot happen: the loop above; counted if it ever does */
 		t->st.early++;
-	if (now - deadline > precision)
+	if (now - p->deadline > p->precision)
 		t->st.late++;
 	return 0;
+}
+
+PN_API int pn_sleep_until(int64_t deadline, int64_t precision)
+{
+	if (precision < 0)
+		return -EINVAL;
+	struct pn__sleep_plan p;
+	pn__sleep_plan(&p, CLOCK_MONOTONIC, deadline, precision);
+	if (p.past)
+		return 0;
+	if (p.kernel) {
+		struct timespec ts = {p.target / PN_NSEC, p.target % PN_NSEC};
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+		pn__sleep_woke(&p);
+	}
+	return pn__sleep_finish(&p);
 }
 
 PN_API int pn_sleep_for(int64_t ns, int64_t precision)

@@ -93,8 +93,8 @@ exit_is 126 "^punctual run: $TMP/noexec: Permission denied$" run --slack 1 "$TMP
 exit_is 126 "^punctual run: $TMP: Permission denied$" run --slack 1 "$TMP"
 
 # bad input
-exit_is 2 "is required" run cat "$SELF"
-exit_is 2 "is required" run -- cat "$SELF"
+exit_is 2 "nothing to set" run cat "$SELF"
+exit_is 2 "nothing to set" run -- cat "$SELF"
 exit_is 2 "missing the command" run --slack 1
 exit_is 2 "missing the command" run --slack 1 --
 exit_is 2 "needs a value" run --slack
@@ -107,6 +107,6 @@ exit_is 2 "unknown option '-x'" run -x --slack 1 cat "$SELF"
 exit_is 2 "try 'punctual run --help'" run --nope
 
 ok run --help
-check "--help has usage" grep -q '^usage: punctual run --slack VALUE' "$OUT"
+check "--help has usage" grep -q '^usage: punctual run \[--slack VALUE\] \[--precise' "$OUT"
 
 finish

@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * preload.c: libpunctual-preload.so, which `punctual run --precise` puts in LD_PRELOAD
+ * so that an unmodified, dynamically linked program sleeps precisely: nanosleep,
+ * clock_nanosleep (CLOCK_MONOTONIC and CLOCK_REALTIME, relative and TIMER_ABSTIME),
+ * usleep, pthread_cond_timedwait and pthread_cond_clockwait (how the JDK's Thread.sleep
+ * waits) keep their POSIX contracts, but wake through pn_sleep_until's strategy: never
+ * early, late by at most PUNCTUAL_PRECISION.
+ *
+ * Inert unless PUNCTUAL_PRECISION is set (ns, or with a unit: 10us): every call then
+ * goes straight to the real function, found once with dlsym(RTLD_NEXT).
+ *
+ * Contracts kept: return values and errno; EINTR with the remaining time when a signal
+ * interrupts the kernel part (the sleep is not resumed, as the original would not be);
+ * TIMER_ABSTIME semantics, including REALTIME deadlines (the kernel part waits on the
+ * clock the caller named, the spin reads that clock); cond waits return with the mutex
+ * held and still wake on pthread_cond_signal while in the kernel part.
+ *
+ * Where they bend, documented in punctual(1):
+ *  - a signal that arrives during the final spin (at most the learned margin before the
+ *    deadline) runs its handler, and the sleep then completes and returns 0, as if the
+ *    signal had come just after it;
+ *  - during a cond wait's final spin the mutex is released and the thread is not
+ *    waiting on the cond: a pthread_cond_signal then wakes nobody, and the wait returns
+ *    ETIMEDOUT at its deadline, which POSIX permits for a signal that races the timeout
+ *    (callers re-check their predicate).
+ *
+ * Async-signal-safe where the originals are: no locks, no allocation, state per thread.
+ * A call made while the thread is already inside the shim (a signal handler, or the
+ * library's own kernel sleeps) goes to the real function.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <punctual/clock.h>
+#include "internal.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+typedef int (*nanosleep_fn)(const struct timespec *, struct timespec *);
+typedef int (*clock_nanosleep_fn)(clockid_t, int, const struct timespec *, struct timespec *);
+typedef int (*usleep_fn)(useconds_t);
+typedef int (*cond_timedwait_fn)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
+typedef int (*cond_clockwait_fn)(pthread_cond_t *, pthread_mutex_t *, clockid_t,
+                                 const struct timespec *);
+
+static nanosleep_fn real_nanosleep;
+static clock_nanosleep_fn real_clock_nanosleep;
+static usleep_fn real_usleep;
+static cond_timedwait_fn real_cond_timedwait;
+static cond_clockwait_fn real_cond_clockwait;
+static int64_t precision = -1; /* -1: inert */
+static __thread bool inside;
+static unsigned long handled; /* calls made precise, for tests: punctual_preload_handled */
+
+/* How many calls the shim has made precise in this process (tests read it with dlsym). */
+EXPORT unsigned long punctual_preload_handled(void);
+EXPORT unsigned long punctual_preload_handled(void)
+{
+	return __atomic_load_n(&handled, __ATOMIC_RELAXED);
+}
+
+/* PUNCTUAL_PRECISION: digits, optionally a fraction and a unit (ns, us, ms, s). */
+static int64_t parse_precision(const char *s)
+{
+	if (!s || !*s)
+		return -1;
+	int64_t ip = 0, frac = 0, scale = 1;
+	const char *p = s;
+	for (; *p >= '0' && *p <= '9'; p++)
+		if (__builtin_mul_overflow(ip, 10, &ip) ||
+		    __builtin_add_overflow(ip, *p - '0', &ip))
+			return -1;
+	if (p == s)
+		return -1;
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			if (scale < 1000000000) {
+				frac = frac * 10 + (*p - '0');
+				scale *= 10;
+			}
+	int64_t unit = 1;
+	if (*p == '\0' || (p[0] == 'n' && p[1] == 's' && !p[2]))
+		unit = 1;
+	else if (p[0] == 'u' && p[1] == 's' && !p[2])
+		unit = 1000;
+	else if (p[0] == 'm' && p[1] == 's' && !p[2])
+		unit = 1000000;
+	else if (p[0] == 's' && !p[1])
+		unit = 1000000000;
+	else
+		return -1;
+	int64_t v;
+	if (__builtin_mul_overflow(ip, unit, &v))
+		return -1;
+	return v + frac * unit / scale;
+}
+
+static void resolve(void)
+{
+	real_nanosleep = (nanosleep_fn)dlsym(RTLD_NEXT, "nanosleep");
+	real_clock_nanosleep = (clock_nanosleep_fn)dlsym(RTLD_NEXT, "clock_nanosleep");
+	real_usleep = (usleep_fn)dlsym(RTLD_NEXT, "usleep");
+	/* The unversioned name finds glibc's 2.2.5 compat cond functions on x86-64, which
+	 * take the old, smaller pthread_cond_t: ask for the current version. */
+	void *f = NULL;
+#ifdef __GLIBC__
+	f = dlvsym(RTLD_NEXT, "pthread_cond_timedwait", "GLIBC_2.3.2");
+#endif
+	real_cond_timedwait =
+	        (cond_timedwait_fn)(f ? f : dlsym(RTLD_NEXT, "pthread_cond_timedwait"));
+	real_cond_clockwait = (cond_clockwait_fn)dlsym(RTLD_NEXT, "pthread_cond_clockwait");
+}
+
+__attribute__((constructor)) static void preload_init(void)
+{
+	resolve();
+	precision = parse_precision(getenv("PUNCTUAL_PRECISION"));
+}
+
+static bool ts_valid(const struct timespec *ts)
+{
+	return ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < PN_NSEC;
+}
+
+static int64_t ts_ns(const struct timespec *ts)
+{
+	int64_t v;
+	if (__builtin_mul_overflow((int64_t)ts->tv_sec, PN_NSEC, &v) ||
+	    __builtin_add_overflow(v, ts->tv_nsec, &v))
+		return INT64_MAX;
+	return v;
+}
+
+static struct timespec ns_ts(int64_t ns)
+{
+	return (struct timespec){ns / PN_NSEC, ns % PN_NSEC};
+}
+
+static int kernel_sleep(clockid_t clk, int64_t target)
+{
+	struct timespec ts = ns_ts(target);
+	if (real_clock_nanosleep)
+		return real_clock_nanosleep(clk, TIMER_ABSTIME, &ts, NULL);
+	return syscall(SYS_clock_nanosleep, clk, TIMER_ABSTIME, &ts, NULL) < 0 ? errno : 0;
+}
+
+/* Sleeps until deadline on clk: 0, or EINTR when a signal cut the kernel part short. */
+static int precise_abs(clockid_t clk, int64_t deadline)
+{
+	struct pn__sleep_plan p;
+	inside = true;
+	__atomic_add_fetch(&handled, 1, __ATOMIC_RELAXED);
+	pn__sleep_plan(&p, clk, deadline, precision);
+	if (!p.past) {
+		if (p.kernel) {
+			int r = kernel_sleep(clk, p.target);
+			if (r != 0) {
+				inside = false;
+				return r;
+			}
+			pn__sleep_woke(&p);
+		}
+		pn__sleep_finish(&p);
+	}
+	inside = false;
+	return 0;
+}
+
+/* Sleeps ns on the monotonic clock (a relative sleep is a duration whatever the clock);
+ * on EINTR stores what remains in *rem, as the kernel does. */
+static int precise_rel(int64_t ns, struct timespec *rem)
+{
+	int64_t deadline;
+	if (__builtin_add_overflow(pn_now(), ns, &deadline))
+		deadline = INT64_MAX;
+	int r = precise_abs(CLOCK_MONOTONIC, deadline);
+	if (r == EINTR && rem) {
+		int64_t left = deadline - pn_now();
+		*rem = ns_ts(left > 0 ? left : 0);
+	}
+	return r;
+}
+
+/* glibc declares these arguments nonnull, so a plain NULL test may be compiled away; a
+ * NULL must still reach the real function, which reports it as the original would. */
+static inline bool null_arg(const void *p)
+{
+	__asm__("" : "+r"(p));
+	return p == NULL;
+}
+
+static bool active(void)
+{
+	return precision >= 0 && !inside;
+}
+
+EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
+{
+	if (!real_nanosleep)
+		resolve();
+	if (!active() || !req || !ts_valid(req))
+		return real_nanosleep(req, rem);
+	int r = precise_rel(ts_ns(req), rem);
+	if (r) {
+		errno = r;
+		return -1;
+	}
+	return 0;
+}
+
+EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req,
+                           struct timespec *rem)
+{
+	if (!real_clock_nanosleep)
+		resolve();
+	if (!active() || !req || !ts_valid(req) || (flags & ~TIMER_ABSTIME) ||
+	    (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME))
+		return real_clock_nanosleep(clk, flags, req, rem);
+	if (flags & TIMER_ABSTIME)
+		return precise_abs(clk, ts_ns(req));
+	return precise_rel(ts_ns(req), rem);
+}
+
+EXPORT int usleep(useconds_t us)
+{
+	if (!real_usleep)
+		resolve();
+	if (!active())
+		return real_usleep(us);
+	int r = precise_rel((int64_t)us * 1000, NULL);
+	if (r) {
+		errno = r;
+		return -1;
+	}
+	return 0;
+}
+
+/* The clock a cond waits on: glibc keeps it in bit 1 of __wrefs (the layout is part of
+ * its ABI, fixed since 2.25: static initializers depend on it). */
+static clockid_t cond_clock(const pthread_cond_t *c)
+{
+#ifdef __GLIBC__
+	return (__atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED) & 2) ? CLOCK_MONOTONIC
+	                                                                   : CLOCK_REALTIME;
+#else
+	(void)c;
+	return CLOCK_REALTIME;
+#endif
+}
+
+static int real_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk, int64_t target)
+{
+	struct timespec ts = ns_ts(target);
+	if (real_cond_clockwait)
+		return real_cond_clockwait(c, m, clk, &ts);
+	return real_cond_timedwait(c, m, &ts); /* clk is the cond's own here */
+}
+
+static int precise_cond(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
+                        const struct timespec *abstime)
+{
+	struct pn__sleep_plan p;
+	inside = true;
+	__atomic_add_fetch(&handled, 1, __ATOMIC_RELAXED);
+	pn__sleep_plan(&p, clk, ts_ns(abstime), precision);
+	if (p.past) {
+		inside = false;
+		return real_wait(c, m, clk, ts_ns(abstime));
+	}
+	if (p.kernel) {
+		int r = real_wait(c, m, clk, p.target);
+		if (r != ETIMEDOUT) { /* signalled (0), or an error: as the original */
+			inside = false;
+			return r;
+		}
+		pn__sleep_woke(&p);
+	}
+	if (p.now < p.deadline) {
+		pthread_mutex_unlock(m);
+		pn__sleep_finish(&p);
+		pthread_mutex_lock(m);
+	} else {
+		pn__sleep_finish(&p);
+	}
+	inside = false;
+	return ETIMEDOUT;
+}
+
+EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+                                  const struct timespec *abstime)
+{
+	if (!real_cond_timedwait)
+		resolve();
+	if (!active() || null_arg(c) || null_arg(m) || null_arg(abstime) || !ts_valid(abstime))
+		return real_cond_timedwait(c, m, abstime);
+	return precise_cond(c, m, cond_clock(c), abstime);
+}
+
+EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
+                                  const struct timespec *abstime)
+{
+	if (!real_cond_clockwait)
+		resolve();
+	if (!real_cond_clockwait)
+		return EINVAL;
+	if (!active() || null_arg(c) || null_arg(m) || null_arg(abstime) || !ts_valid(abstime) ||
+	    (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME))
+		return real_cond_clockwait(c, m, clk, abstime);
+	return precise_cond(c, m, clk, abstime);
+}
