@@ -107,14 +107,17 @@ static void resolve(void)
 	real_nanosleep = (nanosleep_fn)dlsym(RTLD_NEXT, "nanosleep");
 	real_clock_nanosleep = (clock_nanosleep_fn)dlsym(RTLD_NEXT, "clock_nanosleep");
 	real_usleep = (usleep_fn)dlsym(RTLD_NEXT, "usleep");
-	/* The unversioned name finds glibc's 2.2.5 compat cond functions on x86-64, which
-	 * take the old, smaller pthread_cond_t: ask for the current version. */
-	void *f = NULL;
+	/* The unversioned name can find glibc's 2.2.5 compat cond function on x86-64, which
+	 * takes the old, smaller pthread_cond_t: then ask for the current version. But an
+	 * interposer between us and libc (a sanitizer runtime) must stay in the chain. */
+	void *f = dlsym(RTLD_NEXT, "pthread_cond_timedwait");
 #ifdef __GLIBC__
-	f = dlvsym(RTLD_NEXT, "pthread_cond_timedwait", "GLIBC_2.3.2");
+	void *compat = dlvsym(RTLD_NEXT, "pthread_cond_timedwait", "GLIBC_2.2.5");
+	void *current = dlvsym(RTLD_NEXT, "pthread_cond_timedwait", "GLIBC_2.3.2");
+	if ((!f || f == compat) && current)
+		f = current;
 #endif
-	real_cond_timedwait =
-	        (cond_timedwait_fn)(f ? f : dlsym(RTLD_NEXT, "pthread_cond_timedwait"));
+	real_cond_timedwait = (cond_timedwait_fn)f;
 	real_cond_clockwait = (cond_clockwait_fn)dlsym(RTLD_NEXT, "pthread_cond_clockwait");
 }
 
