@@ -21,6 +21,7 @@
 #include <punctual/clock.h>
 #include <punctual/hist.h>
 #include <punctual/slack.h>
+#include "measure/matrix.h"
 #include "measure/sleeps.h"
 #include "tool.h"
 
@@ -242,88 +243,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	}
 }
 
-/* ---- the matrix ---------------------------------------------------------------------- */
-
-struct matrix {
-	struct opts *o;
-	int nm; /* mechanisms */
-	const struct sleep_mech **m;
-	const char **unsupported; /* per mechanism: NULL or why */
-	struct sleep_cell *cells; /* [interval][slack][mech] */
-	int64_t elapsed;
-	int64_t original_slack;
-};
-
-static struct sleep_cell *cell_at(struct matrix *x, int i, int s, int m)
-{
-	return &x->cells[((size_t)i * (size_t)x->o->nslacks + (size_t)s) * (size_t)x->nm +
-	                 (size_t)m];
-}
-
-static void apply_slack(int64_t *current, int64_t want)
-{
-	if (*current == want)
-		return;
-	int r = pn_slack_set(want);
-	if (r < 0)
-		die(1, "cannot set timer slack %lld ns: %s", (long long)want, pn_strerror(r));
-	*current = want;
-}
-
-static void measure_matrix(struct matrix *x, struct sleep_ctx *ctx)
-{
-	struct opts *o = x->o;
-	int64_t start = pn_now(), slack = pn_slack_get();
-	for (int i = 0; i < o->nintervals; i++) {
-		int64_t now = pn_now();
-		int64_t budget = (start + o->duration - now) / (o->nintervals - i);
-		int64_t group_end = now + (budget > 0 ? budget : 0);
-		for (long round = 0;; round++) {
-			bool more = false;
-			for (int s = 0; s < o->nslacks; s++) {
-				apply_slack(&slack, o->slacks[s]);
-				for (int m = 0; m < x->nm; m++) {
-					struct sleep_cell *cell = cell_at(x, i, s, m);
-					if (x->unsupported[m] ||
-					    pn_hist_count(&cell->duration) >=
-					            (uint64_t)o->samples ||
-					    cell->errors)
-						continue;
-					int r = sleep_sample(ctx, x->m[m], o->intervals[i], cell);
-					if (x->m[m]->own_slack)
-						slack = -1; /* it chose its own: set ours again */
-					if (r < 0)
-						die(1, "%s failed: %s", x->m[m]->id,
-						    pn_strerror(r));
-					more = true;
-				}
-			}
-			if ((round & 63) == 0) {
-				char b[32];
-				progress("sleep: interval %s (%d of %d), round %ld, %.0f s left",
-				         fmt_ns(b, sizeof(b), (double)o->intervals[i]), i + 1,
-				         o->nintervals, round + 1,
-				         (double)(start + o->duration - pn_now()) / 1e9);
-			}
-			if (!more || pn_now() >= group_end)
-				break;
-		}
-	}
-	apply_slack(&slack, x->original_slack);
-	x->elapsed = pn_now() - start;
-	progress_done();
-}
-
 /* ---- rendering ----------------------------------------------------------------------- */
-
-static uint64_t total_early(struct matrix *x)
-{
-	uint64_t e = 0;
-	size_t n = (size_t)x->o->nintervals * (size_t)x->o->nslacks * (size_t)x->nm;
-	for (size_t k = 0; k < n; k++)
-		e += x->cells[k].early;
-	return e;
-}
 
 static void json_hist(struct json *j, const char *key, const struct pn_hist *h)
 {
@@ -369,9 +289,8 @@ static const char *policy_name(const struct opts *o)
 	return o->fifo ? "SCHED_FIFO" : "SCHED_OTHER";
 }
 
-static void render_json(struct matrix *x)
+static void render_json(struct sleep_matrix *x, const struct opts *o)
 {
-	struct opts *o = x->o;
 	struct json j;
 	json_begin(&j, out);
 	json_obj(&j, NULL);
@@ -395,7 +314,7 @@ static void render_json(struct matrix *x)
 	for (int i = 0; i < o->nintervals; i++)
 		json_int(&j, NULL, o->intervals[i]);
 	json_arr_end(&j);
-	json_uint(&j, "early_total", total_early(x));
+	json_uint(&j, "early_total", sleep_matrix_early(x));
 	json_arr(&j, "mechanisms");
 	for (int m = 0; m < x->nm; m++) {
 		json_obj(&j, NULL);
@@ -413,7 +332,7 @@ static void render_json(struct matrix *x)
 	for (int i = 0; i < o->nintervals; i++)
 		for (int s = 0; s < o->nslacks; s++)
 			for (int m = 0; m < x->nm; m++) {
-				struct sleep_cell *c = cell_at(x, i, s, m);
+				struct sleep_cell *c = sleep_matrix_cell(x, i, s, m);
 				json_obj(&j, NULL);
 				json_str(&j, "mechanism", x->m[m]->id);
 				json_int(&j, "slack_ns", o->slacks[s]);
@@ -434,16 +353,15 @@ static void render_json(struct matrix *x)
 	json_end(&j);
 }
 
-static void render_csv(struct matrix *x)
+static void render_csv(struct sleep_matrix *x, const struct opts *o)
 {
-	struct opts *o = x->o;
 	fprintf(out, "mechanism,slack_ns,interval_ns,supported,samples,early,interrupted,"
 	             "duration_p50_ns,duration_p99_ns,duration_max_ns,overshoot_p50_ns,"
 	             "overshoot_p99_ns,overshoot_max_ns\n");
 	for (int i = 0; i < o->nintervals; i++)
 		for (int s = 0; s < o->nslacks; s++)
 			for (int m = 0; m < x->nm; m++) {
-				struct sleep_cell *c = cell_at(x, i, s, m);
+				struct sleep_cell *c = sleep_matrix_cell(x, i, s, m);
 				const struct pn_hist *d = &c->duration, *v = &c->overshoot;
 				fprintf(out,
 				        "%s,%lld,%lld,%d,%llu,%llu,%llu,%lld,%lld,%lld,%lld,%lld,%"
@@ -467,9 +385,8 @@ static const char *gran_name(int64_t g)
 	return g == 0 ? "-" : g == 1 ? "ns" : g == 1000 ? "us" : g == 1000000 ? "ms" : "?";
 }
 
-static void render_text(struct matrix *x)
+static void render_text(struct sleep_matrix *x, const struct opts *o)
 {
-	struct opts *o = x->o;
 	char b[32];
 	fprintf(out, "punctual sleep: how late each mechanism wakes (overshoot past the deadline, "
 	             "in us)\n");
@@ -497,7 +414,7 @@ static void render_text(struct matrix *x)
 				continue;
 			}
 			for (int s = 0; s < o->nslacks; s++) {
-				struct sleep_cell *c = cell_at(x, i, s, m);
+				struct sleep_cell *c = sleep_matrix_cell(x, i, s, m);
 				const struct pn_hist *h =
 				        x->m[m]->baseline ? &c->duration : &c->overshoot;
 				char early[16];
@@ -515,7 +432,7 @@ static void render_text(struct matrix *x)
 			fputc('\n', out);
 		}
 	}
-	uint64_t early = total_early(x);
+	uint64_t early = sleep_matrix_early(x);
 	fprintf(out, "\nearly returns: %llu%s\n", (unsigned long long)early,
 	        early ? "  <-- a sleep returned before its deadline: a kernel or libc bug" : "");
 	fprintf(out, "unit: the granularity of the mechanism's timeout, rounded up; syscall is a "
@@ -523,6 +440,16 @@ static void render_text(struct matrix *x)
 }
 
 /* ---- --periodic ---------------------------------------------------------------------- */
+
+static void apply_slack(int64_t *current, int64_t want)
+{
+	if (*current == want)
+		return;
+	int r = pn_slack_set(want);
+	if (r < 0)
+		die(1, "cannot set timer slack %lld ns: %s", (long long)want, pn_strerror(r));
+	*current = want;
+}
 
 static int periodic(struct opts *o)
 {
@@ -661,36 +588,31 @@ int cmd_sleep(int argc, char **argv)
 		o.mechs[o.nmechs++] = sleep_mech_precise(50000, "50us");
 	}
 
-	struct matrix x = {.o = &o, .nm = o.nmechs, .m = o.mechs, .original_slack = pn_slack_get()};
-	size_t ncells = (size_t)o.nintervals * (size_t)o.nslacks * (size_t)x.nm;
-	x.cells = malloc(ncells * sizeof(*x.cells));
-	x.unsupported = calloc((size_t)x.nm, sizeof(*x.unsupported));
-	struct sleep_ctx *ctx = sleep_ctx_new();
-	if (!x.cells || !x.unsupported || !ctx)
+	struct sleep_matrix x = {.intervals = o.intervals,
+	                         .nintervals = o.nintervals,
+	                         .slacks = o.slacks,
+	                         .nslacks = o.nslacks,
+	                         .m = o.mechs,
+	                         .nm = o.nmechs,
+	                         .samples = o.samples,
+	                         .duration = o.duration};
+	int r = sleep_matrix_run(&x);
+	if (r == -ENOMEM)
 		die(1, "out of memory");
-	for (size_t k = 0; k < ncells; k++)
-		sleep_cell_init(&x.cells[k]);
-	for (int m = 0; m < x.nm; m++) {
-		const char *why = NULL;
-		if (sleep_ctx_prepare(ctx, x.m[m], &why) < 0)
-			x.unsupported[m] = why ? why : "unsupported";
-	}
-	measure_matrix(&x, ctx);
-
+	if (r < 0)
+		die(1, "%s failed: %s", x.failed ? x.failed->id : "a mechanism", pn_strerror(r));
 	out_open();
 	if (o.json)
-		render_json(&x);
+		render_json(&x, &o);
 	else if (o.csv)
-		render_csv(&x);
+		render_csv(&x, &o);
 	else
-		render_text(&x);
+		render_text(&x, &o);
 	out_commit();
-	uint64_t early = total_early(&x);
+	uint64_t early = sleep_matrix_early(&x);
 	if (early)
 		fprintf(stderr, "punctual sleep: WARNING: %llu early returns\n",
 		        (unsigned long long)early);
-	sleep_ctx_free(ctx);
-	free(x.cells);
-	free(x.unsupported);
+	sleep_matrix_free(&x);
 	return 0;
 }

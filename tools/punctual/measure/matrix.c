@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * measure/matrix.c: runs the sleep mechanisms over intervals and timer slack values, for
+ * `punctual sleep` and `punctual probe`. Measuring never prints (but the progress line).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include <punctual/clock.h>
+#include <punctual/slack.h>
+#include "measure/matrix.h"
+#include "tool.h"
+
+struct sleep_cell *sleep_matrix_cell(const struct sleep_matrix *x, int i, int s, int m)
+{
+	return &x->cells[((size_t)i * (size_t)x->nslacks + (size_t)s) * (size_t)x->nm + (size_t)m];
+}
+
+uint64_t sleep_matrix_early(const struct sleep_matrix *x)
+{
+	uint64_t e = 0;
+	size_t n = (size_t)x->nintervals * (size_t)x->nslacks * (size_t)x->nm;
+	for (size_t k = 0; k < n; k++)
+		e += x->cells[k].early;
+	return e;
+}
+
+static int apply_slack(int64_t *current, int64_t want)
+{
+	if (*current == want)
+		return 0;
+	int r = pn_slack_set(want);
+	if (r == 0)
+		*current = want;
+	return r;
+}
+
+static int measure(struct sleep_matrix *x)
+{
+	int64_t start = pn_now(), slack = pn_slack_get();
+	int r = 0;
+	for (int i = 0; i < x->nintervals && r == 0; i++) {
+		int64_t now = pn_now();
+		int64_t budget = (start + x->duration - now) / (x->nintervals - i);
+		int64_t group_end = now + (budget > 0 ? budget : 0);
+		for (long round = 0; r == 0; round++) {
+			bool more = false;
+			for (int s = 0; s < x->nslacks && r == 0; s++) {
+				if ((r = apply_slack(&slack, x->slacks[s])) < 0)
+					break;
+				for (int m = 0; m < x->nm; m++) {
+					struct sleep_cell *cell = sleep_matrix_cell(x, i, s, m);
+					if (x->unsupported[m] ||
+					    pn_hist_count(&cell->duration) >= (uint64_t)x->samples)
+						continue;
+					r = sleep_sample(x->ctx, x->m[m], x->intervals[i], cell);
+					if (x->m[m]->own_slack)
+						slack = -1; /* it chose its own: set ours again */
+					if (r < 0) {
+						x->failed = x->m[m];
+						break;
+					}
+					more = true;
+				}
+			}
+			if ((round & 63) == 0) {
+				char b[32];
+				progress("sleep: interval %s (%d of %d), round %ld, %.0f s left",
+				         fmt_ns(b, sizeof(b), (double)x->intervals[i]), i + 1,
+				         x->nintervals, round + 1,
+				         (double)(start + x->duration - pn_now()) / 1e9);
+			}
+			if (!more || pn_now() >= group_end)
+				break;
+		}
+	}
+	apply_slack(&slack, x->original_slack);
+	x->elapsed = pn_now() - start;
+	progress_done();
+	return r;
+}
+
+int sleep_matrix_run(struct sleep_matrix *x)
+{
+	size_t ncells = (size_t)x->nintervals * (size_t)x->nslacks * (size_t)x->nm;
+	x->original_slack = pn_slack_get();
+	x->cells = malloc(ncells * sizeof(*x->cells));
+	x->unsupported = calloc((size_t)x->nm, sizeof(*x->unsupported));
+	x->ctx = sleep_ctx_new();
+	if (!x->cells || !x->unsupported || !x->ctx)
+		return -ENOMEM;
+	for (size_t k = 0; k < ncells; k++)
+		sleep_cell_init(&x->cells[k]);
+	for (int m = 0; m < x->nm; m++) {
+		const char *why = NULL;
+		if (sleep_ctx_prepare(x->ctx, x->m[m], &why) < 0)
+			x->unsupported[m] = why ? why : "unsupported";
+	}
+	return measure(x);
+}
+
+void sleep_matrix_free(struct sleep_matrix *x)
+{
+	sleep_ctx_free(x->ctx);
+	free(x->cells);
+	free(x->unsupported);
+	x->ctx = NULL;
+	x->cells = NULL;
+	x->unsupported = NULL;
+}
