@@ -3,10 +3,10 @@
 # The build itself is CMake (CMakePresets.json); this file only sequences it.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PREFIX ?= /usr/local
-RUN_ARGS ?= clock
+RUN_ARGS ?= probe
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all run test test-asan test-tsan bench install bootstrap release debug format clean
+.PHONY: all run test test-asan test-tsan bench fuzz install bootstrap release debug format clean
 
 all: release
 
@@ -21,7 +21,7 @@ debug: bootstrap
 	@cmake --preset debug >/dev/null
 	@cmake --build --preset debug -j $(JOBS)
 
-# The main job: for now the clock-cost table.
+# The main job: the timing report.
 run: release
 	@./build/release/punctual $(RUN_ARGS)
 
@@ -41,6 +41,11 @@ test-tsan: bootstrap
 # Benchmarks against their peers, side by side in one run; writes docs/BENCHMARKS.md.
 bench: release
 	@./bench/run.sh build/release docs/BENCHMARKS.md
+
+# libFuzzer harnesses (fuzz/), each for FUZZ_SECONDS (default 60); built with clang.
+FUZZ_SECONDS ?= 60
+fuzz: bootstrap
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) ./fuzz/run.sh
 
 install: release
 	@cmake --install build/release --prefix $(PREFIX)

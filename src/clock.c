@@ -334,4 +334,7 @@ __attribute__((constructor)) static void clock_init(void)
 		coarse_res = pn__ts_ns(&ts);
 	if (PN_ARCH_CYCLES_SOURCE != PN_CYCLES_CLOCK)
 		anchor0 = take_anchor();
+	/* Decided now, not at the first pn_cycles(): the decision reads sysfs (tens of us),
+	 * which would land between a caller's first two timestamps. */
+	decide_source();
 }

@@ -7,4 +7,6 @@
 #include <punctual/hist.h>
 #include <punctual/slack.h>
 #include <punctual/sleep.h>
+#include <punctual/cpus.h>
+#include <punctual/wheel.h>
 #endif

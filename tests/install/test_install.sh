@@ -21,9 +21,10 @@ LIB=$(dirname "$(find "$P" -name 'libpunctual.so' | head -n 1)")
 for f in "$LIB/libpunctual.a" "$LIB/pkgconfig/punctual.pc" \
 	"$LIB/cmake/punctual/punctualConfig.cmake" "$LIB/cmake/punctual/punctualConfigVersion.cmake" \
 	"$P/include/punctual/punctual.h" "$P/include/punctual/clock.h" "$P/include/punctual/hist.h" \
-	"$P/include/punctual/version.h" "$P/bin/punctual"; do
+	"$P/include/punctual/version.h" "$P/include/punctual/cpus.h" "$P/bin/punctual"; do
 	[ -e "$f" ] || fail "not installed: $f"
 done
+[ -e "$P/include/punctual/wheel.h" ] || fail "not installed: $P/include/punctual/wheel.h"
 if command -v scdoc >/dev/null; then
 	[ -s "$P/share/man/man1/punctual.1" ] || fail "punctual.1 not installed"
 	[ -s "$P/share/man/man3/libpunctual.3" ] || fail "libpunctual.3 not installed"
@@ -48,6 +49,21 @@ PKG_CONFIG_PATH=$LIB/pkgconfig
 export PKG_CONFIG_PATH
 "$CC" -o "$WORK/pc" "$SRC/tests/install/consumer/main.c" $(pkg-config --cflags --libs punctual)
 LD_LIBRARY_PATH=$LIB "$WORK/pc" || fail "pkg-config consumer failed"
+
+# the README's library example, as a user would paste it
+awk '/<!-- example:begin -->/{on=1; next} /<!-- example:end -->/{on=0} on' "$SRC/README.md" |
+	sed '/^```/d' >"$WORK/example.c"
+[ -s "$WORK/example.c" ] || fail "no library example in README.md"
+"$CC" -o "$WORK/example" "$WORK/example.c" $(pkg-config --cflags --libs punctual)
+LD_LIBRARY_PATH=$LIB "$WORK/example" >"$WORK/example.out" || fail "README example failed"
+[ -s "$WORK/example.out" ] || fail "README example printed nothing"
+
+# the preload shim, the probe's JSON schema and the bash completion are installed
+[ -e "$LIB/libpunctual-preload.so" ] || fail "libpunctual-preload.so not installed"
+[ -s "$P/share/punctual/probe.schema.json" ] || fail "probe.schema.json not installed"
+[ -s "$P/share/bash-completion/completions/punctual" ] || fail "bash completion not installed"
+PUNCTUAL_PRELOAD= "$P/bin/punctual" run --precise -- sh -c 'echo "$LD_PRELOAD"' |
+	grep -q "libpunctual-preload.so" || fail "installed punctual run --precise"
 
 # the installed tool runs
 "$P/bin/punctual" --version | grep -q '^punctual ' || fail "installed tool"

@@ -58,8 +58,9 @@ static void run_check(const struct run_settings *s)
 		usage_error("nothing to set: give --slack VALUE or --precise");
 }
 
-/* The shim: $PUNCTUAL_PRELOAD, else beside this binary (a build tree), else where
- * `make install` put it. */
+/* The shim: $PUNCTUAL_PRELOAD, else beside this binary (a build tree), else in the lib
+ * directory next to its bin directory, else where `make install` was configured to put
+ * it. */
 static const char *preload_path(void)
 {
 	static char p[PATH_MAX];
@@ -71,7 +72,10 @@ static const char *preload_path(void)
 		p[n] = '\0';
 		char *slash = strrchr(p, '/');
 		if (slash) {
-			strcpy(slash + 1, "libpunctual-preload.so");
+			strcpy(slash + 1, "libpunctual-preload.so"); /* a build tree */
+			if (access(p, R_OK) == 0)
+				return p;
+			strcpy(slash + 1, PN_BIN_TO_LIB "/libpunctual-preload.so"); /* installed */
 			if (access(p, R_OK) == 0)
 				return p;
 		}
@@ -112,28 +116,19 @@ static const char *preload_blocked(const char *file)
 	int fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
+	/* An executable without PT_INTERP has no loader to preload with: static, or
+	 * static-pie (which has PT_DYNAMIC for relocating itself, but no PT_INTERP). */
 	Elf64_Ehdr eh;
 	const char *why = NULL;
 	if (read(fd, &eh, sizeof(eh)) == sizeof(eh) && memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
-	    eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_type == ET_EXEC) {
+	    eh.e_ident[EI_CLASS] == ELFCLASS64 && (eh.e_type == ET_EXEC || eh.e_type == ET_DYN)) {
 		why = "is statically linked: there is no dynamic loader to preload with";
-		for (int i = 0; i < eh.e_phnum; i++) {
+		for (int i = 0; i < eh.e_phnum && why; i++) {
 			Elf64_Phdr ph;
 			if (pread(fd, &ph, sizeof(ph),
 			          (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) != sizeof(ph))
 				break;
 			if (ph.p_type == PT_INTERP)
-				why = NULL;
-		}
-	} else if (memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 && eh.e_type == ET_DYN) {
-		/* a static-pie has no PT_INTERP either */
-		why = "is statically linked: there is no dynamic loader to preload with";
-		for (int i = 0; i < eh.e_phnum; i++) {
-			Elf64_Phdr ph;
-			if (pread(fd, &ph, sizeof(ph),
-			          (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) != sizeof(ph))
-				break;
-			if (ph.p_type == PT_INTERP || ph.p_type == PT_DYNAMIC)
 				why = NULL;
 		}
 	}

@@ -245,30 +245,6 @@ static void parse(int argc, char **argv, struct opts *o)
 
 /* ---- rendering ----------------------------------------------------------------------- */
 
-static void json_hist(struct json *j, const char *key, const struct pn_hist *h)
-{
-	json_obj(j, key);
-	json_uint(j, "count", pn_hist_count(h));
-	json_int(j, "min", pn_hist_min(h));
-	json_int(j, "p50", pn_hist_percentile(h, 50));
-	json_int(j, "p99", pn_hist_percentile(h, 99));
-	json_int(j, "p999", pn_hist_percentile(h, 99.9));
-	json_int(j, "max", pn_hist_max(h));
-	json_num(j, "mean", pn_hist_mean(h));
-	/* non-empty buckets: [lo, hi, count], values lo..hi inclusive */
-	json_arr(j, "histogram");
-	struct pn_hist_bucket b;
-	for (int i = pn_hist_next(h, 0, &b); i >= 0; i = pn_hist_next(h, i + 1, &b)) {
-		json_arr(j, NULL);
-		json_int(j, NULL, b.lo);
-		json_int(j, NULL, b.hi);
-		json_uint(j, NULL, b.count);
-		json_arr_end(j);
-	}
-	json_arr_end(j);
-	json_obj_end(j);
-}
-
 static void json_header(struct json *j, const char *command)
 {
 	struct sysinfo si;
@@ -344,8 +320,8 @@ static void render_json(struct sleep_matrix *x, const struct opts *o)
 				else
 					json_uint(&j, "early", c->early);
 				json_uint(&j, "interrupted", c->interrupted);
-				json_hist(&j, "duration_ns", &c->duration);
-				json_hist(&j, "overshoot_ns", &c->overshoot);
+				json_hist(&j, "duration_ns", &c->duration, true);
+				json_hist(&j, "overshoot_ns", &c->overshoot, true);
 				json_obj_end(&j);
 			}
 	json_arr_end(&j);
@@ -504,7 +480,7 @@ static int periodic(struct opts *o)
 		json_uint(&j, "missed_periods", missed);
 		json_int(&j, "dma_latency_us", o->dma_latency);
 		json_uint(&j, "early", early);
-		json_hist(&j, "latency_ns", h);
+		json_hist(&j, "latency_ns", h, true);
 		json_obj_end(&j);
 		json_end(&j);
 	} else {

@@ -15,10 +15,13 @@ struct subcmd {
 };
 
 static const struct subcmd subcmds[] = {
+        {"probe", cmd_probe, "the timing report for this host or container (the default)"},
         {"clock", cmd_clock, "what every clock source costs on this machine"},
         {"sleep", cmd_sleep, "how late every sleep mechanism wakes, per timer slack"},
         {"slack", cmd_slack, "show or set the timer slack of a process or its threads"},
-        {"run", cmd_run, "run a command with a timer slack"},
+        {"run", cmd_run, "run a command with a timer slack or precise sleeps"},
+        {"cpus", cmd_cpus, "how many CPUs this process may use (affinity, cgroups), and why"},
+        {"timers", cmd_timers, "how few wakeups a timer wheel with precision windows takes"},
 };
 
 #define N_SUBCMDS (sizeof(subcmds) / sizeof(subcmds[0]))
@@ -29,14 +32,14 @@ static void help(FILE *f)
 	           "Measure and control time on Linux.\n\ncommands:\n");
 	for (size_t i = 0; i < N_SUBCMDS; i++)
 		fprintf(f, "  %-10s %s\n", subcmds[i].name, subcmds[i].summary);
-	fprintf(f, "\nWith no command, punctual runs 'punctual clock'.\n"
+	fprintf(f, "\nWith no command, punctual runs 'punctual probe'.\n"
 	           "'punctual COMMAND --help' describes a command; man punctual has them all.\n");
 }
 
 int main(int argc, char **argv)
 {
 	if (argc < 2)
-		return cmd_clock(1, (char *[]){"clock", NULL});
+		return cmd_probe(1, (char *[]){"probe", NULL});
 	const char *a = argv[1];
 	if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0 || strcmp(a, "help") == 0) {
 		help(stdout);

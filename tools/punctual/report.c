@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <punctual/hist.h>
 #include "tool.h"
 
 FILE *out;
@@ -158,4 +159,30 @@ void json_null(struct json *j, const char *key)
 {
 	sep(j, key);
 	fputs("null", j->f);
+}
+
+void json_hist(struct json *j, const char *key, const struct pn_hist *h, bool buckets)
+{
+	json_obj(j, key);
+	json_uint(j, "count", pn_hist_count(h));
+	json_int(j, "min", pn_hist_min(h));
+	json_int(j, "p50", pn_hist_percentile(h, 50));
+	json_int(j, "p99", pn_hist_percentile(h, 99));
+	json_int(j, "p999", pn_hist_percentile(h, 99.9));
+	json_int(j, "max", pn_hist_max(h));
+	if (buckets) {
+		json_num(j, "mean", pn_hist_mean(h));
+		/* non-empty buckets: [lo, hi, count], values lo..hi inclusive */
+		json_arr(j, "histogram");
+		struct pn_hist_bucket b;
+		for (int i = pn_hist_next(h, 0, &b); i >= 0; i = pn_hist_next(h, i + 1, &b)) {
+			json_arr(j, NULL);
+			json_int(j, NULL, b.lo);
+			json_int(j, NULL, b.hi);
+			json_uint(j, NULL, b.count);
+			json_arr_end(j);
+		}
+		json_arr_end(j);
+	}
+	json_obj_end(j);
 }

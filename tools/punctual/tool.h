@@ -71,6 +71,10 @@ void json_uint(struct json *j, const char *key, uint64_t v);
 void json_num(struct json *j, const char *key, double v);
 void json_bool(struct json *j, const char *key, bool v);
 void json_null(struct json *j, const char *key);
+/* A histogram as {count, min, p50, p99, p999, max}; with buckets also its mean and the
+ * non-empty buckets as [lo, hi, count]. */
+struct pn_hist;
+void json_hist(struct json *j, const char *key, const struct pn_hist *h, bool buckets);
 
 /* ---- progress (progress.c): a single line on stderr, only when it is a terminal ---- */
 void progress(const char *fmt, ...) PN_FMT(1, 2);
@@ -91,9 +95,12 @@ int read_sysfs_line(const char *path, char *buf, size_t n);
 int write_sysfs(const char *path, const char *val);
 
 /* ---- subcommands ---- */
+int cmd_probe(int argc, char **argv);
 int cmd_clock(int argc, char **argv);
 int cmd_slack(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_sleep(int argc, char **argv);
+int cmd_cpus(int argc, char **argv);
+int cmd_timers(int argc, char **argv);
 
 #endif

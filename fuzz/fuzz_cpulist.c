@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz_cpulist.c: libFuzzer harness for pn__cpulist_count (kernel cpu lists such as
+ * "0-3,8-11" from /sys/devices/system/cpu/online or an affinity list). Any bytes: no
+ * crash, and the result is -EIO or a count in [0, PN_CPU_COUNT_MAX].
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgroup.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	char *text = malloc(size + 1);
+	if (!text)
+		return 0;
+	memcpy(text, data, size);
+	text[size] = '\0';
+	int n = pn__cpulist_count(text);
+	if (n != -EIO && (n < 0 || n > PN_CPU_COUNT_MAX))
+		abort();
+	free(text);
+	return 0;
+}

@@ -1,0 +1,844 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wheel.c: a hierarchical timer wheel with coalescing precision windows.
+ *
+ * Geometry. A deadline becomes a 64-bit unsigned key (the int64_t with its sign bit
+ * flipped, so that keys sort as instants do and every int64_t is a valid deadline). The
+ * key is split into 6-bit digits; level L has 64 slots indexed by digit L, and each
+ * level is 64x coarser than the one below (wahern/timeout's layout at 1 ns resolution):
+ *
+ *   level  slot width    level span   (span = what the 64 slots cover)
+ *     0      1 ns          64 ns
+ *     1     64 ns         4.1 us
+ *     2    4.1 us         262 us
+ *     3    262 us        16.8 ms
+ *     4   16.8 ms         1.07 s
+ *     5    1.07 s         68.7 s
+ *     6    68.7 s        73.3 min
+ *     7   73.3 min       78.2 h
+ *     8   78.2 h          209 days
+ *     9    209 days      36.6 years
+ *    10   36.6 years      585 years (16 slots: the top 4 bits)
+ *
+ * A pending timer with key k > cur (the last expiry time) sits at the level of the
+ * highest digit where k and cur differ, in the slot of k's digit there. Keys <= cur sit
+ * in the due list. That placement stays true as cur advances until the slot's range is
+ * reached: pn_wheel_expire then moves the passed slots' timers down (cascades them),
+ * which fires the due ones and re-files the others at a finer level. Unlike Linux's
+ * wheel (kernel/time/timer.c, no cascading, up to 12.5% implicit slack) this wheel is
+ * exact: a timer carries its own precision and must never fire early, so its slot only
+ * decides when it is looked at, never when it fires. Each timer cascades at most once
+ * per level; add and cancel are O(1) (a list link, a bit in a 64-bit bitmap).
+ *
+ * Coalescing rule (the greedy one, which is optimal for a known set of windows
+ * [d, d + p]: sort by right end, wake at the smallest, fire every window already open,
+ * repeat): pn_wheel_next is min(d + p) over pending timers, and pn_wheel_expire(now)
+ * fires every timer with d <= now. Waking at that instant fires each due timer inside
+ * its window, because none has a right end below it. Min(d + p) is exact: every slot
+ * keeps the minimum right end of its list (recomputed lazily after the minimum leaves),
+ * and the search walks non-empty slots in key order, stopping at the first whose range
+ * starts at or after the best right end found (a later timer's d + p >= d >= that).
+ *
+ * A loop that sleeps with a precision of its own (pn_wheel_run, pn_wheel_timerfd) aims
+ * at the start of the coalesced window, the latest deadline among the timers due by the
+ * wakeup (pn_wheel_window): waking anywhere in between fires the same timers, so the
+ * sleep's own lateness is absorbed instead of pushing timers past their windows.
+ *
+ * Order: equal deadlines fire in insertion order. Cascading mixes deadlines, so expiry
+ * sorts the due list by (deadline, seq) before it fires: runs of 128 timers as arrays of
+ * (deadline, seq, link) on the stack, then a merge over the links (no allocation).
+ * Timers with equal keys always share one list, so appends keep them in insertion order
+ * and the seq tie-break only guards it. Timers being fired sit in a firing list, so a
+ * callback can cancel or re-arm one that has not fired yet; timers added by callbacks
+ * with deadline <= now go to the due list and fire at the next expiry, which bounds
+ * every pn_wheel_expire call.
+ *
+ * Time: a new wheel's cur is pn_now(), so timers are filed near their final level from
+ * the start (cur far from the deadlines would put them all in the top level and
+ * cascade them all at the first expiry). An empty wheel adopts the time of any expiry,
+ * which is how a caller on a simulated timebase sets it.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/timerfd.h>
+
+#include <punctual/clock.h>
+#include <punctual/sleep.h>
+#include <punctual/wheel.h>
+#include "internal.h"
+
+#define BITS    6
+#define SLOTS   (1 << BITS)
+#define NLEVEL  11           /* ceil(64 / BITS) */
+#define FIRING  (1ULL << 63) /* seq's top bit: the timer is in the firing list */
+#define SEQMASK (~FIRING)
+
+_Static_assert(sizeof(struct pn_timer) <= 64, "struct pn_timer must fit in 64 bytes");
+_Static_assert(offsetof(struct pn_timer, link) == 0, "timer_of casts a link to its timer");
+
+struct slot {
+	struct pn_timer_link head;
+	int64_t min; /* smallest latest in the list; INT64_MAX when empty */
+	bool dirty;  /* min may be too small: the timer holding it left */
+};
+
+struct pn_wheel {
+	uint64_t cur; /* key of the last expiry time */
+	uint64_t seq;
+	int64_t count;
+	bool in_expire;
+	uint64_t bitmap[NLEVEL]; /* bit s of level L: slots[L][s] is not empty */
+	struct slot slots[NLEVEL][SLOTS];
+	struct slot due;             /* keys <= cur, not being fired */
+	struct pn_timer_link firing; /* being fired by pn_wheel_expire, sorted */
+	struct pn_wheel_stats st;
+	struct srec *sortbuf; /* expiry's radix sort: 2 x sortcap records, grown on demand */
+	size_t sortcap;
+};
+
+struct srec {
+	uint64_t key; /* deadline - the smallest deadline sorted */
+	struct pn_timer_link *l;
+};
+
+static inline uint64_t key_of(int64_t d)
+{
+	return (uint64_t)d ^ (1ULL << 63);
+}
+
+static inline int64_t instant_of(uint64_t k)
+{
+	return (int64_t)(k ^ (1ULL << 63));
+}
+
+static inline int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+static inline int level_of(uint64_t k, uint64_t cur)
+{
+	return (63 - __builtin_clzll(k ^ cur)) / BITS;
+}
+
+static inline int digit(uint64_t k, int level)
+{
+	return (int)((k >> (level * BITS)) & (SLOTS - 1));
+}
+
+/* The smallest key slot (level, s) can hold while cur is what it is. */
+static inline uint64_t slot_base(const struct pn_wheel *w, int level, int s)
+{
+	int up = (level + 1) * BITS;
+	uint64_t base = up < 64 ? (w->cur >> up) << up : 0;
+	return base | ((uint64_t)s << (level * BITS));
+}
+
+static inline struct pn_timer *timer_of(struct pn_timer_link *l)
+{
+	return (struct pn_timer *)l; /* link is the first member */
+}
+
+static inline void list_init(struct pn_timer_link *h)
+{
+	h->next = h->prev = h;
+}
+
+static inline bool list_empty(const struct pn_timer_link *h)
+{
+	return h->next == h;
+}
+
+static inline void list_append(struct pn_timer_link *h, struct pn_timer_link *n)
+{
+	n->prev = h->prev;
+	n->next = h;
+	h->prev->next = n;
+	h->prev = n;
+}
+
+static inline void list_del(struct pn_timer_link *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	n->next = n->prev = NULL;
+}
+
+/* Moves all of from's nodes to the end of to. */
+static inline void list_splice(struct pn_timer_link *from, struct pn_timer_link *to)
+{
+	if (list_empty(from))
+		return;
+	struct pn_timer_link *first = from->next, *last = from->prev;
+	first->prev = to->prev;
+	to->prev->next = first;
+	last->next = to;
+	to->prev = last;
+	list_init(from);
+}
+
+static inline void slot_reset(struct slot *sl)
+{
+	list_init(&sl->head);
+	sl->min = INT64_MAX;
+	sl->dirty = false;
+}
+
+static int64_t list_min_latest(const struct pn_timer_link *h)
+{
+	int64_t m = INT64_MAX;
+	for (const struct pn_timer_link *n = h->next; n != h; n = n->next)
+		if (timer_of((struct pn_timer_link *)n)->latest < m)
+			m = timer_of((struct pn_timer_link *)n)->latest;
+	return m;
+}
+
+static int64_t slot_min(struct slot *sl)
+{
+	if (sl->dirty) {
+		sl->min = list_min_latest(&sl->head);
+		sl->dirty = false;
+	}
+	return sl->min;
+}
+
+/* Files t (not linked) by its deadline relative to cur. */
+static void place(struct pn_wheel *w, struct pn_timer *t)
+{
+	uint64_t k = key_of(t->deadline);
+	struct slot *sl;
+	if (k <= w->cur) {
+		sl = &w->due;
+	} else {
+		int level = level_of(k, w->cur), s = digit(k, level);
+		sl = &w->slots[level][s];
+		w->bitmap[level] |= 1ULL << s;
+	}
+	list_append(&sl->head, &t->link);
+	if (t->latest < sl->min)
+		sl->min = t->latest;
+}
+
+/* Unlinks pending t from wherever it is, keeping bitmaps and minima right. */
+static void unlink_timer(struct pn_wheel *w, struct pn_timer *t)
+{
+	if (t->seq & FIRING) {
+		list_del(&t->link);
+		t->seq &= SEQMASK;
+		w->count--;
+		return;
+	}
+	uint64_t k = key_of(t->deadline);
+	struct slot *sl;
+	int level = -1, s = 0;
+	if (k <= w->cur) {
+		sl = &w->due;
+	} else {
+		level = level_of(k, w->cur);
+		s = digit(k, level);
+		sl = &w->slots[level][s];
+	}
+	list_del(&t->link);
+	w->count--;
+	if (list_empty(&sl->head)) {
+		slot_reset(sl);
+		if (level >= 0)
+			w->bitmap[level] &= ~(1ULL << s);
+	} else if (t->latest == sl->min) {
+		sl->dirty = true;
+	}
+}
+
+/* Advances cur to nk (> cur): every slot whose range nk reaches is emptied and its
+ * timers filed again, into the due list or a finer level. */
+static void advance(struct pn_wheel *w, uint64_t nk)
+{
+	struct pn_timer_link todo;
+	list_init(&todo);
+	for (int level = 0; level < NLEVEL; level++) {
+		uint64_t bm = w->bitmap[level];
+		if (!bm)
+			continue;
+		int up = (level + 1) * BITS;
+		uint64_t mask;
+		if (up < 64 && (nk >> up) != (w->cur >> up)) {
+			mask = ~0ULL; /* nk is past this level's whole block */
+		} else {
+			int dc = digit(w->cur, level), dn = digit(nk, level);
+			if (dn == dc)
+				continue;
+			uint64_t upto = dn == 63 ? ~0ULL : (2ULL << dn) - 1;
+			mask = upto & ~((2ULL << dc) - 1); /* digits dc+1 .. dn */
+		}
+		for (uint64_t m = bm & mask; m; m &= m - 1) {
+			int s = __builtin_ctzll(m);
+			list_splice(&w->slots[level][s].head, &todo);
+			slot_reset(&w->slots[level][s]);
+		}
+		w->bitmap[level] &= ~mask;
+	}
+	w->cur = nk;
+	while (!list_empty(&todo)) {
+		struct pn_timer *t = timer_of(todo.next);
+		list_del(&t->link);
+		place(w, t);
+		if (key_of(t->deadline) > nk)
+			w->st.cascaded++;
+	}
+}
+
+static inline bool before(const struct pn_timer *a, const struct pn_timer *b)
+{
+	if (a->deadline != b->deadline)
+		return a->deadline < b->deadline;
+	return (a->seq & SEQMASK) < (b->seq & SEQMASK);
+}
+
+#define RUN 128 /* nodes sorted at a time in an array on the stack (2 x 3 KiB) */
+
+struct rec {
+	int64_t deadline;
+	uint64_t seq;
+	struct pn_timer_link *l;
+};
+
+static inline bool rec_before(const struct rec *a, const struct rec *b)
+{
+	return a->deadline != b->deadline ? a->deadline < b->deadline : a->seq < b->seq;
+}
+
+/* Sorts a[0..n) (n <= RUN) by (deadline, seq): bottom-up merge sort between a and tmp,
+ * over compact records rather than the timers' scattered memory. */
+static void rec_sort(struct rec *a, struct rec *tmp, size_t n)
+{
+	struct rec *src = a, *dst = tmp;
+	for (size_t width = 1; width < n; width *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * width) {
+			size_t mid = lo + width < n ? lo + width : n;
+			size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+			size_t i = lo, j = mid, k = lo;
+			while (i < mid && j < hi)
+				dst[k++] = rec_before(&src[j], &src[i]) ? src[j++] : src[i++];
+			while (i < mid)
+				dst[k++] = src[i++];
+			while (j < hi)
+				dst[k++] = src[j++];
+		}
+		struct rec *x = src;
+		src = dst;
+		dst = x;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
+}
+
+/* Sorts list h by (deadline, seq): runs of RUN nodes are sorted as arrays, then merged
+ * bottom-up over the next pointers; the prev pointers are rebuilt at the end. Stable,
+ * O(n log n), no allocation. */
+static void list_sort(struct pn_timer_link *h)
+{
+	if (list_empty(h) || h->next->next == h)
+		return;
+	struct rec r[RUN], tmp[RUN];
+	struct pn_timer_link *head = NULL, *last = NULL;
+	h->prev->next = NULL;
+	for (struct pn_timer_link *p = h->next; p;) {
+		size_t n = 0;
+		for (; p && n < RUN; p = p->next) {
+			const struct pn_timer *t = timer_of(p);
+			r[n++] = (struct rec){t->deadline, t->seq & SEQMASK, p};
+		}
+		rec_sort(r, tmp, n);
+		for (size_t i = 0; i < n; i++) {
+			if (last)
+				last->next = r[i].l;
+			else
+				head = r[i].l;
+			last = r[i].l;
+		}
+	}
+	last->next = NULL;
+	for (size_t width = RUN;; width *= 2) {
+		struct pn_timer_link *p = head, *tail = NULL;
+		size_t merges = 0;
+		head = NULL;
+		while (p) {
+			merges++;
+			struct pn_timer_link *q = p;
+			size_t psize = 0, qsize = width;
+			for (size_t i = 0; i < width && q; i++) {
+				psize++;
+				q = q->next;
+			}
+			while (psize > 0 || (qsize > 0 && q)) {
+				struct pn_timer_link *e;
+				if (psize == 0) {
+					e = q, q = q->next, qsize--;
+				} else if (qsize == 0 || !q) {
+					e = p, p = p->next, psize--;
+				} else if (!before(timer_of(q), timer_of(p))) {
+					e = p, p = p->next, psize--;
+				} else {
+					e = q, q = q->next, qsize--;
+				}
+				if (tail)
+					tail->next = e;
+				else
+					head = e;
+				tail = e;
+			}
+			p = q;
+		}
+		tail->next = NULL;
+		if (merges <= 1)
+			break;
+	}
+	struct pn_timer_link *prev = h;
+	for (struct pn_timer_link *n = head; n; n = n->next) {
+		n->prev = prev;
+		prev->next = n;
+		prev = n;
+	}
+	prev->next = h;
+	h->prev = prev;
+}
+
+/* A test hook: fail makes the radix sort's allocation fail (to cover the fallback);
+ * radix_min is the shortest due list the radix sort takes (default RUN + 1). */
+void pn__wheel_sort_tune(bool fail, size_t radix_min);
+static bool fail_alloc;
+static size_t radix_min = RUN + 1;
+void pn__wheel_sort_tune(bool fail, size_t min)
+{
+	fail_alloc = fail;
+	radix_min = min;
+}
+
+/* Sorts the due list by deadline with an LSD radix sort (8-bit digits over the range
+ * of the deadlines present) in a buffer the wheel keeps: O(n), where the list sort is
+ * O(n log n) with a pointer chase per step. Stable, so equal deadlines keep their list
+ * order, which is insertion order. Short lists, or no memory, take list_sort. */
+static void sort_due(struct pn_wheel *w)
+{
+	struct pn_timer_link *h = &w->due.head;
+	size_t n = 0;
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	for (struct pn_timer_link *l = h->next; l != h; l = l->next, n++) {
+		int64_t d = timer_of(l)->deadline;
+		lo = d < lo ? d : lo;
+		hi = d > hi ? d : hi;
+	}
+	if (n < radix_min || lo == hi) {
+		if (lo != hi)
+			list_sort(h);
+		return;
+	}
+	if (n > w->sortcap) {
+		struct srec *b = fail_alloc ? NULL : malloc(2 * n * sizeof(*b));
+		if (!b) {
+			list_sort(h);
+			return;
+		}
+		free(w->sortbuf);
+		w->sortbuf = b;
+		w->sortcap = n;
+	}
+	struct srec *src = w->sortbuf, *dst = w->sortbuf + w->sortcap;
+	size_t i = 0;
+	for (struct pn_timer_link *l = h->next; l != h; l = l->next)
+		src[i++] = (struct srec){(uint64_t)timer_of(l)->deadline - (uint64_t)lo, l};
+	uint64_t range = (uint64_t)hi - (uint64_t)lo;
+	for (int shift = 0; shift < 64 && (range >> shift); shift += 8) {
+		size_t count[257] = {0};
+		for (i = 0; i < n; i++)
+			count[((src[i].key >> shift) & 255) + 1]++;
+		for (int b = 1; b < 257; b++)
+			count[b] += count[b - 1];
+		for (i = 0; i < n; i++)
+			dst[count[(src[i].key >> shift) & 255]++] = src[i];
+		struct srec *x = src;
+		src = dst;
+		dst = x;
+	}
+	struct pn_timer_link *prev = h;
+	for (i = 0; i < n; i++) {
+		src[i].l->prev = prev;
+		prev->next = src[i].l;
+		prev = src[i].l;
+	}
+	prev->next = h;
+	h->prev = prev;
+}
+
+PN_API int pn_timer_init(struct pn_timer *t, pn_timer_fn *fn, void *arg)
+{
+	if (!t)
+		return -EINVAL;
+	memset(t, 0, sizeof(*t));
+	t->fn = fn;
+	t->arg = arg;
+	return 0;
+}
+
+PN_API int pn_timer_pending(const struct pn_timer *t)
+{
+	if (!t)
+		return -EINVAL;
+	return t->link.next != NULL;
+}
+
+PN_API int pn_wheel_new(struct pn_wheel **wp)
+{
+	if (!wp)
+		return -EINVAL;
+	struct pn_wheel *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	for (int level = 0; level < NLEVEL; level++)
+		for (int s = 0; s < SLOTS; s++)
+			slot_reset(&w->slots[level][s]);
+	slot_reset(&w->due);
+	list_init(&w->firing);
+	/* Files timers relative to now: a cur far from the deadlines would put them all in
+	 * the top level and cascade them all at the first expiry. */
+	w->cur = key_of(pn_now());
+	*wp = w;
+	return 0;
+}
+
+PN_API void pn_wheel_free(struct pn_wheel *w)
+{
+	if (w)
+		free(w->sortbuf);
+	free(w);
+}
+
+static int add(struct pn_wheel *w, struct pn_timer *t, int64_t deadline, int64_t precision,
+               int64_t period)
+{
+	if (t->link.next)
+		unlink_timer(w, t);
+	t->deadline = deadline;
+	t->latest = sat_add(deadline, precision);
+	t->period = period;
+	t->seq = w->seq++ & SEQMASK;
+	place(w, t);
+	w->count++;
+	w->st.added++;
+	return 0;
+}
+
+PN_API int pn_wheel_add(struct pn_wheel *w, struct pn_timer *t, int64_t deadline, int64_t precision)
+{
+	if (!w || !t || precision < 0)
+		return -EINVAL;
+	return add(w, t, deadline, precision, 0);
+}
+
+PN_API int pn_wheel_add_periodic(struct pn_wheel *w, struct pn_timer *t, int64_t deadline,
+                                 int64_t precision, int64_t period)
+{
+	if (!w || !t || precision < 0 || period <= 0)
+		return -EINVAL;
+	return add(w, t, deadline, precision, period);
+}
+
+PN_API int pn_wheel_cancel(struct pn_wheel *w, struct pn_timer *t)
+{
+	if (!w || !t)
+		return -EINVAL;
+	if (!t->link.next)
+		return 0;
+	unlink_timer(w, t);
+	return 1;
+}
+
+PN_API int64_t pn_wheel_count(const struct pn_wheel *w)
+{
+	if (!w)
+		return -EINVAL;
+	return w->count;
+}
+
+/* min(latest) over pending timers into *best; false when none is pending. */
+static bool next_wake(struct pn_wheel *w, int64_t *best)
+{
+	int64_t b = INT64_MAX;
+	bool found = false;
+	if (!list_empty(&w->firing)) {
+		b = list_min_latest(&w->firing);
+		found = true;
+	}
+	if (!list_empty(&w->due.head)) {
+		int64_t m = slot_min(&w->due);
+		if (m < b)
+			b = m;
+		found = true;
+	}
+	for (int level = 0; level < NLEVEL; level++) {
+		for (uint64_t bm = w->bitmap[level]; bm; bm &= bm - 1) {
+			int s = __builtin_ctzll(bm);
+			/* Every later timer has deadline >= this slot's base, so latest >= it. */
+			if (found && instant_of(slot_base(w, level, s)) >= b)
+				goto done;
+			int64_t m = slot_min(&w->slots[level][s]);
+			if (m < b)
+				b = m;
+			found = true;
+		}
+	}
+done:
+	*best = b;
+	return found;
+}
+
+PN_API int pn_wheel_next(struct pn_wheel *w, int64_t *wake)
+{
+	if (!w || !wake)
+		return -EINVAL;
+	int64_t b;
+	if (!next_wake(w, &b))
+		return -ENOENT;
+	*wake = b;
+	return 0;
+}
+
+/* The largest deadline <= lim in list h, or INT64_MIN. */
+static int64_t list_max_deadline(const struct pn_timer_link *h, int64_t lim)
+{
+	int64_t m = INT64_MIN;
+	for (const struct pn_timer_link *n = h->next; n != h; n = n->next) {
+		int64_t d = timer_of((struct pn_timer_link *)n)->deadline;
+		if (d <= lim && d > m)
+			m = d;
+	}
+	return m;
+}
+
+PN_API int pn_wheel_window(struct pn_wheel *w, int64_t *earliest, int64_t *wake)
+{
+	if (!w || !earliest || !wake)
+		return -EINVAL;
+	int64_t b;
+	if (!next_wake(w, &b))
+		return -ENOENT;
+	int64_t e = list_max_deadline(&w->firing, b);
+	int64_t d = list_max_deadline(&w->due.head, b);
+	if (d > e)
+		e = d;
+	/* The last two non-empty slots that start at or before b: the last may hold only
+	 * deadlines past b, and then every deadline in the one before it is <= b. */
+	struct slot *last = NULL, *prev = NULL;
+	for (int level = 0; level < NLEVEL; level++) {
+		for (uint64_t bm = w->bitmap[level]; bm; bm &= bm - 1) {
+			int s = __builtin_ctzll(bm);
+			if (instant_of(slot_base(w, level, s)) > b)
+				goto scanned;
+			prev = last;
+			last = &w->slots[level][s];
+		}
+	}
+scanned:
+	if (last) {
+		d = list_max_deadline(&last->head, b);
+		if (d == INT64_MIN && prev)
+			d = list_max_deadline(&prev->head, b);
+		if (d > e)
+			e = d;
+	}
+	*earliest = e;
+	*wake = b;
+	return 0;
+}
+
+/* Re-arms periodic t, just fired at now, at its first deadline after now. */
+static void rearm(struct pn_wheel *w, struct pn_timer *t, int64_t now)
+{
+	__int128 d = t->deadline, p = t->period;
+	__int128 k = (now - d) / p + 1; /* now >= d: it fired */
+	__int128 nd = d + k * p;
+	int64_t precision = t->latest - t->deadline;
+	/* k - 1 can exceed 2^64 after a jump across the whole timebase: saturate. */
+	unsigned __int128 missed = (unsigned __int128)w->st.missed + (unsigned __int128)(k - 1);
+	w->st.missed = missed > UINT64_MAX ? UINT64_MAX : (uint64_t)missed;
+	t->deadline = nd > INT64_MAX ? INT64_MAX : (int64_t)nd;
+	t->latest = sat_add(t->deadline, precision);
+	t->seq = w->seq++ & SEQMASK;
+	place(w, t);
+	w->count++;
+}
+
+PN_API int pn_wheel_expire(struct pn_wheel *w, int64_t now)
+{
+	if (!w)
+		return -EINVAL;
+	if (w->in_expire)
+		return -EBUSY;
+	uint64_t nk = key_of(now);
+	if (w->count == 0) {
+		/* Nothing is filed relative to cur: an empty wheel adopts any time, which is
+		 * how a caller on another timebase (simulated time) sets it. */
+		w->cur = nk;
+		return 0;
+	}
+	if (nk > w->cur)
+		advance(w, nk);
+	if (list_empty(&w->due.head))
+		return 0;
+	sort_due(w);
+	/* When now < cur (a caller's clock behind an earlier call) some due timers are not
+	 * due yet: only the prefix up to now fires. */
+	while (!list_empty(&w->due.head) && timer_of(w->due.head.next)->deadline <= now) {
+		struct pn_timer *t = timer_of(w->due.head.next);
+		list_del(&t->link);
+		t->seq |= FIRING;
+		list_append(&w->firing, &t->link);
+	}
+	if (list_empty(&w->due.head))
+		slot_reset(&w->due);
+	else
+		w->due.dirty = true;
+	int64_t fired = 0;
+	w->in_expire = true;
+	while (!list_empty(&w->firing)) {
+		struct pn_timer *t = timer_of(w->firing.next);
+		unlink_timer(w, t);
+		if (t->period > 0)
+			rearm(w, t, now);
+		fired++;
+		w->st.fired++;
+		if (t->fn)
+			t->fn(w, t, t->arg);
+	}
+	w->in_expire = false;
+	if (fired)
+		w->st.expires++;
+	return fired > INT32_MAX ? INT32_MAX : (int)fired;
+}
+
+PN_API int pn_wheel_run(struct pn_wheel *w, int64_t until)
+{
+	if (!w)
+		return -EINVAL;
+	if (w->in_expire)
+		return -EBUSY;
+	int64_t total = 0, e, l;
+	for (;;) {
+		if (pn_now() >= until)
+			break;
+		if (pn_wheel_window(w, &e, &l) == 0 && e < until) {
+			/* Waking anywhere in [e, l] fires the same timers, each in its window. */
+			pn_sleep_until(e, l - e);
+			int r = pn_wheel_expire(w, pn_now());
+			if (r > 0)
+				total += r;
+		} else {
+			pn_sleep_until(until, 0);
+		}
+	}
+	return total > INT32_MAX ? INT32_MAX : (int)total;
+}
+
+PN_API int pn_wheel_timerfd(struct pn_wheel *w, int fd)
+{
+	if (!w || fd < 0)
+		return -EINVAL;
+	struct itimerspec its = {0};
+	int64_t e, l;
+	int armed = pn_wheel_window(w, &e, &l) == 0;
+	if (armed) {
+		if (e < 1)
+			e = 1; /* an absolute time in the past fires at once; 0 would disarm */
+		its.it_value.tv_sec = e / PN_NSEC;
+		its.it_value.tv_nsec = e % PN_NSEC;
+	}
+	if (timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+		return -errno;
+	return armed;
+}
+
+/* Checks list h: links, membership rule, minimum. Adds its length to *n. */
+static int check_list(const struct pn_wheel *w, const struct pn_timer_link *h, int level, int s,
+                      int64_t *n, bool firing)
+{
+	int64_t len = 0;
+	for (const struct pn_timer_link *l = h->next; l != h; l = l->next) {
+		if (!l || !l->next || !l->prev || l->next->prev != l || l->prev->next != l)
+			return -EUCLEAN;
+		if (++len > w->count)
+			return -EUCLEAN;
+		const struct pn_timer *t = (const struct pn_timer *)l;
+		uint64_t k = key_of(t->deadline);
+		if (t->latest < t->deadline || t->period < 0 || (t->seq & SEQMASK) >= w->seq)
+			return -EUCLEAN;
+		if (!!(t->seq & FIRING) != firing)
+			return -EUCLEAN;
+		if (level < 0 && !firing && k > w->cur)
+			return -EUCLEAN;
+		if (level >= 0 &&
+		    (k <= w->cur || level_of(k, w->cur) != level || digit(k, level) != s))
+			return -EUCLEAN;
+	}
+	if (h->prev->next != h)
+		return -EUCLEAN;
+	*n += len;
+	return 0;
+}
+
+static int check_slot(const struct pn_wheel *w, const struct slot *sl, int level, int s, int64_t *n)
+{
+	int64_t before_n = *n;
+	int r = check_list(w, &sl->head, level, s, n, false);
+	if (r)
+		return r;
+	bool empty = *n == before_n;
+	if (empty != list_empty(&sl->head))
+		return -EUCLEAN;
+	if (level >= 0 && !!(w->bitmap[level] & (1ULL << s)) == empty)
+		return -EUCLEAN;
+	int64_t m = list_min_latest(&sl->head);
+	if (empty && (sl->min != INT64_MAX || sl->dirty))
+		return -EUCLEAN;
+	if (sl->dirty ? sl->min > m : sl->min != m)
+		return -EUCLEAN;
+	return 0;
+}
+
+PN_API int pn_wheel_check(struct pn_wheel *w)
+{
+	if (!w)
+		return -EINVAL;
+	int64_t n = 0;
+	int r;
+	for (int level = 0; level < NLEVEL; level++) {
+		/* The top level has 64 - 60 = 4 bits of digit: 16 slots. */
+		if (level == NLEVEL - 1 && (w->bitmap[level] >> (1 << (64 - level * BITS))))
+			return -EUCLEAN;
+		for (int s = 0; s < SLOTS; s++)
+			if ((r = check_slot(w, &w->slots[level][s], level, s, &n)))
+				return r;
+	}
+	if ((r = check_slot(w, &w->due, -1, 0, &n)))
+		return r;
+	if (!w->in_expire && !list_empty(&w->firing))
+		return -EUCLEAN;
+	if ((r = check_list(w, &w->firing, -1, 0, &n, true)))
+		return r;
+	if (n != w->count || w->count < 0)
+		return -EUCLEAN;
+	return 0;
+}
+
+PN_API int pn_wheel_stats(const struct pn_wheel *w, struct pn_wheel_stats *st)
+{
+	if (!w || !st)
+		return -EINVAL;
+	*st = w->st;
+	return 0;
+}

@@ -1,0 +1,77 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# test_probe.sh: `punctual probe`: --json validates against docs/probe.schema.json, the
+# --prom file passes promtool and is written atomically, --plot writes PNG and SVG, the
+# report has every section, the probe changes nothing in the system, and bad input
+# exits 2 (or 1 for a file it cannot write) with one line.
+. "$(dirname "$0")/lib.sh"
+SCHEMA=$(dirname "$0")/../../docs/probe.schema.json
+CS=/sys/devices/system/clocksource/clocksource0/current_clocksource
+
+cs_before=$(cat "$CS" 2>/dev/null)
+pid1_before=$(cat /proc/1/timerslack_ns 2>/dev/null)
+
+mkdir -p "$TMP/prom"
+ok probe --quick --json --prom "$TMP/prom/punctual.prom" --plot "$TMP/plots"
+J=$TMP/probe.json
+cp "$OUT" "$J"
+json_ok "$J"
+if /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
+	check "--json validates against docs/probe.schema.json" /usr/bin/python3 -c '
+import json, sys, jsonschema
+schema = json.load(open(sys.argv[1]))
+jsonschema.Draft202012Validator.check_schema(schema)
+jsonschema.validate(json.load(open(sys.argv[2])), schema, cls=jsonschema.Draft202012Validator)' "$SCHEMA" "$J"
+else
+	echo "SKIP: schema validation: python3-jsonschema is not installed"
+fi
+check "no early sleep, no early timer" jq -e '.sleeps.early_total == 0 and .timers.early == 0' "$J" >/dev/null
+check "a sleep row for each mechanism the issue names" jq -e '[.sleeps.cells[].mechanism] | unique | contains(["nanosleep","clock_nanosleep_abs","epoll_wait","select","precise:1us","precise:50us"])' "$J" >/dev/null
+check "the sleeps ran with slack 1 ns too" jq -e 'any(.sleeps.cells[]; .slack_ns == 1)' "$J" >/dev/null
+# (a loop that wakes late serves more timers per wakeup: no bound on counts holds on a
+# loaded machine, only that nothing fires early and every timer fires)
+check "the coalescing demo fired its timers" jq -e '.timers.wakeups_with_window >= 1 and .timers.offline_optimum >= 1' "$J" >/dev/null
+check "the CPU count is at least 1" jq -e '.cpus.count >= 1' "$J" >/dev/null
+check "--quick took at most a few seconds of measuring" jq -e '.elapsed_ns < 20000000000' "$J" >/dev/null
+
+P=$TMP/prom/punctual.prom
+check "--prom wrote the file" test -s "$P"
+check "--prom left no temporary file" test "$(ls "$TMP/prom" | wc -l)" -eq 1
+if command -v promtool >/dev/null; then
+	check "promtool check metrics" promtool check metrics <"$P"
+else
+	echo "SKIP: promtool (Debian prometheus) is not installed"
+fi
+check "host facts as an info metric" grep -q '^punctual_host_info{kernel=' "$P"
+check "base units: seconds" grep -q '^punctual_clock_read_seconds{source="pn_now"' "$P"
+
+if command -v gnuplot >/dev/null; then
+	for f in overshoot_cdf clock_cost; do
+		check "--plot wrote $f.png" test -s "$TMP/plots/$f.png"
+		check "--plot wrote $f.svg" test -s "$TMP/plots/$f.svg"
+		check "$f.png is a PNG" grep -q PNG <(head -c 8 "$TMP/plots/$f.png")
+	done
+else
+	echo "SKIP: --plot: gnuplot is not installed"
+fi
+
+ok probe --quick
+for s in system clocks sleeps timers cpus recommendations; do
+	check "the report has a $s section" grep -q "^$s" "$OUT"
+done
+
+# It changed nothing.
+check "the clocksource is as it was" test "$(cat "$CS" 2>/dev/null)" = "$cs_before"
+check "PID 1's timer slack is as it was" test "$(cat /proc/1/timerslack_ns 2>/dev/null)" = "$pid1_before"
+
+usage_error "unknown option '--bogus'" probe --bogus
+usage_error "unexpected argument" probe now
+usage_error "needs a file name" probe --quick --prom ""
+usage_error "needs a value" probe --prom
+run probe --quick --prom /nonexistent/dir/p.prom
+check "an unwritable --prom fails with status 1" test "$RC" -eq 1
+check "... one line on stderr" test "$(wc -l <"$ERR")" -eq 1
+check "... and nothing on stdout" test ! -s "$OUT"
+check "... and no file" test ! -e /nonexistent/dir/p.prom
+
+finish

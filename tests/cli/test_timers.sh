@@ -1,0 +1,53 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# test_timers.sh: `punctual timers`: one-shot and periodic workloads give valid JSON whose
+# counts add up, with no early fire and never fewer wakeups than the offline optimum
+# unless a window was overshot (a loaded machine); each delay distribution and precision
+# form; the text report; bad input exits 2 with one line.
+. "$(dirname "$0")/lib.sh"
+
+ok timers --json --count 500 --delay uniform:1ms-50ms --precision 10%
+J=$TMP/timers.json
+cp "$OUT" "$J"
+json_ok "$J"
+check "one-shot: every timer fired once, none early" \
+	jq -e '.fired == 500 and .unfired == 0 and .early == 0 and .lateness_ns.count == 500' "$J" >/dev/null
+check "one-shot: wakeups between the optimum (or below it only by overshot windows) and the timers" \
+	jq -e '.wakeups >= 1 and .wakeups <= .fired and .offline_optimum >= 1 and .offline_optimum <= .uncoalesced_wakeups and (.wakeups >= .offline_optimum or .past_window > 0)' "$J" >/dev/null
+check "one-shot: fields" \
+	jq -e '.command == "timers" and .periodic == false and .precision_percent == 10 and .delay.distribution == "uniform" and .delay.a_ns == 1000000 and .delay.b_ns == 50000000 and .lateness_ns.min >= 0 and (.timers_per_wakeup * .wakeups - .fired | fabs) < 1' "$J" >/dev/null
+
+ok timers --json --periodic --count 200 --delay bimodal:2ms,20ms --precision 200us --duration 400ms
+json_ok "$OUT"
+check "periodic: fires, no early, absolute precision" \
+	jq -e '.periodic == true and .fired > 200 and .early == 0 and .precision_ns == 200000 and .precision_percent == null and .missed_periods >= 0 and .duration_ns == 400000000 and .elapsed_ns > 0' "$OUT" >/dev/null
+
+ok timers --json --count 100 --delay fixed:3ms --precision 0
+json_ok "$OUT"
+check "fixed delay, precision 0: one deadline, one optimal wakeup" \
+	jq -e '.fired == 100 and .early == 0 and .uncoalesced_wakeups == 1 and .offline_optimum == 1' "$OUT" >/dev/null
+
+ok timers --count 300 --delay bimodal --precision 5% --seed 7
+check "text: wakeups line" grep -q '^wakeups  *[0-9]' "$OUT"
+check "text: offline optimum line" grep -q '^offline optimum  *[0-9]' "$OUT"
+check "text: early fires 0" grep -q '^early fires: 0$' "$OUT"
+
+ok timers --help
+check "--help names --precision" grep -q -- '--precision' "$OUT"
+
+usage_error "--count" timers --count 0
+usage_error "--count" timers --count abc
+usage_error "--delay" timers --delay gaussian
+usage_error "--delay" timers --delay uniform:5ms
+usage_error "MIN is above MAX" timers --delay uniform:5ms-1ms
+usage_error "--delay" timers --delay fixed:2h
+usage_error "--precision" timers --precision 10%%
+usage_error "--precision" timers --precision abc%
+usage_error "--precision" timers --precision -5us
+usage_error "--duration" timers --duration 0
+usage_error "period must be positive" timers --periodic --delay fixed:0
+usage_error "unknown option" timers --frobnicate
+usage_error "unexpected argument" timers extra
+usage_error "needs a value" timers --count
+
+finish

@@ -1,0 +1,767 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_wheel.c: the timer wheel against a plain reference model (an array of pending
+ * timers kept sorted by deadline and insertion order) over more than 10^6 random
+ * operations with fixed seeds: adds, periodic adds, cancels, expiries at random, past,
+ * backwards and exactly-on-time instants, with callbacks that add, cancel and re-arm
+ * timers, themselves included. After every step pn_wheel_check passes and the wheel
+ * agrees with the model (pending set, count, coalesced wakeup and window); every timer
+ * fires in the model's order, never before its deadline, and inside its window when the
+ * expiry is at pn_wheel_next's time. Then boundaries (INT64_MIN/MAX, precision 0 and
+ * huge, saturation), -EINVAL, and real time: pn_wheel_run (never early, in 4 threads
+ * with a wheel each) and pn_wheel_timerfd. No test asserts a speed or a lateness.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <punctual/clock.h>
+#include <punctual/wheel.h>
+
+/* src/wheel.c's test hook: fail: its sort buffer's allocation fails (the list sort is
+ * used); radix_min: the shortest due list sorted by radix (default 129). */
+void pn__wheel_sort_tune(bool fail, size_t radix_min);
+
+static uint64_t next_rand(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static int64_t rnd(uint64_t *s, int64_t n) /* [0, n) */
+{
+	return n <= 0 ? 0 : (int64_t)(next_rand(s) % (uint64_t)n);
+}
+
+static int64_t sat(int64_t a, int64_t b)
+{
+	int64_t r;
+	return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
+/* ---- the reference model ------------------------------------------------------------ */
+
+#define N 256 /* timers */
+
+struct mtimer {
+	bool pending, firing;
+	int64_t deadline, latest, period;
+	uint64_t seq;
+};
+
+struct model {
+	struct pn_wheel *w;
+	struct pn_timer t[N];
+	struct mtimer m[N];
+	int ord[N]; /* pending, not firing, sorted by (deadline, seq) */
+	int nord;
+	int fire[N]; /* the firing list of the expiry in progress */
+	int nfire, ifire;
+	uint64_t seq;
+	uint64_t rng;
+	int64_t now;   /* the expiry in progress */
+	bool on_time;  /* it is at pn_wheel_next's time */
+	int64_t depth; /* callbacks fired in this expiry */
+	uint64_t fired, missed, ops, on_time_fires;
+};
+
+static bool mbefore(const struct model *M, int a, int b)
+{
+	if (M->m[a].deadline != M->m[b].deadline)
+		return M->m[a].deadline < M->m[b].deadline;
+	return M->m[a].seq < M->m[b].seq;
+}
+
+static void ord_insert(struct model *M, int id)
+{
+	int i = M->nord;
+	while (i > 0 && mbefore(M, id, M->ord[i - 1])) {
+		M->ord[i] = M->ord[i - 1];
+		i--;
+	}
+	M->ord[i] = id;
+	M->nord++;
+}
+
+static void ord_remove(struct model *M, int id)
+{
+	for (int i = 0; i < M->nord; i++)
+		if (M->ord[i] == id) {
+			memmove(&M->ord[i], &M->ord[i + 1],
+			        (size_t)(M->nord - i - 1) * sizeof(int));
+			M->nord--;
+			return;
+		}
+	fail_msg("model: %d not in order", id);
+}
+
+static void m_unlink(struct model *M, int id)
+{
+	struct mtimer *mt = &M->m[id];
+	if (!mt->pending)
+		return;
+	if (mt->firing)
+		mt->firing = false;
+	else
+		ord_remove(M, id);
+	mt->pending = false;
+}
+
+static void m_add(struct model *M, int id, int64_t d, int64_t p, int64_t period)
+{
+	m_unlink(M, id);
+	struct mtimer *mt = &M->m[id];
+	mt->pending = true;
+	mt->deadline = d;
+	mt->latest = sat(d, p);
+	mt->period = period;
+	mt->seq = M->seq++;
+	ord_insert(M, id);
+}
+
+static void m_rearm(struct model *M, int id, int64_t now)
+{
+	struct mtimer *mt = &M->m[id];
+	__int128 k = ((__int128)now - mt->deadline) / mt->period + 1;
+	__int128 nd = mt->deadline + k * mt->period;
+	int64_t p = mt->latest - mt->deadline;
+	unsigned __int128 missed = (unsigned __int128)M->missed + (unsigned __int128)(k - 1);
+	M->missed = missed > UINT64_MAX ? UINT64_MAX : (uint64_t)missed;
+	mt->deadline = nd > INT64_MAX ? INT64_MAX : (int64_t)nd;
+	mt->latest = sat(mt->deadline, p);
+	mt->pending = true;
+	mt->seq = M->seq++;
+	ord_insert(M, id);
+}
+
+/* min latest over pending timers; false if none */
+static bool m_next(const struct model *M, int64_t *wake)
+{
+	bool any = false;
+	int64_t b = INT64_MAX;
+	for (int i = 0; i < N; i++)
+		if (M->m[i].pending) {
+			any = true;
+			if (M->m[i].latest < b)
+				b = M->m[i].latest;
+		}
+	*wake = b;
+	return any;
+}
+
+static int64_t m_earliest(const struct model *M, int64_t wake)
+{
+	int64_t e = INT64_MIN;
+	for (int i = 0; i < N; i++)
+		if (M->m[i].pending && M->m[i].deadline <= wake && M->m[i].deadline > e)
+			e = M->m[i].deadline;
+	return e;
+}
+
+static int64_t pending_count(const struct model *M)
+{
+	int64_t n = 0;
+	for (int i = 0; i < N; i++)
+		n += M->m[i].pending;
+	return n;
+}
+
+/* ---- random arguments ------------------------------------------------------------- */
+
+static int64_t rand_deadline(struct model *M, int64_t now)
+{
+	int64_t r = rnd(&M->rng, 100);
+	if (r < 10)
+		return sat(now, -rnd(&M->rng, 1000000000));
+	if (r < 50)
+		return sat(now, rnd(&M->rng, 10000));
+	if (r < 80)
+		return sat(now, rnd(&M->rng, 10000000));
+	if (r < 92)
+		return sat(now, rnd(&M->rng, 1000000000000LL));
+	if (r < 95)
+		return INT64_MAX - rnd(&M->rng, 3);
+	if (r < 97)
+		return INT64_MIN + rnd(&M->rng, 3);
+	return now;
+}
+
+static int64_t rand_precision(struct model *M, int64_t d, int64_t now)
+{
+	int64_t r = rnd(&M->rng, 100);
+	if (r < 25)
+		return 0;
+	if (r < 50)
+		return rnd(&M->rng, 1000);
+	if (r < 75)
+		return rnd(&M->rng, 1000000);
+	if (r < 93) {
+		int64_t delay = d > now ? d / 10 - now / 10 : 0; /* 10% of the delay */
+		return delay;
+	}
+	return INT64_MAX - rnd(&M->rng, 2);
+}
+
+static int64_t rand_period(struct model *M)
+{
+	int64_t r = rnd(&M->rng, 100);
+	if (r < 10)
+		return 1;
+	if (r < 80)
+		return 1 + rnd(&M->rng, 1000000);
+	if (r < 95)
+		return 1 + rnd(&M->rng, 1000000000);
+	return INT64_MAX - rnd(&M->rng, 2);
+}
+
+static void do_add(struct model *M, int id, int64_t now)
+{
+	int64_t d = rand_deadline(M, now);
+	int64_t p = rand_precision(M, d, now);
+	if (rnd(&M->rng, 8) == 0) {
+		int64_t period = rand_period(M);
+		assert_int_equal(pn_wheel_add_periodic(M->w, &M->t[id], d, p, period), 0);
+		m_add(M, id, d, p, period);
+	} else {
+		assert_int_equal(pn_wheel_add(M->w, &M->t[id], d, p), 0);
+		m_add(M, id, d, p, 0);
+	}
+}
+
+static void do_cancel(struct model *M, int id)
+{
+	int was = M->m[id].pending;
+	assert_int_equal(pn_wheel_cancel(M->w, &M->t[id]), was);
+	m_unlink(M, id);
+}
+
+/* ---- agreement ---------------------------------------------------------------------- */
+
+static void agree(struct model *M)
+{
+	assert_int_equal(pn_wheel_check(M->w), 0);
+	assert_int_equal(pn_wheel_count(M->w), pending_count(M));
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(pn_timer_pending(&M->t[i]), M->m[i].pending);
+		if (M->m[i].pending) {
+			assert_int_equal(M->t[i].deadline, M->m[i].deadline);
+			assert_int_equal(M->t[i].latest, M->m[i].latest);
+		}
+	}
+	int64_t mw, ww = 0, we = 0;
+	if (m_next(M, &mw)) {
+		assert_int_equal(pn_wheel_next(M->w, &ww), 0);
+		assert_int_equal(ww, mw);
+		assert_int_equal(pn_wheel_window(M->w, &we, &ww), 0);
+		assert_int_equal(ww, mw);
+		assert_int_equal(we, m_earliest(M, mw));
+		assert_true(we <= ww);
+	} else {
+		assert_int_equal(pn_wheel_next(M->w, &ww), -ENOENT);
+		assert_int_equal(pn_wheel_window(M->w, &we, &ww), -ENOENT);
+	}
+}
+
+/* ---- callbacks ---------------------------------------------------------------------- */
+
+static void on_fire(struct pn_wheel *w, struct pn_timer *t, void *arg)
+{
+	struct model *M = arg;
+	int id = (int)(t - M->t);
+	assert_ptr_equal(w, M->w);
+	assert_true(id >= 0 && id < N);
+	/* the model's next still-firing timer must be this one */
+	while (M->ifire < M->nfire && !M->m[M->fire[M->ifire]].firing)
+		M->ifire++;
+	assert_true(M->ifire < M->nfire);
+	assert_int_equal(M->fire[M->ifire], id);
+	M->ifire++;
+	struct mtimer *mt = &M->m[id];
+	/* never early; inside the window when woken at pn_wheel_next's time */
+	assert_true(mt->deadline <= M->now);
+	if (M->on_time) {
+		assert_true(M->now <= mt->latest);
+		M->on_time_fires++;
+	}
+	mt->firing = false;
+	mt->pending = false;
+	if (mt->period > 0)
+		m_rearm(M, id, M->now);
+	M->fired++;
+	M->depth++;
+	assert_int_equal(pn_timer_pending(t), mt->pending);
+	assert_int_equal(pn_wheel_expire(w, M->now), -EBUSY);
+	assert_int_equal(pn_wheel_run(w, 0), -EBUSY);
+
+	int64_t r = rnd(&M->rng, 100);
+	int other = (int)rnd(&M->rng, N);
+	if (r < 25) {
+		/* nothing */
+	} else if (r < 45) {
+		do_add(M, other, M->now);
+	} else if (r < 60) {
+		do_cancel(M, other);
+	} else if (r < 75) {
+		do_add(M, id, M->now); /* re-arm itself, periodic or not */
+	} else if (r < 85) {
+		do_cancel(M, id);
+	} else {
+		int64_t mw, ww;
+		if (m_next(M, &mw)) {
+			assert_int_equal(pn_wheel_next(w, &ww), 0);
+			assert_int_equal(ww, mw);
+		}
+	}
+	M->ops++;
+	if (M->depth % 8 == 0)
+		assert_int_equal(pn_wheel_check(w), 0);
+}
+
+static void do_expire(struct model *M, int64_t now, bool on_time)
+{
+	/* the model's firing list: the pending prefix with deadline <= now */
+	M->nfire = M->ifire = 0;
+	while (M->nord > 0 && M->m[M->ord[0]].deadline <= now) {
+		int id = M->ord[0];
+		memmove(&M->ord[0], &M->ord[1], (size_t)(M->nord - 1) * sizeof(int));
+		M->nord--;
+		M->m[id].firing = true;
+		M->fire[M->nfire++] = id;
+	}
+	M->now = now;
+	M->on_time = on_time;
+	M->depth = 0;
+	uint64_t before = M->fired;
+	int r = pn_wheel_expire(M->w, now);
+	assert_true(r >= 0);
+	assert_int_equal((uint64_t)r, M->fired - before);
+	for (int i = M->ifire; i < M->nfire; i++)
+		assert_false(M->m[M->fire[i]].firing); /* every one fired or left */
+	M->on_time = false;
+}
+
+static void scenario(uint64_t seed, int steps, int64_t start)
+{
+	static struct model M; /* large: keep it off the stack */
+	memset(&M, 0, sizeof(M));
+	M.rng = seed;
+	assert_int_equal(pn_wheel_new(&M.w), 0);
+	assert_int_equal(pn_wheel_expire(M.w, start), 0); /* the simulated timebase */
+	for (int i = 0; i < N; i++)
+		assert_int_equal(pn_timer_init(&M.t[i], on_fire, &M), 0);
+	int64_t now = start;
+	for (int step = 0; step < steps; step++) {
+		int64_t r = rnd(&M.rng, 100);
+		int id = (int)rnd(&M.rng, N);
+		if (r < 40) {
+			do_add(&M, id, now);
+		} else if (r < 55) {
+			do_cancel(&M, id);
+		} else {
+			int64_t wake, q = rnd(&M.rng, 100);
+			if (q < 40 && m_next(&M, &wake) && wake >= now) {
+				now = wake;
+				do_expire(&M, now, true);
+			} else if (q < 70) {
+				now = sat(now, rnd(&M.rng, 10000));
+				do_expire(&M, now, false);
+			} else if (q < 92) {
+				now = sat(now, rnd(&M.rng, 100000000));
+				do_expire(&M, now, false);
+			} else if (q < 96) {
+				/* a clock behind an earlier call: must fire nothing early */
+				do_expire(&M, sat(now, -rnd(&M.rng, 1000000)), false);
+			} else {
+				now = sat(now, rnd(&M.rng, 10000000000LL));
+				do_expire(&M, now, false);
+			}
+		}
+		M.ops++;
+		agree(&M);
+	}
+	struct pn_wheel_stats st;
+	assert_int_equal(pn_wheel_stats(M.w, &st), 0);
+	assert_int_equal(st.fired, M.fired);
+	assert_int_equal(st.missed, M.missed);
+	print_message("seed %llu: %llu ops, %llu fired (%llu on time), %llu missed periods, "
+	              "%llu cascaded\n",
+	              (unsigned long long)seed, (unsigned long long)M.ops,
+	              (unsigned long long)M.fired, (unsigned long long)M.on_time_fires,
+	              (unsigned long long)M.missed, (unsigned long long)st.cascaded);
+	assert_true(M.fired > 0 && M.on_time_fires > 0 && st.cascaded > 0);
+	pn_wheel_free(M.w);
+}
+
+/* 4 seeds x 280000 steps + callback operations: over 10^6 operations. */
+static void test_model(void **state)
+{
+	(void)state;
+	pn__wheel_sort_tune(false, 2); /* the radix sort for every due list */
+	scenario(1, 280000, 1000000000000LL);
+	scenario(2, 280000, 0);
+	pn__wheel_sort_tune(false, 129);
+	scenario(3, 280000, -5000000000LL);
+	scenario(4, 280000, INT64_MAX - 1000000000000LL);
+}
+
+/* ---- boundaries --------------------------------------------------------------------- */
+
+static struct pn_timer bt[64];
+static int fired_ids[256], nfired;
+
+static void record_id(struct pn_wheel *w, struct pn_timer *t, void *arg)
+{
+	(void)w;
+	(void)arg;
+	fired_ids[nfired++] = (int)(t - bt);
+}
+
+static void test_boundaries(void **state)
+{
+	(void)state;
+	struct pn_wheel *w;
+	int64_t wake, e;
+	assert_int_equal(pn_wheel_new(&w), 0);
+	for (int i = 0; i < 64; i++)
+		pn_timer_init(&bt[i], record_id, NULL);
+
+	/* INT64_MAX with a huge precision: latest saturates, fires only at INT64_MAX */
+	assert_int_equal(pn_wheel_add(w, &bt[0], INT64_MAX, INT64_MAX), 0);
+	assert_int_equal(bt[0].latest, INT64_MAX);
+	assert_int_equal(pn_wheel_add(w, &bt[1], INT64_MAX - 10, INT64_MAX), 0);
+	assert_int_equal(bt[1].latest, INT64_MAX);
+	assert_int_equal(pn_wheel_next(w, &wake), 0);
+	assert_int_equal(wake, INT64_MAX);
+	assert_int_equal(pn_wheel_window(w, &e, &wake), 0);
+	assert_int_equal(e, INT64_MAX);
+	/* past and INT64_MIN deadlines fire at the next expiry, in deadline order */
+	assert_int_equal(pn_wheel_add(w, &bt[2], INT64_MIN, 0), 0);
+	assert_int_equal(pn_wheel_add(w, &bt[3], -1, 0), 0);
+	assert_int_equal(pn_wheel_add(w, &bt[4], 1000, 0), 0);
+	assert_int_equal(pn_wheel_next(w, &wake), 0);
+	assert_int_equal(wake, INT64_MIN);
+	assert_int_equal(pn_wheel_check(w), 0);
+	nfired = 0;
+	assert_int_equal(pn_wheel_expire(w, 999), 2);
+	assert_int_equal(nfired, 2);
+	assert_int_equal(fired_ids[0], 2);
+	assert_int_equal(fired_ids[1], 3);
+	assert_int_equal(pn_wheel_expire(w, 1000), 1);
+	assert_int_equal(pn_wheel_expire(w, INT64_MAX - 11), 0);
+	assert_int_equal(pn_wheel_expire(w, INT64_MAX - 10), 1);
+	assert_int_equal(pn_wheel_expire(w, INT64_MAX - 1), 0);
+	assert_int_equal(pn_wheel_count(w), 1);
+	assert_int_equal(pn_wheel_expire(w, INT64_MAX), 1);
+	assert_int_equal(pn_wheel_count(w), 0);
+	assert_int_equal(pn_wheel_next(w, &wake), -ENOENT);
+	assert_int_equal(pn_wheel_check(w), 0);
+	pn_wheel_free(w);
+
+	/* a periodic timer near INT64_MAX clamps, never wraps */
+	assert_int_equal(pn_wheel_new(&w), 0);
+	assert_int_equal(pn_wheel_add_periodic(w, &bt[5], INT64_MAX - 10, 5, 100), 0);
+	assert_int_equal(pn_wheel_expire(w, INT64_MAX - 5), 1);
+	assert_int_equal(bt[5].deadline, INT64_MAX);
+	assert_int_equal(bt[5].latest, INT64_MAX);
+	assert_int_equal(pn_timer_pending(&bt[5]), 1);
+	assert_int_equal(pn_wheel_check(w), 0);
+
+	/* missed periods: first at 100, period 10, expired at 155: fires once, skips 5 */
+	assert_int_equal(pn_wheel_add_periodic(w, &bt[6], 100, 2, 10), 0);
+	assert_int_equal(pn_wheel_expire(w, 155), 1);
+	assert_int_equal(bt[6].deadline, 160);
+	assert_int_equal(bt[6].latest, 162);
+	struct pn_wheel_stats st;
+	assert_int_equal(pn_wheel_stats(w, &st), 0);
+	assert_int_equal(st.missed, 5);
+	assert_int_equal(pn_wheel_expire(w, 160), 1);
+	assert_int_equal(bt[6].deadline, 170);
+	pn_wheel_stats(w, &st);
+	assert_int_equal(st.missed, 5);
+	assert_int_equal(pn_wheel_cancel(w, &bt[6]), 1);
+	assert_int_equal(pn_wheel_cancel(w, &bt[6]), 0);
+	assert_int_equal(pn_wheel_cancel(w, &bt[5]), 1);
+	pn_wheel_free(w);
+
+	/* precision 0: the wakeup is the deadline itself */
+	assert_int_equal(pn_wheel_new(&w), 0);
+	assert_int_equal(pn_wheel_add(w, &bt[7], 12345, 0), 0);
+	assert_int_equal(pn_wheel_add(w, &bt[8], 12000, 1000), 0);
+	assert_int_equal(pn_wheel_next(w, &wake), 0);
+	assert_int_equal(wake, 12345);
+	assert_int_equal(pn_wheel_window(w, &e, &wake), 0);
+	assert_int_equal(e, 12345);
+	/* the greedy rule: waking at 12345 fires both */
+	assert_int_equal(pn_wheel_expire(w, 12345), 2);
+	pn_wheel_free(w);
+	pn_wheel_free(NULL);
+}
+
+/* Equal deadlines fire in insertion order, also after cascading through every level
+ * and after a re-add, which moves a timer behind the others. */
+static void test_insertion_order(void **state)
+{
+	(void)state;
+	struct pn_wheel *w;
+	assert_int_equal(pn_wheel_new(&w), 0);
+	assert_int_equal(pn_wheel_expire(w, 0), 0);
+	int64_t d = 1LL << 50;
+	for (int i = 0; i < 64; i++) {
+		pn_timer_init(&bt[i], record_id, NULL);
+		/* half of them added after time advanced: they enter at finer levels */
+		if (i == 32)
+			assert_int_equal(pn_wheel_expire(w, d - 100), 0);
+		assert_int_equal(pn_wheel_add(w, &bt[i], d, i % 3 ? 0 : 1000), 0);
+	}
+	assert_int_equal(pn_wheel_add(w, &bt[10], d, 0), 0); /* behind all */
+	nfired = 0;
+	for (int64_t t = d - 99; t < d; t += 7)
+		assert_int_equal(pn_wheel_expire(w, t), 0);
+	assert_int_equal(pn_wheel_check(w), 0);
+	assert_int_equal(pn_wheel_expire(w, d), 64);
+	int k = 0;
+	for (int i = 0; i < 64; i++)
+		if (i != 10)
+			assert_int_equal(fired_ids[k++], i);
+	assert_int_equal(fired_ids[63], 10);
+	pn_wheel_free(w);
+}
+
+/* A large expiry (longer than the sort's array runs) still fires by (deadline, then
+ * insertion): 5000 timers on 50 distinct deadlines, some re-added (moved behind). */
+#define NBIG 5000
+static struct pn_timer big[NBIG];
+static int64_t big_seq[NBIG];
+static int big_order[NBIG], nbig;
+
+static void record_big(struct pn_wheel *w, struct pn_timer *t, void *arg)
+{
+	(void)w;
+	(void)arg;
+	big_order[nbig++] = (int)(t - big);
+}
+
+static void large_expiry_order(bool fail_alloc)
+{
+	struct pn_wheel *w;
+	uint64_t seed = 99;
+	int64_t seq = 0;
+	pn__wheel_sort_tune(fail_alloc, 129);
+	assert_int_equal(pn_wheel_new(&w), 0);
+	assert_int_equal(pn_wheel_expire(w, 1000), 0);
+	for (int i = 0; i < NBIG; i++) {
+		pn_timer_init(&big[i], record_big, NULL);
+		assert_int_equal(pn_wheel_add(w, &big[i], 2000 + rnd(&seed, 50) * 1000, 0), 0);
+		big_seq[i] = seq++;
+	}
+	for (int i = 0; i < NBIG; i += 7) {
+		assert_int_equal(pn_wheel_add(w, &big[i], big[i].deadline, 5), 0);
+		big_seq[i] = seq++;
+	}
+	nbig = 0;
+	assert_int_equal(pn_wheel_expire(w, 1000000), NBIG);
+	assert_int_equal(nbig, NBIG);
+	for (int k = 1; k < NBIG; k++) {
+		int a = big_order[k - 1], b = big_order[k];
+		assert_true(big[a].deadline < big[b].deadline ||
+		            (big[a].deadline == big[b].deadline && big_seq[a] < big_seq[b]));
+	}
+	assert_int_equal(pn_wheel_check(w), 0);
+	pn_wheel_free(w);
+	pn__wheel_sort_tune(false, 129);
+}
+
+static void test_large_expiry_order(void **state)
+{
+	(void)state;
+	large_expiry_order(false); /* the radix sort */
+	large_expiry_order(true);  /* its fallback, the list merge sort */
+}
+
+static void test_invalid(void **state)
+{
+	(void)state;
+	struct pn_wheel *w;
+	struct pn_timer t;
+	int64_t x;
+	struct pn_wheel_stats st;
+	assert_int_equal(pn_wheel_new(NULL), -EINVAL);
+	assert_int_equal(pn_wheel_new(&w), 0);
+	assert_int_equal(pn_timer_init(NULL, NULL, NULL), -EINVAL);
+	assert_int_equal(pn_timer_init(&t, NULL, NULL), 0);
+	assert_int_equal(pn_timer_pending(NULL), -EINVAL);
+	assert_int_equal(pn_timer_pending(&t), 0);
+	assert_int_equal(pn_wheel_add(NULL, &t, 0, 0), -EINVAL);
+	assert_int_equal(pn_wheel_add(w, NULL, 0, 0), -EINVAL);
+	assert_int_equal(pn_wheel_add(w, &t, 0, -1), -EINVAL);
+	assert_int_equal(pn_wheel_add(w, &t, 0, INT64_MIN), -EINVAL);
+	assert_int_equal(pn_wheel_add_periodic(w, &t, 0, 0, 0), -EINVAL);
+	assert_int_equal(pn_wheel_add_periodic(w, &t, 0, 0, -1), -EINVAL);
+	assert_int_equal(pn_wheel_add_periodic(w, &t, 0, -1, 10), -EINVAL);
+	assert_int_equal(pn_wheel_add_periodic(NULL, &t, 0, 0, 10), -EINVAL);
+	assert_int_equal(pn_wheel_add_periodic(w, NULL, 0, 0, 10), -EINVAL);
+	assert_int_equal(pn_timer_pending(&t), 0);
+	assert_int_equal(pn_wheel_cancel(NULL, &t), -EINVAL);
+	assert_int_equal(pn_wheel_cancel(w, NULL), -EINVAL);
+	assert_int_equal(pn_wheel_cancel(w, &t), 0);
+	assert_int_equal(pn_wheel_count(NULL), -EINVAL);
+	assert_int_equal(pn_wheel_next(NULL, &x), -EINVAL);
+	assert_int_equal(pn_wheel_next(w, NULL), -EINVAL);
+	assert_int_equal(pn_wheel_window(w, NULL, &x), -EINVAL);
+	assert_int_equal(pn_wheel_window(w, &x, NULL), -EINVAL);
+	assert_int_equal(pn_wheel_window(NULL, &x, &x), -EINVAL);
+	assert_int_equal(pn_wheel_expire(NULL, 0), -EINVAL);
+	assert_int_equal(pn_wheel_run(NULL, 0), -EINVAL);
+	assert_int_equal(pn_wheel_timerfd(NULL, 0), -EINVAL);
+	assert_int_equal(pn_wheel_timerfd(w, -1), -EINVAL);
+	assert_int_equal(pn_wheel_check(NULL), -EINVAL);
+	assert_int_equal(pn_wheel_stats(NULL, &st), -EINVAL);
+	assert_int_equal(pn_wheel_stats(w, NULL), -EINVAL);
+	/* untouched outputs on failure */
+	x = 42;
+	assert_int_equal(pn_wheel_next(w, &x), -ENOENT);
+	assert_int_equal(x, 42);
+	assert_int_equal(pn_wheel_count(w), 0);
+	assert_int_equal(pn_wheel_check(w), 0);
+	assert_true(sizeof(struct pn_timer) <= 64);
+	pn_wheel_free(w);
+}
+
+/* ---- real time ---------------------------------------------------------------------- */
+
+struct rt {
+	struct pn_timer t[200];
+	int64_t fired_at[200];
+	int n, early;
+	uint64_t seed;
+};
+
+static void rt_fire(struct pn_wheel *w, struct pn_timer *t, void *arg)
+{
+	struct rt *r = arg;
+	int64_t now = pn_now();
+	int id = (int)(t - r->t);
+	if (now < t->deadline && !t->period)
+		r->early++;
+	r->fired_at[id] = now;
+	r->n++;
+	/* a few re-arm themselves a little later */
+	if (id % 5 == 0 && r->n < 400)
+		pn_wheel_add(w, t, now + rnd(&r->seed, 2000000), rnd(&r->seed, 500000));
+}
+
+static void *rt_main(void *arg)
+{
+	struct rt *r = arg;
+	struct pn_wheel *w;
+	if (pn_wheel_new(&w) != 0)
+		return NULL;
+	int64_t t0 = pn_now();
+	for (int i = 0; i < 200; i++) {
+		pn_timer_init(&r->t[i], rt_fire, r);
+		int64_t d = t0 + rnd(&r->seed, 100000000);
+		int64_t p = i % 2 ? (d - t0) / 10 : rnd(&r->seed, 1000000);
+		if (i == 199)
+			pn_wheel_add_periodic(w, &r->t[i], d, p, 7000000);
+		else
+			pn_wheel_add(w, &r->t[i], d, p);
+	}
+	pn_wheel_run(w, t0 + 150000000);
+	if (pn_wheel_check(w) != 0)
+		r->early = -1000;
+	pn_wheel_free(w);
+	return NULL;
+}
+
+/* pn_wheel_run in real time never fires early; in 4 threads, a wheel each. */
+static void test_run_real_time(void **state)
+{
+	(void)state;
+	static struct rt r[4];
+	pthread_t th[4];
+	for (int i = 0; i < 4; i++) {
+		memset(&r[i], 0, sizeof(r[i]));
+		r[i].seed = 77 + (uint64_t)i;
+		assert_int_equal(pthread_create(&th[i], NULL, rt_main, &r[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(r[i].early, 0);
+		assert_true(r[i].n >= 199);
+	}
+}
+
+/* pn_wheel_timerfd arms a timerfd at the window's start; never early. */
+static void test_timerfd(void **state)
+{
+	(void)state;
+	struct pn_wheel *w;
+	assert_int_equal(pn_wheel_new(&w), 0);
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	assert_true(fd >= 0);
+	assert_int_equal(pn_wheel_timerfd(w, fd), 0); /* nothing pending: disarmed */
+	int64_t t0 = pn_now();
+	uint64_t seed = 5;
+	for (int i = 0; i < 64; i++) {
+		pn_timer_init(&bt[i], record_id, NULL);
+		int64_t d = t0 + 1000000 + rnd(&seed, 50000000);
+		assert_int_equal(pn_wheel_add(w, &bt[i], d, (d - t0) / 10), 0);
+	}
+	nfired = 0;
+	int wakeups = 0;
+	while (pn_wheel_count(w) > 0) {
+		assert_int_equal(pn_wheel_timerfd(w, fd), 1);
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		assert_int_equal(poll(&pfd, 1, 5000), 1);
+		uint64_t ticks;
+		assert_int_equal(read(fd, &ticks, sizeof(ticks)), (ssize_t)sizeof(ticks));
+		int64_t now = pn_now();
+		int before = nfired;
+		assert_true(pn_wheel_expire(w, now) >= 1); /* armed at a deadline: one is due */
+		for (int i = before; i < nfired; i++)
+			assert_true(bt[fired_ids[i]].deadline <= now);
+		wakeups++;
+	}
+	assert_int_equal(nfired, 64);
+	assert_true(wakeups <= 64);
+	assert_int_equal(pn_wheel_timerfd(w, fd), 0);
+	/* the extremes arm too: INT64_MAX (clamped by the kernel), INT64_MIN (at once) */
+	assert_int_equal(pn_wheel_add(w, &bt[0], INT64_MAX, 0), 0);
+	assert_int_equal(pn_wheel_timerfd(w, fd), 1);
+	assert_int_equal(pn_wheel_add(w, &bt[0], INT64_MIN, 0), 0);
+	assert_int_equal(pn_wheel_timerfd(w, fd), 1);
+	struct pollfd pfd = {.fd = fd, .events = POLLIN};
+	assert_int_equal(poll(&pfd, 1, 5000), 1);
+	assert_int_equal(pn_wheel_expire(w, pn_now()), 1);
+	assert_int_equal(pn_wheel_timerfd(w, fd), 0);
+	assert_int_equal(pn_wheel_timerfd(w, 1000000), -EBADF);
+	close(fd);
+	pn_wheel_free(w);
+}
+
+int main(void)
+{
+	/* clang-format off */
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_invalid),
+	        cmocka_unit_test(test_boundaries),
+	        cmocka_unit_test(test_insertion_order),
+	        cmocka_unit_test(test_large_expiry_order),
+	        cmocka_unit_test(test_model),
+	        cmocka_unit_test(test_timerfd),
+	        cmocka_unit_test(test_run_real_time),
+	};
+	/* clang-format on */
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_cpus.c: `punctual cpus`: how many CPUs this process may use and why (the affinity
+ * set, every cgroup level walked with its quota and period, the level that imposes the
+ * limit, the rounding, any override), as text or JSON; --watch re-evaluates every second
+ * and prints each change until SIGINT; --bench measures pn_cpu_count() cached and fresh.
+ *
+ * What it prints comes from pn_cpu_info() alone, so the tool and an application linking
+ * the library always agree on the count.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <punctual/clock.h>
+#include <punctual/cpus.h>
+#include "tool.h"
+
+static const char usage[] =
+        "usage: punctual cpus [--json] [--rounding R] [--watch [--interval D] | --bench]\n"
+        "\n"
+        "How many CPUs this process may use: min(the affinity set, the cgroup CPU limit\n"
+        "rounded by R), at least 1; what pn_cpu_count() answers, and why. The cgroup limit\n"
+        "is the smallest quota/period from the process's cgroup up to the hierarchy's root\n"
+        "(v1 cpu.cfs_quota_us, v2 cpu.max): a parent allowing 0.5 CPU limits its children.\n"
+        "Shares and weights are shown but never limit the count. PUNCTUAL_CPU_COUNT=N\n"
+        "overrides the answer; PUNCTUAL_CPU_ROUNDING selects the rounding.\n"
+        "\n"
+        "  -r, --rounding R    ceil (default: 0.5 -> 1, 2.5 -> 3), floor or nearest\n"
+        "  -w, --watch         re-evaluate every interval and print each change, until\n"
+        "                      Ctrl-C (SIGINT) or SIGTERM\n"
+        "  -i, --interval D    the --watch interval (default 1s; a bare number is ms)\n"
+        "  -b, --bench         calls per second of pn_cpu_count() (cached) and\n"
+        "                      pn_cpu_count_fresh() (re-reads /proc and /sys)\n"
+        "  -j, --json          print JSON instead of text (with --watch: one line per change)\n"
+        "  -h, --help          this text\n";
+
+/* ---- rendering ---------------------------------------------------------------------- */
+
+/* JSON strings must be UTF-8; cgroup paths are any bytes. Non-ASCII becomes '?'. */
+static const char *ascii(char *buf, size_t n, const char *s)
+{
+	size_t i = 0;
+	for (; s[i] && i + 1 < n; i++)
+		buf[i] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
+	buf[i] = '\0';
+	return buf;
+}
+
+static void json_info(struct json *j, const struct pn_cpu_info *in)
+{
+	char b[PN_CPU_PATH_MAX];
+	json_int(j, "count", in->count);
+	json_str(j, "reason", ascii(b, sizeof(b), in->reason));
+	if (in->online > 0)
+		json_int(j, "online", in->online);
+	else
+		json_null(j, "online");
+	if (in->affinity > 0)
+		json_int(j, "affinity", in->affinity);
+	else
+		json_null(j, "affinity");
+	json_str(j, "affinity_list", in->affinity_list);
+	json_str(j, "rounding", pn_cpu_rounding_name(in->rounding));
+	json_str(j, "rounding_invalid",
+	         in->rounding_invalid[0] ? ascii(b, sizeof(b), in->rounding_invalid) : NULL);
+	if (in->override)
+		json_int(j, "override", in->override);
+	else
+		json_null(j, "override");
+	json_str(j, "override_invalid",
+	         in->override_invalid[0] ? ascii(b, sizeof(b), in->override_invalid) : NULL);
+
+	json_obj(j, "cgroup");
+	json_str(j, "version", pn_cgroup_version_name(in->cgroup_version));
+	json_str(j, "controller", in->cgroup_path[0] ? (in->cgroup_v1_cpu ? "v1" : "v2") : NULL);
+	json_str(j, "path", in->cgroup_path[0] ? ascii(b, sizeof(b), in->cgroup_path) : NULL);
+	json_str(j, "dir", in->cgroup_dir[0] ? ascii(b, sizeof(b), in->cgroup_dir) : NULL);
+	json_str(j, "error", in->cgroup_error ? pn_strerror(in->cgroup_error) : NULL);
+	json_arr(j, "levels");
+	int n = in->n_levels < PN_CPU_LEVELS_MAX ? in->n_levels : PN_CPU_LEVELS_MAX;
+	for (int i = 0; i < n; i++) {
+		const struct pn_cpu_level *l = &in->levels[i];
+		json_obj(j, NULL);
+		json_str(j, "path", ascii(b, sizeof(b), l->path));
+		if (l->quota_us > 0)
+			json_int(j, "quota_us", l->quota_us);
+		else
+			json_null(j, "quota_us");
+		if (l->period_us > 0)
+			json_int(j, "period_us", l->period_us);
+		else
+			json_null(j, "period_us");
+		if (l->shares >= 0)
+			json_int(j, "shares", l->shares);
+		else
+			json_null(j, "shares");
+		json_str(j, "error", l->status ? pn_strerror(l->status) : NULL);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+
+	if (in->limit > 0) {
+		json_obj(j, "limit");
+		json_num(j, "cpus", in->limit);
+		json_int(j, "count", in->limit_count);
+		json_str(j, "path", ascii(b, sizeof(b), in->limit_path));
+		json_int(j, "level", in->limit_level);
+		json_obj_end(j);
+	} else {
+		json_null(j, "limit");
+	}
+}
+
+static void text_info(FILE *f, const struct pn_cpu_info *in)
+{
+	fprintf(f, "cpus: %d\n", in->count);
+	fprintf(f, "  why:      %s\n", in->reason);
+	if (in->affinity > 0)
+		fprintf(f, "  affinity: %d CPU%s (%s)", in->affinity, in->affinity == 1 ? "" : "s",
+		        in->affinity_list);
+	else
+		fprintf(f, "  affinity: unreadable (%s)", pn_strerror(in->affinity));
+	if (in->online > 0)
+		fprintf(f, ", %d online\n", in->online);
+	else
+		fprintf(f, ", online unreadable\n");
+	if (in->cgroup_path[0])
+		fprintf(f, "  cgroup:   %s (limit read from %s) %s at %s\n",
+		        pn_cgroup_version_name(in->cgroup_version), in->cgroup_v1_cpu ? "v1" : "v2",
+		        in->cgroup_path, in->cgroup_dir);
+	else
+		fprintf(f, "  cgroup:   %s\n", pn_cgroup_version_name(in->cgroup_version));
+	int n = in->n_levels < PN_CPU_LEVELS_MAX ? in->n_levels : PN_CPU_LEVELS_MAX;
+	for (int i = 0; i < n; i++) {
+		const struct pn_cpu_level *l = &in->levels[i];
+		char q[64];
+		if (l->status)
+			snprintf(q, sizeof(q), "unreadable: %s", pn_strerror(l->status));
+		else if (l->quota_us > 0)
+			snprintf(q, sizeof(q), "%lld/%lld us = %.6g CPUs", (long long)l->quota_us,
+			         (long long)l->period_us,
+			         (double)l->quota_us / (double)l->period_us);
+		else
+			snprintf(q, sizeof(q), "unlimited");
+		fprintf(f, "    %s %-40s %s", i == in->limit_level ? "*" : " ", l->path, q);
+		if (l->shares >= 0)
+			fprintf(f, " (%s %lld)", in->cgroup_v1_cpu ? "shares" : "weight",
+			        (long long)l->shares);
+		fputc('\n', f);
+	}
+	if (in->n_levels > n)
+		fprintf(f, "    ... %d more levels up to the root\n", in->n_levels - n);
+	fprintf(f, "  rounding: %s", pn_cpu_rounding_name(in->rounding));
+	if (in->rounding_invalid[0])
+		fprintf(f, " (PUNCTUAL_CPU_ROUNDING='%s' ignored: not ceil, floor or nearest)",
+		        in->rounding_invalid);
+	fputc('\n', f);
+	if (in->override)
+		fprintf(f, "  override: PUNCTUAL_CPU_COUNT=%d\n", in->override);
+	if (in->override_invalid[0])
+		fprintf(f,
+		        "  override: PUNCTUAL_CPU_COUNT='%s' ignored (not a count from 1 to %d)\n",
+		        in->override_invalid, PN_CPU_COUNT_MAX);
+}
+
+/* ---- --bench -------------------------------------------------------------------------- */
+
+struct bench {
+	double cached_per_s, fresh_per_s;
+};
+
+/* Calls per second of fn over about budget_ns, timed in batches of batch calls. */
+static double rate(int (*fn)(void), long batch, int64_t budget_ns)
+{
+	volatile int sink = 0;
+	long calls = 0;
+	int64_t t0 = pn_now(), t;
+	do {
+		for (long i = 0; i < batch; i++)
+			sink += fn();
+		calls += batch;
+		t = pn_now();
+	} while (t - t0 < budget_ns);
+	(void)sink;
+	return (double)calls * 1e9 / (double)(t - t0);
+}
+
+static void run_bench(struct bench *b)
+{
+	progress("measuring pn_cpu_count()...");
+	rate(pn_cpu_count, 100000, 50000000); /* warm up: caches, frequency */
+	b->cached_per_s = rate(pn_cpu_count, 100000, 500000000);
+	progress("measuring pn_cpu_count_fresh()...");
+	b->fresh_per_s = rate(pn_cpu_count_fresh, 100, 500000000);
+	progress_done();
+}
+
+static void text_bench(FILE *f, const struct bench *b)
+{
+	char t1[32], t2[32];
+	fprintf(f,
+	        "  bench:    cached %.3gM calls/s (%s a call), fresh %.3gk calls/s (%s a call)\n",
+	        b->cached_per_s / 1e6, fmt_ns(t1, sizeof(t1), 1e9 / b->cached_per_s),
+	        b->fresh_per_s / 1e3, fmt_ns(t2, sizeof(t2), 1e9 / b->fresh_per_s));
+}
+
+/* ---- --watch -------------------------------------------------------------------------- */
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/* What counts as a change worth a line. */
+static bool same(const struct pn_cpu_info *a, const struct pn_cpu_info *b)
+{
+	return a->count == b->count && a->affinity == b->affinity && a->limit == b->limit &&
+	       a->cgroup_error == b->cgroup_error && strcmp(a->limit_path, b->limit_path) == 0 &&
+	       strcmp(a->cgroup_path, b->cgroup_path) == 0 &&
+	       strcmp(a->affinity_list, b->affinity_list) == 0;
+}
+
+static void watch_line(bool json, const struct pn_cpu_info *in)
+{
+	char ts[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+	if (json) {
+		struct json j;
+		json_begin(&j, stdout);
+		json_obj(&j, NULL);
+		json_str(&j, "time", ts);
+		json_info(&j, in);
+		json_obj_end(&j);
+		json_end(&j);
+	} else {
+		printf("%s cpus %d: %s\n", ts, in->count, in->reason);
+	}
+	if (fflush(stdout) != 0)
+		die(1, "writing to stdout failed");
+}
+
+static int watch(bool json, int64_t interval_ns)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	/* no SA_RESTART: the signal ends the sleep at once */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	static struct pn_cpu_info prev, cur;
+	pn_cpu_info(&prev);
+	watch_line(json, &prev);
+	int64_t next = pn_now();
+	while (!stop) {
+		next += interval_ns;
+		struct timespec ts = {.tv_sec = next / 1000000000, .tv_nsec = next % 1000000000};
+		while (!stop && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+			;
+		if (stop)
+			break;
+		pn_cpu_info(&cur);
+		if (!same(&prev, &cur)) {
+			watch_line(json, &cur);
+			prev = cur;
+		}
+	}
+	return 0;
+}
+
+/* ---- the command ---------------------------------------------------------------------- */
+
+int cmd_cpus(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	        {"rounding", required_argument, NULL, 'r'},
+	        {"watch", no_argument, NULL, 'w'},
+	        {"interval", required_argument, NULL, 'i'},
+	        {"bench", no_argument, NULL, 'b'},
+	        {"json", no_argument, NULL, 'j'},
+	        {"help", no_argument, NULL, 'h'},
+	        {0},
+	};
+	bool json = false, do_watch = false, do_bench = false, have_interval = false;
+	int64_t interval = 1000000000;
+	tool_cmd = "cpus";
+	int c;
+	while ((c = next_opt(argc, argv, ":r:wi:bjh", opts, usage)) != -1) {
+		switch (c) {
+		case 'r': {
+			int p = -1;
+			for (int k = PN_CPU_ROUND_CEIL; k <= PN_CPU_ROUND_NEAREST; k++)
+				if (strcmp(optarg, pn_cpu_rounding_name(k)) == 0)
+					p = k;
+			if (p < 0)
+				usage_error("--rounding must be ceil, floor or nearest, not '%s'",
+				            optarg);
+			pn_cpu_set_rounding(p);
+			break;
+		}
+		case 'w':
+			do_watch = true;
+			break;
+		case 'i':
+			interval = opt_duration("--interval", optarg, 1000000);
+			have_interval = true;
+			if (interval < 1000000)
+				usage_error("--interval must be at least 1ms");
+			break;
+		case 'b':
+			do_bench = true;
+			break;
+		case 'j':
+			json = true;
+			break;
+		}
+	}
+	no_more_args(argc, argv);
+	if (do_watch && do_bench)
+		usage_error("--watch and --bench do not go together");
+	if (have_interval && !do_watch)
+		usage_error("--interval needs --watch");
+	if (do_watch)
+		return watch(json, interval);
+
+	static struct pn_cpu_info info;
+	pn_cpu_info(&info);
+	struct bench b = {0};
+	if (do_bench)
+		run_bench(&b);
+	out_open();
+	if (json) {
+		struct json j;
+		json_begin(&j, out);
+		json_obj(&j, NULL);
+		json_str(&j, "tool", "punctual");
+		json_str(&j, "version", PUNCTUAL_VERSION);
+		json_str(&j, "command", "cpus");
+		json_info(&j, &info);
+		if (do_bench) {
+			json_obj(&j, "bench");
+			json_num(&j, "cached_calls_per_s", b.cached_per_s);
+			json_num(&j, "cached_ns_per_call", 1e9 / b.cached_per_s);
+			json_num(&j, "fresh_calls_per_s", b.fresh_per_s);
+			json_num(&j, "fresh_us_per_call", 1e6 / b.fresh_per_s);
+			json_obj_end(&j);
+		} else {
+			json_null(&j, "bench");
+		}
+		json_obj_end(&j);
+		json_end(&j);
+	} else {
+		text_info(out, &info);
+		if (do_bench)
+			text_bench(out, &b);
+	}
+	out_commit();
+	return 0;
+}

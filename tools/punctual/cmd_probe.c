@@ -1,0 +1,429 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_probe.c: `punctual probe`, the one-command timing report for a host or container:
+ * system facts, what clocks cost, how late sleeps wake with the current slack and with
+ * 1 ns and with pn_sleep_until, the timer wheel's coalescing, the CPU count and why, and
+ * recommendations that quote a gain measured in the same run. It changes nothing in
+ * the system: only this process's own timer slack, which dies with it.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+#include <punctual/clock.h>
+#include <punctual/cpus.h>
+#include <punctual/hist.h>
+#include <punctual/slack.h>
+#include <punctual/sleep.h>
+#include <punctual/wheel.h>
+#include "internal.h"
+#include "probe.h"
+
+static const char usage[] =
+        "usage: punctual probe [--quick] [--json] [--prom FILE] [--plot DIR]\n"
+        "\n"
+        "The timing report for this host or container: system facts, what clocks cost,\n"
+        "how late sleeps wake (current timer slack, 1 ns, pn_sleep_until), timer\n"
+        "coalescing, how many CPUs this process may use, and recommendations, each with\n"
+        "the gain measured in this run. About 20 s; --quick about 5 s. Changes nothing.\n"
+        "\n"
+        "  -q, --quick       shorter measurements (about 5 s)\n"
+        "  -j, --json        JSON (schema: docs/probe.schema.json)\n"
+        "  -p, --prom FILE   also write Prometheus text metrics to FILE, atomically, for\n"
+        "                    node_exporter's textfile collector\n"
+        "  -P, --plot DIR    also write PNG and SVG charts to DIR (needs gnuplot)\n"
+        "  -h, --help        this text\n";
+
+/* ---- system ---------------------------------------------------------------------- */
+
+static void virtualization(struct probe *p)
+{
+	snprintf(p->virt, sizeof(p->virt), "none");
+#if defined(__x86_64__)
+	unsigned a, b, c, d;
+	if (__get_cpuid(1, &a, &b, &c, &d) && (c >> 31) & 1) {
+		unsigned sig[3];
+		__cpuid(0x40000000, a, sig[0], sig[1], sig[2]);
+		char id[13];
+		memcpy(id, sig, 12);
+		id[12] = '\0';
+		static const struct {
+			const char *sig, *name;
+		} known[] = {{"KVMKVMKVM", "KVM"},         {"Microsoft Hv", "Hyper-V"},
+		             {"VMwareVMware", "VMware"},   {"XenVMMXenVMM", "Xen"},
+		             {"TCGTCGTCGTCG", "QEMU TCG"}, {"ACRNACRNACRN", "ACRN"},
+		             {"bhyve bhyve ", "bhyve"},    {" lrpepyh  vr", "Parallels"}};
+		const char *name = NULL;
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			if (strncmp(id, known[i].sig, strlen(known[i].sig)) == 0)
+				name = known[i].name;
+		for (int i = 0; i < 12; i++)
+			if (id[i] < 0x20 || id[i] > 0x7e)
+				id[i] = '.';
+		snprintf(p->virt, sizeof(p->virt), "%s (CPUID hypervisor bit, \"%s\")",
+		         name ? name : "unknown hypervisor", id);
+	}
+#endif
+	char vendor[64] = "", product[64] = "";
+	read_sysfs_line("/sys/class/dmi/id/sys_vendor", vendor, sizeof(vendor));
+	read_sysfs_line("/sys/class/dmi/id/product_name", product, sizeof(product));
+	snprintf(p->dmi, sizeof(p->dmi), "%s%s%s", vendor, *vendor && *product ? " " : "", product);
+}
+
+static void system_facts(struct probe *p)
+{
+	sysinfo_read(&p->si);
+	virtualization(p);
+	if (read_sysfs_line("/sys/devices/system/cpu/nohz_full", p->nohz_full,
+	                    sizeof(p->nohz_full)) < 0 ||
+	    strcmp(p->nohz_full, "(null)") == 0)
+		p->nohz_full[0] = '\0';
+	if (read_sysfs_line("/sys/devices/system/cpu/isolated", p->isolated, sizeof(p->isolated)) <
+	    0)
+		p->isolated[0] = '\0';
+	p->slack_self = pn_slack_get();
+	p->slack_pid1 = pn_slack_get_pid(1);
+}
+
+/* ---- measurements ---------------------------------------------------------------- */
+
+int probe_mech(const struct probe *p, const char *id)
+{
+	for (int m = 0; m < p->sleeps.nm; m++)
+		if (strcmp(p->mechs[m]->id, id) == 0)
+			return m;
+	return -1;
+}
+
+int probe_clock(const struct probe *p, const char *id)
+{
+	for (int i = 0; i < p->nclocks; i++)
+		if (strcmp(p->clocks[i].id, id) == 0)
+			return i;
+	return -1;
+}
+
+static void measure_clocks(struct probe *p)
+{
+	p->nclocks = clock_sources_count();
+	p->clocks = calloc((size_t)p->nclocks, sizeof(*p->clocks));
+	if (!p->clocks)
+		die(1, "out of memory");
+	clock_measure_all(p->clocks, p->quick ? 300000000LL : 1500000000LL);
+	pn_cycles_info(&p->cycles);
+}
+
+static void measure_sleeps(struct probe *p)
+{
+	static const int64_t iv[PROBE_INTERVALS] = {1000, 100000, 1000000};
+	memcpy(p->intervals, iv, sizeof(iv));
+	p->slacks[0] = p->slack_self;
+	p->slacks[1] = 1;
+	const char *ids[] = {"nanosleep", "clock_nanosleep_abs", "epoll_wait", "select"};
+	int n = 0;
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+		p->mechs[n++] = sleep_mech_find(ids[i]);
+	p->mechs[n++] = sleep_mech_precise(1000, "1us");
+	p->mechs[n++] = sleep_mech_precise(50000, "50us");
+	p->sleeps = (struct sleep_matrix){
+	        .intervals = p->intervals,
+	        .nintervals = PROBE_INTERVALS,
+	        .slacks = p->slacks,
+	        .nslacks = p->slack_self == 1 ? 1 : PROBE_SLACKS,
+	        .m = p->mechs,
+	        .nm = n,
+	        .samples = p->quick ? 300 : 1000,
+	        .duration = p->quick ? 2500000000LL : 12000000000LL,
+	};
+	pn_sleep_stats_reset();
+	int r = sleep_matrix_run(&p->sleeps);
+	if (r == -ENOMEM)
+		die(1, "out of memory");
+	if (r < 0)
+		die(1, "%s failed: %s", p->sleeps.failed ? p->sleeps.failed->id : "a sleep",
+		    pn_strerror(r));
+	struct pn_sleep_stats st;
+	pn_sleep_stats(&st);
+	p->precise_spin_ns = st.sleeps ? (double)st.spun_ns / (double)st.sleeps : 0;
+}
+
+/* ---- timers: coalescing in real time ---------------------------------------------- */
+
+struct fired {
+	struct pn_hist *late;
+	uint64_t early;
+};
+
+static void on_fire(struct pn_wheel *w, struct pn_timer *t, void *arg)
+{
+	(void)w;
+	struct fired *f = arg;
+	int64_t late = pn_now() - t->deadline;
+	if (late < 0)
+		f->early++;
+	pn_hist_record(f->late, late);
+}
+
+/* The fewest wakeups that serve windows [d, d + p]: by right end, wake at the first
+ * right end, serve every window that has opened, repeat (REFERENCE.md). */
+static uint64_t optimum(int64_t *lo, int64_t *hi, int n)
+{
+	for (int i = 1; i < n; i++) /* insertion sort by right end: n is small */
+		for (int k = i; k > 0 && hi[k] < hi[k - 1]; k--) {
+			int64_t t = hi[k];
+			hi[k] = hi[k - 1];
+			hi[k - 1] = t;
+			t = lo[k];
+			lo[k] = lo[k - 1];
+			lo[k - 1] = t;
+		}
+	uint64_t wakeups = 0;
+	char *served = calloc((size_t)n, 1);
+	if (!served)
+		die(1, "out of memory");
+	for (int i = 0; i < n; i++) {
+		if (served[i])
+			continue;
+		wakeups++;
+		for (int k = i; k < n; k++)
+			if (lo[k] <= hi[i])
+				served[k] = 1;
+	}
+	free(served);
+	return wakeups;
+}
+
+static uint64_t run_wheel(struct probe *p, const int64_t *delay, int percent, struct fired *f)
+{
+	struct pn_wheel *w;
+	int n = p->timers.timers;
+	struct pn_timer *t = calloc((size_t)n, sizeof(*t));
+	if (!t || pn_wheel_new(&w) < 0)
+		die(1, "out of memory");
+	int64_t start = pn_now(), end = start;
+	for (int i = 0; i < n; i++) {
+		pn_timer_init(&t[i], on_fire, f);
+		pn_wheel_add(w, &t[i], start + delay[i], delay[i] * percent / 100);
+		if (start + delay[i] + delay[i] * percent / 100 > end)
+			end = start + delay[i] + delay[i] * percent / 100;
+	}
+	pn_wheel_run(w, end + 1000000);
+	struct pn_wheel_stats st;
+	pn_wheel_stats(w, &st);
+	pn_wheel_free(w);
+	free(t);
+	return st.expires;
+}
+
+static void measure_timers(struct probe *p)
+{
+	struct probe_timers *tm = &p->timers;
+	*tm = (struct probe_timers){.run = true,
+	                            .timers = p->quick ? 100 : 300,
+	                            .min_delay = 1000000,
+	                            .max_delay = p->quick ? 20000000 : 60000000,
+	                            .percent = 10};
+	int n = tm->timers;
+	int64_t *delay = malloc(sizeof(int64_t) * (size_t)n * 3);
+	struct pn_hist *late = malloc(sizeof(*late));
+	if (!delay || !late)
+		die(1, "out of memory");
+	uint64_t seed = 0x5eed;
+	for (int i = 0; i < n; i++) {
+		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+		delay[i] = tm->min_delay +
+		           (int64_t)((seed >> 33) % (uint64_t)(tm->max_delay - tm->min_delay));
+	}
+	pn_hist_init(late);
+	struct fired f = {.late = late};
+	progress("probe: timers, no precision window");
+	tm->wakeups_exact = run_wheel(p, delay, 0, &f);
+	pn_hist_reset(late);
+	progress("probe: timers, precision %d%% of the delay", tm->percent);
+	tm->wakeups_window = run_wheel(p, delay, tm->percent, &f);
+	tm->early = f.early;
+	tm->late_p99 = pn_hist_percentile(late, 99);
+	int64_t *lo = delay + n, *hi = delay + 2 * n;
+	for (int i = 0; i < n; i++) {
+		lo[i] = delay[i];
+		hi[i] = delay[i] + delay[i] * tm->percent / 100;
+	}
+	tm->optimum_window = optimum(lo, hi, n);
+	free(delay);
+	free(late);
+	progress_done();
+}
+
+/* ---- recommendations: each quotes a gain measured above ----------------------------- */
+
+PN_FMT(2, 3) static void reco(struct probe *p, const char *fmt, ...)
+{
+	if (p->nrecos == PROBE_RECOS)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(p->recos[p->nrecos++], sizeof(p->recos[0]), fmt, ap);
+	va_end(ap);
+}
+
+static const struct sleep_cell *cell(const struct probe *p, const char *mech, int interval,
+                                     int slack)
+{
+	int m = probe_mech(p, mech);
+	if (m < 0 || slack >= p->sleeps.nslacks || p->sleeps.unsupported[m])
+		return NULL;
+	return sleep_matrix_cell(&p->sleeps, interval, slack, m);
+}
+
+static void recommend(struct probe *p)
+{
+	char a[32], b[32], c[32], e4[32];
+	/* timer slack: nanosleep at 100 us, current slack vs 1 ns */
+	const struct sleep_cell *d = cell(p, "nanosleep", 1, 0), *s1 = cell(p, "nanosleep", 1, 1);
+	if (d && s1 && p->slack_self > 1) {
+		int64_t md = pn_hist_percentile(&d->overshoot, 50),
+		        m1 = pn_hist_percentile(&s1->overshoot, 50);
+		if (md - m1 > 5000 && md - m1 > md / 5)
+			reco(p,
+			     "Sleeps overshoot by %s at the median (nanosleep, 100 us), %s of it "
+			     "timer slack (%s): `punctual run --slack 1ns -- APP`, or "
+			     "TimerSlackNSec=1ns in its systemd unit (measured: %s).",
+			     fmt_ns(a, sizeof(a), (double)md),
+			     fmt_ns(b, sizeof(b), (double)(md - m1)),
+			     fmt_ns(c, sizeof(c), (double)p->slack_self),
+			     fmt_ns(e4, sizeof(e4), (double)m1));
+	}
+	/* precise sleeps: p99 at 100 us, best kernel-only vs pn_sleep_until(1 us) */
+	int best = p->sleeps.nslacks - 1;
+	const struct sleep_cell *k = cell(p, "clock_nanosleep_abs", 1, best),
+	                        *pr = cell(p, "precise:1us", 1, best);
+	if (k && pr) {
+		int64_t kp = pn_hist_percentile(&k->overshoot, 99),
+		        pp = pn_hist_percentile(&pr->overshoot, 99);
+		if (kp > 10000 && pp * 2 < kp)
+			reco(p,
+			     "Deadlines that matter: even with slack 1 ns the kernel wakes %s late "
+			     "at "
+			     "p99 (clock_nanosleep, 100 us). pn_sleep_until(deadline, 1us) in "
+			     "code, or "
+			     "`punctual run --precise=1us -- APP` for a program you cannot change, "
+			     "measured %s at p99, for %s of spinning per sleep.",
+			     fmt_ns(a, sizeof(a), (double)kp), fmt_ns(b, sizeof(b), (double)pp),
+			     fmt_ns(c, sizeof(c), p->precise_spin_ns));
+	}
+	/* poll/epoll_wait round short timeouts up to a millisecond */
+	const struct sleep_cell *ep = cell(p, "epoll_wait", 0, best);
+	const struct sleep_cell *ns = cell(p, "nanosleep", 0, best);
+	if (ep && ns) {
+		int64_t e = pn_hist_percentile(&ep->duration, 50),
+		        n = pn_hist_percentile(&ns->duration, 50);
+		if (e > 4 * n && e > 500000)
+			reco(p,
+			     "epoll_wait takes milliseconds: a 1 us timeout lasted %s at the "
+			     "median, "
+			     "against %s for nanosleep. Event loops that need sub-millisecond "
+			     "timers "
+			     "should use epoll_pwait2 or a timerfd (pn_wheel_timerfd).",
+			     fmt_ns(a, sizeof(a), (double)e), fmt_ns(b, sizeof(b), (double)n));
+	}
+	/* clocks: system calls where the vDSO should serve */
+	int mono = probe_clock(p, "libc:CLOCK_MONOTONIC"), cyc = probe_clock(p, "pn_cycles");
+	if (mono >= 0 && cyc >= 0 && strcmp(p->clocks[mono].path, "syscall") == 0)
+		reco(p,
+		     "clock_gettime is a system call here (%s per read, clocksource %s): for "
+		     "timestamps use pn_cycles (%s, measured), or a clocksource with a vDSO mode "
+		     "(`punctual clock --clocksources` measures each).",
+		     fmt_ns(a, sizeof(a), p->clocks[mono].cost_median), p->si.clocksource,
+		     fmt_ns(b, sizeof(b), p->clocks[cyc].cost_median));
+	/* CPUs */
+	if (p->cpu_status == 0 && p->cpu.online > 0 && p->cpu.count < p->cpu.online)
+		reco(p,
+		     "This process may use %d CPU%s, not the %d online (%s): size thread pools "
+		     "with pn_cpu_count() or `punctual cpus`, not nproc or "
+		     "sysconf(_SC_NPROCESSORS_ONLN).",
+		     p->cpu.count, p->cpu.count == 1 ? "" : "s", p->cpu.online, p->cpu.reason);
+	/* coalescing */
+	struct probe_timers *t = &p->timers;
+	if (t->run && t->wakeups_window < t->wakeups_exact)
+		reco(p,
+		     "Give timers a precision window: %d timers woke the loop %llu times with no "
+		     "window and %llu times with %d%% of their delay (measured; offline optimum "
+		     "%llu), never early.",
+		     t->timers, (unsigned long long)t->wakeups_exact,
+		     (unsigned long long)t->wakeups_window, t->percent,
+		     (unsigned long long)t->optimum_window);
+}
+
+int cmd_probe(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	        {"quick", no_argument, NULL, 'q'},      {"json", no_argument, NULL, 'j'},
+	        {"prom", required_argument, NULL, 'p'}, {"plot", required_argument, NULL, 'P'},
+	        {"help", no_argument, NULL, 'h'},       {0},
+	};
+	tool_cmd = "probe";
+	static struct probe p;
+	const char *prom = NULL, *plot = NULL;
+	bool json = false;
+	int c;
+	while ((c = next_opt(argc, argv, ":qjp:P:h", opts, usage)) != -1) {
+		switch (c) {
+		case 'q':
+			p.quick = true;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'p':
+			prom = optarg;
+			break;
+		case 'P':
+			plot = optarg;
+			break;
+		}
+	}
+	no_more_args(argc, argv);
+	if (prom && !*prom)
+		usage_error("--prom needs a file name");
+	if (plot && !*plot)
+		usage_error("--plot needs a directory");
+
+	int64_t start = pn_now();
+	progress("probe: system");
+	system_facts(&p);
+	p.cpu_status = pn_cpu_info(&p.cpu);
+	measure_clocks(&p);
+	measure_sleeps(&p);
+	measure_timers(&p);
+	recommend(&p);
+	p.elapsed = pn_now() - start;
+
+	if (prom) {
+		int r = probe_write_prom(&p, prom);
+		if (r < 0)
+			die(1, "--prom %s: %s", prom, strerror(-r));
+	}
+	if (plot) {
+		int r = probe_plot(&p, plot);
+		if (r == -ENOENT)
+			die(1, "--plot: gnuplot is not installed (Debian: apt-get install "
+			       "gnuplot-nox)");
+		if (r < 0)
+			die(1, "--plot %s: %s", plot, strerror(-r));
+	}
+	out_open();
+	if (json)
+		probe_render_json(&p);
+	else
+		probe_render_text(&p);
+	out_commit();
+	sleep_matrix_free(&p.sleeps);
+	free(p.clocks);
+	return 0;
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/* probe.h: what `punctual probe` measures, shared by its measuring and rendering files. */
+#ifndef PUNCTUAL_PROBE_H
+#define PUNCTUAL_PROBE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <punctual/clock.h>
+#include <punctual/cpus.h>
+#include <punctual/sleep.h>
+#include "measure/clocks.h"
+#include "measure/matrix.h"
+#include "tool.h"
+
+#define PROBE_INTERVALS 3
+#define PROBE_SLACKS    2
+#define PROBE_MECHS     6
+#define PROBE_RECOS     8
+
+struct probe_timers {
+	bool run;
+	int timers;
+	int64_t min_delay, max_delay; /* ns */
+	int percent;                  /* precision as % of the delay in the coalesced run */
+	uint64_t wakeups_exact;       /* precision 0 */
+	uint64_t wakeups_window;      /* precision = percent of the delay */
+	uint64_t optimum_window;      /* the offline optimum for the same windows */
+	uint64_t early;               /* fires before the deadline: 0 */
+	int64_t late_p99;             /* ns, coalesced run */
+};
+
+struct probe {
+	bool quick;
+	struct sysinfo si;
+	char virt[96];      /* "KVM" (CPUID hypervisor leaf), "none", ... */
+	char dmi[160];      /* DMI vendor and product, "" if unreadable */
+	char nohz_full[64]; /* "" when none or unreadable */
+	char isolated[64];
+	int64_t slack_self, slack_pid1; /* ns, or -errno */
+	struct pn_cycles_info cycles;
+	int nclocks;
+	struct clock_result *clocks;
+	int64_t intervals[PROBE_INTERVALS], slacks[PROBE_SLACKS];
+	const struct sleep_mech *mechs[PROBE_MECHS];
+	struct sleep_matrix sleeps;
+	double precise_spin_ns; /* mean spin per pn_sleep_until in the sleep section */
+	struct pn_cpu_info cpu;
+	int cpu_status;
+	struct probe_timers timers;
+	char recos[PROBE_RECOS][640];
+	int nrecos;
+	int64_t elapsed;
+};
+
+/* Index of a mechanism or a clock source in the probe's results, or -1. */
+int probe_mech(const struct probe *p, const char *id);
+int probe_clock(const struct probe *p, const char *id);
+
+void probe_render_text(const struct probe *p);
+void probe_render_json(const struct probe *p);
+/* Writes the Prometheus text exposition to path atomically (temp file + rename);
+ * returns 0 or -errno. */
+int probe_write_prom(const struct probe *p, const char *path);
+/* PNG and SVG charts through gnuplot into dir; 0, -ENOENT without gnuplot, -errno. */
+int probe_plot(const struct probe *p, const char *dir);
+
+#endif
