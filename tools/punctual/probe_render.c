@@ -126,8 +126,10 @@ static void text_timers(const struct probe *p)
 	fprintf(out, "  wakeups with %d%% of the delay        %llu (offline optimum %llu)\n",
 	        t->percent, (unsigned long long)t->wakeups_window,
 	        (unsigned long long)t->optimum_window);
-	fprintf(out, "  lateness p99 %s, early fires %llu\n",
-	        fmt_ns(a, sizeof(a), (double)t->late_p99), (unsigned long long)t->early);
+	fprintf(out, "  lateness p99 %s inside windows of up to %s, early fires %llu\n",
+	        fmt_ns(a, sizeof(a), (double)t->late_p99),
+	        fmt_ns(b, sizeof(b), (double)(t->max_delay * t->percent / 100)),
+	        (unsigned long long)t->early);
 }
 
 static void text_cpus(const struct probe *p)
