@@ -8,7 +8,7 @@
  * deadline + precision over pending timers, the count must match, and no timer may
  * fire before its deadline. Any failure aborts.
  *
- * Build and run (beside the other harnesses, which fuzz/run.sh builds):
+ * `make fuzz` (fuzz/run.sh) builds and runs it with the others; by hand:
  *   clang -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
  *         -Iinclude -Isrc fuzz/fuzz_wheel.c src/wheel.c src/sleep.c src/slack.c \
  *         src/clock.c src/error.c -o build/fuzz/fuzz_wheel -lpthread

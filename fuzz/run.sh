@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# run.sh [SECONDS]: builds every libFuzzer harness in fuzz/ with clang
+# run.sh [SECONDS]: builds every libFuzzer harness in fuzz/ (the cgroup parsers and the
+# timer wheel's operation sequences) with clang
 # (-fsanitize=fuzzer,address,undefined) into build/fuzz/, seeds each corpus from
 # tests/fixtures/cgroup/, and runs each harness for SECONDS (default $FUZZ_SECONDS, else
 # 60). Stops at the first finding with a non-zero status; libFuzzer leaves the input that
@@ -15,6 +16,7 @@ CFLAGS="-g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
 	-fno-sanitize-recover=all -I$ROOT/include -I$ROOT/src"
 PARSER_SRCS="$ROOT/src/cgroup.c"
 INFO_SRCS="$ROOT/src/cgroup.c $ROOT/src/cpus.c $ROOT/src/clock.c $ROOT/src/error.c"
+WHEEL_SRCS="$ROOT/src/wheel.c $ROOT/src/sleep.c $ROOT/src/slack.c $ROOT/src/clock.c $ROOT/src/error.c"
 mkdir -p "$OUT"
 
 # seed NAME FILE...: copies the files that exist into build/fuzz/seeds_NAME/.
@@ -53,9 +55,13 @@ for c in "$FIX"/*/; do
 	i=$((i + 1))
 done
 
-for h in proc_cgroup mountinfo cpu_max cpulist cpu_info; do
+# wheel: operation sequences; no seed files, libFuzzer starts from an empty input
+mkdir -p "$OUT/seeds_wheel"
+
+for h in proc_cgroup mountinfo cpu_max cpulist cpu_info wheel; do
 	srcs=$PARSER_SRCS
 	[ "$h" = cpu_info ] && srcs=$INFO_SRCS
+	[ "$h" = wheel ] && srcs=$WHEEL_SRCS
 	# shellcheck disable=SC2086
 	$CC $CFLAGS "$ROOT/fuzz/fuzz_$h.c" $srcs -o "$OUT/fuzz_$h" -lpthread
 	mkdir -p "$OUT/corpus_$h"
