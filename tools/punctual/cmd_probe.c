@@ -23,6 +23,7 @@
 #include <punctual/sleep.h>
 #include <punctual/wheel.h>
 #include "internal.h"
+#include "measure/windows.h"
 #include "probe.h"
 
 static const char usage[] =
@@ -170,35 +171,6 @@ static void on_fire(struct pn_wheel *w, struct pn_timer *t, void *arg)
 	pn_hist_record(f->late, late);
 }
 
-/* The fewest wakeups that serve windows [d, d + p]: by right end, wake at the first
- * right end, serve every window that has opened, repeat (REFERENCE.md). */
-static uint64_t optimum(int64_t *lo, int64_t *hi, int n)
-{
-	for (int i = 1; i < n; i++) /* insertion sort by right end: n is small */
-		for (int k = i; k > 0 && hi[k] < hi[k - 1]; k--) {
-			int64_t t = hi[k];
-			hi[k] = hi[k - 1];
-			hi[k - 1] = t;
-			t = lo[k];
-			lo[k] = lo[k - 1];
-			lo[k - 1] = t;
-		}
-	uint64_t wakeups = 0;
-	char *served = calloc((size_t)n, 1);
-	if (!served)
-		die(1, "out of memory");
-	for (int i = 0; i < n; i++) {
-		if (served[i])
-			continue;
-		wakeups++;
-		for (int k = i; k < n; k++)
-			if (lo[k] <= hi[i])
-				served[k] = 1;
-	}
-	free(served);
-	return wakeups;
-}
-
 static uint64_t run_wheel(struct probe *p, const int64_t *delay, int percent, struct fired *f)
 {
 	struct pn_wheel *w;
@@ -230,7 +202,7 @@ static void measure_timers(struct probe *p)
 	                            .max_delay = p->quick ? 20000000 : 60000000,
 	                            .percent = 10};
 	int n = tm->timers;
-	int64_t *delay = malloc(sizeof(int64_t) * (size_t)n * 3);
+	int64_t *delay = malloc(sizeof(int64_t) * (size_t)n);
 	struct pn_hist *late = malloc(sizeof(*late));
 	if (!delay || !late)
 		die(1, "out of memory");
@@ -249,12 +221,13 @@ static void measure_timers(struct probe *p)
 	tm->wakeups_window = run_wheel(p, delay, tm->percent, &f);
 	tm->early = f.early;
 	tm->late_p99 = pn_hist_percentile(late, 99);
-	int64_t *lo = delay + n, *hi = delay + 2 * n;
-	for (int i = 0; i < n; i++) {
-		lo[i] = delay[i];
-		hi[i] = delay[i] + delay[i] * tm->percent / 100;
-	}
-	tm->optimum_window = optimum(lo, hi, n);
+	struct window *win = malloc(sizeof(*win) * (size_t)n);
+	if (!win)
+		die(1, "out of memory");
+	for (int i = 0; i < n; i++)
+		win[i] = (struct window){delay[i], delay[i] + delay[i] * tm->percent / 100};
+	tm->optimum_window = offline_optimum(win, (size_t)n);
+	free(win);
 	free(delay);
 	free(late);
 	progress_done();

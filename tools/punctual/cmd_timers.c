@@ -18,6 +18,7 @@
 #include <punctual/hist.h>
 #include <punctual/sleep.h>
 #include <punctual/wheel.h>
+#include "measure/windows.h"
 #include "tool.h"
 
 #define MAX_COUNT 1000000
@@ -59,10 +60,6 @@ struct opts {
 	int64_t duration;
 	bool have_duration;
 	unsigned long seed;
-};
-
-struct window {
-	int64_t lo, hi;
 };
 
 struct job {
@@ -308,27 +305,6 @@ static void run_workload(struct run *r)
 	r->elapsed = pn_now() - start;
 	r->unfired = o->periodic ? 0 : (long)pn_wheel_count(w);
 	pn_wheel_free(w);
-}
-
-static int by_right_end(const void *a, const void *b)
-{
-	const struct window *x = a, *y = b;
-	return (x->hi > y->hi) - (x->hi < y->hi);
-}
-
-/* The fewest wakeups that fire every realized window inside itself: the greedy rule. */
-static uint64_t offline_optimum(struct window *win, size_t n)
-{
-	qsort(win, n, sizeof(*win), by_right_end);
-	uint64_t wakeups = 0;
-	int64_t at = INT64_MIN;
-	for (size_t i = 0; i < n; i++) {
-		if (wakeups && win[i].lo <= at)
-			continue; /* already open at the last wakeup, which is <= its right end */
-		at = win[i].hi;
-		wakeups++;
-	}
-	return wakeups;
 }
 
 static int by_value(const void *a, const void *b)
