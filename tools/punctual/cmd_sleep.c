@@ -225,8 +225,6 @@ static void parse(int argc, char **argv, struct opts *o)
 	no_more_args(argc, argv);
 	if (o->json && o->csv)
 		usage_error("--json and --csv exclude each other");
-	if (have_ladder && o->nintervals && !o->periodic && 0)
-		usage_error("--ladder and --interval exclude each other");
 	if (o->periodic) {
 		if (o->nintervals > 1 || have_ladder)
 			usage_error("--periodic takes one --interval");
@@ -417,21 +415,16 @@ static void render_text(struct sleep_matrix *x, const struct opts *o)
 
 /* ---- --periodic ---------------------------------------------------------------------- */
 
-static void apply_slack(int64_t *current, int64_t want)
-{
-	if (*current == want)
-		return;
-	int r = pn_slack_set(want);
-	if (r < 0)
-		die(1, "cannot set timer slack %lld ns: %s", (long long)want, pn_strerror(r));
-	*current = want;
-}
-
 static int periodic(struct opts *o)
 {
 	int64_t interval = o->intervals[0], slack = pn_slack_get();
-	if (o->nslacks)
-		apply_slack(&slack, o->slacks[0]);
+	if (o->nslacks) {
+		int r = pn_slack_set(o->slacks[0]);
+		if (r < 0)
+			die(1, "cannot set timer slack %lld ns: %s", (long long)o->slacks[0],
+			    pn_strerror(r));
+		slack = o->slacks[0];
+	}
 	struct pn_hist *h = malloc(sizeof(*h));
 	if (!h)
 		die(1, "out of memory");
