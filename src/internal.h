@@ -47,6 +47,11 @@ int pn__read_file(const char *path, char *buf, size_t n);
  * clocksources under pn__root() and PUNCTUAL_CYCLES. Returns enum pn_cycles_source. */
 int pn__cycles_decide(const char **reason);
 
+/* Parses a duration such as "250", "1.5ms", "10us", "2s" (ns, us or µs, ms, s); a bare
+ * number is in default_unit_ns. Rejects negatives, garbage and overflow. Returns 0, or
+ * -EINVAL / -ERANGE with *res untouched. */
+int pn__parse_duration(const char *s, int64_t default_unit_ns, int64_t *res);
+
 /* clock_gettime(clk) in ns through the vDSO function pn_now uses. */
 int64_t pn__clock_ns(clockid_t clk);
 

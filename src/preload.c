@@ -66,40 +66,11 @@ EXPORT unsigned long punctual_preload_handled(void)
 	return __atomic_load_n(&handled, __ATOMIC_RELAXED);
 }
 
-/* PUNCTUAL_PRECISION: digits, optionally a fraction and a unit (ns, us, ms, s). */
+/* PUNCTUAL_PRECISION: a duration, ns when bare (10000, 10us); -1 (inert) if malformed. */
 static int64_t parse_precision(const char *s)
 {
-	if (!s || !*s)
-		return -1;
-	int64_t ip = 0, frac = 0, scale = 1;
-	const char *p = s;
-	for (; *p >= '0' && *p <= '9'; p++)
-		if (__builtin_mul_overflow(ip, 10, &ip) ||
-		    __builtin_add_overflow(ip, *p - '0', &ip))
-			return -1;
-	if (p == s)
-		return -1;
-	if (*p == '.')
-		for (p++; *p >= '0' && *p <= '9'; p++)
-			if (scale < 1000000000) {
-				frac = frac * 10 + (*p - '0');
-				scale *= 10;
-			}
-	int64_t unit = 1;
-	if (*p == '\0' || (p[0] == 'n' && p[1] == 's' && !p[2]))
-		unit = 1;
-	else if (p[0] == 'u' && p[1] == 's' && !p[2])
-		unit = 1000;
-	else if (p[0] == 'm' && p[1] == 's' && !p[2])
-		unit = 1000000;
-	else if (p[0] == 's' && !p[1])
-		unit = 1000000000;
-	else
-		return -1;
 	int64_t v;
-	if (__builtin_mul_overflow(ip, unit, &v))
-		return -1;
-	return v + frac * unit / scale;
+	return s && pn__parse_duration(s, 1, &v) == 0 ? v : -1;
 }
 
 static void resolve(void)

@@ -24,10 +24,7 @@ _Noreturn void usage_error(const char *fmt, ...) PN_FMT(1, 2);
 _Noreturn void die(int st, const char *fmt, ...) PN_FMT(2, 3);
 
 /* ---- values with units (opts.c) ---- */
-/* Parses a duration such as "250", "1.5ms", "10us", "2s"; a bare number is in
- * default_unit_ns. Rejects negatives, garbage and overflow. Returns 0 or -EINVAL/-ERANGE. */
-int parse_duration(const char *s, int64_t default_unit_ns, int64_t *res);
-/* Like parse_duration but exits 2 with a message naming opt on error. */
+/* pn__parse_duration (src/internal.h), but exits 2 with a message naming opt on error. */
 int64_t opt_duration(const char *opt, const char *s, int64_t default_unit_ns);
 /* A timer slack value: a duration (a bare number is ns) or "default" (0); exits 2 on
  * error. */
