@@ -10,16 +10,13 @@
 #include <string.h>
 
 #include "cgroup.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *text = malloc(size + 1);
+	char *text = fuzz_text(data, size);
 	if (!text)
 		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
 	int64_t q, p, v;
 	if (pn__cgroup_parse_max(text, &q, &p) == 0) {
 		if (p <= 0 || (q != -1 && q <= 0))

@@ -10,16 +10,13 @@
 #include <string.h>
 
 #include "cgroup.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *text = malloc(size + 1);
+	char *text = fuzz_text(data, size);
 	if (!text)
 		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
 	int n = pn__cpulist_count(text);
 	if (n != -EIO && (n < 0 || n > PN_CPU_COUNT_MAX))
 		abort();

@@ -10,17 +10,14 @@
 #include <string.h>
 
 #include "cgroup.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *paths[] = {"/", "/a/b", "/docker/abc", "/a:b:c", "/../x"};
-	char *text = malloc(size + 1);
+	char *text = fuzz_text(data, size);
 	if (!text)
 		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
 	for (int v2 = 0; v2 <= 1; v2++) {
 		for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 			struct pn__cg_mount m;

@@ -9,16 +9,13 @@
 #include <string.h>
 
 #include "cgroup.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *text = malloc(size + 1);
+	char *text = fuzz_text(data, size);
 	if (!text)
 		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
 	struct pn__cg_self s;
 	if (pn__cgroup_parse_self(text, &s) == 0) {
 		if (!s.has_v1 && !s.has_v2)
