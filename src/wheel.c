@@ -73,15 +73,19 @@
 #define BITS    6
 #define SLOTS   (1 << BITS)
 #define NLEVEL  11           /* ceil(64 / BITS) */
-#define FIRING  (1ULL << 63) /* seq's top bit: the timer is in the firing list */
-#define SEQMASK (~FIRING)
+#define NSLOT   (NLEVEL * SLOTS) /* slot ids 0 .. NSLOT - 1: level * SLOTS + digit */
+#define DUE     NSLOT            /* the due list's slot id */
+#define FIRE    (NSLOT + 1)      /* the firing list's slot id */
+#define IDSHIFT 52               /* seq's top 12 bits: the slot id the timer is in */
+#define SEQMASK ((1ULL << IDSHIFT) - 1)
 
 _Static_assert(sizeof(struct pn_timer) <= 64, "struct pn_timer must fit in 64 bytes");
 _Static_assert(offsetof(struct pn_timer, link) == 0, "timer_of casts a link to its timer");
 
+/* An empty slot's min and dirty mean nothing: place() starts them again. */
 struct slot {
 	struct pn_timer_link head;
-	int64_t min; /* smallest latest in the list; INT64_MAX when empty */
+	int64_t min; /* smallest latest in the list */
 	bool dirty;  /* min may be too small: the timer holding it left */
 };
 
@@ -90,10 +94,12 @@ struct pn_wheel {
 	uint64_t seq;
 	int64_t count;
 	bool in_expire;
-	uint64_t bitmap[NLEVEL]; /* bit s of level L: slots[L][s] is not empty */
-	struct slot slots[NLEVEL][SLOTS];
-	struct slot due;             /* keys <= cur, not being fired */
-	struct pn_timer_link firing; /* being fired by pn_wheel_expire, sorted */
+	/* Bit s of word L: slot L * SLOTS + s is not empty. Word NLEVEL holds the bits of
+	 * DUE and FIRE, kept only so that add and cancel need no branch; never read. */
+	uint64_t bitmap[NLEVEL + 1];
+	/* By slot id; slots[DUE]: keys <= cur, not being fired; slots[FIRE]: being fired
+	 * by pn_wheel_expire, sorted (its min is not kept). */
+	struct slot slots[NSLOT + 2];
 	struct pn_wheel_stats st;
 	struct srec *sortbuf; /* expiry's radix sort: 2 x sortcap records, grown on demand */
 	size_t sortcap;
@@ -130,6 +136,25 @@ static inline int level_of(uint64_t k, uint64_t cur)
 static inline int digit(uint64_t k, int level)
 {
 	return (int)((k >> (level * BITS)) & (SLOTS - 1));
+}
+
+/* The slot id of key k > cur. */
+static inline unsigned slot_id(uint64_t k, uint64_t cur)
+{
+	int level = level_of(k, cur);
+	return (unsigned)(level * SLOTS + digit(k, level));
+}
+
+static inline unsigned id_of(const struct pn_timer *t)
+{
+	return (unsigned)(t->seq >> IDSHIFT);
+}
+
+/* a was added before b: seq order, modulo 2^52 (seqs pending together are never 2^51
+ * apart, so the wrap after 4.5e15 adds does not reorder them). */
+static inline bool seq_before(uint64_t a, uint64_t b)
+{
+	return (int64_t)((a - b) << (64 - IDSHIFT)) < 0;
 }
 
 /* The smallest key slot (level, s) can hold while cur is what it is. */
@@ -208,51 +233,49 @@ static int64_t slot_min(struct slot *sl)
 	return sl->min;
 }
 
-/* Files t (not linked) by its deadline relative to cur. */
-static void place(struct pn_wheel *w, struct pn_timer *t)
+/* Files t (not linked) by its deadline relative to cur, with insertion order seq. Add
+ * and cancel are the hot paths (a timer touched at random among 10^6 is a cache miss,
+ * and the fewer instructions follow it, the more of the next ones the CPU overlaps):
+ * no branch but the due test, and the slot's id goes into t->seq so that unlinking
+ * does not compute it again. */
+static inline void place(struct pn_wheel *w, struct pn_timer *t, uint64_t seq)
 {
 	uint64_t k = key_of(t->deadline);
-	struct slot *sl;
-	if (k <= w->cur) {
-		sl = &w->due;
-	} else {
-		int level = level_of(k, w->cur), s = digit(k, level);
-		sl = &w->slots[level][s];
-		w->bitmap[level] |= 1ULL << s;
-	}
-	list_append(&sl->head, &t->link);
-	if (t->latest < sl->min)
+	unsigned id = k <= w->cur ? DUE : slot_id(k, w->cur);
+	struct slot *sl = &w->slots[id];
+	struct pn_timer_link *h = &sl->head, *last = h->prev;
+	bool empty = last == h;
+	t->seq = seq | (uint64_t)id << IDSHIFT;
+	t->link.next = h;
+	t->link.prev = last;
+	last->next = &t->link;
+	h->prev = &t->link;
+	if (empty) {
+		w->bitmap[id / SLOTS] |= 1ULL << (id % SLOTS);
 		sl->min = t->latest;
+		sl->dirty = false;
+	} else if (t->latest < sl->min) {
+		sl->min = t->latest;
+	}
 }
 
 /* Unlinks pending t from wherever it is, keeping bitmaps and minima right. */
-static void unlink_timer(struct pn_wheel *w, struct pn_timer *t)
+static inline void unlink_timer(struct pn_wheel *w, struct pn_timer *t)
 {
-	if (t->seq & FIRING) {
-		list_del(&t->link);
-		t->seq &= SEQMASK;
-		w->count--;
-		return;
-	}
-	uint64_t k = key_of(t->deadline);
-	struct slot *sl;
-	int level = -1, s = 0;
-	if (k <= w->cur) {
-		sl = &w->due;
-	} else {
-		level = level_of(k, w->cur);
-		s = digit(k, level);
-		sl = &w->slots[level][s];
-	}
-	list_del(&t->link);
+	unsigned id = id_of(t);
+	struct slot *sl = &w->slots[id];
+	struct pn_timer_link *n = t->link.next, *p = t->link.prev;
+	p->next = n;
+	n->prev = p;
+	t->link.next = t->link.prev = NULL;
 	w->count--;
-	if (list_empty(&sl->head)) {
-		slot_reset(sl);
-		if (level >= 0)
-			w->bitmap[level] &= ~(1ULL << s);
-	} else if (t->latest == sl->min) {
+	/* Branches, not arithmetic: t's fields are likely a cache miss, and a bitmap or a
+	 * flag computed from them would make the next add wait for it; a predicted branch
+	 * does not. Both neighbours are the head: the slot is empty now. */
+	if (n == p)
+		w->bitmap[id / SLOTS] &= ~(1ULL << (id % SLOTS));
+	else if (t->latest == sl->min)
 		sl->dirty = true;
-	}
 }
 
 /* Advances cur to nk (> cur): every slot whose range nk reaches is emptied and its
@@ -278,8 +301,8 @@ static void advance(struct pn_wheel *w, uint64_t nk)
 		}
 		for (uint64_t m = bm & mask; m; m &= m - 1) {
 			int s = __builtin_ctzll(m);
-			list_splice(&w->slots[level][s].head, &todo);
-			slot_reset(&w->slots[level][s]);
+			list_splice(&w->slots[level * SLOTS + s].head, &todo);
+			slot_reset(&w->slots[level * SLOTS + s]);
 		}
 		w->bitmap[level] &= ~mask;
 	}
@@ -287,7 +310,7 @@ static void advance(struct pn_wheel *w, uint64_t nk)
 	while (!list_empty(&todo)) {
 		struct pn_timer *t = timer_of(todo.next);
 		list_del(&t->link);
-		place(w, t);
+		place(w, t, t->seq & SEQMASK);
 		if (key_of(t->deadline) > nk)
 			w->st.cascaded++;
 	}
@@ -297,7 +320,7 @@ static inline bool before(const struct pn_timer *a, const struct pn_timer *b)
 {
 	if (a->deadline != b->deadline)
 		return a->deadline < b->deadline;
-	return (a->seq & SEQMASK) < (b->seq & SEQMASK);
+	return seq_before(a->seq & SEQMASK, b->seq & SEQMASK);
 }
 
 #define RUN 128 /* nodes sorted at a time in an array on the stack (2 x 3 KiB) */
@@ -310,7 +333,7 @@ struct rec {
 
 static inline bool rec_before(const struct rec *a, const struct rec *b)
 {
-	return a->deadline != b->deadline ? a->deadline < b->deadline : a->seq < b->seq;
+	return a->deadline != b->deadline ? a->deadline < b->deadline : seq_before(a->seq, b->seq);
 }
 
 /* Sorts a[0..n) (n <= RUN) by (deadline, seq): bottom-up merge sort between a and tmp,
@@ -420,23 +443,36 @@ void pn__wheel_sort_tune(bool fail, size_t min)
 	radix_min = min;
 }
 
+/* A test hook: sets the next insertion sequence number, to cross its 2^52 wrap. */
+void pn__wheel_seq_set(struct pn_wheel *w, uint64_t seq);
+void pn__wheel_seq_set(struct pn_wheel *w, uint64_t seq)
+{
+	w->seq = seq;
+}
+
 /* Sorts the due list by deadline with an LSD radix sort (8-bit digits over the range
  * of the deadlines present) in a buffer the wheel keeps: O(n), where the list sort is
  * O(n log n) with a pointer chase per step. Stable, so equal deadlines keep their list
- * order, which is insertion order. Short lists, or no memory, take list_sort. */
+ * order, which is insertion order. One walk finds the range and whether the list is
+ * sorted already (then nothing moves), one pass counts every digit, and a digit all
+ * keys share costs no pass. Short lists, or no memory, take list_sort. */
 static void sort_due(struct pn_wheel *w)
 {
-	struct pn_timer_link *h = &w->due.head;
+	struct pn_timer_link *h = &w->slots[DUE].head;
 	size_t n = 0;
-	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	int64_t lo = INT64_MAX, hi = INT64_MIN, prev = INT64_MIN;
+	bool sorted = true;
 	for (struct pn_timer_link *l = h->next; l != h; l = l->next, n++) {
 		int64_t d = timer_of(l)->deadline;
 		lo = d < lo ? d : lo;
 		hi = d > hi ? d : hi;
+		sorted = sorted && d >= prev;
+		prev = d;
 	}
-	if (n < radix_min || lo == hi) {
-		if (lo != hi)
-			list_sort(h);
+	if (sorted)
+		return;
+	if (n < radix_min) {
+		list_sort(h);
 		return;
 	}
 	if (n > w->sortcap) {
@@ -450,30 +486,40 @@ static void sort_due(struct pn_wheel *w)
 		w->sortcap = n;
 	}
 	struct srec *src = w->sortbuf, *dst = w->sortbuf + w->sortcap;
+	uint64_t range = (uint64_t)hi - (uint64_t)lo; /* > 0: the list is not sorted */
+	int npass = (64 - __builtin_clzll(range) + 7) / 8;
+	uint32_t count[8][256] = {{0}};
 	size_t i = 0;
-	for (struct pn_timer_link *l = h->next; l != h; l = l->next)
-		src[i++] = (struct srec){(uint64_t)timer_of(l)->deadline - (uint64_t)lo, l};
-	uint64_t range = (uint64_t)hi - (uint64_t)lo;
-	for (int shift = 0; shift < 64 && (range >> shift); shift += 8) {
-		size_t count[257] = {0};
+	for (struct pn_timer_link *l = h->next; l != h; l = l->next, i++) {
+		uint64_t key = (uint64_t)timer_of(l)->deadline - (uint64_t)lo;
+		src[i] = (struct srec){key, l};
+		for (int p = 0; p < npass; p++)
+			count[p][(key >> (8 * p)) & 255]++;
+	}
+	for (int p = 0; p < npass; p++) {
+		unsigned shift = 8 * (unsigned)p;
+		if (count[p][(src[0].key >> shift) & 255] == n)
+			continue; /* every key has this digit */
+		size_t at[256];
+		size_t sum = 0;
+		for (int b = 0; b < 256; b++) {
+			at[b] = sum;
+			sum += count[p][b];
+		}
 		for (i = 0; i < n; i++)
-			count[((src[i].key >> shift) & 255) + 1]++;
-		for (int b = 1; b < 257; b++)
-			count[b] += count[b - 1];
-		for (i = 0; i < n; i++)
-			dst[count[(src[i].key >> shift) & 255]++] = src[i];
+			dst[at[(src[i].key >> shift) & 255]++] = src[i];
 		struct srec *x = src;
 		src = dst;
 		dst = x;
 	}
-	struct pn_timer_link *prev = h;
+	struct pn_timer_link *pl = h;
 	for (i = 0; i < n; i++) {
-		src[i].l->prev = prev;
-		prev->next = src[i].l;
-		prev = src[i].l;
+		src[i].l->prev = pl;
+		pl->next = src[i].l;
+		pl = src[i].l;
 	}
-	prev->next = h;
-	h->prev = prev;
+	pl->next = h;
+	h->prev = pl;
 }
 
 PN_API int pn_timer_init(struct pn_timer *t, pn_timer_fn *fn, void *arg)
@@ -500,11 +546,8 @@ PN_API int pn_wheel_new(struct pn_wheel **wp)
 	struct pn_wheel *w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
-	for (int level = 0; level < NLEVEL; level++)
-		for (int s = 0; s < SLOTS; s++)
-			slot_reset(&w->slots[level][s]);
-	slot_reset(&w->due);
-	list_init(&w->firing);
+	for (int id = 0; id < NSLOT + 2; id++)
+		slot_reset(&w->slots[id]);
 	/* Files timers relative to now: a cur far from the deadlines would put them all in
 	 * the top level and cascade them all at the first expiry. */
 	w->cur = key_of(pn_now());
@@ -519,16 +562,21 @@ PN_API void pn_wheel_free(struct pn_wheel *w)
 	free(w);
 }
 
-static int add(struct pn_wheel *w, struct pn_timer *t, int64_t deadline, int64_t precision,
-               int64_t period)
+/* Re-adding a pending timer: out of line, so that the common add keeps few registers. */
+static __attribute__((noinline)) void unlink_pending(struct pn_wheel *w, struct pn_timer *t)
+{
+	unlink_timer(w, t);
+}
+
+static inline int add(struct pn_wheel *w, struct pn_timer *t, int64_t deadline,
+                      int64_t precision, int64_t period)
 {
 	if (t->link.next)
-		unlink_timer(w, t);
+		unlink_pending(w, t);
 	t->deadline = deadline;
 	t->latest = sat_add(deadline, precision);
 	t->period = period;
-	t->seq = w->seq++ & SEQMASK;
-	place(w, t);
+	place(w, t, w->seq++ & SEQMASK);
 	w->count++;
 	w->st.added++;
 	return 0;
@@ -536,7 +584,7 @@ static int add(struct pn_wheel *w, struct pn_timer *t, int64_t deadline, int64_t
 
 PN_API int pn_wheel_add(struct pn_wheel *w, struct pn_timer *t, int64_t deadline, int64_t precision)
 {
-	if (!w || !t || precision < 0)
+	if (__builtin_expect(!w || !t || precision < 0, 0))
 		return -EINVAL;
 	return add(w, t, deadline, precision, 0);
 }
@@ -551,7 +599,7 @@ PN_API int pn_wheel_add_periodic(struct pn_wheel *w, struct pn_timer *t, int64_t
 
 PN_API int pn_wheel_cancel(struct pn_wheel *w, struct pn_timer *t)
 {
-	if (!w || !t)
+	if (__builtin_expect(!w || !t, 0))
 		return -EINVAL;
 	if (!t->link.next)
 		return 0;
@@ -571,12 +619,12 @@ static bool next_wake(struct pn_wheel *w, int64_t *best)
 {
 	int64_t b = INT64_MAX;
 	bool found = false;
-	if (!list_empty(&w->firing)) {
-		b = list_min_latest(&w->firing);
+	if (!list_empty(&w->slots[FIRE].head)) {
+		b = list_min_latest(&w->slots[FIRE].head);
 		found = true;
 	}
-	if (!list_empty(&w->due.head)) {
-		int64_t m = slot_min(&w->due);
+	if (!list_empty(&w->slots[DUE].head)) {
+		int64_t m = slot_min(&w->slots[DUE]);
 		if (m < b)
 			b = m;
 		found = true;
@@ -587,7 +635,7 @@ static bool next_wake(struct pn_wheel *w, int64_t *best)
 			/* Every later timer has deadline >= this slot's base, so latest >= it. */
 			if (found && instant_of(slot_base(w, level, s)) >= b)
 				goto done;
-			int64_t m = slot_min(&w->slots[level][s]);
+			int64_t m = slot_min(&w->slots[level * SLOTS + s]);
 			if (m < b)
 				b = m;
 			found = true;
@@ -628,8 +676,8 @@ PN_API int pn_wheel_window(struct pn_wheel *w, int64_t *earliest, int64_t *wake)
 	int64_t b;
 	if (!next_wake(w, &b))
 		return -ENOENT;
-	int64_t e = list_max_deadline(&w->firing, b);
-	int64_t d = list_max_deadline(&w->due.head, b);
+	int64_t e = list_max_deadline(&w->slots[FIRE].head, b);
+	int64_t d = list_max_deadline(&w->slots[DUE].head, b);
 	if (d > e)
 		e = d;
 	/* The last two non-empty slots that start at or before b: the last may hold only
@@ -641,7 +689,7 @@ PN_API int pn_wheel_window(struct pn_wheel *w, int64_t *earliest, int64_t *wake)
 			if (instant_of(slot_base(w, level, s)) > b)
 				goto scanned;
 			prev = last;
-			last = &w->slots[level][s];
+			last = &w->slots[level * SLOTS + s];
 		}
 	}
 scanned:
@@ -669,8 +717,7 @@ static void rearm(struct pn_wheel *w, struct pn_timer *t, int64_t now)
 	w->st.missed = missed > UINT64_MAX ? UINT64_MAX : (uint64_t)missed;
 	t->deadline = nd > INT64_MAX ? INT64_MAX : (int64_t)nd;
 	t->latest = sat_add(t->deadline, precision);
-	t->seq = w->seq++ & SEQMASK;
-	place(w, t);
+	place(w, t, w->seq++ & SEQMASK);
 	w->count++;
 }
 
@@ -689,25 +736,33 @@ PN_API int pn_wheel_expire(struct pn_wheel *w, int64_t now)
 	}
 	if (nk > w->cur)
 		advance(w, nk);
-	if (list_empty(&w->due.head))
+	struct slot *due = &w->slots[DUE];
+	struct pn_timer_link *firing = &w->slots[FIRE].head;
+	if (list_empty(&due->head))
 		return 0;
 	sort_due(w);
 	/* When now < cur (a caller's clock behind an earlier call) some due timers are not
 	 * due yet: only the prefix up to now fires. */
-	while (!list_empty(&w->due.head) && timer_of(w->due.head.next)->deadline <= now) {
-		struct pn_timer *t = timer_of(w->due.head.next);
-		list_del(&t->link);
-		t->seq |= FIRING;
-		list_append(&w->firing, &t->link);
+	struct pn_timer_link *h = &due->head, *l = h->next;
+	for (; l != h && timer_of(l)->deadline <= now; l = l->next)
+		timer_of(l)->seq = (timer_of(l)->seq & SEQMASK) | (uint64_t)FIRE << IDSHIFT;
+	if (l != h->next) { /* [h->next, l) becomes the firing list (empty until now) */
+		struct pn_timer_link *first = h->next, *last = l->prev;
+		first->prev = firing;
+		firing->next = first;
+		last->next = firing;
+		firing->prev = last;
+		h->next = l;
+		l->prev = h;
 	}
-	if (list_empty(&w->due.head))
-		slot_reset(&w->due);
+	if (list_empty(&due->head))
+		slot_reset(due);
 	else
-		w->due.dirty = true;
+		due->dirty = true;
 	int64_t fired = 0;
 	w->in_expire = true;
-	while (!list_empty(&w->firing)) {
-		struct pn_timer *t = timer_of(w->firing.next);
+	while (!list_empty(firing)) {
+		struct pn_timer *t = timer_of(firing->next);
 		unlink_timer(w, t);
 		if (t->period > 0)
 			rearm(w, t, now);
@@ -763,10 +818,11 @@ PN_API int pn_wheel_timerfd(struct pn_wheel *w, int fd)
 	return armed;
 }
 
-/* Checks list h: links, membership rule, minimum. Adds its length to *n. */
-static int check_list(const struct pn_wheel *w, const struct pn_timer_link *h, int level, int s,
-                      int64_t *n, bool firing)
+/* Checks slot id's list: links, the slot id each timer carries, the placement rule, seq.
+ * Adds its length to *n. */
+static int check_list(const struct pn_wheel *w, unsigned id, int64_t *n)
 {
+	const struct pn_timer_link *h = &w->slots[id].head;
 	int64_t len = 0;
 	for (const struct pn_timer_link *l = h->next; l != h; l = l->next) {
 		if (!l || !l->next || !l->prev || l->next->prev != l || l->prev->next != l)
@@ -775,14 +831,14 @@ static int check_list(const struct pn_wheel *w, const struct pn_timer_link *h, i
 			return -EUCLEAN;
 		const struct pn_timer *t = (const struct pn_timer *)l;
 		uint64_t k = key_of(t->deadline);
-		if (t->latest < t->deadline || t->period < 0 || (t->seq & SEQMASK) >= w->seq)
+		if (t->latest < t->deadline || t->period < 0 || id_of(t) != id)
 			return -EUCLEAN;
-		if (!!(t->seq & FIRING) != firing)
+		/* Until seq wraps (2^52 adds), every seq is below the next one. */
+		if (w->seq <= SEQMASK && (t->seq & SEQMASK) >= w->seq)
 			return -EUCLEAN;
-		if (level < 0 && !firing && k > w->cur)
+		if (id == DUE && k > w->cur)
 			return -EUCLEAN;
-		if (level >= 0 &&
-		    (k <= w->cur || level_of(k, w->cur) != level || digit(k, level) != s))
+		if (id < NSLOT && (k <= w->cur || slot_id(k, w->cur) != id))
 			return -EUCLEAN;
 	}
 	if (h->prev->next != h)
@@ -791,20 +847,22 @@ static int check_list(const struct pn_wheel *w, const struct pn_timer_link *h, i
 	return 0;
 }
 
-static int check_slot(const struct pn_wheel *w, const struct slot *sl, int level, int s, int64_t *n)
+/* Checks a wheel slot or the due list: its list, its bitmap bit, its minimum. */
+static int check_slot(const struct pn_wheel *w, unsigned id, int64_t *n)
 {
+	const struct slot *sl = &w->slots[id];
 	int64_t before_n = *n;
-	int r = check_list(w, &sl->head, level, s, n, false);
+	int r = check_list(w, id, n);
 	if (r)
 		return r;
 	bool empty = *n == before_n;
 	if (empty != list_empty(&sl->head))
 		return -EUCLEAN;
-	if (level >= 0 && !!(w->bitmap[level] & (1ULL << s)) == empty)
+	if (id < NSLOT && !!(w->bitmap[id / SLOTS] & (1ULL << (id % SLOTS))) == empty)
 		return -EUCLEAN;
+	if (empty)
+		return 0;
 	int64_t m = list_min_latest(&sl->head);
-	if (empty && (sl->min != INT64_MAX || sl->dirty))
-		return -EUCLEAN;
 	if (sl->dirty ? sl->min > m : sl->min != m)
 		return -EUCLEAN;
 	return 0;
@@ -816,19 +874,15 @@ PN_API int pn_wheel_check(struct pn_wheel *w)
 		return -EINVAL;
 	int64_t n = 0;
 	int r;
-	for (int level = 0; level < NLEVEL; level++) {
-		/* The top level has 64 - 60 = 4 bits of digit: 16 slots. */
-		if (level == NLEVEL - 1 && (w->bitmap[level] >> (1 << (64 - level * BITS))))
-			return -EUCLEAN;
-		for (int s = 0; s < SLOTS; s++)
-			if ((r = check_slot(w, &w->slots[level][s], level, s, &n)))
-				return r;
-	}
-	if ((r = check_slot(w, &w->due, -1, 0, &n)))
-		return r;
-	if (!w->in_expire && !list_empty(&w->firing))
+	/* The top level has 64 - 60 = 4 bits of digit: 16 slots. */
+	if (w->bitmap[NLEVEL - 1] >> (1 << (64 - (NLEVEL - 1) * BITS)))
 		return -EUCLEAN;
-	if ((r = check_list(w, &w->firing, -1, 0, &n, true)))
+	for (unsigned id = 0; id <= DUE; id++)
+		if ((r = check_slot(w, id, &n)))
+			return r;
+	if (!w->in_expire && !list_empty(&w->slots[FIRE].head))
+		return -EUCLEAN;
+	if ((r = check_list(w, FIRE, &n)))
 		return r;
 	if (n != w->count || w->count < 0)
 		return -EUCLEAN;

@@ -30,6 +30,7 @@
 /* src/wheel.c's test hook: fail: its sort buffer's allocation fails (the list sort is
  * used); radix_min: the shortest due list sorted by radix (default 129). */
 void pn__wheel_sort_tune(bool fail, size_t radix_min);
+void pn__wheel_seq_set(struct pn_wheel *w, uint64_t seq);
 
 static uint64_t next_rand(uint64_t *s)
 {
@@ -539,7 +540,8 @@ static void test_insertion_order(void **state)
 }
 
 /* A large expiry (longer than the sort's array runs) still fires by (deadline, then
- * insertion): 5000 timers on 50 distinct deadlines, some re-added (moved behind). */
+ * insertion): 5000 timers on 50 distinct deadlines, some re-added (moved behind); also
+ * with the wheel's 52-bit insertion sequence wrapping to 0 halfway through the adds. */
 #define NBIG 5000
 static struct pn_timer big[NBIG];
 static int64_t big_seq[NBIG];
@@ -552,18 +554,20 @@ static void record_big(struct pn_wheel *w, struct pn_timer *t, void *arg)
 	big_order[nbig++] = (int)(t - big);
 }
 
-static void large_expiry_order(bool fail_alloc)
+static void large_expiry_order(bool fail_alloc, uint64_t seq0)
 {
 	struct pn_wheel *w;
 	uint64_t seed = 99;
 	int64_t seq = 0;
 	pn__wheel_sort_tune(fail_alloc, 129);
 	assert_int_equal(pn_wheel_new(&w), 0);
+	pn__wheel_seq_set(w, seq0);
 	assert_int_equal(pn_wheel_expire(w, 1000), 0);
 	for (int i = 0; i < NBIG; i++) {
 		pn_timer_init(&big[i], record_big, NULL);
 		assert_int_equal(pn_wheel_add(w, &big[i], 2000 + rnd(&seed, 50) * 1000, 0), 0);
 		big_seq[i] = seq++;
+		assert_int_equal(pn_wheel_check(w), 0);
 	}
 	for (int i = 0; i < NBIG; i += 7) {
 		assert_int_equal(pn_wheel_add(w, &big[i], big[i].deadline, 5), 0);
@@ -585,8 +589,11 @@ static void large_expiry_order(bool fail_alloc)
 static void test_large_expiry_order(void **state)
 {
 	(void)state;
-	large_expiry_order(false); /* the radix sort */
-	large_expiry_order(true);  /* its fallback, the list merge sort */
+	const uint64_t wrap = (1ULL << 52) - NBIG / 2;
+	large_expiry_order(false, 0);    /* the radix sort */
+	large_expiry_order(true, 0);     /* its fallback, the list merge sort */
+	large_expiry_order(false, wrap); /* both across the sequence's wrap */
+	large_expiry_order(true, wrap);
 }
 
 static void test_invalid(void **state)
