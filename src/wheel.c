@@ -450,76 +450,110 @@ void pn__wheel_seq_set(struct pn_wheel *w, uint64_t seq)
 	w->seq = seq;
 }
 
-/* Sorts the due list by deadline with an LSD radix sort (8-bit digits over the range
- * of the deadlines present) in a buffer the wheel keeps: O(n), where the list sort is
- * O(n log n) with a pointer chase per step. Stable, so equal deadlines keep their list
- * order, which is insertion order. One walk finds the range and whether the list is
- * sorted already (then nothing moves), one pass counts every digit, and a digit all
- * keys share costs no pass. Short lists, or no memory, take list_sort. */
-static void sort_due(struct pn_wheel *w)
+static inline void mark_firing(struct pn_timer *t)
+{
+	t->seq = (t->seq & SEQMASK) | (uint64_t)FIRE << IDSHIFT;
+}
+
+/* Marks the due list's timers up to now as firing (the list is sorted); returns the
+ * first one after now, or the head. */
+static struct pn_timer_link *mark_due_prefix(struct pn_timer_link *h, int64_t now)
+{
+	struct pn_timer_link *l = h->next;
+	for (; l != h && timer_of(l)->deadline <= now; l = l->next)
+		mark_firing(timer_of(l));
+	return l;
+}
+
+/* Sorts the due list by (deadline, insertion) and marks the timers up to now as firing;
+ * returns the first timer after now, or the head when all are due.
+ *
+ * Expiry walks lists of timers scattered in the caller's memory, so the walks are what
+ * it costs: one walk here copies (deadline, link) records into a buffer the wheel keeps
+ * (grown on demand) while it finds the range and whether the list is sorted already
+ * (then nothing moves). The records are sorted by an LSD radix sort over the range
+ * present, O(n) where a list sort is O(n log n) with a pointer chase per step; it is
+ * stable, so equal deadlines keep their list order, which is insertion order. The list
+ * is relinked from the records in one pass,
+ * which marks the firing prefix too. Short lists, or no memory, take list_sort. */
+static struct pn_timer_link *sort_due(struct pn_wheel *w, int64_t now)
 {
 	struct pn_timer_link *h = &w->slots[DUE].head;
-	size_t n = 0;
+	struct srec *buf = w->sortbuf;
+	size_t n = 0, cap = w->sortcap;
 	int64_t lo = INT64_MAX, hi = INT64_MIN, prev = INT64_MIN;
-	bool sorted = true;
+	bool sorted = true, copied = true;
 	for (struct pn_timer_link *l = h->next; l != h; l = l->next, n++) {
 		int64_t d = timer_of(l)->deadline;
 		lo = d < lo ? d : lo;
 		hi = d > hi ? d : hi;
 		sorted = sorted && d >= prev;
 		prev = d;
+		if (n == cap && copied) {
+			/* src and dst halves of 2 x cap records; src's records stay in place */
+			size_t ncap = cap < 256 ? 256 : 2 * cap;
+			struct srec *b = fail_alloc ? NULL : realloc(buf, 2 * ncap * sizeof(*b));
+			if (b) {
+				w->sortbuf = buf = b;
+				w->sortcap = cap = ncap;
+			} else {
+				copied = false;
+			}
+		}
+		if (copied)
+			buf[n] = (struct srec){(uint64_t)d, l};
 	}
 	if (sorted)
-		return;
-	if (n < radix_min) {
+		return mark_due_prefix(h, now);
+	if (n < radix_min || !copied) {
 		list_sort(h);
-		return;
+		return mark_due_prefix(h, now);
 	}
-	if (n > w->sortcap) {
-		struct srec *b = fail_alloc ? NULL : malloc(2 * n * sizeof(*b));
-		if (!b) {
-			list_sort(h);
-			return;
-		}
-		free(w->sortbuf);
-		w->sortbuf = b;
-		w->sortcap = n;
-	}
-	struct srec *src = w->sortbuf, *dst = w->sortbuf + w->sortcap;
+	struct srec *src = buf, *dst = buf + cap;
+	for (size_t i = 0; i < n; i++)
+		src[i].key -= (uint64_t)lo;
+	/* 8-bit digits over the range present; one pass counts every digit, and a digit
+	 * all keys share costs no pass. (Most significant digit first with insertion sort
+	 * in the buckets was slower here: its compares mispredict.) */
 	uint64_t range = (uint64_t)hi - (uint64_t)lo; /* > 0: the list is not sorted */
 	int npass = (64 - __builtin_clzll(range) + 7) / 8;
-	uint32_t count[8][256] = {{0}};
-	size_t i = 0;
-	for (struct pn_timer_link *l = h->next; l != h; l = l->next, i++) {
-		uint64_t key = (uint64_t)timer_of(l)->deadline - (uint64_t)lo;
-		src[i] = (struct srec){key, l};
+	uint32_t count[8][256];
+	memset(count, 0, (size_t)npass * sizeof(count[0]));
+	for (size_t i = 0; i < n; i++)
 		for (int p = 0; p < npass; p++)
-			count[p][(key >> (8 * p)) & 255]++;
-	}
+			count[p][(src[i].key >> (8 * p)) & 255]++;
 	for (int p = 0; p < npass; p++) {
 		unsigned shift = 8 * (unsigned)p;
 		if (count[p][(src[0].key >> shift) & 255] == n)
-			continue; /* every key has this digit */
+			continue;
 		size_t at[256];
 		size_t sum = 0;
 		for (int b = 0; b < 256; b++) {
 			at[b] = sum;
 			sum += count[p][b];
 		}
-		for (i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++)
 			dst[at[(src[i].key >> shift) & 255]++] = src[i];
 		struct srec *x = src;
 		src = dst;
 		dst = x;
 	}
-	struct pn_timer_link *pl = h;
-	for (i = 0; i < n; i++) {
-		src[i].l->prev = pl;
-		pl->next = src[i].l;
-		pl = src[i].l;
+	struct pn_timer_link *pl = h, *after = h;
+	uint64_t nowkey = (uint64_t)now - (uint64_t)lo; /* keys are deadline - lo */
+	bool past = now < lo;
+	for (size_t i = 0; i < n; i++) {
+		struct pn_timer_link *l = src[i].l;
+		l->prev = pl;
+		pl->next = l;
+		pl = l;
+		if (!past && src[i].key <= nowkey)
+			mark_firing(timer_of(l));
+		else if (after == h)
+			after = l;
 	}
 	pl->next = h;
 	h->prev = pl;
+	return after;
 }
 
 PN_API int pn_timer_init(struct pn_timer *t, pn_timer_fn *fn, void *arg)
@@ -740,12 +774,9 @@ PN_API int pn_wheel_expire(struct pn_wheel *w, int64_t now)
 	struct pn_timer_link *firing = &w->slots[FIRE].head;
 	if (list_empty(&due->head))
 		return 0;
-	sort_due(w);
 	/* When now < cur (a caller's clock behind an earlier call) some due timers are not
 	 * due yet: only the prefix up to now fires. */
-	struct pn_timer_link *h = &due->head, *l = h->next;
-	for (; l != h && timer_of(l)->deadline <= now; l = l->next)
-		timer_of(l)->seq = (timer_of(l)->seq & SEQMASK) | (uint64_t)FIRE << IDSHIFT;
+	struct pn_timer_link *h = &due->head, *l = sort_due(w, now);
 	if (l != h->next) { /* [h->next, l) becomes the firing list (empty until now) */
 		struct pn_timer_link *first = h->next, *last = l->prev;
 		first->prev = firing;

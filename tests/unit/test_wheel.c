@@ -540,7 +540,8 @@ static void test_insertion_order(void **state)
 }
 
 /* A large expiry (longer than the sort's array runs) still fires by (deadline, then
- * insertion): 5000 timers on 50 distinct deadlines, some re-added (moved behind); also
+ * insertion): 5000 timers on 50 distinct deadlines (clustered: radix passes skipped)
+ * or spread over 5 ms (every pass busy), some re-added (moved behind); also
  * with the wheel's 52-bit insertion sequence wrapping to 0 halfway through the adds. */
 #define NBIG 5000
 static struct pn_timer big[NBIG];
@@ -554,7 +555,7 @@ static void record_big(struct pn_wheel *w, struct pn_timer *t, void *arg)
 	big_order[nbig++] = (int)(t - big);
 }
 
-static void large_expiry_order(bool fail_alloc, uint64_t seq0)
+static void large_expiry_order(bool fail_alloc, uint64_t seq0, bool spread)
 {
 	struct pn_wheel *w;
 	uint64_t seed = 99;
@@ -565,7 +566,8 @@ static void large_expiry_order(bool fail_alloc, uint64_t seq0)
 	assert_int_equal(pn_wheel_expire(w, 1000), 0);
 	for (int i = 0; i < NBIG; i++) {
 		pn_timer_init(&big[i], record_big, NULL);
-		assert_int_equal(pn_wheel_add(w, &big[i], 2000 + rnd(&seed, 50) * 1000, 0), 0);
+		int64_t d = spread ? 2000 + rnd(&seed, 5000000) : 2000 + rnd(&seed, 50) * 1000;
+		assert_int_equal(pn_wheel_add(w, &big[i], d, 0), 0);
 		big_seq[i] = seq++;
 		assert_int_equal(pn_wheel_check(w), 0);
 	}
@@ -574,7 +576,7 @@ static void large_expiry_order(bool fail_alloc, uint64_t seq0)
 		big_seq[i] = seq++;
 	}
 	nbig = 0;
-	assert_int_equal(pn_wheel_expire(w, 1000000), NBIG);
+	assert_int_equal(pn_wheel_expire(w, 10000000), NBIG);
 	assert_int_equal(nbig, NBIG);
 	for (int k = 1; k < NBIG; k++) {
 		int a = big_order[k - 1], b = big_order[k];
@@ -590,10 +592,12 @@ static void test_large_expiry_order(void **state)
 {
 	(void)state;
 	const uint64_t wrap = (1ULL << 52) - NBIG / 2;
-	large_expiry_order(false, 0);    /* the radix sort */
-	large_expiry_order(true, 0);     /* its fallback, the list merge sort */
-	large_expiry_order(false, wrap); /* both across the sequence's wrap */
-	large_expiry_order(true, wrap);
+	large_expiry_order(false, 0, false);    /* the radix sort */
+	large_expiry_order(false, 0, true);
+	large_expiry_order(true, 0, false);     /* its fallback, the list merge sort */
+	large_expiry_order(true, 0, true);
+	large_expiry_order(false, wrap, false); /* across the sequence's wrap */
+	large_expiry_order(true, wrap, true);
 }
 
 static void test_invalid(void **state)
