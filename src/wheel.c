@@ -28,7 +28,19 @@
  * wheel (kernel/time/timer.c, no cascading, up to 12.5% implicit slack) this wheel is
  * exact: a timer carries its own precision and must never fire early, so its slot only
  * decides when it is looked at, never when it fires. Each timer cascades at most once
- * per level; add and cancel are O(1) (a list link, a bit in a 64-bit bitmap).
+ * per level; add and cancel are O(1) (a list link, a bit in a 64-bit bitmap). A timer
+ * carries the id of the list it is in (slot, due or firing) in the top 12 bits of seq,
+ * so cancel finds its slot without computing it; seq keeps 52 bits of insertion order
+ * and compares modulo 2^52.
+ *
+ * Cost. With 10^5-10^6 timers in the caller's memory, add + cancel is bound by cache
+ * misses: the timer's own line and, inherent to a doubly linked list, its two
+ * neighbours' lines that unlinking writes. What follows a miss is kept short and free of
+ * data dependences on it: the bookkeeping that depends on the timer's fields (bitmap
+ * bit, stale minimum) is done under predicted branches, not computed into shared words,
+ * so the next add does not wait for the miss (measured: computing it branch-free made
+ * add + cancel at 10^6 timers about 10% slower, and bookkeeping stores on every add
+ * rather than only when something changes about 15% slower).
  *
  * Coalescing rule (the greedy one, which is optimal for a known set of windows
  * [d, d + p]: sort by right end, wake at the smallest, fire every window already open,
@@ -45,10 +57,11 @@
  * sleep's own lateness is absorbed instead of pushing timers past their windows.
  *
  * Order: equal deadlines fire in insertion order. Cascading mixes deadlines, so expiry
- * sorts the due list by (deadline, seq) before it fires: runs of 128 timers as arrays of
- * (deadline, seq, link) on the stack, then a merge over the links (no allocation).
- * Timers with equal keys always share one list, so appends keep them in insertion order
- * and the seq tie-break only guards it. Timers being fired sit in a firing list, so a
+ * sorts the due list by deadline before it fires: a stable LSD radix sort of (deadline,
+ * link) records in a buffer the wheel keeps (sort_due), or, for short lists and when
+ * that buffer cannot grow, a merge sort over the links by (deadline, seq) that needs no
+ * memory. Timers with equal keys always share one list, so appends keep them in
+ * insertion order and the seq tie-break only guards it. Timers being fired sit in a firing list, so a
  * callback can cancel or re-arm one that has not fired yet; timers added by callbacks
  * with deadline <= now go to the due list and fire at the next expiry, which bounds
  * every pn_wheel_expire call.
