@@ -7,11 +7,13 @@
  * sd-event and no coalescing. Prints a Markdown section on stdout.
  *
  * add + cancel: P timers pending (delays from the distribution); each op cancels a
- * random one and adds it again with a new delay, so P stays constant.
+ * random one and adds it again with a new delay, so P stays constant. Each peer runs 3
+ * rounds of 50,000 ops right after its fill, in 3 passes over the peers; its figure is
+ * its median round.
  * add + expire: P timers pending 10 s and more out (so none fires while measuring);
  * batches of 1000 timers are added with the distribution's delays scaled into 1 ms,
  * the loop waits (untimed) until they are all due, then one timed loop iteration fires
- * them. ns/op is (add time + expiry time) per timer, so it includes each loop's
+ * them (20 batches a pass, 3 passes); each figure is the peer's median batch. ns/op is (add time + expiry time) per timer, so it includes each loop's
  * per-iteration overhead (one epoll_wait for the event loops; sd-event dispatches one
  * source per iteration, so its figure counts one per timer).
  *
@@ -43,8 +45,10 @@
 #endif
 
 #define BATCH      1000
-#define NBATCH     40
-#define CANCEL_OPS 200000
+#define NBATCH     20 /* per pass */
+#define CANCEL_OPS 50000 /* per round */
+#define ROUNDS     3      /* per pass */
+#define PASSES     3
 #define US         1000LL
 #define MS         1000000LL
 #define SEC        1000000000LL
@@ -376,46 +380,6 @@ static void fill(const struct peer *p, void *c, size_t n, enum dist d, int64_t o
 		p->add(c, i, offset + draw(d));
 }
 
-static double add_cancel(const struct peer *p, size_t n, enum dist d)
-{
-	void *c = p->open(n);
-	rng = 42;
-	fill(p, c, n, d, 0);
-	p->sync(c);
-	int64_t t0 = pn_now();
-	for (int k = 0; k < CANCEL_OPS; k++) {
-		size_t j = (size_t)(((unsigned __int128)next_rand() * n) >> 64);
-		p->cancel(c, j);
-		p->add(c, j, draw(d));
-	}
-	double ns = (double)(pn_now() - t0) / CANCEL_OPS;
-	p->close(c);
-	return ns;
-}
-
-static double add_expire(const struct peer *p, size_t n, enum dist d)
-{
-	void *c = p->open(n + BATCH);
-	rng = 43;
-	fill(p, c, n, d, 10 * SEC);
-	int64_t timed = 0;
-	for (int b = 0; b < NBATCH; b++) {
-		p->sync(c);
-		int64_t t0 = pn_now();
-		for (size_t k = 0; k < BATCH; k++)
-			p->add(c, n + k, draw(d) / 300000); /* the same shape, within 1 ms */
-		int64_t t1 = pn_now();
-		pn_sleep_until(t1 + 2 * MS, 100 * US); /* untimed: let the batch come due */
-		size_t fired = 0;
-		int64_t t2 = pn_now();
-		while (fired < BATCH)
-			fired += p->expire(c);
-		timed += (t1 - t0) + (pn_now() - t2);
-	}
-	p->close(c);
-	return (double)timed / (NBATCH * BATCH);
-}
-
 /* BENCH_WHEEL_PEERS=libev,libuv limits the peers measured (pn_wheel always runs) and
  * BENCH_WHEEL_OP=cancel or expire the operation: a developer's shortcut (with
  * --ops-only); make bench measures everything. */
@@ -429,6 +393,88 @@ static bool peer_wanted(const struct peer *p)
 		if ((s == want || s[-1] == ',') && (s[len] == ',' || s[len] == '\0'))
 			return true;
 	return false;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One row of the table: every wanted peer gets the same timers and the same operations
+ * (the same random sequence), right after its own fill (its data as warm as its own
+ * work leaves it, as in wahern/timeout's bench, where one library runs at a time). A
+ * shared machine has noisy moments that last seconds, so the row is run in PASSES passes
+ * over the peers, in alternating order, each pass filling again; a peer's figure is the
+ * median of all its rounds. ns[k] is 0 for a peer not measured. */
+static void add_cancel_row(size_t n, enum dist d, double *ns)
+{
+	double sample[NPEERS][PASSES * ROUNDS];
+	for (int pass = 0; pass < PASSES; pass++) {
+		for (size_t i = 0; i < NPEERS; i++) {
+			size_t k = pass % 2 ? NPEERS - 1 - i : i;
+			if (!peer_wanted(peers[k]))
+				continue;
+			const struct peer *p = peers[k];
+			void *c = p->open(n);
+			rng = 42;
+			fill(p, c, n, d, 0);
+			for (int r = 0; r < ROUNDS; r++) {
+				p->sync(c);
+				int64_t t0 = pn_now();
+				for (int op = 0; op < CANCEL_OPS; op++) {
+					size_t j = (size_t)(((unsigned __int128)next_rand() * n) >> 64);
+					p->cancel(c, j);
+					p->add(c, j, draw(d));
+				}
+				sample[k][pass * ROUNDS + r] = (double)(pn_now() - t0) / CANCEL_OPS;
+			}
+			p->close(c);
+		}
+	}
+	for (size_t k = 0; k < NPEERS; k++)
+		ns[k] = peer_wanted(peers[k]) ? median(sample[k], PASSES * ROUNDS) : 0;
+}
+
+/* Like add_cancel_row, in batches: a peer's figure is the median over its batches of
+ * (add time + expiry time) / BATCH. */
+static void add_expire_row(size_t n, enum dist d, double *ns)
+{
+	double sample[NPEERS][PASSES * NBATCH];
+	for (int pass = 0; pass < PASSES; pass++) {
+		for (size_t i = 0; i < NPEERS; i++) {
+			size_t k = pass % 2 ? NPEERS - 1 - i : i;
+			if (!peer_wanted(peers[k]))
+				continue;
+			const struct peer *p = peers[k];
+			void *c = p->open(n + BATCH);
+			rng = 43;
+			fill(p, c, n, d, 10 * SEC);
+			for (int b = 0; b < NBATCH; b++) {
+				p->sync(c);
+				int64_t t0 = pn_now();
+				for (size_t j = 0; j < BATCH; j++) /* the same shape, within 1 ms */
+					p->add(c, n + j, draw(d) / 300000);
+				int64_t t1 = pn_now();
+				pn_sleep_until(t1 + 2 * MS, 100 * US); /* untimed: let them come due */
+				size_t fired = 0;
+				int64_t t2 = pn_now();
+				while (fired < BATCH)
+					fired += p->expire(c);
+				sample[k][pass * NBATCH + b] =
+				        (double)((t1 - t0) + (pn_now() - t2)) / BATCH;
+			}
+			p->close(c);
+		}
+	}
+	for (size_t k = 0; k < NPEERS; k++)
+		ns[k] = peer_wanted(peers[k]) ? median(sample[k], PASSES * NBATCH) : 0;
 }
 
 static void ops_table(void)
@@ -450,17 +496,12 @@ static void ops_table(void)
 				if (only && strcmp(only, op ? "expire" : "cancel") != 0)
 					continue;
 				double ns[NPEERS];
-				for (size_t k = 0; k < NPEERS; k++) {
-					if (!peer_wanted(peers[k])) {
-						ns[k] = 0;
-						continue;
-					}
-					ns[k] = op == 0 ? add_cancel(peers[k], sizes[s], d)
-					                : add_expire(peers[k], sizes[s], d);
-					fprintf(stderr, "\rbench_wheel: %zu %s %s %s      ",
-					        sizes[s], dist_name[d], op ? "expire" : "cancel",
-					        peers[k]->name);
-				}
+				fprintf(stderr, "\rbench_wheel: %zu %s %s      ", sizes[s],
+				        dist_name[d], op ? "expire" : "cancel");
+				if (op == 0)
+					add_cancel_row(sizes[s], d, ns);
+				else
+					add_expire_row(sizes[s], d, ns);
 				printf("| %zu | %s | %s | %.1f |", sizes[s], dist_name[d],
 				       op == 0 ? "add+cancel" : "add+expire", ns[0]);
 				for (size_t k = 1; k < NPEERS; k++)
