@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_wheel.c: libFuzzer harness for the timer wheel (src/wheel.c). The input is a
- * sequence of operations on 16 timers: add, add periodic, cancel, expire at a time that
- * moves forwards, backwards or jumps, next/window; callbacks read further operations
- * from the same input, so they add, cancel and re-arm timers, themselves included.
+ * byte that picks the expiry's sort, then a sequence of operations on 16 timers: add,
+ * add periodic, cancel, expire at a time that moves forwards, backwards or jumps,
+ * next/window; callbacks read further operations from the same input, so they add,
+ * cancel and re-arm timers, themselves included.
  * After every operation pn_wheel_check must pass, pn_wheel_next must equal the smallest
  * deadline + precision over pending timers, the count must match, and no timer may
  * fire before its deadline. Any failure aborts.
@@ -25,6 +26,7 @@
 #define NT 16
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+void pn__wheel_sort_tune(bool fail, size_t radix_min); /* src/wheel.c's test hook */
 
 struct input {
 	const uint8_t *p;
@@ -171,6 +173,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	in = (struct input){data, size};
 	depth = 0;
+	/* 16 timers never make a due list long enough for the radix sort: one input bit
+	 * lowers its threshold to 2, another makes its buffer fail (the list sort). */
+	unsigned sort = (unsigned)take(1);
+	pn__wheel_sort_tune(sort & 2, sort & 1 ? 2 : 129);
 	now = (int64_t)take(8);
 	if (pn_wheel_expire(w, now) != 0) /* empty: adopts the time */
 		abort();

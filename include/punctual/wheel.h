@@ -47,7 +47,7 @@ struct pn_timer {
 	int64_t deadline;          /* never fires before this instant */
 	int64_t latest;            /* deadline + precision, saturated at INT64_MAX */
 	int64_t period;            /* 0: one-shot */
-	uint64_t seq;              /* insertion order (ties); the top bit is the wheel's */
+	uint64_t seq;              /* insertion order (ties); the top 12 bits are the wheel's */
 	pn_timer_fn *fn;
 	void *arg;
 };
