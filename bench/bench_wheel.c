@@ -13,15 +13,15 @@
  * add + expire: P timers pending 10 s and more out (so none fires while measuring);
  * batches of 1000 timers are added with the distribution's delays scaled into 1 ms,
  * the loop waits (untimed) until they are all due, then one timed loop iteration fires
- * them (20 batches a pass, 3 passes); each figure is the peer's median batch. ns/op is (add time + expiry time) per timer, so it includes each loop's
- * per-iteration overhead (one epoll_wait for the event loops; sd-event dispatches one
- * source per iteration, so its figure counts one per timer).
+ * them (20 batches a pass, 3 passes); each figure is the peer's median batch. ns/op is
+ * (add time + expiry time) per timer, so it includes each loop's per-iteration overhead
+ * (one epoll_wait for the event loops; sd-event dispatches one source per iteration, so
+ * its figure counts one per timer).
  *
  * Delays: uniform 1 us .. 300 s, or bimodal (half 1 us .. 1 ms, half 10 s .. 300 s:
  * retransmits and idle timeouts). pn_wheel's precision is 0 here (no coalescing help).
  * Peers the build lacks are skipped.
  */
-#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -407,74 +407,65 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* add + cancel on peer p's context c, just filled: ROUNDS samples into sample. */
+static void cancel_rounds(const struct peer *p, void *c, size_t n, enum dist d, double *sample)
+{
+	for (int r = 0; r < ROUNDS; r++) {
+		p->sync(c);
+		int64_t t0 = pn_now();
+		for (int op = 0; op < CANCEL_OPS; op++) {
+			size_t j = (size_t)(((unsigned __int128)next_rand() * n) >> 64);
+			p->cancel(c, j);
+			p->add(c, j, draw(d));
+		}
+		sample[r] = (double)(pn_now() - t0) / CANCEL_OPS;
+	}
+}
+
+/* add + expire: NBATCH samples of (add time + expiry time) / BATCH. */
+static void expire_batches(const struct peer *p, void *c, size_t n, enum dist d, double *sample)
+{
+	for (int b = 0; b < NBATCH; b++) {
+		p->sync(c);
+		int64_t t0 = pn_now();
+		for (size_t j = 0; j < BATCH; j++) /* the same shape, within 1 ms */
+			p->add(c, n + j, draw(d) / 300000);
+		int64_t t1 = pn_now();
+		pn_sleep_until(t1 + 2 * MS, 100 * US); /* untimed: let them come due */
+		size_t fired = 0;
+		int64_t t2 = pn_now();
+		while (fired < BATCH)
+			fired += p->expire(c);
+		sample[b] = (double)((t1 - t0) + (pn_now() - t2)) / BATCH;
+	}
+}
+
 /* One row of the table: every wanted peer gets the same timers and the same operations
  * (the same random sequence), right after its own fill (its data as warm as its own
  * work leaves it, as in wahern/timeout's bench, where one library runs at a time). A
  * shared machine has noisy moments that last seconds, so the row is run in PASSES passes
- * over the peers, in alternating order, each pass filling again; a peer's figure is the
- * median of all its rounds. ns[k] is 0 for a peer not measured. */
-static void add_cancel_row(size_t n, enum dist d, double *ns)
+ * over the peers, each pass starting at another peer and filling again; a peer's figure
+ * is the median of all its samples. ns[k] is 0 for a peer not measured. */
+static void ops_row(size_t n, enum dist d, bool expire, double *ns)
 {
-	double sample[NPEERS][PASSES * ROUNDS];
+	int per = expire ? NBATCH : ROUNDS;
+	double sample[NPEERS][PASSES * (NBATCH > ROUNDS ? NBATCH : ROUNDS)];
 	for (int pass = 0; pass < PASSES; pass++) {
 		for (size_t i = 0; i < NPEERS; i++) {
-			size_t k = pass % 2 ? NPEERS - 1 - i : i;
+			size_t k = (i + (size_t)pass) % NPEERS;
 			if (!peer_wanted(peers[k]))
 				continue;
 			const struct peer *p = peers[k];
-			void *c = p->open(n);
-			rng = 42;
-			fill(p, c, n, d, 0);
-			for (int r = 0; r < ROUNDS; r++) {
-				p->sync(c);
-				int64_t t0 = pn_now();
-				for (int op = 0; op < CANCEL_OPS; op++) {
-					size_t j = (size_t)(((unsigned __int128)next_rand() * n) >> 64);
-					p->cancel(c, j);
-					p->add(c, j, draw(d));
-				}
-				sample[k][pass * ROUNDS + r] = (double)(pn_now() - t0) / CANCEL_OPS;
-			}
+			/* add + expire: n timers 10 s and more out, and BATCH more to fire */
+			void *c = p->open(expire ? n + BATCH : n);
+			rng = expire ? 43 : 42;
+			fill(p, c, n, d, expire ? 10 * SEC : 0);
+			(expire ? expire_batches : cancel_rounds)(p, c, n, d, &sample[k][pass * per]);
 			p->close(c);
 		}
 	}
 	for (size_t k = 0; k < NPEERS; k++)
-		ns[k] = peer_wanted(peers[k]) ? median(sample[k], PASSES * ROUNDS) : 0;
-}
-
-/* Like add_cancel_row, in batches: a peer's figure is the median over its batches of
- * (add time + expiry time) / BATCH. */
-static void add_expire_row(size_t n, enum dist d, double *ns)
-{
-	double sample[NPEERS][PASSES * NBATCH];
-	for (int pass = 0; pass < PASSES; pass++) {
-		for (size_t i = 0; i < NPEERS; i++) {
-			size_t k = pass % 2 ? NPEERS - 1 - i : i;
-			if (!peer_wanted(peers[k]))
-				continue;
-			const struct peer *p = peers[k];
-			void *c = p->open(n + BATCH);
-			rng = 43;
-			fill(p, c, n, d, 10 * SEC);
-			for (int b = 0; b < NBATCH; b++) {
-				p->sync(c);
-				int64_t t0 = pn_now();
-				for (size_t j = 0; j < BATCH; j++) /* the same shape, within 1 ms */
-					p->add(c, n + j, draw(d) / 300000);
-				int64_t t1 = pn_now();
-				pn_sleep_until(t1 + 2 * MS, 100 * US); /* untimed: let them come due */
-				size_t fired = 0;
-				int64_t t2 = pn_now();
-				while (fired < BATCH)
-					fired += p->expire(c);
-				sample[k][pass * NBATCH + b] =
-				        (double)((t1 - t0) + (pn_now() - t2)) / BATCH;
-			}
-			p->close(c);
-		}
-	}
-	for (size_t k = 0; k < NPEERS; k++)
-		ns[k] = peer_wanted(peers[k]) ? median(sample[k], PASSES * NBATCH) : 0;
+		ns[k] = peer_wanted(peers[k]) ? median(sample[k], PASSES * per) : 0;
 }
 
 static void ops_table(void)
@@ -482,6 +473,10 @@ static void ops_table(void)
 	static const size_t sizes[] = {1000, 100000, 1000000};
 	printf("### add + cancel, add + expire (ns per op; in brackets pn_wheel's time / the "
 	       "peer's)\n\n");
+	printf("Each peer runs right after its own fill; a figure is the median of %d rounds of "
+	       "%d ops (add + cancel) or of %d batches of %d timers (add + expire), in %d "
+	       "passes over the peers.\n\n",
+	       PASSES * ROUNDS, CANCEL_OPS, PASSES * NBATCH, BATCH, PASSES);
 	printf("| pending | delays | op |");
 	for (size_t k = 0; k < NPEERS; k++)
 		printf(" %s |", peers[k]->name);
@@ -498,10 +493,7 @@ static void ops_table(void)
 				double ns[NPEERS];
 				fprintf(stderr, "\rbench_wheel: %zu %s %s      ", sizes[s],
 				        dist_name[d], op ? "expire" : "cancel");
-				if (op == 0)
-					add_cancel_row(sizes[s], d, ns);
-				else
-					add_expire_row(sizes[s], d, ns);
+				ops_row(sizes[s], d, op == 1, ns);
 				printf("| %zu | %s | %s | %.1f |", sizes[s], dist_name[d],
 				       op == 0 ? "add+cancel" : "add+expire", ns[0]);
 				for (size_t k = 1; k < NPEERS; k++)
@@ -776,12 +768,8 @@ int main(int argc, char **argv)
 		printf(" %s%s", peers[k]->name, k + 1 < NPEERS ? "," : "");
 	if (NPEERS == 1)
 		printf(" no peer (none found at build time)");
-	printf(", through their public APIs, in this one run. pn_timer is %zu bytes. Each "
-	       "peer runs right after its own fill; a figure is the median of %d rounds of "
-	       "%d ops (add + cancel) or of %d batches of %d timers (add + expire), in %d "
-	       "passes over the peers.\n\n",
-	       sizeof(struct pn_timer), PASSES * ROUNDS, CANCEL_OPS, PASSES * NBATCH, BATCH,
-	       PASSES);
+	printf(", through their public APIs, in this one run. pn_timer is %zu bytes.\n\n",
+	       sizeof(struct pn_timer));
 	if (!quick)
 		ops_table();
 	if (!ops_only)

@@ -22,11 +22,11 @@
 #include <string.h>
 
 #include <punctual/wheel.h>
+#include "internal.h" /* the wheel's test hooks */
 
 #define NT 16
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-void pn__wheel_sort_tune(bool fail, size_t radix_min); /* src/wheel.c's test hook */
 
 struct input {
 	const uint8_t *p;

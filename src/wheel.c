@@ -30,8 +30,8 @@
  * decides when it is looked at, never when it fires. Each timer cascades at most once
  * per level; add and cancel are O(1) (a list link, a bit in a 64-bit bitmap). A timer
  * carries the id of the list it is in (slot, due or firing) in the top 12 bits of seq,
- * so cancel finds its slot without computing it; seq keeps 52 bits of insertion order
- * and compares modulo 2^52.
+ * so cancel finds its slot without computing it; seq keeps 52 bits of insertion order,
+ * which only pn_wheel_check reads (modulo 2^52).
  *
  * Cost. With 10^5-10^6 timers in the caller's memory, add + cancel is bound by cache
  * misses: the timer's own line and, inherent to a doubly linked list, its two
@@ -56,13 +56,15 @@
  * wakeup (pn_wheel_window): waking anywhere in between fires the same timers, so the
  * sleep's own lateness is absorbed instead of pushing timers past their windows.
  *
- * Order: equal deadlines fire in insertion order. Cascading mixes deadlines, so expiry
- * sorts the due list by deadline before it fires: a stable LSD radix sort of (deadline,
- * link) records in a buffer the wheel keeps (sort_due), or, for short lists and when
- * that buffer cannot grow, a merge sort over the links by (deadline, seq) that needs no
- * memory. Timers with equal keys always share one list, so appends keep them in
- * insertion order and the seq tie-break only guards it. Timers being fired sit in a firing list, so a
- * callback can cancel or re-arm one that has not fired yet; timers added by callbacks
+ * Order: equal deadlines fire in insertion order. Timers with equal keys always share
+ * one list (placement depends only on the key and cur), so appends keep them in
+ * insertion order (the model test checks every firing order). Cascading mixes deadlines,
+ * so expiry sorts the due list by deadline with a stable sort before it fires: nothing
+ * when it is in order already, else an LSD radix sort of (deadline, link) records in a
+ * buffer the wheel keeps (sort_due), or, for short lists and when that buffer cannot
+ * grow, a merge sort over the links that needs no memory. Timers being fired sit in a
+ * firing list, so a callback can cancel or re-arm one that has not fired yet; timers
+ * added by callbacks
  * with deadline <= now go to the due list and fire at the next expiry, which bounds
  * every pn_wheel_expire call.
  *
@@ -107,8 +109,9 @@ struct pn_wheel {
 	uint64_t seq;
 	int64_t count;
 	bool in_expire;
-	/* Bit s of word L: slot L * SLOTS + s is not empty. Word NLEVEL holds the bits of
-	 * DUE and FIRE, kept only so that add and cancel need no branch; never read. */
+	/* Bit s of word L: slot L * SLOTS + s is not empty. Word NLEVEL is scratch that
+	 * place() and unlink_timer() write for DUE and FIRE so that they need no test for
+	 * them; it is never read and means nothing. */
 	uint64_t bitmap[NLEVEL + 1];
 	/* By slot id; slots[DUE]: keys <= cur, not being fired; slots[FIRE]: being fired
 	 * by pn_wheel_expire, sorted (its min is not kept). */
@@ -119,7 +122,7 @@ struct pn_wheel {
 };
 
 struct srec {
-	uint64_t key; /* deadline - the smallest deadline sorted */
+	uint64_t key; /* the deadline, then the deadline - the smallest one sorted */
 	struct pn_timer_link *l;
 };
 
@@ -163,8 +166,9 @@ static inline unsigned id_of(const struct pn_timer *t)
 	return (unsigned)(t->seq >> IDSHIFT);
 }
 
-/* a was added before b: seq order, modulo 2^52 (seqs pending together are never 2^51
- * apart, so the wrap after 4.5e15 adds does not reorder them). */
+/* a was added before b: seq order modulo 2^52, for pn_wheel_check (it wraps after
+ * 4.5e15 adds; two timers 2^51 adds apart would compare wrongly, and then only the
+ * check's verdict on them would be wrong: nothing else reads seq). */
 static inline bool seq_before(uint64_t a, uint64_t b)
 {
 	return (int64_t)((a - b) << (64 - IDSHIFT)) < 0;
@@ -191,14 +195,6 @@ static inline void list_init(struct pn_timer_link *h)
 static inline bool list_empty(const struct pn_timer_link *h)
 {
 	return h->next == h;
-}
-
-static inline void list_append(struct pn_timer_link *h, struct pn_timer_link *n)
-{
-	n->prev = h->prev;
-	n->next = h;
-	h->prev->next = n;
-	h->prev = n;
 }
 
 static inline void list_del(struct pn_timer_link *n)
@@ -247,10 +243,9 @@ static int64_t slot_min(struct slot *sl)
 }
 
 /* Files t (not linked) by its deadline relative to cur, with insertion order seq. Add
- * and cancel are the hot paths (a timer touched at random among 10^6 is a cache miss,
- * and the fewer instructions follow it, the more of the next ones the CPU overlaps):
- * no branch but the due test, and the slot's id goes into t->seq so that unlinking
- * does not compute it again. */
+ * and cancel are the hot paths (see "Cost" above); the slot's id goes into t->seq so
+ * that unlinking does not compute it again, and the bitmap and minimum are written only
+ * when they change. */
 static inline void place(struct pn_wheel *w, struct pn_timer *t, uint64_t seq)
 {
 	uint64_t k = key_of(t->deadline);
@@ -315,7 +310,6 @@ static void advance(struct pn_wheel *w, uint64_t nk)
 		for (uint64_t m = bm & mask; m; m &= m - 1) {
 			int s = __builtin_ctzll(m);
 			list_splice(&w->slots[level * SLOTS + s].head, &todo);
-			slot_reset(&w->slots[level * SLOTS + s]);
 		}
 		w->bitmap[level] &= ~mask;
 	}
@@ -331,25 +325,22 @@ static void advance(struct pn_wheel *w, uint64_t nk)
 
 static inline bool before(const struct pn_timer *a, const struct pn_timer *b)
 {
-	if (a->deadline != b->deadline)
-		return a->deadline < b->deadline;
-	return seq_before(a->seq & SEQMASK, b->seq & SEQMASK);
+	return a->deadline < b->deadline;
 }
 
-#define RUN 128 /* nodes sorted at a time in an array on the stack (2 x 3 KiB) */
+#define RUN 128 /* nodes sorted at a time in an array on the stack (2 x 2 KiB) */
 
 struct rec {
 	int64_t deadline;
-	uint64_t seq;
 	struct pn_timer_link *l;
 };
 
 static inline bool rec_before(const struct rec *a, const struct rec *b)
 {
-	return a->deadline != b->deadline ? a->deadline < b->deadline : seq_before(a->seq, b->seq);
+	return a->deadline < b->deadline;
 }
 
-/* Sorts a[0..n) (n <= RUN) by (deadline, seq): bottom-up merge sort between a and tmp,
+/* Sorts a[0..n) (n <= RUN) by deadline, stably: bottom-up merge sort between a and tmp,
  * over compact records rather than the timers' scattered memory. */
 static void rec_sort(struct rec *a, struct rec *tmp, size_t n)
 {
@@ -374,7 +365,7 @@ static void rec_sort(struct rec *a, struct rec *tmp, size_t n)
 		memcpy(a, src, n * sizeof(*a));
 }
 
-/* Sorts list h by (deadline, seq): runs of RUN nodes are sorted as arrays, then merged
+/* Sorts list h by deadline: runs of RUN nodes are sorted as arrays, then merged
  * bottom-up over the next pointers; the prev pointers are rebuilt at the end. Stable,
  * O(n log n), no allocation. */
 static void list_sort(struct pn_timer_link *h)
@@ -388,7 +379,7 @@ static void list_sort(struct pn_timer_link *h)
 		size_t n = 0;
 		for (; p && n < RUN; p = p->next) {
 			const struct pn_timer *t = timer_of(p);
-			r[n++] = (struct rec){t->deadline, t->seq & SEQMASK, p};
+			r[n++] = (struct rec){t->deadline, p};
 		}
 		rec_sort(r, tmp, n);
 		for (size_t i = 0; i < n; i++) {
@@ -445,9 +436,7 @@ static void list_sort(struct pn_timer_link *h)
 	h->prev = prev;
 }
 
-/* A test hook: fail makes the radix sort's allocation fail (to cover the fallback);
- * radix_min is the shortest due list the radix sort takes (default RUN + 1). */
-void pn__wheel_sort_tune(bool fail, size_t radix_min);
+/* Test hooks, declared in internal.h. */
 static bool fail_alloc;
 static size_t radix_min = RUN + 1;
 void pn__wheel_sort_tune(bool fail, size_t min)
@@ -456,8 +445,6 @@ void pn__wheel_sort_tune(bool fail, size_t min)
 	radix_min = min;
 }
 
-/* A test hook: sets the next insertion sequence number, to cross its 2^52 wrap. */
-void pn__wheel_seq_set(struct pn_wheel *w, uint64_t seq);
 void pn__wheel_seq_set(struct pn_wheel *w, uint64_t seq)
 {
 	w->seq = seq;
@@ -478,49 +465,53 @@ static struct pn_timer_link *mark_due_prefix(struct pn_timer_link *h, int64_t no
 	return l;
 }
 
-/* Sorts the due list by (deadline, insertion) and marks the timers up to now as firing;
- * returns the first timer after now, or the head when all are due.
+/* Sorts the due list by deadline, stably (equal deadlines keep their list order, which
+ * is insertion order), and marks the timers up to now as firing; returns the first timer
+ * after now, or the head when all are due.
  *
  * Expiry walks lists of timers scattered in the caller's memory, so the walks are what
- * it costs: one walk here copies (deadline, link) records into a buffer the wheel keeps
- * (grown on demand) while it finds the range and whether the list is sorted already
- * (then nothing moves). The records are sorted by an LSD radix sort over the range
- * present, O(n) where a list sort is O(n log n) with a pointer chase per step; it is
- * stable, so equal deadlines keep their list order, which is insertion order. The list
- * is relinked from the records in one pass,
- * which marks the firing prefix too. Short lists, or no memory, take list_sort. */
+ * it costs. One walk finds the range and whether the list is in order already (then
+ * nothing moves) and copies (deadline, link) records into a buffer the wheel keeps; a
+ * list longer than the buffer has ever been grows it and takes a second walk. The
+ * records are sorted by an LSD radix sort over the range present, O(n) where a list sort
+ * is O(n log n) with a pointer chase per step, and the list is relinked from them in one
+ * pass, which marks the firing prefix too. Short lists, or no memory, take list_sort. */
 static struct pn_timer_link *sort_due(struct pn_wheel *w, int64_t now)
 {
 	struct pn_timer_link *h = &w->slots[DUE].head;
 	struct srec *buf = w->sortbuf;
 	size_t n = 0, cap = w->sortcap;
 	int64_t lo = INT64_MAX, hi = INT64_MIN, prev = INT64_MIN;
-	bool sorted = true, copied = true;
+	bool sorted = true;
 	for (struct pn_timer_link *l = h->next; l != h; l = l->next, n++) {
 		int64_t d = timer_of(l)->deadline;
 		lo = d < lo ? d : lo;
 		hi = d > hi ? d : hi;
 		sorted = sorted && d >= prev;
 		prev = d;
-		if (n == cap && copied) {
-			/* src and dst halves of 2 x cap records; src's records stay in place */
-			size_t ncap = cap < 256 ? 256 : 2 * cap;
-			struct srec *b = fail_alloc ? NULL : realloc(buf, 2 * ncap * sizeof(*b));
-			if (b) {
-				w->sortbuf = buf = b;
-				w->sortcap = cap = ncap;
-			} else {
-				copied = false;
-			}
-		}
-		if (copied)
+		if (n < cap)
 			buf[n] = (struct srec){(uint64_t)d, l};
 	}
 	if (sorted)
 		return mark_due_prefix(h, now);
-	if (n < radix_min || !copied) {
+	if (n < radix_min) {
 		list_sort(h);
 		return mark_due_prefix(h, now);
+	}
+	if (n > cap) {
+		/* src and dst halves of 2 x cap records */
+		size_t ncap = n > 2 * cap ? n : 2 * cap;
+		struct srec *b = fail_alloc ? NULL : malloc(2 * ncap * sizeof(*b));
+		if (!b) {
+			list_sort(h);
+			return mark_due_prefix(h, now);
+		}
+		free(w->sortbuf);
+		w->sortbuf = buf = b;
+		w->sortcap = cap = ncap;
+		size_t i = 0;
+		for (struct pn_timer_link *l = h->next; l != h; l = l->next, i++)
+			buf[i] = (struct srec){(uint64_t)timer_of(l)->deadline, l};
 	}
 	struct srec *src = buf, *dst = buf + cap;
 	for (size_t i = 0; i < n; i++)
@@ -530,7 +521,7 @@ static struct pn_timer_link *sort_due(struct pn_wheel *w, int64_t now)
 	 * in the buckets was slower here: its compares mispredict.) */
 	uint64_t range = (uint64_t)hi - (uint64_t)lo; /* > 0: the list is not sorted */
 	int npass = (64 - __builtin_clzll(range) + 7) / 8;
-	uint32_t count[8][256];
+	size_t count[8][256];
 	memset(count, 0, (size_t)npass * sizeof(count[0]));
 	for (size_t i = 0; i < n; i++)
 		for (int p = 0; p < npass; p++)
@@ -799,10 +790,8 @@ PN_API int pn_wheel_expire(struct pn_wheel *w, int64_t now)
 		h->next = l;
 		l->prev = h;
 	}
-	if (list_empty(&due->head))
-		slot_reset(due);
-	else
-		due->dirty = true;
+	if (!list_empty(&due->head))
+		due->dirty = true; /* its minimum may have fired */
 	int64_t fired = 0;
 	w->in_expire = true;
 	while (!list_empty(firing)) {
@@ -877,8 +866,8 @@ static int check_list(const struct pn_wheel *w, unsigned id, int64_t *n)
 		uint64_t k = key_of(t->deadline);
 		if (t->latest < t->deadline || t->period < 0 || id_of(t) != id)
 			return -EUCLEAN;
-		/* Until seq wraps (2^52 adds), every seq is below the next one. */
-		if (w->seq <= SEQMASK && (t->seq & SEQMASK) >= w->seq)
+		/* Every seq comes before the next one to hand out (modulo 2^52). */
+		if (!seq_before(t->seq & SEQMASK, w->seq & SEQMASK))
 			return -EUCLEAN;
 		if (id == DUE && k > w->cur)
 			return -EUCLEAN;
@@ -891,7 +880,8 @@ static int check_list(const struct pn_wheel *w, unsigned id, int64_t *n)
 	return 0;
 }
 
-/* Checks a wheel slot or the due list: its list, its bitmap bit, its minimum. */
+/* Checks a wheel slot (its list, bitmap bit and minimum) or the due list (its list and
+ * minimum). */
 static int check_slot(const struct pn_wheel *w, unsigned id, int64_t *n)
 {
 	const struct slot *sl = &w->slots[id];
