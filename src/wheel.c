@@ -54,7 +54,11 @@
  * A loop that sleeps with a precision of its own (pn_wheel_run, pn_wheel_timerfd) aims
  * at the start of the coalesced window, the latest deadline among the timers due by the
  * wakeup (pn_wheel_window): waking anywhere in between fires the same timers, so the
- * sleep's own lateness is absorbed instead of pushing timers past their windows.
+ * sleep's own lateness is absorbed instead of pushing timers past their windows. To
+ * find that start without scanning a coarse slot, pn_wheel_window advances cur to a
+ * wakeup at most 16.8 ms ahead, which puts every timer due by then in the due list
+ * (cur may be ahead of the caller's clock; expiry handles that, firing only deadlines
+ * <= now).
  *
  * Order: equal deadlines fire in insertion order. Timers with equal keys always share
  * one list (placement depends only on the key and cur), so appends keep them in
@@ -93,6 +97,7 @@
 #define FIRE    (NSLOT + 1)      /* the firing list's slot id */
 #define IDSHIFT 52               /* seq's top 12 bits: the slot id the timer is in */
 #define SEQMASK ((1ULL << IDSHIFT) - 1)
+#define WINDOW_AHEAD (1ULL << 24) /* 16.8 ms: pn_wheel_window advances to wakeups this close */
 
 _Static_assert(sizeof(struct pn_timer) <= 64, "struct pn_timer must fit in 64 bytes");
 _Static_assert(offsetof(struct pn_timer, link) == 0, "timer_of casts a link to its timer");
@@ -714,10 +719,24 @@ PN_API int pn_wheel_window(struct pn_wheel *w, int64_t *earliest, int64_t *wake)
 	int64_t b;
 	if (!next_wake(w, &b))
 		return -ENOENT;
+	uint64_t kb = key_of(b);
+	/* A wakeup at most WINDOW_AHEAD past the wheel's time: the wheel moves its time
+	 * there now, which files every timer due by then in the due list (expiry would do
+	 * that work anyway), so that the answer scans only the timers that will fire
+	 * instead of a coarse slot's list. Farther wakeups do not: timers added until then
+	 * would all go to the unsorted due list. Not from a callback. */
+	bool advanced = !w->in_expire && kb > w->cur && kb - w->cur <= WINDOW_AHEAD;
+	if (advanced)
+		advance(w, kb);
 	int64_t e = list_max_deadline(&w->slots[FIRE].head, b);
 	int64_t d = list_max_deadline(&w->slots[DUE].head, b);
 	if (d > e)
 		e = d;
+	if (advanced) {
+		*earliest = e;
+		*wake = b;
+		return 0;
+	}
 	/* The last two non-empty slots that start at or before b: the last may hold only
 	 * deadlines past b, and then every deadline in the one before it is <= b. */
 	struct slot *last = NULL, *prev = NULL;
