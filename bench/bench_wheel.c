@@ -45,9 +45,9 @@
 #endif
 
 #define BATCH      1000
-#define NBATCH     20 /* per pass */
+#define NBATCH     20    /* per pass */
 #define CANCEL_OPS 50000 /* per round */
-#define ROUNDS     3      /* per pass */
+#define ROUNDS     3     /* per pass */
 #define PASSES     3
 #define US         1000LL
 #define MS         1000000LL
@@ -460,7 +460,8 @@ static void ops_row(size_t n, enum dist d, bool expire, double *ns)
 			void *c = p->open(expire ? n + BATCH : n);
 			rng = expire ? 43 : 42;
 			fill(p, c, n, d, expire ? 10 * SEC : 0);
-			(expire ? expire_batches : cancel_rounds)(p, c, n, d, &sample[k][pass * per]);
+			(expire ? expire_batches : cancel_rounds)(p, c, n, d,
+			                                          &sample[k][pass * per]);
 			p->close(c);
 		}
 	}

@@ -89,14 +89,14 @@
 #include <punctual/wheel.h>
 #include "internal.h"
 
-#define BITS    6
-#define SLOTS   (1 << BITS)
-#define NLEVEL  11           /* ceil(64 / BITS) */
-#define NSLOT   (NLEVEL * SLOTS) /* slot ids 0 .. NSLOT - 1: level * SLOTS + digit */
-#define DUE     NSLOT            /* the due list's slot id */
-#define FIRE    (NSLOT + 1)      /* the firing list's slot id */
-#define IDSHIFT 52               /* seq's top 12 bits: the slot id the timer is in */
-#define SEQMASK ((1ULL << IDSHIFT) - 1)
+#define BITS         6
+#define SLOTS        (1 << BITS)
+#define NLEVEL       11               /* ceil(64 / BITS) */
+#define NSLOT        (NLEVEL * SLOTS) /* slot ids 0 .. NSLOT - 1: level * SLOTS + digit */
+#define DUE          NSLOT            /* the due list's slot id */
+#define FIRE         (NSLOT + 1)      /* the firing list's slot id */
+#define IDSHIFT      52               /* seq's top 12 bits: the slot id the timer is in */
+#define SEQMASK      ((1ULL << IDSHIFT) - 1)
 #define WINDOW_AHEAD (1ULL << 24) /* 16.8 ms: pn_wheel_window advances to wakeups this close */
 
 _Static_assert(sizeof(struct pn_timer) <= 64, "struct pn_timer must fit in 64 bytes");
@@ -611,8 +611,8 @@ static __attribute__((noinline)) void unlink_pending(struct pn_wheel *w, struct 
 	unlink_timer(w, t);
 }
 
-static inline int add(struct pn_wheel *w, struct pn_timer *t, int64_t deadline,
-                      int64_t precision, int64_t period)
+static inline int add(struct pn_wheel *w, struct pn_timer *t, int64_t deadline, int64_t precision,
+                      int64_t period)
 {
 	if (t->link.next)
 		unlink_pending(w, t);
