@@ -605,17 +605,10 @@ PN_API void pn_wheel_free(struct pn_wheel *w)
 	free(w);
 }
 
-/* Re-adding a pending timer: out of line, so that the common add keeps few registers. */
-static __attribute__((noinline)) void unlink_pending(struct pn_wheel *w, struct pn_timer *t)
+/* Files t (not pending). */
+static inline int add_new(struct pn_wheel *w, struct pn_timer *t, int64_t deadline,
+                          int64_t precision, int64_t period)
 {
-	unlink_timer(w, t);
-}
-
-static inline int add(struct pn_wheel *w, struct pn_timer *t, int64_t deadline, int64_t precision,
-                      int64_t period)
-{
-	if (t->link.next)
-		unlink_pending(w, t);
 	t->deadline = deadline;
 	t->latest = sat_add(deadline, precision);
 	t->period = period;
@@ -623,6 +616,23 @@ static inline int add(struct pn_wheel *w, struct pn_timer *t, int64_t deadline, 
 	w->count++;
 	w->st.added++;
 	return 0;
+}
+
+/* Re-adding a pending timer: out of line and reached by a tail call, so that the common
+ * add needs no stack frame. */
+static __attribute__((noinline)) int readd(struct pn_wheel *w, struct pn_timer *t, int64_t deadline,
+                                           int64_t precision, int64_t period)
+{
+	unlink_timer(w, t);
+	return add_new(w, t, deadline, precision, period);
+}
+
+static inline int add(struct pn_wheel *w, struct pn_timer *t, int64_t deadline, int64_t precision,
+                      int64_t period)
+{
+	if (t->link.next)
+		return readd(w, t, deadline, precision, period);
+	return add_new(w, t, deadline, precision, period);
 }
 
 PN_API int pn_wheel_add(struct pn_wheel *w, struct pn_timer *t, int64_t deadline, int64_t precision)
