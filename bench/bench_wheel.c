@@ -7,13 +7,13 @@
  * sd-event and no coalescing. Prints a Markdown section on stdout.
  *
  * add + cancel: P timers pending (delays from the distribution); each op cancels a
- * random one and adds it again with a new delay, so P stays constant. Each peer runs 3
- * rounds of 50,000 ops right after its fill, in 3 passes over the peers; its figure is
- * its median round.
+ * random one and adds it again with a new delay, so P stays constant. Each peer runs 2
+ * rounds of 50,000 ops right after its fill; the whole table is run 5 times, and a
+ * figure is the peer's median round.
  * add + expire: P timers pending 10 s and more out (so none fires while measuring);
  * batches of 1000 timers are added with the distribution's delays scaled into 1 ms,
  * the loop waits (untimed) until they are all due, then one timed loop iteration fires
- * them (20 batches a pass, 3 passes); each figure is the peer's median batch. ns/op is
+ * them (12 batches a pass, 5 passes); each figure is the peer's median batch. ns/op is
  * (add time + expiry time) per timer, so it includes each loop's per-iteration overhead
  * (one epoll_wait for the event loops; sd-event dispatches one source per iteration, so
  * its figure counts one per timer).
@@ -45,10 +45,10 @@
 #endif
 
 #define BATCH      1000
-#define NBATCH     20    /* per pass */
+#define NBATCH     12    /* per pass */
 #define CANCEL_OPS 50000 /* per round */
-#define ROUNDS     3     /* per pass */
-#define PASSES     3
+#define ROUNDS     2     /* per pass */
+#define PASSES     5
 #define US         1000LL
 #define MS         1000000LL
 #define SEC        1000000000LL
@@ -440,44 +440,58 @@ static void expire_batches(const struct peer *p, void *c, size_t n, enum dist d,
 	}
 }
 
-/* One row of the table: every wanted peer gets the same timers and the same operations
- * (the same random sequence), right after its own fill (its data as warm as its own
- * work leaves it, as in wahern/timeout's bench, where one library runs at a time). A
- * shared machine has noisy moments that last seconds, so the row is run in PASSES passes
- * over the peers, each pass starting at another peer and filling again; a peer's figure
- * is the median of all its samples. ns[k] is 0 for a peer not measured. */
-static void ops_row(size_t n, enum dist d, bool expire, double *ns)
+#define NROW   12 /* 3 sizes x 2 distributions x 2 operations */
+#define PERMAX (NBATCH > ROUNDS ? NBATCH : ROUNDS)
+
+static const size_t row_size[] = {1000, 100000, 1000000};
+
+/* One pass over one row of the table: every wanted peer gets the same timers and the
+ * same operations (the same random sequence), right after its own fill (its data as
+ * warm as its own work leaves it, as in wahern/timeout's bench, where one library runs
+ * at a time); the pass starts at another peer each time. Samples go to
+ * sample[k][pass * per ...]. */
+static void ops_row_pass(size_t n, enum dist d, bool expire, int pass,
+                         double sample[NPEERS][PASSES * PERMAX])
 {
 	int per = expire ? NBATCH : ROUNDS;
-	double sample[NPEERS][PASSES * (NBATCH > ROUNDS ? NBATCH : ROUNDS)];
-	for (int pass = 0; pass < PASSES; pass++) {
-		for (size_t i = 0; i < NPEERS; i++) {
-			size_t k = (i + (size_t)pass) % NPEERS;
-			if (!peer_wanted(peers[k]))
-				continue;
-			const struct peer *p = peers[k];
-			/* add + expire: n timers 10 s and more out, and BATCH more to fire */
-			void *c = p->open(expire ? n + BATCH : n);
-			rng = expire ? 43 : 42;
-			fill(p, c, n, d, expire ? 10 * SEC : 0);
-			(expire ? expire_batches : cancel_rounds)(p, c, n, d,
-			                                          &sample[k][pass * per]);
-			p->close(c);
-		}
+	for (size_t i = 0; i < NPEERS; i++) {
+		size_t k = (i + (size_t)pass) % NPEERS;
+		if (!peer_wanted(peers[k]))
+			continue;
+		const struct peer *p = peers[k];
+		/* add + expire: n timers 10 s and more out, and BATCH more to fire */
+		void *c = p->open(expire ? n + BATCH : n);
+		rng = expire ? 43 : 42;
+		fill(p, c, n, d, expire ? 10 * SEC : 0);
+		(expire ? expire_batches : cancel_rounds)(p, c, n, d, &sample[k][pass * per]);
+		p->close(c);
 	}
-	for (size_t k = 0; k < NPEERS; k++)
-		ns[k] = peer_wanted(peers[k]) ? median(sample[k], PASSES * per) : 0;
 }
 
+/* A shared machine has noisy stretches that last seconds, so the whole table is run
+ * PASSES times and each figure is the median of a peer's samples over all passes: a
+ * stretch lands on one pass of a row, not on all of its samples. */
 static void ops_table(void)
 {
-	static const size_t sizes[] = {1000, 100000, 1000000};
+	static double sample[NROW][NPEERS][PASSES * PERMAX];
+	const char *only = getenv("BENCH_WHEEL_OP"); /* cancel or expire */
 	printf("### add + cancel, add + expire (ns per op; in brackets pn_wheel's time / the "
 	       "peer's)\n\n");
-	printf("Each peer runs right after its own fill; a figure is the median of %d rounds of "
-	       "%d ops (add + cancel) or of %d batches of %d timers (add + expire), in %d "
-	       "passes over the peers.\n\n",
-	       PASSES * ROUNDS, CANCEL_OPS, PASSES * NBATCH, BATCH, PASSES);
+	printf("Each peer runs right after its own fill; the table is run %d times and a figure "
+	       "is the median of %d rounds of %d ops (add + cancel) or of %d batches of %d "
+	       "timers (add + expire).\n\n",
+	       PASSES, PASSES * ROUNDS, CANCEL_OPS, PASSES * NBATCH, BATCH);
+	for (int pass = 0; pass < PASSES; pass++) {
+		for (int row = 0; row < NROW; row++) {
+			int s = row / 4, d = row / 2 % 2, op = row % 2;
+			if (only && strcmp(only, op ? "expire" : "cancel") != 0)
+				continue;
+			fprintf(stderr, "\rbench_wheel: pass %d/%d: %zu %s %s      ", pass + 1,
+			        PASSES, row_size[s], dist_name[d], op ? "expire" : "cancel");
+			ops_row_pass(row_size[s], d, op == 1, pass, sample[row]);
+		}
+	}
+	fprintf(stderr, "\r%70s\r", "");
 	printf("| pending | delays | op |");
 	for (size_t k = 0; k < NPEERS; k++)
 		printf(" %s |", peers[k]->name);
@@ -485,29 +499,23 @@ static void ops_table(void)
 	for (size_t k = 0; k < NPEERS; k++)
 		printf("---|");
 	printf("\n");
-	for (size_t s = 0; s < 3; s++) {
-		for (int d = 0; d < 2; d++) {
-			for (int op = 0; op < 2; op++) {
-				const char *only = getenv("BENCH_WHEEL_OP"); /* cancel or expire */
-				if (only && strcmp(only, op ? "expire" : "cancel") != 0)
-					continue;
-				double ns[NPEERS];
-				fprintf(stderr, "\rbench_wheel: %zu %s %s      ", sizes[s],
-				        dist_name[d], op ? "expire" : "cancel");
-				ops_row(sizes[s], d, op == 1, ns);
-				printf("| %zu | %s | %s | %.1f |", sizes[s], dist_name[d],
-				       op == 0 ? "add+cancel" : "add+expire", ns[0]);
-				for (size_t k = 1; k < NPEERS; k++)
-					if (ns[k] > 0)
-						printf(" %.1f (%.2fx) |", ns[k], ns[0] / ns[k]);
-					else
-						printf(" - |");
-				printf("\n");
-				fflush(stdout);
-			}
-		}
+	for (int row = 0; row < NROW; row++) {
+		int s = row / 4, d = row / 2 % 2, op = row % 2;
+		if (only && strcmp(only, op ? "expire" : "cancel") != 0)
+			continue;
+		int nsample = PASSES * (op ? NBATCH : ROUNDS);
+		double ns[NPEERS];
+		for (size_t k = 0; k < NPEERS; k++)
+			ns[k] = peer_wanted(peers[k]) ? median(sample[row][k], nsample) : 0;
+		printf("| %zu | %s | %s | %.1f |", row_size[s], dist_name[d],
+		       op == 0 ? "add+cancel" : "add+expire", ns[0]);
+		for (size_t k = 1; k < NPEERS; k++)
+			if (ns[k] > 0)
+				printf(" %.1f (%.2fx) |", ns[k], ns[0] / ns[k]);
+			else
+				printf(" - |");
+		printf("\n");
 	}
-	fprintf(stderr, "\r%60s\r", "");
 	printf("\n");
 }
 
