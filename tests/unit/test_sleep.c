@@ -18,6 +18,7 @@
 #include <punctual/clock.h>
 #include <punctual/sleep.h>
 #include <punctual/slack.h>
+#include "alarms.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 
@@ -62,27 +63,12 @@ static void test_never_early_1e5(void **state)
 	assert_true(st.sleeps > 0);
 }
 
-static volatile sig_atomic_t alarms;
-
-static void on_alarm(int sig)
-{
-	(void)sig;
-	alarms++;
-}
-
 static void test_never_early_under_signals(void **state)
 {
 	(void)state;
-	struct sigaction sa = {.sa_handler = on_alarm};
-	sigemptyset(&sa.sa_mask);
-	assert_int_equal(sigaction(SIGALRM, &sa, NULL), 0);
-	struct itimerval it = {{0, 50}, {0, 50}};
-	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
-	alarms = 0;
+	assert_int_equal(alarms_start(50), 0);
 	sleep_many(&rng, 3000, 2000000);
-	struct itimerval off = {{0, 0}, {0, 0}};
-	setitimer(ITIMER_REAL, &off, NULL);
-	signal(SIGALRM, SIG_DFL);
+	alarms_stop();
 	assert_true(alarms > 0);
 }
 

@@ -19,6 +19,7 @@
 #include <punctual/clock.h>
 #include <punctual/slack.h>
 #include "measure/sleeps.h"
+#include "alarms.h"
 
 static struct sleep_cell cell;
 
@@ -77,23 +78,11 @@ static void test_never_early_default_slack(void **state)
 	check_never_early(50000, iv, sizeof(iv) / sizeof(iv[0]), 50);
 }
 
-static volatile sig_atomic_t alarms;
-
-static void on_alarm(int sig)
-{
-	(void)sig;
-	alarms++;
-}
-
 /* A signal every 100 us during 10 ms sleeps: each sample still lasts at least 10 ms. */
 static void test_never_early_under_signals(void **state)
 {
 	(void)state;
-	struct sigaction sa = {.sa_handler = on_alarm}; /* no SA_RESTART: calls see EINTR */
-	sigemptyset(&sa.sa_mask);
-	assert_int_equal(sigaction(SIGALRM, &sa, NULL), 0);
-	struct itimerval it = {{0, 100}, {0, 100}};
-	assert_int_equal(setitimer(ITIMER_REAL, &it, NULL), 0);
+	assert_int_equal(alarms_start(100), 0); /* no SA_RESTART: calls see EINTR */
 
 	struct sleep_ctx *c = sleep_ctx_new();
 	uint64_t interrupted = 0;
@@ -110,9 +99,7 @@ static void test_never_early_under_signals(void **state)
 			assert_true(pn_hist_min(&cell.duration) >= 10000000);
 		interrupted += cell.interrupted;
 	}
-	struct itimerval off = {{0, 0}, {0, 0}};
-	setitimer(ITIMER_REAL, &off, NULL);
-	signal(SIGALRM, SIG_DFL);
+	alarms_stop();
 	sleep_ctx_free(c);
 	assert_true(alarms > 0);
 	/* the signals did reach the sleeps: the harness saw and resumed interruptions */
