@@ -82,19 +82,27 @@ struct run {
 
 /* ---- options --------------------------------------------------------------------------- */
 
+/* The two durations of --delay's "KIND:A<sep>B" (arg, whole; buf, a copy after the
+ * colon) into *a and *b; form names the syntax in the error. */
+static void parse_two(const char *arg, char *buf, char sep, const char *form, int64_t *a,
+                      int64_t *b)
+{
+	char *mid = strchr(buf, sep);
+	if (!mid)
+		usage_error("--delay: '%s' is not %s", arg, form);
+	*mid = '\0';
+	*a = opt_duration("--delay", buf, 1);
+	*b = opt_duration("--delay", mid + 1, 1);
+}
+
 static void parse_delay(struct opts *o, const char *s)
 {
 	snprintf(o->dist_text, sizeof(o->dist_text), "%s", s);
 	char buf[128];
 	snprintf(buf, sizeof(buf), "%s", s);
 	if (strncmp(buf, "uniform:", 8) == 0) {
-		char *dash = strchr(buf + 8, '-');
-		if (!dash)
-			usage_error("--delay: '%s' is not uniform:MIN-MAX", s);
-		*dash = '\0';
 		o->dist = UNIFORM;
-		o->a = opt_duration("--delay", buf + 8, 1);
-		o->b = opt_duration("--delay", dash + 1, 1);
+		parse_two(s, buf + 8, '-', "uniform:MIN-MAX", &o->a, &o->b);
 		if (o->a > o->b)
 			usage_error("--delay: MIN is above MAX in '%s'", s);
 	} else if (strcmp(buf, "bimodal") == 0) {
@@ -102,13 +110,8 @@ static void parse_delay(struct opts *o, const char *s)
 		o->a = 1000000;
 		o->b = 100000000;
 	} else if (strncmp(buf, "bimodal:", 8) == 0) {
-		char *comma = strchr(buf + 8, ',');
-		if (!comma)
-			usage_error("--delay: '%s' is not bimodal:A,B", s);
-		*comma = '\0';
 		o->dist = BIMODAL;
-		o->a = opt_duration("--delay", buf + 8, 1);
-		o->b = opt_duration("--delay", comma + 1, 1);
+		parse_two(s, buf + 8, ',', "bimodal:A,B", &o->a, &o->b);
 	} else if (strncmp(buf, "fixed:", 6) == 0) {
 		o->dist = FIXED;
 		o->a = o->b = opt_duration("--delay", buf + 6, 1);
