@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include <punctual/clock.h>
+#include "bench_stats.h"
 
 #define ROUNDS 301
 #define BATCH  20000
@@ -66,18 +67,6 @@ BATCH_FN(b_pn_cycles, pn_cycles())
 BATCH_FN(b_rdtsc, raw_counter())
 BATCH_FN(b_pn_coarse, pn_now_coarse())
 BATCH_FN(b_cgt_coarse, mono(CLOCK_MONOTONIC_COARSE))
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(double), cmp);
-	return v[n / 2];
-}
 
 struct pair_result {
 	double a_ns, b_ns, ratio;

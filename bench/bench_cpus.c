@@ -26,6 +26,7 @@
 
 #include <punctual/clock.h>
 #include <punctual/cpus.h>
+#include "bench_stats.h"
 
 #define ROUNDS   7
 #define ROUND_MS 200
@@ -40,12 +41,6 @@ static int64_t mono(void)
 static inline void sink(uint64_t v)
 {
 	__asm__ __volatile__("" ::"r"(v));
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
 }
 
 /* Median calls/s of expr over ROUNDS rounds, batch calls between clock reads. The call is
@@ -70,8 +65,7 @@ static int cmp_double(const void *a, const void *b)
 			sink(acc);                                                                 \
 			r[k] = (double)calls * 1e9 / (double)(t - t0);                             \
 		}                                                                                  \
-		qsort(r, ROUNDS, sizeof(r[0]), cmp_double);                                        \
-		return r[ROUNDS / 2];                                                              \
+		return median(r, ROUNDS);                                                          \
 	}
 
 RATE_FN(rate_coarse, pn_now_coarse())

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include <punctual/punctual.h>
+#include "bench_stats.h"
 
 #define BLOCK 25
 
@@ -126,12 +127,6 @@ static double batch(int which, int n)
 	return (double)(pn_now() - t0) / n;
 }
 
-static int cmp(const void *x, const void *y)
-{
-	double u = *(const double *)x, v = *(const double *)y;
-	return (u > v) - (u < v);
-}
-
 /* What a deadline already past costs, beside one pn_now(): median of paired rounds. */
 static double past_ratio(double *past_ns, double *now_ns)
 {
@@ -142,12 +137,9 @@ static double past_ratio(double *past_ns, double *now_ns)
 		b[r] = batch(0, 20000);
 		ratio[r] = a[r] / b[r];
 	}
-	qsort(ratio, R, sizeof(double), cmp);
-	qsort(a, R, sizeof(double), cmp);
-	qsort(b, R, sizeof(double), cmp);
-	*past_ns = a[R / 2];
-	*now_ns = b[R / 2];
-	return ratio[R / 2];
+	*past_ns = median(a, R);
+	*now_ns = median(b, R);
+	return median(ratio, R);
 }
 
 int main(int argc, char **argv)

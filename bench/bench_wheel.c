@@ -33,6 +33,7 @@
 #include <punctual/sleep.h>
 #include <punctual/wheel.h>
 #include "bench_wheel.h"
+#include "bench_stats.h"
 
 #ifdef PN_HAVE_LIBUV
 #include <uv.h>
@@ -395,18 +396,6 @@ static bool peer_wanted(const struct peer *p)
 	return false;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* add + cancel on peer p's context c, just filled: ROUNDS samples into sample. */
 static void cancel_rounds(const struct peer *p, void *c, size_t n, enum dist d, double *sample)
 {
@@ -503,7 +492,7 @@ static void ops_table(void)
 		int s = row / 4, d = row / 2 % 2, op = row % 2;
 		if (only && strcmp(only, op ? "expire" : "cancel") != 0)
 			continue;
-		int nsample = PASSES * (op ? NBATCH : ROUNDS);
+		size_t nsample = PASSES * (op ? NBATCH : ROUNDS);
 		double ns[NPEERS];
 		for (size_t k = 0; k < NPEERS; k++)
 			ns[k] = peer_wanted(peers[k]) ? median(sample[row][k], nsample) : 0;
