@@ -209,17 +209,25 @@ static inline void list_del(struct pn_timer_link *n)
 	n->next = n->prev = NULL;
 }
 
-/* Moves all of from's nodes to the end of to. */
-static inline void list_splice(struct pn_timer_link *from, struct pn_timer_link *to)
+/* Moves from's nodes before end (one of them, or from itself for all) to the end of to. */
+static inline void list_splice_before(struct pn_timer_link *from, struct pn_timer_link *end,
+                                      struct pn_timer_link *to)
 {
-	if (list_empty(from))
+	if (from->next == end)
 		return;
-	struct pn_timer_link *first = from->next, *last = from->prev;
+	struct pn_timer_link *first = from->next, *last = end->prev;
 	first->prev = to->prev;
 	to->prev->next = first;
 	last->next = to;
 	to->prev = last;
-	list_init(from);
+	from->next = end;
+	end->prev = from;
+}
+
+/* Moves all of from's nodes to the end of to. */
+static inline void list_splice(struct pn_timer_link *from, struct pn_timer_link *to)
+{
+	list_splice_before(from, from, to);
 }
 
 static inline void slot_reset(struct slot *sl)
@@ -809,16 +817,7 @@ PN_API int pn_wheel_expire(struct pn_wheel *w, int64_t now)
 		return 0;
 	/* When now < cur (a caller's clock behind an earlier call) some due timers are not
 	 * due yet: only the prefix up to now fires. */
-	struct pn_timer_link *h = &due->head, *l = sort_due(w, now);
-	if (l != h->next) { /* [h->next, l) becomes the firing list (empty until now) */
-		struct pn_timer_link *first = h->next, *last = l->prev;
-		first->prev = firing;
-		firing->next = first;
-		last->next = firing;
-		firing->prev = last;
-		h->next = l;
-		l->prev = h;
-	}
+	list_splice_before(&due->head, sort_due(w, now), firing); /* firing was empty */
 	if (!list_empty(&due->head))
 		due->dirty = true; /* its minimum may have fired */
 	int64_t fired = 0;
