@@ -55,25 +55,58 @@ int pn__parse_duration(const char *s, int64_t default_unit_ns, int64_t *res);
 /* clock_gettime(clk) in ns through the vDSO function pn_now uses. */
 int64_t pn__clock_ns(clockid_t clk);
 
-/* pn_sleep_until in three steps, for callers that wait in the kernel their own way (the
- * preload shim: nanosleep that reports EINTR, cond waits): plan computes the kernel
- * target and sets the slack; after a wait that reached the target, woke learns from it;
- * finish spins to the deadline on clk and counts. */
+/* The library's one kernel sleep: clock_nanosleep(clk, TIMER_ABSTIME, target) as a raw
+ * syscall, so that it never reaches the preload shim's own clock_nanosleep. errno is kept.
+ * 0 at the target, or -errno (-EINTR when a signal handler ran). */
+int pn__sleep_abs(clockid_t clk, int64_t target);
+
+/* The calling thread's timer slack as pn_slack_set last set it (slack.c keeps it), 0 when
+ * unknown (never set, or reset to the default). */
+int64_t pn__slack_known(void);
+/* prctl(PR_SET_TIMERSLACK, ns) without touching what pn__slack_known says: for a slack that
+ * is put back before the caller sees it (the preload shim). 0 or -errno. */
+int pn__slack_put(int64_t ns);
+
+/* pn_sleep_until in steps, for callers that wait in the kernel their own way (the preload
+ * shim: nanosleep that reports EINTR, cond waits): plan computes the kernel target and
+ * sets the slack; after a wait that reached the target, woke learns from it (when told
+ * to) and puts the slack back; cancel puts it back after a wait that did not; finish
+ * spins to the deadline on clk and counts; finish_intr does too, but lets a signal
+ * interrupt the spin the way it would interrupt the kernel's sleep. */
+enum {
+	/* The caller's slack is put back after the kernel part (read with PR_GET_TIMERSLACK
+	 * at every plan): what the program, its uncovered calls and children see stays its
+	 * own. Without it, the thread keeps the slack the sleep chose (pn_sleep_until). */
+	PN__SLEEP_KEEP_SLACK = 1,
+	/* A signal handler that runs during the plan's latency probes ends the plan with
+	 * .intr set (the shim's nanosleep then returns EINTR); without it they resume. */
+	PN__SLEEP_EINTR = 2,
+};
 struct pn__sleep_plan {
 	clockid_t clk;
+	int flags;
 	int64_t deadline, precision;
 	int64_t start, now, target, slack;
+	int64_t restore; /* the slack to put back after the kernel part; -1: none */
 	int k;
 	_Bool past;   /* the deadline had passed: return at once */
 	_Bool kernel; /* wait in the kernel until target first */
+	_Bool intr;   /* a signal interrupted the probes (PN__SLEEP_EINTR) */
 };
-void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, int64_t precision);
-void pn__sleep_woke(struct pn__sleep_plan *p);
+void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, int64_t precision,
+                    int flags);
+void pn__sleep_woke(struct pn__sleep_plan *p, _Bool learn);
+void pn__sleep_cancel(struct pn__sleep_plan *p);
 int pn__sleep_finish(struct pn__sleep_plan *p);
+/* 0 at the deadline, or EINTR (positive) when a signal handler ran during the spin: the
+ * spin blocks signals and lets them in every PN__SIGCHECK_NS ns (ppoll with the caller's
+ * mask), so a handler runs at most that late and where the real call would have run it. */
+#define PN__SIGCHECK_NS 2000
+int pn__sleep_finish_intr(struct pn__sleep_plan *p);
 
-/* pn_slack_set tells pn_sleep_until what the calling thread's slack now is (0: the
- * default, whose value it does not know). */
-void pn__sleep_slack_changed(int64_t ns);
+/* Test hook: learns one kernel wakeup lateness into the calling thread's class for sleeps
+ * of len ns, as a real wakeup would (tests/unit/test_sleep.c forces outliers with it). */
+void pn__sleep_learn(int64_t len, int64_t late);
 
 /* Test hooks of the timer wheel (tests/unit/test_wheel.c, fuzz/fuzz_wheel.c). sort_tune:
  * fail makes the expiry's sort buffer fail to grow (the list sort is used); radix_min is

@@ -11,27 +11,38 @@
  * goes straight to the real function, found once with dlsym(RTLD_NEXT).
  *
  * Contracts kept: return values and errno; EINTR with the remaining time when a signal
- * interrupts the kernel part (the sleep is not resumed, as the original would not be);
- * TIMER_ABSTIME semantics, including REALTIME deadlines (the kernel part waits on the
- * clock the caller named, the spin reads that clock); cond waits return with the mutex
- * held and still wake on pthread_cond_signal while in the kernel part.
+ * handler runs during the sleep, in any phase (the sleep is not resumed, as the original
+ * would not be); TIMER_ABSTIME semantics, including REALTIME deadlines (the kernel part
+ * waits on the clock the caller named, the spin reads that clock); cond waits return
+ * with the mutex held (or the error the original gives: EPERM for an error-checking
+ * mutex the caller does not hold, EOWNERDEAD for a robust one whose owner died) and
+ * still wake on pthread_cond_signal while in the kernel part; the thread's timer slack:
+ * the shim lowers it only for its own kernel waits and puts back what the thread had
+ * (read at every call, so a program's own prctl is honoured), so the program's other
+ * calls and its children see the slack they would see without the shim.
  *
- * Where they bend, documented in punctual(1):
- *  - a signal that arrives during the final spin (at most the learned margin before the
- *    deadline) runs its handler, and the sleep then completes and returns 0, as if the
- *    signal had come just after it;
- *  - during a cond wait's final spin the mutex is released and the thread is not
- *    waiting on the cond: a pthread_cond_signal then wakes nobody, and the wait returns
- *    ETIMEDOUT at its deadline, which POSIX permits for a signal that races the timeout
- *    (callers re-check their predicate).
+ * How a signal interrupts the final spin: the spin blocks signals and, every
+ * PN__SIGCHECK_NS, lets those the program's mask allows in (ppoll with a zero timeout and
+ * that mask); if a handler ran, the call returns EINTR. So a handler runs at most 2 us
+ * later than it would have, on this thread; a process-directed signal that arrives in
+ * that moment may be taken by another thread that does not block it.
+ *
+ * Where they bend, documented in punctual(1): during a cond wait's final spin the mutex
+ * is released and the thread is not waiting on the cond: a pthread_cond_signal then wakes
+ * nobody, and the wait returns ETIMEDOUT at its deadline, which POSIX permits for a
+ * signal that races the timeout (callers re-check their predicate). Signals do not end a
+ * cond wait (the original does not return EINTR either).
  *
  * Async-signal-safe where the originals are: no locks, no allocation, state per thread.
- * A call made while the thread is already inside the shim (a signal handler, or the
- * library's own kernel sleeps) goes to the real function.
+ * A call made while the thread is already inside the shim (a signal handler) goes to the
+ * real function, and the outer call does not learn from a wakeup that a handler delayed.
+ * A handler that leaves a sleep with longjmp or siglongjmp (interposed too) puts the
+ * slack back and leaves the shim, so the thread's next sleeps are precise again.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -39,6 +50,7 @@
 #include <unistd.h>
 
 #include <punctual/clock.h>
+#include <punctual/sleep.h>
 #include "internal.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -49,14 +61,18 @@ typedef int (*usleep_fn)(useconds_t);
 typedef int (*cond_timedwait_fn)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
 typedef int (*cond_clockwait_fn)(pthread_cond_t *, pthread_mutex_t *, clockid_t,
                                  const struct timespec *);
+typedef void (*longjmp_fn)(struct __jmp_buf_tag *, int);
 
 static nanosleep_fn real_nanosleep;
 static clock_nanosleep_fn real_clock_nanosleep;
 static usleep_fn real_usleep;
 static cond_timedwait_fn real_cond_timedwait;
 static cond_clockwait_fn real_cond_clockwait;
+static longjmp_fn real_longjmp, real__longjmp, real_siglongjmp, real_longjmp_chk;
 static int64_t precision = -1; /* -1: inert */
 static __thread bool inside;
+static __thread unsigned nested; /* calls that came in while inside: signal handlers */
+static __thread struct pn__sleep_plan *in_progress; /* the sleep in progress, while inside */
 static unsigned long handled; /* calls made precise, for tests: punctual_preload_handled */
 
 /* How many calls the shim has made precise in this process (tests read it with dlsym). */
@@ -64,6 +80,14 @@ EXPORT unsigned long punctual_preload_handled(void);
 EXPORT unsigned long punctual_preload_handled(void)
 {
 	return __atomic_load_n(&handled, __ATOMIC_RELAXED);
+}
+
+/* The calling thread's pn_sleep_stats as the shim's own copy of the library keeps them
+ * (tests read it with dlsym; a program's own libpunctual keeps its own). */
+EXPORT int punctual_preload_sleep_stats(struct pn_sleep_stats *st);
+EXPORT int punctual_preload_sleep_stats(struct pn_sleep_stats *st)
+{
+	return pn_sleep_stats(st);
 }
 
 /* PUNCTUAL_PRECISION: a duration, ns when bare (10000, 10us); -1 (inert) if malformed. */
@@ -90,6 +114,10 @@ static void resolve(void)
 #endif
 	real_cond_timedwait = (cond_timedwait_fn)f;
 	real_cond_clockwait = (cond_clockwait_fn)dlsym(RTLD_NEXT, "pthread_cond_clockwait");
+	real_longjmp = (longjmp_fn)dlsym(RTLD_NEXT, "longjmp");
+	real__longjmp = (longjmp_fn)dlsym(RTLD_NEXT, "_longjmp");
+	real_siglongjmp = (longjmp_fn)dlsym(RTLD_NEXT, "siglongjmp");
+	real_longjmp_chk = (longjmp_fn)dlsym(RTLD_NEXT, "__longjmp_chk");
 }
 
 __attribute__((constructor)) static void preload_init(void)
@@ -117,34 +145,50 @@ static struct timespec ns_ts(int64_t ns)
 	return (struct timespec){ns / PN_NSEC, ns % PN_NSEC};
 }
 
+/* The kernel part through the real clock_nanosleep, a cancellation point as the
+ * program's call was. 0, or a positive errno. */
 static int kernel_sleep(clockid_t clk, int64_t target)
 {
 	struct timespec ts = ns_ts(target);
 	if (real_clock_nanosleep)
 		return real_clock_nanosleep(clk, TIMER_ABSTIME, &ts, NULL);
-	return syscall(SYS_clock_nanosleep, clk, TIMER_ABSTIME, &ts, NULL) < 0 ? errno : 0;
+	return -pn__sleep_abs(clk, target);
 }
 
-/* Sleeps until deadline on clk: 0, or EINTR when a signal cut the kernel part short. */
+static void enter(struct pn__sleep_plan *p)
+{
+	inside = true;
+	in_progress = p;
+	__atomic_add_fetch(&handled, 1, __ATOMIC_RELAXED);
+}
+
+static int leave(int r)
+{
+	in_progress = NULL;
+	inside = false;
+	return r;
+}
+
+/* Sleeps until deadline on clk: 0, or EINTR when a signal handler ran before it. */
 static int precise_abs(clockid_t clk, int64_t deadline)
 {
 	struct pn__sleep_plan p;
-	inside = true;
-	__atomic_add_fetch(&handled, 1, __ATOMIC_RELAXED);
-	pn__sleep_plan(&p, clk, deadline, precision);
-	if (!p.past) {
-		if (p.kernel) {
-			int r = kernel_sleep(clk, p.target);
-			if (r != 0) {
-				inside = false;
-				return r;
-			}
-			pn__sleep_woke(&p);
+	enter(&p);
+	unsigned n0 = nested;
+	pn__sleep_plan(&p, clk, deadline, precision, PN__SLEEP_KEEP_SLACK | PN__SLEEP_EINTR);
+	if (p.intr)
+		return leave(EINTR);
+	if (p.past)
+		return leave(0);
+	if (p.kernel) {
+		int r = kernel_sleep(clk, p.target);
+		if (r != 0) {
+			pn__sleep_cancel(&p);
+			return leave(r);
 		}
-		pn__sleep_finish(&p);
+		pn__sleep_woke(&p, nested == n0);
 	}
-	inside = false;
-	return 0;
+	return leave(pn__sleep_finish_intr(&p));
 }
 
 /* Sleeps ns on the monotonic clock (a relative sleep is a duration whatever the clock);
@@ -172,7 +216,13 @@ static inline bool null_arg(const void *p)
 
 static bool active(void)
 {
-	return precision >= 0 && !inside;
+	if (precision < 0)
+		return false;
+	if (inside) {
+		nested++;
+		return false;
+	}
+	return true;
 }
 
 EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
@@ -237,34 +287,36 @@ static int real_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk, int64
 	return real_cond_timedwait(c, m, &ts); /* clk is the cond's own here */
 }
 
+/* The cond wait: the kernel part is the real wait (to the plan's target, or to a time
+ * already past when the plan only spins, so the mutex is checked and cycled as the
+ * original would); the spin runs with the mutex released. */
 static int precise_cond(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
                         const struct timespec *abstime)
 {
 	struct pn__sleep_plan p;
-	inside = true;
-	__atomic_add_fetch(&handled, 1, __ATOMIC_RELAXED);
-	pn__sleep_plan(&p, clk, ts_ns(abstime), precision);
-	if (p.past) {
-		inside = false;
-		return real_wait(c, m, clk, ts_ns(abstime));
+	enter(&p);
+	unsigned n0 = nested;
+	pn__sleep_plan(&p, clk, ts_ns(abstime), precision, PN__SLEEP_KEEP_SLACK);
+	if (p.past)
+		return leave(real_wait(c, m, clk, ts_ns(abstime)));
+	int r = real_wait(c, m, clk, p.kernel ? p.target : p.start);
+	if (r != ETIMEDOUT) { /* signalled (0), or an error: as the original */
+		pn__sleep_cancel(&p);
+		return leave(r);
 	}
-	if (p.kernel) {
-		int r = real_wait(c, m, clk, p.target);
-		if (r != ETIMEDOUT) { /* signalled (0), or an error: as the original */
-			inside = false;
-			return r;
-		}
-		pn__sleep_woke(&p);
-	}
-	if (p.now < p.deadline) {
-		pthread_mutex_unlock(m);
+	if (p.kernel)
+		pn__sleep_woke(&p, nested == n0);
+	if (p.now >= p.deadline) {
 		pn__sleep_finish(&p);
-		pthread_mutex_lock(m);
-	} else {
-		pn__sleep_finish(&p);
+		return leave(ETIMEDOUT);
 	}
-	inside = false;
-	return ETIMEDOUT;
+	if ((r = pthread_mutex_unlock(m)) != 0)
+		return leave(r);
+	pn__sleep_finish(&p);
+	/* EOWNERDEAD (the mutex held, its state to recover) or ENOTRECOVERABLE, as the
+	 * original's own re-lock would report them */
+	r = pthread_mutex_lock(m);
+	return leave(r ? r : ETIMEDOUT);
 }
 
 EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
@@ -289,3 +341,31 @@ EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid
 		return real_cond_clockwait(c, m, clk, abstime);
 	return precise_cond(c, m, clk, abstime);
 }
+
+/* A signal handler that jumps out of a sleep leaves the shim: the slack goes back and the
+ * thread's next calls are precise again. (A handler that jumps within itself while it
+ * interrupted a sleep ends the shim's part of that sleep too: the sleep then returns to
+ * the program as the longjmp does, never.) */
+static void left_by_jump(void)
+{
+	if (!inside)
+		return;
+	if (in_progress)
+		pn__sleep_cancel(in_progress);
+	leave(0);
+}
+
+#define JUMP(name, real)                                                                           \
+	EXPORT void name(struct __jmp_buf_tag env[1], int val)                                     \
+	{                                                                                          \
+		if (!real)                                                                         \
+			resolve();                                                                 \
+		left_by_jump();                                                                    \
+		real(env, val);                                                                    \
+		__builtin_unreachable();                                                           \
+	}
+JUMP(longjmp, real_longjmp)
+JUMP(_longjmp, real__longjmp)
+JUMP(siglongjmp, real_siglongjmp)
+void __longjmp_chk(struct __jmp_buf_tag env[1], int val) __attribute__((noreturn));
+JUMP(__longjmp_chk, real_longjmp_chk)

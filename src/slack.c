@@ -35,14 +35,32 @@ PN_API int64_t pn_slack_get(void)
 	return (int64_t)r;
 }
 
-PN_API int pn_slack_set(int64_t ns)
+/* The calling thread's slack as pn_slack_set last set it (0: unknown, or the default):
+ * pn_sleep_until reads it to skip a prctl when the slack it wants is already set. */
+static __thread int64_t known;
+
+int64_t pn__slack_known(void)
+{
+	return known;
+}
+
+int pn__slack_put(int64_t ns)
 {
 	if (ns < 0 || (uint64_t)ns > ULONG_MAX)
 		return -EINVAL;
-	if (syscall(SYS_prctl, PR_SET_TIMERSLACK, (unsigned long)ns, 0L, 0L, 0L) < 0)
-		return -errno;
-	pn__sleep_slack_changed(ns);
-	return 0;
+	int e = errno; /* the preload shim calls this on the program's behalf */
+	int r = syscall(SYS_prctl, PR_SET_TIMERSLACK, (unsigned long)ns, 0L, 0L, 0L) < 0 ? -errno
+	                                                                                 : 0;
+	errno = e;
+	return r;
+}
+
+PN_API int pn_slack_set(int64_t ns)
+{
+	int r = pn__slack_put(ns);
+	if (r == 0)
+		known = ns; /* 0 resets to a default whose value is not known here */
+	return r;
 }
 
 /* Maps an error from opening, reading or writing /proc/PID/timerslack_ns to the

@@ -15,33 +15,50 @@
  *  - otherwise slack 1 ns, clock_nanosleep to deadline - margin, margin = the class's
  *    p99.9 lateness, then spin on pn_now() with the CPU's pause/yield to the deadline.
  *
- * A class with no samples borrows its nearest learned neighbour's quantiles. A thread
- * that has learned nothing yet measures the kernel's wakeup latency with up to 8 of the
- * shortest possible sleeps (absolute, 1 ns ahead) at the start of its first sleep that
- * has room for them (4x the worst seen), so the probes never make that sleep late; until
- * then the margin is one tick (the coarse clock's resolution: the lateness of a timer
- * without high-resolution timers), so an unprobed short sleep spins. Quantiles from
- * fewer than 32 samples are doubled. A class whose margin exceeds its sleeps spins every
- * time; one sleep in 1024 then sleeps half its length in the kernel to learn again.
+ * Outliers: from three samples on, a quantile never rests on the two most recent
+ * samples' weight alone, so one stall (a process stopped, a vCPU descheduled for 50 ms)
+ * is never the margin. A class with fewer than 32 samples takes the larger of its own
+ * quantiles, doubled but capped at half the sleep (so that a stall among its first
+ * samples cannot make it spin, and stop learning), and those of its best-learned
+ * neighbour (the nearest class with 32 samples, else the one with most), doubled while
+ * that one is young.
+ *
+ * A thread that has learned nothing yet measures the kernel's wakeup latency with up to
+ * 8 of the shortest possible sleeps (absolute, 1 ns ahead) at the start of its first
+ * sleep that has room for them (4x the worst seen), so the probes never make that sleep
+ * late; until then the margin is one tick (the coarse clock's resolution: the lateness of
+ * a timer without high-resolution timers), so an unprobed short sleep spins.
+ *
+ * A class whose margin is as long as its sleeps spins every time and would never learn
+ * that the load went down. Such a sleep, when it has room, first makes one probe (a
+ * shortest sleep, instead of spinning that long); when the probes say wakeups are cheap
+ * again (twice their p99.9 fits in a quarter of the sleep), every 16th spin-only sleep
+ * sleeps half its length in the kernel and learns from it; every 1024th does regardless.
+ *
  * Everything is thread-local: lock-free by construction, and no allocation, so the
  * preload shim may call it where nanosleep is async-signal-safe.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <punctual/clock.h>
 #include <punctual/sleep.h>
 #include <punctual/slack.h>
 #include "internal.h"
 
-#define NB          (1 + 4 * 24) /* lateness buckets: [0, 64 ns), then 4 per octave */
-#define DECAY       1.0013547f   /* 2^(1/512) */
-#define Q_KERNEL    0.99         /* kernel only when the precision covers this quantile */
-#define Q_MARGIN    0.999        /* the spin margin covers this one */
-#define MIN_SAMPLES 32
-#define EXPLORE     1024 /* spin-only sleeps before a class tries the kernel again */
+#define NB            (1 + 4 * 24) /* lateness buckets: [0, 64 ns), then 4 per octave */
+#define DECAY         1.0013547f   /* 2^(1/512) */
+#define Q_KERNEL      0.99         /* kernel only when the precision covers this quantile */
+#define Q_MARGIN      0.999        /* the spin margin covers this one */
+#define MIN_SAMPLES   32
+#define EXPLORE       1024 /* spin-only sleeps before a class tries the kernel again */
+#define EXPLORE_CHEAP 16   /* ... when the probes say wakeups got cheap */
+#define PROBE_ROOM    4    /* a probe needs this many times the worst wakeup seen */
 
 struct learn {
 	float w[NB];
@@ -54,7 +71,6 @@ struct learn {
 struct state {
 	struct learn cls[PN_SLEEP_CLASSES];
 	struct pn_sleep_stats st;
-	int64_t slack; /* what this thread's slack is, as far as we know; 0: unknown */
 };
 
 static __thread struct state T;
@@ -106,8 +122,9 @@ static void learn(struct learn *l, int64_t late)
 }
 
 /* The q-quantile of what l learned, from the top: the first bucket where more than
- * (1 - q) of the weight lies at or above it, and at least two recent samples' worth: a
- * single stall (a vCPU descheduled for a millisecond) must not become the margin. */
+ * (1 - q) of the weight lies at or above it, and (from three samples on) more than two
+ * recent samples' worth: a single stall (a vCPU descheduled, a process stopped) must not
+ * become the margin. */
 static int64_t quantile(const struct learn *l, double q)
 {
 	float tail = 0.0f, limit = (float)((1.0 - q) * l->total);
@@ -122,21 +139,22 @@ static int64_t quantile(const struct learn *l, double q)
 	return 0;
 }
 
-/* The nearest class other than k with samples, preferring those with MIN_SAMPLES. */
+/* The best-learned class other than k: the nearest with MIN_SAMPLES, else the one with
+ * the most samples (the nearer on a tie), else NULL. */
 static const struct learn *neighbour(const struct state *t, int k)
 {
-	const struct learn *any = NULL;
+	const struct learn *most = NULL;
 	for (int d = 1; d < PN_SLEEP_CLASSES; d++) {
 		const struct learn *c[2] = {k - d >= 0 ? &t->cls[k - d] : NULL,
 		                            k + d < PN_SLEEP_CLASSES ? &t->cls[k + d] : NULL};
 		for (int i = 0; i < 2; i++) {
 			if (c[i] && c[i]->n >= MIN_SAMPLES)
 				return c[i];
-			if (c[i] && c[i]->n && !any)
-				any = c[i];
+			if (c[i] && c[i]->n && (!most || c[i]->n > most->n))
+				most = c[i];
 		}
 	}
-	return any;
+	return most;
 }
 
 static bool learned_any(const struct state *t)
@@ -154,9 +172,12 @@ static int64_t q_of(const struct learn *l, double q)
 	return l->n < MIN_SAMPLES ? 2 * v : v;
 }
 
-/* Class k's expected lateness (p99) and spin margin (p99.9). A class still learning
- * takes the larger of its own (doubled) and its nearest neighbour's. */
-static void expected(const struct state *t, int k, int64_t *kernel_q, int64_t *margin)
+/* Class k's expected lateness (p99) and spin margin (p99.9), for a sleep of len ns. A
+ * class still learning takes the larger of its own (doubled) and its best-learned
+ * neighbour's; its own few samples never make it spin-only (they are capped at half the
+ * sleep): a class that spins learns nothing, so one stall among them would stay the
+ * margin. A neighbour's quantiles may (sleeps shorter than any wakeup spin). */
+static void expected(const struct state *t, int k, int64_t len, int64_t *kernel_q, int64_t *margin)
 {
 	const struct learn *own = &t->cls[k];
 	if (own->n >= MIN_SAMPLES) {
@@ -176,47 +197,95 @@ static void expected(const struct state *t, int k, int64_t *kernel_q, int64_t *m
 		if (!from[i])
 			continue;
 		int64_t a = q_of(from[i], Q_KERNEL), b = q_of(from[i], Q_MARGIN);
+		if (from[i] == own && b > len / 2)
+			a = b = len / 2;
 		*kernel_q = a > *kernel_q ? a : *kernel_q;
 		*margin = b > *margin ? b : *margin;
 	}
 }
 
-static void set_slack(struct state *t, int64_t ns);
+int pn__sleep_abs(clockid_t clk, int64_t target)
+{
+	struct timespec ts = {target / PN_NSEC, target % PN_NSEC};
+	int e = errno;
+	int r = syscall(SYS_clock_nanosleep, clk, TIMER_ABSTIME, &ts, NULL) ? -errno : 0;
+	errno = e;
+	return r;
+}
+
+/* Sets the slack for the kernel part of p: with PN__SLEEP_KEEP_SLACK, from what the
+ * thread has now (read every time: the program may have changed it behind our back) and
+ * remembered in p->restore; otherwise left in place, prctl skipped when it is known to be
+ * set already. p->slack becomes the slack in force. */
+static void set_slack(struct state *t, struct pn__sleep_plan *p, int64_t ns)
+{
+	if (p->flags & PN__SLEEP_KEEP_SLACK) {
+		if (p->restore < 0) { /* not changed yet: what the thread has now */
+			int64_t cur = pn_slack_get();
+			p->slack = cur;
+			if (cur == ns)
+				return;
+		} else if (p->slack == ns) {
+			return;
+		}
+		if (pn__slack_put(ns) == 0) {
+			t->st.slack_changes++;
+			if (p->restore < 0)
+				p->restore = p->slack;
+			p->slack = ns;
+		}
+		return;
+	}
+	if (pn__slack_known() != ns && pn_slack_set(ns) == 0)
+		t->st.slack_changes++;
+	p->slack = pn__slack_known() > 0 ? pn__slack_known() : ns;
+}
+
+void pn__sleep_cancel(struct pn__sleep_plan *p)
+{
+	if (p->restore < 0)
+		return;
+	pn__slack_put(p->restore);
+	T.st.slack_changes++;
+	p->restore = -1;
+}
+
+/* One shortest kernel sleep (1 ns ahead, slack 1 ns) learned into class 0, if it leaves
+ * PROBE_ROOM times *worst before the deadline. Returns 1 if it slept, 0 if there was no
+ * room, -EINTR if a signal handler ran and p's flags ask for it. */
+static int probe_once(struct state *t, struct pn__sleep_plan *p, int64_t deadline, int64_t *worst)
+{
+	int64_t now = pn_now();
+	if (deadline - now < PROBE_ROOM * *worst)
+		return 0;
+	set_slack(t, p, 1);
+	/* ppoll, not clock_nanosleep: it reports a handler that ran while the thread was
+	 * being woken up (clock_nanosleep returns 0 then, the timer having fired) */
+	struct timespec one = {0, 1};
+	int e = errno;
+	while (syscall(SYS_ppoll, NULL, 0, &one, NULL, 0) < 0 && errno == EINTR)
+		if (p->flags & PN__SLEEP_EINTR) {
+			errno = e;
+			return -EINTR;
+		}
+	errno = e;
+	int64_t late = pn_now() - (now + 1) - p->slack;
+	learn(&t->cls[0], late);
+	t->st.probes++;
+	if (late > *worst)
+		*worst = late;
+	return 1;
+}
 
 /* The shortest kernel sleeps, while they leave room before the deadline: what waking
  * up costs here, learned into class 0. */
-static void probe(struct state *t, int64_t deadline)
+static int probe(struct state *t, struct pn__sleep_plan *p, int64_t deadline)
 {
 	int64_t worst = 10000;
-	set_slack(t, 1);
-	for (int i = 0; i < 8; i++) {
-		int64_t now = pn_now();
-		if (deadline - now < 4 * worst)
-			return;
-		struct timespec ts = {(now + 1) / PN_NSEC, (now + 1) % PN_NSEC};
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-			;
-		int64_t late = pn_now() - (now + 1) - 1;
-		learn(&t->cls[0], late);
-		t->st.probes++;
-		if (late > worst)
-			worst = late;
-	}
-}
-
-static void set_slack(struct state *t, int64_t ns)
-{
-	if (t->slack == ns)
-		return;
-	if (pn_slack_set(ns) == 0) {
-		t->slack = ns;
-		t->st.slack_changes++;
-	}
-}
-
-void pn__sleep_slack_changed(int64_t ns)
-{
-	T.slack = ns; /* 0 resets to a default we do not know: the next sleep sets it */
+	for (int i = 0, r; i < 8; i++)
+		if ((r = probe_once(t, p, deadline, &worst)) <= 0)
+			return r;
+	return 0;
 }
 
 static int64_t floor_pow2(int64_t v)
@@ -229,37 +298,75 @@ static inline int64_t clock_ns(clockid_t clk)
 	return clk == CLOCK_MONOTONIC ? pn_now() : pn__clock_ns(clk);
 }
 
-void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, int64_t precision)
+/* A class that spins every time (margin >= len): one probe instead of spinning that long,
+ * and whether this sleep should explore (sleep half in the kernel). */
+static bool spin_only_learn(struct state *t, struct pn__sleep_plan *p, int k, int64_t len)
+{
+	struct learn *c = &t->cls[k], *c0 = &t->cls[0]; /* class 0 holds the probes */
+	int64_t worst = c0->n ? q_of(c0, Q_MARGIN) : 0;
+	if (worst < 10000)
+		worst = 10000;
+	if (probe_once(t, p, pn_now() + len, &worst) < 0) {
+		p->intr = true;
+		return false;
+	}
+	int64_t q0 = c0->n ? q_of(c0, Q_MARGIN) : 0;
+	bool cheap = q0 > 0 && 2 * q0 <= len / 4;
+	if (++c->spins >= EXPLORE || (cheap && c->spins >= EXPLORE_CHEAP)) {
+		c->spins = 0;
+		return true;
+	}
+	return false;
+}
+
+void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, int64_t precision,
+                    int flags)
 {
 	struct state *t = &T;
 	int64_t now = clock_ns(clk);
-	*p = (struct pn__sleep_plan){.clk = clk, .deadline = deadline, .precision = precision};
+	*p = (struct pn__sleep_plan){.clk = clk,
+	                             .flags = flags,
+	                             .deadline = deadline,
+	                             .precision = precision,
+	                             .restore = -1};
 	if (now >= deadline) {
 		t->st.past++;
 		p->past = true;
 		return;
 	}
 	if (PN_UNLIKELY(!learned_any(t))) {
-		probe(t, pn_now() + (deadline - now)); /* the probes sleep on MONOTONIC */
+		/* the probes sleep on MONOTONIC */
+		if (probe(t, p, pn_now() + (deadline - now)) < 0) {
+			p->intr = true;
+			pn__sleep_cancel(p);
+			return;
+		}
 		now = clock_ns(clk);
 	}
 	int k = class_of(deadline - now);
 	int64_t kernel_q, margin;
-	expected(t, k, &kernel_q, &margin);
-	/* A class whose margin outgrew its sleeps would spin forever and never learn that
-	 * the load went down: every EXPLORE spin-only sleeps, sleep half in the kernel. */
-	if (margin >= deadline - now && ++t->cls[k].spins >= EXPLORE) {
-		t->cls[k].spins = 0;
+	expected(t, k, deadline - now, &kernel_q, &margin);
+	if (margin >= deadline - now && spin_only_learn(t, p, k, deadline - now))
 		margin = (deadline - now) / 2;
+	if (p->intr) {
+		pn__sleep_cancel(p);
+		return;
 	}
+	now = clock_ns(clk);
+	if (now >= deadline) { /* the probe took what was left: a spin of nothing */
+		p->k = k;
+		p->start = p->now = p->target = now;
+		return;
+	}
+	int64_t slack;
 	if (precision > kernel_q) {
 		/* the slack may use what the precision leaves, but never more than the
 		 * sleep's own length: a huge precision must not make a short sleep long */
 		int64_t room = precision - kernel_q;
-		p->slack = floor_pow2(room < deadline - now ? room : deadline - now);
+		slack = floor_pow2(room < deadline - now ? room : deadline - now);
 		p->target = deadline;
 	} else {
-		p->slack = 1;
+		slack = 1;
 		p->target = deadline - margin - 1;
 	}
 	t->st.margin_ns = margin;
@@ -267,36 +374,84 @@ void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, i
 	p->start = p->now = now;
 	p->kernel = p->target > now;
 	if (p->kernel)
-		set_slack(t, p->slack);
+		set_slack(t, p, slack);
+	else
+		pn__sleep_cancel(p);
 }
 
-void pn__sleep_woke(struct pn__sleep_plan *p)
+void pn__sleep_woke(struct pn__sleep_plan *p, bool learn_it)
 {
 	struct state *t = &T;
 	int64_t woke = clock_ns(p->clk);
+	pn__sleep_cancel(p);
 	t->st.slept_ns += woke - p->start;
-	learn(&t->cls[p->k], woke - p->target - t->slack);
-	t->cls[p->k].spins = 0;
+	if (learn_it) {
+		learn(&t->cls[p->k], woke - p->target - p->slack);
+		t->cls[p->k].spins = 0;
+	}
 	p->now = woke;
+}
+
+static void finish_count(struct state *t, struct pn__sleep_plan *p, int64_t spin_start, int64_t now)
+{
+	if (spin_start < p->deadline)
+		t->st.spun_ns += now - spin_start;
+	else
+		t->st.kernel_only++;
+	t->st.sleeps++;
+	if (now < p->deadline) /* cannot happen: the callers' loops; counted if it ever does */
+		t->st.early++;
+	if (now - p->deadline > p->precision)
+		t->st.late++;
 }
 
 int pn__sleep_finish(struct pn__sleep_plan *p)
 {
-	struct state *t = &T;
-	int64_t now = clock_ns(p->clk);
-	if (now < p->deadline) {
-		int64_t spin_start = now;
-		while ((now = clock_ns(p->clk)) < p->deadline)
-			pn__arch_relax();
-		t->st.spun_ns += now - spin_start;
-	} else {
-		t->st.kernel_only++;
+	int64_t start = clock_ns(p->clk), now = start;
+	while (now < p->deadline) {
+		pn__arch_relax();
+		now = clock_ns(p->clk);
 	}
-	t->st.sleeps++;
-	if (now < p->deadline) /* cannot happen: the loop above; counted if it ever does */
-		t->st.early++;
-	if (now - p->deadline > p->precision)
-		t->st.late++;
+	finish_count(&T, p, start, now);
+	return 0;
+}
+
+/* Lets the signals that the caller's mask allows in, for a moment: EINTR if a handler ran
+ * (the kernel restarts the call for a signal without one: ignored, or a stop). */
+static int let_signals_in(const sigset_t *mask)
+{
+	struct timespec zero = {0, 0};
+	int e = errno;
+	long r = syscall(SYS_ppoll, NULL, 0, &zero, mask, _NSIG / 8);
+	int err = r < 0 ? errno : 0;
+	errno = e;
+	return err == EINTR ? EINTR : 0;
+}
+
+int pn__sleep_finish_intr(struct pn__sleep_plan *p)
+{
+	int64_t start = clock_ns(p->clk), now = start;
+	if (now >= p->deadline)
+		return pn__sleep_finish(p);
+	sigset_t all, mask;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &mask);
+	int r = 0;
+	for (int64_t check = now + PN__SIGCHECK_NS; now < p->deadline; now = clock_ns(p->clk)) {
+		if (now >= check) {
+			if ((r = let_signals_in(&mask)) != 0)
+				break;
+			check = clock_ns(p->clk) + PN__SIGCHECK_NS;
+		}
+		pn__arch_relax();
+	}
+	pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	if (r) {
+		p->now = now;
+		T.st.spun_ns += now - start;
+		return r;
+	}
+	finish_count(&T, p, start, now);
 	return 0;
 }
 
@@ -305,14 +460,13 @@ PN_API int pn_sleep_until(int64_t deadline, int64_t precision)
 	if (precision < 0)
 		return -EINVAL;
 	struct pn__sleep_plan p;
-	pn__sleep_plan(&p, CLOCK_MONOTONIC, deadline, precision);
+	pn__sleep_plan(&p, CLOCK_MONOTONIC, deadline, precision, 0);
 	if (p.past)
 		return 0;
 	if (p.kernel) {
-		struct timespec ts = {p.target / PN_NSEC, p.target % PN_NSEC};
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		while (pn__sleep_abs(CLOCK_MONOTONIC, p.target) == -EINTR)
 			;
-		pn__sleep_woke(&p);
+		pn__sleep_woke(&p, true);
 	}
 	return pn__sleep_finish(&p);
 }
@@ -327,13 +481,18 @@ PN_API int pn_sleep_for(int64_t ns, int64_t precision)
 	return pn_sleep_until(deadline, precision);
 }
 
+void pn__sleep_learn(int64_t len, int64_t late)
+{
+	learn(&T.cls[class_of(len)], late);
+}
+
 PN_API int pn_sleep_stats(struct pn_sleep_stats *st)
 {
 	if (!st)
 		return -EINVAL;
 	struct state *t = &T;
 	*st = t->st;
-	st->slack_ns = t->slack ? t->slack : -1;
+	st->slack_ns = pn__slack_known() ? pn__slack_known() : -1;
 	for (int k = 0; k < PN_SLEEP_CLASSES; k++) {
 		st->class_samples[k] = t->cls[k].n;
 		st->class_margin_ns[k] = t->cls[k].n ? quantile(&t->cls[k], Q_MARGIN) : 0;

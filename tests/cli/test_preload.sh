@@ -1,12 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# test_preload.sh PUNCTUAL CALLS STATIC: `punctual run --precise`: a program using every
-# interposed call behaves the same with and without libpunctual-preload.so (return
-# values, errno, remaining times, mutex held), never early, and the shim was really in
-# use; LD_PRELOAD is appended to; the exit status passes through; static and setuid
-# programs are reported; bad input exits 2.
+# test_preload.sh PUNCTUAL CALLS STATIC STALL: `punctual run --precise`: a program using
+# every interposed call behaves the same with and without libpunctual-preload.so (return
+# values, errno, remaining times, mutex held, timer slack), never early, and the shim was
+# really in use; the slack --slack set stays the command's; a stall does not stay the
+# learned margin; LD_PRELOAD is appended to; the exit status passes through; static and
+# setuid programs are reported; bad input exits 2.
 . "$(dirname "$0")/lib.sh"
-CALLS=$2 STATIC=$3
+CALLS=$2 STATIC=$3 STALL=$4
 # A sanitized CALLS has its runtime as a dependency; the preloaded shim comes before it.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 
@@ -19,10 +20,39 @@ check "same return values, errno and remaining times with and without the shim" 
 	diff "$TMP/plain.out" "$TMP/shim.out"
 check "the shim was loaded and made calls precise" grep -Eq '^shim: loaded, [1-9][0-9]* calls' "$TMP/shim.err"
 check "no shim without --precise" grep -q '^shim: absent' "$TMP/plain.err"
-"$PN" run --precise=1us --slack 1 -- "$CALLS" >"$TMP/shim1.out" 2>/dev/null
-check "precision 1us with slack 1: same contract, never early" diff "$TMP/plain.out" "$TMP/shim1.out"
-"$PN" run --precise=0 -- "$CALLS" >"$TMP/shim0.out" 2>/dev/null
-check "precision 0: same contract, never early" diff "$TMP/plain.out" "$TMP/shim0.out"
+# The other precisions: the same output, exit 0 (calls exits 1 after an EARLY line), and
+# no EARLY report on stderr.
+for args in "--precise=1us --slack 1" "--precise=0" "--precise=100ms"; do
+	# shellcheck disable=SC2086
+	"$PN" run $args -- "$CALLS" >"$TMP/shimp.out" 2>"$TMP/shimp.err"
+	rc=$?
+	check "$args: exit 0 ($rc: $(head -c 300 "$TMP/shimp.err"))" test $rc -eq 0
+	check "$args: no early return" sh -c "! grep -q EARLY '$TMP/shimp.err'"
+	check "$args: the shim was loaded" grep -Eq '^shim: loaded, [1-9][0-9]* calls' "$TMP/shimp.err"
+	check "$args: same contract as without the shim" diff "$TMP/plain.out" "$TMP/shimp.out"
+done
+
+# The slack: --slack's value stays the command's whatever slack the shim's own waits use
+# (precision 1ms sleeps in the kernel with a large slack), and without --slack the
+# command keeps the one it inherited.
+mine=$(cat /proc/self/timerslack_ns)
+for v in 1 5000 "$mine"; do
+	[ "$v" = "$mine" ] && args="" || args="--slack $v"
+	# shellcheck disable=SC2086
+	got=$("$PN" run $args --precise=1ms -- "$CALLS" slack 2>"$TMP/slack.err")
+	check "run ${args:-(no --slack)} --precise=1ms: slack after sleeps is $v, not the shim's ($got)" \
+		test "$got" = "$v"
+done
+
+# A 50 ms stop (SIGSTOP/SIGCONT) in the first 3 ms sleep is an outlier: after 64 more
+# sleeps the class's margin is not the stall (it would have stayed, spinning, before).
+"$PN" run --precise -- "$STALL" >"$TMP/stall.out" 2>"$TMP/stall.err"
+check "the stall program runs under the shim ($(cat "$TMP/stall.err"))" test $? -eq 0
+margin=$(sed -n 's/^3ms class: margin \([0-9]*\) ns.*/\1/p' "$TMP/stall.out")
+check "the stall program read the shim's stats: $(cat "$TMP/stall.out")" test -n "$margin"
+check "a 50 ms stall is not the 3 ms class's margin ($margin ns)" test "${margin:-99999999999}" -lt 50000000
+"$STALL" >"$TMP/stall0.out"
+check "no shim, no stats" grep -q '^no shim$' "$TMP/stall0.out"
 
 # It survives fork and exec: a shell's child still has it, active.
 "$PN" run --precise -- sh -c "\"$CALLS\" >/dev/null" 2>"$TMP/child.err"

@@ -2,9 +2,12 @@
 /*
  * calls.c: every call libpunctual-preload.so interposes, with its observable contract
  * printed one line per case (return value, errno, whether the remaining time is in
- * range, whether the mutex is held): the output must be identical with and without the
- * shim. Exits 1 if any sleep returned early. Several threads sleep at once at the end
- * (run under TSan in the tsan build).
+ * range, whether the mutex is held, the timer slack the program and its child see): the
+ * output must be identical with and without the shim. Exits 1 if any sleep returned
+ * early. Several threads sleep at once at the end (run under TSan in the tsan build).
+ *
+ * `calls slack`: only sleeps with a few precisions and prints the slack then, for
+ * `punctual run --slack V --precise=P` (the shim must leave V in place).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -13,7 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <setjmp.h>
+#include <sys/prctl.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -214,6 +220,197 @@ static void t_cond(void)
 	pthread_join(t, NULL);
 }
 
+/* How many calls the shim made precise (0 without it). */
+static unsigned long shim_handled(void)
+{
+	unsigned long (*f)(void) =
+	        (unsigned long (*)(void))dlsym(RTLD_DEFAULT, "punctual_preload_handled");
+	return f ? f() : 0;
+}
+
+static long slack_now(void)
+{
+	return prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+}
+
+static long initial_slack; /* before any sleep */
+
+/* The slack is the program's own after sleeps of every kind, after its own prctl, and in
+ * its child; a poll the shim does not cover runs with it. */
+static void t_slack(void)
+{
+	long start = initial_slack;
+	struct timespec d = ts(3000000);
+	nanosleep(&d, NULL);
+	d = ts(ns(CLOCK_MONOTONIC) + 2000000);
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &d, NULL);
+	usleep(1500);
+	report("slack after 600 sleeps is the program's", 0, 0, slack_now() == start);
+	prctl(PR_SET_TIMERSLACK, 4000000, 0, 0, 0);
+	long long s = ns(CLOCK_MONOTONIC);
+	d = ts(2000000);
+	nanosleep(&d, NULL);
+	check_early("nanosleep after prctl(4ms)", s, 2000000, CLOCK_MONOTONIC);
+	report("the program's own prctl(4ms) stays", 0, 0, slack_now() == 4000000);
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(slack_now() == 4000000 ? 0 : 1);
+	int st = 0;
+	waitpid(pid, &st, 0);
+	report("its child sees 4ms", 0, 0, WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	prctl(PR_SET_TIMERSLACK, start, 0, 0, 0);
+}
+
+/* The first sleep of a new thread, signalled every 20 us during its first 100 us (while
+ * the shim probes the wakeup latency): if a handler ran inside the call, the call returns
+ * EINTR with the remaining time, as the kernel's would; if none did (a loaded machine
+ * kept the sleeper off the CPU), it sleeps its 200 ms. */
+static long long first_entry, last_usr1; /* set by the sleeper and its handler */
+static int first_in;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	long long t = ns(CLOCK_MONOTONIC);
+	if (__atomic_load_n(&first_in, __ATOMIC_ACQUIRE) && t > first_entry)
+		last_usr1 = t;
+}
+
+static void *first_sleeper(void *arg)
+{
+	(void)arg;
+	struct timespec req = ts(200000000), rem = {0, 0};
+	first_entry = ns(CLOCK_MONOTONIC);
+	__atomic_store_n(&first_in, 1, __ATOMIC_RELEASE);
+	errno = 0;
+	int r = nanosleep(&req, &rem);
+	int err = errno;
+	__atomic_store_n(&first_in, 0, __ATOMIC_RELEASE);
+	long long first_exit = ns(CLOCK_MONOTONIC);
+	long long left = rem.tv_sec * 1000000000LL + rem.tv_nsec;
+	int signalled = last_usr1 > first_entry && last_usr1 < first_exit;
+	/* the kernel's remaining time counts to the timer's end, slack included */
+	int ok = signalled ? r == -1 && err == EINTR && left > 0 && left < 201000000 &&
+	                             first_exit - first_entry + left >= 199000000
+	                   : r == 0;
+	report("first nanosleep 200ms, signals in it", ok ? 0 : r, ok ? 0 : err, ok);
+	return NULL;
+}
+
+static void t_first_sleep_signalled(void)
+{
+	struct sigaction sa = {.sa_handler = on_usr1};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	pthread_t t;
+	pthread_create(&t, NULL, first_sleeper, NULL);
+	while (!__atomic_load_n(&first_in, __ATOMIC_ACQUIRE))
+		;
+	long long s = ns(CLOCK_MONOTONIC);
+	for (long long next = s + 20000; next <= s + 100000; next += 20000) {
+		while (ns(CLOCK_MONOTONIC) < next)
+			;
+		pthread_kill(t, SIGUSR1);
+	}
+	pthread_join(t, NULL);
+}
+
+/* A handler that siglongjmps out of a sleep (a timeout built that way): the thread's next
+ * sleeps are still made precise. */
+static sigjmp_buf jump_back;
+static void on_alarm_jump(int sig)
+{
+	(void)sig;
+	siglongjmp(jump_back, 1);
+}
+
+static void t_siglongjmp(void)
+{
+	struct sigaction sa = {.sa_handler = on_alarm_jump};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	volatile int jumped = 0;
+	if (!sigsetjmp(jump_back, 1)) {
+		struct itimerval it = {{0, 0}, {0, 2000}};
+		setitimer(ITIMER_REAL, &it, NULL);
+		struct timespec d = ts(50000000);
+		nanosleep(&d, NULL);
+	} else {
+		jumped = 1;
+	}
+	unsigned long h = shim_handled();
+	for (int i = 0; i < 3; i++) {
+		long long s = ns(CLOCK_MONOTONIC);
+		struct timespec d = ts(1000000);
+		nanosleep(&d, NULL);
+		check_early("nanosleep after siglongjmp", s, 1000000, CLOCK_MONOTONIC);
+	}
+	int precise = h == 0 || shim_handled() - h == 3; /* 0: no shim */
+	report("siglongjmp out of nanosleep, 3 more", 0, 0, jumped && precise);
+}
+
+static pthread_mutex_t robust;
+static int robust_ready, robust_got;
+
+/* Takes the robust mutex while the main thread waits (it released it), and dies with it. */
+static void *grab_and_die(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&robust_ready, 1, __ATOMIC_RELEASE);
+	long long end = ns(CLOCK_MONOTONIC) + 200000000;
+	while (ns(CLOCK_MONOTONIC) < end)
+		if (pthread_mutex_trylock(&robust) == 0) {
+			robust_got = 1;
+			break;
+		}
+	return NULL;
+}
+
+/* Cond waits on mutexes that report errors: the shim returns what glibc returns. (Not
+ * under TSan, which reports the misuse itself.) */
+static void t_cond_errors(void)
+{
+#if defined(__SANITIZE_THREAD__)
+	return;
+#endif
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_t c;
+	pthread_cond_init(&c, &ca);
+	pthread_mutexattr_t ma;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ERRORCHECK);
+	pthread_mutex_t em;
+	pthread_mutex_init(&em, &ma);
+	for (long long t = 20000; t <= 2000000; t *= 100) {
+		struct timespec abs = ts(ns(CLOCK_MONOTONIC) + t);
+		int r = pthread_cond_timedwait(&c, &em, &abs);
+		int held = pthread_mutex_unlock(&em) == 0;
+		char name[64];
+		snprintf(name, sizeof(name), "cond errorcheck not held %lldus", t / 1000);
+		report(name, r, 0, held);
+	}
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(&robust, &ma);
+	pthread_mutex_lock(&robust);
+	pthread_t t;
+	pthread_create(&t, NULL, grab_and_die, NULL);
+	while (!__atomic_load_n(&robust_ready, __ATOMIC_ACQUIRE))
+		;
+	struct timespec abs = ts(ns(CLOCK_MONOTONIC) + 2000000);
+	int r = pthread_cond_timedwait(&c, &robust, &abs);
+	pthread_join(t, NULL);
+	/* whether the other thread got the mutex in time is the machine's business; if it
+	 * did, it died holding it, and the wait must say so */
+	report("cond robust, owner died: EOWNERDEAD", 0, 0,
+	       robust_got ? r == EOWNERDEAD : r == ETIMEDOUT);
+	if (r == EOWNERDEAD)
+		pthread_mutex_consistent(&robust);
+	pthread_mutex_unlock(&robust);
+}
+
 static void *sleeper(void *arg)
 {
 	unsigned seed = (unsigned)(size_t)arg;
@@ -233,13 +430,26 @@ static void *sleeper(void *arg)
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	initial_slack = slack_now();
+	if (argc > 1 && strcmp(argv[1], "slack") == 0) {
+		for (long long t = 1000; t <= 30000000; t *= 10) {
+			struct timespec d = ts(t);
+			nanosleep(&d, NULL);
+		}
+		printf("%ld\n", slack_now());
+		return 0;
+	}
+	t_first_sleep_signalled();
 	t_nanosleep();
 	t_clock_nanosleep();
 	t_usleep();
 	t_cond();
+	t_cond_errors();
+	t_slack();
+	t_siglongjmp();
 	pthread_t t[4];
 	for (int i = 0; i < 4; i++)
 		pthread_create(&t[i], NULL, sleeper, (void *)(size_t)(i + 1));
@@ -247,9 +457,8 @@ int main(void)
 		pthread_join(t[i], NULL);
 	printf("threads done\n");
 	/* on stderr, so that stdout stays the same with and without the shim */
-	unsigned long (*handled)(void) =
-	        (unsigned long (*)(void))dlsym(RTLD_DEFAULT, "punctual_preload_handled");
-	fprintf(stderr, "shim: %s, %lu calls made precise\n", handled ? "loaded" : "absent",
-	        handled ? handled() : 0);
+	int loaded = dlsym(RTLD_DEFAULT, "punctual_preload_handled") != NULL;
+	fprintf(stderr, "shim: %s, %lu calls made precise\n", loaded ? "loaded" : "absent",
+	        shim_handled());
 	return early ? 1 : 0;
 }

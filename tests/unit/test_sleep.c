@@ -2,23 +2,31 @@
 /*
  * test_sleep.c: pn_sleep_until is never early: over 10^5 short sleeps at mixed
  * precisions, with a signal every 50 us, and in 8 threads at once, each learning its own
- * margin; its statistics add up; bad arguments give -EINVAL. No test asserts lateness.
+ * margin; its statistics add up; bad arguments give -EINVAL. The learning survives
+ * outliers (a forced stall never makes a class spin-only, a spin-only class keeps
+ * probing and explores), the shim's steps put the thread's slack back and let a signal
+ * interrupt the spin and the first-sleep probes. No test asserts lateness.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include <punctual/clock.h>
 #include <punctual/sleep.h>
 #include <punctual/slack.h>
 #include "alarms.h"
+#include "internal.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
 
@@ -175,6 +183,294 @@ static void test_slack_documented(void **state)
 	assert_int_equal(pn_slack_set(before), 0);
 }
 
+/* Runs fn in a new thread: a thread that has learned nothing. */
+static void in_fresh_thread(void *(*fn)(void *))
+{
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, fn, NULL), 0);
+	void *failed;
+	assert_int_equal(pthread_join(t, &failed), 0);
+	if (failed)
+		fail_msg("%s", (const char *)failed);
+}
+
+#define MS 1000000LL
+#define US 1000LL
+
+/* Plans a sleep of len ns from now; cancels it (slack back). */
+static struct pn__sleep_plan plan_for(int64_t len, int64_t precision, int flags)
+{
+	struct pn__sleep_plan p;
+	pn__sleep_plan(&p, CLOCK_MONOTONIC, pn_now() + len, precision, flags);
+	pn__sleep_cancel(&p);
+	return p;
+}
+
+/* Whether p sleeps in the kernel for at least a quarter of its length. */
+static bool sleeps_in_kernel(const struct pn__sleep_plan *p)
+{
+	return p->kernel && p->target - p->start >= (p->deadline - p->start) / 4;
+}
+
+static void learn_n(int64_t len, int64_t late, int n)
+{
+	for (int i = 0; i < n; i++)
+		pn__sleep_learn(len, late);
+}
+
+static void *stall_first(void *arg)
+{
+	(void)arg;
+	learn_n(1000, 20 * US, 40);       /* the probes: wakeups cost 20 us */
+	pn__sleep_learn(3 * MS, 50 * MS); /* the class's first sample: a 50 ms stall */
+	struct pn__sleep_plan p = plan_for(3 * MS, 10 * US, 0);
+	if (!sleeps_in_kernel(&p))
+		return "one stall as a class's first sample made it spin-only";
+	learn_n(3 * MS, 40 * US, 2); /* two ordinary wakeups: the stall is out */
+	p = plan_for(3 * MS, 10 * US, 0);
+	if (p.deadline - p.target > 1 * MS)
+		return "after three samples the stall is still the margin";
+	return NULL;
+}
+
+static void *stall_later(void *arg)
+{
+	(void)arg;
+	learn_n(3 * MS, 40 * US, 64);
+	learn_n(3 * MS, 50 * MS, 2); /* two stalls in a learned class */
+	struct pn__sleep_plan p = plan_for(3 * MS, 10 * US, 0);
+	if (!sleeps_in_kernel(&p) || p.deadline - p.target > 1 * MS)
+		return "two stalls in a learned class became its margin";
+	return NULL;
+}
+
+static void test_stall_never_spin_only(void **state)
+{
+	(void)state;
+	in_fresh_thread(stall_first);
+	in_fresh_thread(stall_later);
+}
+
+/* A class that truly spins (its wakeups are later than its sleeps) probes on each sleep
+ * with room and explores the kernel again within EXPLORE sleeps. */
+static void *spin_only(void *arg)
+{
+	(void)arg;
+	learn_n(1000, 20 * US, 40);
+	learn_n(3 * MS, 10 * MS, 64);
+	struct pn_sleep_stats st;
+	pn_sleep_stats_reset();
+	int i;
+	for (i = 1; i <= 1024; i++) {
+		struct pn__sleep_plan p = plan_for(3 * MS, 10 * US, 0);
+		if (i == 1) {
+			pn_sleep_stats(&st);
+			if (p.kernel)
+				return "a class with 10 ms wakeups slept 3 ms in the kernel";
+			if (st.probes != 1)
+				return "a spin-only sleep with room made no probe";
+		}
+		if (p.kernel)
+			break;
+	}
+	if (i > 1024)
+		return "a spin-only class never explored the kernel in 1024 sleeps";
+	return NULL;
+}
+
+static void test_spin_only_keeps_learning(void **state)
+{
+	(void)state;
+	in_fresh_thread(spin_only);
+}
+
+/* PN__SLEEP_KEEP_SLACK: the kernel part runs with the plan's slack, and the thread's own
+ * (read at each plan, so a prctl behind the library's back counts) comes back after. */
+static void *keep_slack(void *arg)
+{
+	(void)arg;
+	learn_n(1000, 20 * US, 40);
+	learn_n(2 * MS, 30 * US, 64);
+	int64_t mine[] = {50000, 4000000, 1};
+	for (int i = 0; i < 3; i++) {
+		if (syscall(SYS_prctl, PR_SET_TIMERSLACK, mine[i], 0L, 0L, 0L) != 0)
+			return "prctl failed";
+		for (int64_t prec = 1 * US; prec <= 1 * MS; prec *= 1000) {
+			struct pn__sleep_plan p;
+			pn__sleep_plan(&p, CLOCK_MONOTONIC, pn_now() + 2 * MS, prec,
+			               PN__SLEEP_KEEP_SLACK);
+			if (!p.kernel)
+				return "no kernel part";
+			if (pn_slack_get() != p.slack)
+				return "the kernel part does not run with the plan's slack";
+			assert_int_equal(pn__sleep_abs(CLOCK_MONOTONIC, p.target), 0);
+			pn__sleep_woke(&p, true);
+			if (pn_slack_get() != mine[i])
+				return "the thread's own slack did not come back after the kernel "
+				       "part";
+			assert_int_equal(pn__sleep_finish(&p), 0);
+			if (pn_now() < p.deadline)
+				return "early";
+		}
+	}
+	/* without the flag (pn_sleep_until), the slack chosen stays and is known */
+	assert_int_equal(pn_sleep_for(2 * MS, 0), 0);
+	struct pn_sleep_stats st;
+	pn_sleep_stats(&st);
+	if (st.slack_ns != 1 || pn_slack_get() != 1)
+		return "pn_sleep_until did not leave slack 1 ns after a spinning sleep";
+	return NULL;
+}
+
+static void test_keep_slack(void **state)
+{
+	(void)state;
+	in_fresh_thread(keep_slack);
+}
+
+static volatile sig_atomic_t handled;
+static void count_signal(int sig)
+{
+	(void)sig;
+	handled++;
+}
+
+static void one_alarm(long us, void (*handler)(int))
+{
+	signal(SIGALRM, handler);
+	struct itimerval it = {{0, 0}, {0, us}};
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+/* A spin-only plan of len ns with the shim's flags. */
+static struct pn__sleep_plan spin_plan(int64_t len)
+{
+	learn_n(1000, 20 * US, 40);
+	learn_n(len, 10 * len, 64);
+	struct pn__sleep_plan p;
+	pn__sleep_plan(&p, CLOCK_MONOTONIC, pn_now() + len, 10 * US,
+	               PN__SLEEP_KEEP_SLACK | PN__SLEEP_EINTR);
+	return p;
+}
+
+/* The shim's spin: a handler that runs ends it with EINTR before the deadline; an ignored
+ * or blocked signal does not; the mask is as it was; pn__sleep_finish resumes. */
+static void *spin_signals(void *arg)
+{
+	(void)arg;
+	sigset_t before, after, alrm;
+	sigemptyset(&before);
+	sigemptyset(&after);
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
+	pthread_sigmask(SIG_SETMASK, NULL, &before);
+
+	struct pn__sleep_plan p = spin_plan(30 * MS);
+	if (p.kernel || p.intr)
+		return "not a spin-only plan";
+	handled = 0;
+	one_alarm(2000, count_signal);
+	int r = pn__sleep_finish_intr(&p);
+	if (r != EINTR || handled != 1)
+		return "a handled signal did not interrupt the spin";
+	if (pn_now() >= p.deadline)
+		return "the interrupted spin ran to its deadline";
+	pthread_sigmask(SIG_SETMASK, NULL, &after);
+	for (int sig = 1; sig < SIGRTMAX; sig++)
+		if (sigismember(&before, sig) != sigismember(&after, sig))
+			return "the signal mask changed";
+
+	p = spin_plan(20 * MS);
+	one_alarm(2000, SIG_IGN);
+	if (pn__sleep_finish_intr(&p) != 0 || pn_now() < p.deadline)
+		return "an ignored signal ended the spin";
+
+	p = spin_plan(20 * MS);
+	pthread_sigmask(SIG_BLOCK, &alrm, NULL);
+	handled = 0;
+	one_alarm(2000, count_signal);
+	if (pn__sleep_finish_intr(&p) != 0 || pn_now() < p.deadline || handled)
+		return "a signal the thread blocks ended the spin";
+	pthread_sigmask(SIG_UNBLOCK, &alrm, NULL); /* now it runs */
+	if (handled != 1)
+		return "the blocked signal was lost";
+
+	p = spin_plan(20 * MS);
+	one_alarm(2000, count_signal);
+	if (pn__sleep_finish(&p) != 0 || pn_now() < p.deadline)
+		return "pn__sleep_finish did not resume after a signal";
+	signal(SIGALRM, SIG_DFL);
+	return NULL;
+}
+
+static void test_spin_interrupted(void **state)
+{
+	(void)state;
+	sigset_t alrm, old;
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	pthread_sigmask(SIG_BLOCK, &alrm, &old); /* the process's SIGALRM goes to the worker */
+	in_fresh_thread(spin_signals);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* A signal handled during a fresh thread's latency probes ends the plan (the shim's
+ * flag), or the probes resume (pn_sleep_until). Each thread's first plan probes. */
+static void *probes_signalled(void *arg)
+{
+	(void)arg;
+	sigset_t alrm;
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
+	struct pn__sleep_plan p;
+	pn__sleep_plan(&p, CLOCK_MONOTONIC, pn_now() + 200 * MS, 10 * US,
+	               PN__SLEEP_KEEP_SLACK | PN__SLEEP_EINTR);
+	pn__sleep_cancel(&p);
+	return p.intr ? (void *)1 : NULL;
+}
+
+static void *probes_resumed(void *arg)
+{
+	(void)arg;
+	sigset_t alrm;
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
+	int64_t d = pn_now() + 20 * MS;
+	if (pn_sleep_until(d, 10 * US) != 0 || pn_now() < d)
+		return (void *)1;
+	return NULL;
+}
+
+static void test_probes_interrupted(void **state)
+{
+	(void)state;
+	sigset_t alrm, old;
+	sigemptyset(&alrm);
+	sigaddset(&alrm, SIGALRM);
+	pthread_sigmask(SIG_BLOCK, &alrm, &old);
+	assert_int_equal(alarms_start(10), 0);
+	int intr = 0;
+	for (int i = 0; i < 20; i++) {
+		pthread_t t;
+		void *r;
+		assert_int_equal(pthread_create(&t, NULL, probes_signalled, NULL), 0);
+		pthread_join(t, &r);
+		intr += r != NULL;
+		assert_int_equal(pthread_create(&t, NULL, probes_resumed, NULL), 0);
+		pthread_join(t, &r);
+		assert_null(r);
+	}
+	struct itimerval off = {{0, 0}, {0, 0}};
+	setitimer(ITIMER_REAL, &off, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL); /* a pending one runs the handler */
+	alarms_stop();
+	/* a SIGALRM every 10 us lands in some of 20 threads' probes (8 sleeps each) */
+	assert_true(intr > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -184,6 +480,11 @@ int main(void)
 	        cmocka_unit_test(test_threads),
 	        cmocka_unit_test(test_stats_add_up),
 	        cmocka_unit_test(test_slack_documented),
+	        cmocka_unit_test(test_stall_never_spin_only),
+	        cmocka_unit_test(test_spin_only_keeps_learning),
+	        cmocka_unit_test(test_keep_slack),
+	        cmocka_unit_test(test_spin_interrupted),
+	        cmocka_unit_test(test_probes_interrupted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
