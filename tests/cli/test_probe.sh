@@ -74,4 +74,7 @@ check "... one line on stderr" test "$(wc -l <"$ERR")" -eq 1
 check "... and nothing on stdout" test ! -s "$OUT"
 check "... and no file" test ! -e /nonexistent/dir/p.prom
 
+# a long option given a value names itself (issue 15)
+usage_error "option '--quick' takes no value" probe --quick=1
+
 finish

@@ -193,4 +193,7 @@ elif [ "$NICE" -eq 0 ]; then
 	usage_error "CAP_SYS_NICE" slack -p 1
 fi
 
+# a long option given a value names itself (issue 15)
+usage_error "option '--threads' takes no value" slack --threads=1
+
 finish

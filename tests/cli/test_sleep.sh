@@ -98,4 +98,8 @@ usage_error "out of range" sleep --dma-latency -1
 usage_error "needs a value" sleep --interval
 usage_error "unexpected argument" sleep now
 
+# a long option given a value names itself, in full even when abbreviated (issue 15)
+usage_error "option '--list' takes no value" sleep --list=1
+usage_error "option '--list' takes no value" sleep --li=1
+
 finish

@@ -90,6 +90,23 @@ const char *fmt_ns(char *buf, size_t n, double ns)
 	return buf;
 }
 
+/* The long option that name (len bytes, not terminated) names: exactly, or as the only
+ * one it abbreviates, as getopt_long matches it. */
+static const struct option *long_opt(const struct option *lo, const char *name, size_t len)
+{
+	const struct option *found = NULL;
+	int n = 0;
+	for (; lo->name; lo++) {
+		if (strncmp(lo->name, name, len) != 0)
+			continue;
+		if (lo->name[len] == '\0')
+			return lo;
+		found = lo;
+		n++;
+	}
+	return n == 1 ? found : NULL;
+}
+
 int next_opt(int argc, char **argv, const char *optstring, const struct option *lo,
              const char *usage)
 {
@@ -106,13 +123,24 @@ int next_opt(int argc, char **argv, const char *optstring, const struct option *
 		exit(0);
 	case ':':
 		usage_error("option '%s' needs a value", argv[optind - 1]);
-	case '?':
+	case '?': {
+		/* "--list=1": getopt leaves the short name in optopt ('L'); name the long
+		 * option, written in full even when abbreviated */
+		const char *a = argv[optind - 1];
+		if (optopt && strncmp(a, "--", 2) == 0 && strchr(a, '=')) {
+			int len = (int)strcspn(a + 2, "=");
+			const struct option *o = long_opt(lo, a + 2, (size_t)len);
+			if (o)
+				usage_error("option '--%s' takes no value", o->name);
+			usage_error("option '--%.*s' takes no value", len, a + 2);
+		}
 		/* "-5" or "-1ms" in place of a value reaches getopt as an option */
 		if (optopt >= '0' && optopt <= '9')
 			usage_error("a value must not be negative (-%c...)", optopt);
 		if (optopt)
 			usage_error("unknown option '-%c'", optopt);
-		usage_error("unknown option '%s'", argv[optind - 1]);
+		usage_error("unknown option '%s'", a);
+	}
 	}
 	return c;
 }

@@ -30,7 +30,8 @@ int64_t opt_duration(const char *opt, const char *s, int64_t default_unit_ns);
  * error. */
 int64_t opt_slack(const char *opt, const char *s);
 /* getopt_long for a subcommand, from its first call on a new argv: -h/--help prints
- * usage and exits 0; a missing value or an unknown option is one line and exit 2.
+ * usage and exits 0; a missing value, a value given to an option that takes none
+ * (naming the long option as typed, in full) or an unknown option is one line and exit 2.
  * optstring starts with ':'. Returns the next option or -1. */
 struct option;
 int next_opt(int argc, char **argv, const char *optstring, const struct option *lo,
