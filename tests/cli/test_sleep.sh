@@ -102,4 +102,10 @@ usage_error "unexpected argument" sleep now
 usage_error "option '--list' takes no value" sleep --list=1
 usage_error "option '--list' takes no value" sleep --li=1
 
+# --list to a full device is exit 1 and one line (issue 15)
+"$PN" sleep --list >/dev/full 2>"$TMP/full.err"
+rc=$?
+check "sleep --list >/dev/full exits 1 (got $rc)" test "$rc" -eq 1
+check "sleep --list >/dev/full: one line on stderr" test "$(wc -l <"$TMP/full.err")" -eq 1
+
 finish

@@ -120,6 +120,7 @@ int next_opt(int argc, char **argv, const char *optstring, const struct option *
 	switch (c) {
 	case 'h':
 		fputs(usage, stdout);
+		stdout_close();
 		exit(0);
 	case ':':
 		usage_error("option '%s' needs a value", argv[optind - 1]);

@@ -49,6 +49,11 @@ const char *fmt_ns(char *buf, size_t n, double ns);
 extern FILE *out;
 void out_open(void);
 void out_commit(void);
+/* Flushes and closes stdout: output that did not reach it (a full disk, /dev/full, a
+ * closed descriptor) is one line and exit 1, like a report that cannot be written.
+ * main() calls it once a subcommand returns; a path that exits 0 by itself calls it
+ * first. */
+void stdout_close(void);
 
 /* A streaming JSON writer with escaping and automatic commas. */
 struct json {
