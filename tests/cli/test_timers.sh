@@ -60,4 +60,13 @@ ok timers -n 1 --delay fixed:50ms -d 10ms
 check "text: no negative time" test "$(grep -c -- '-[0-9.]* [mun]*s' "$OUT")" -eq 0
 check "text: no lateness without a firing" grep -q '^lateness  *none' "$OUT"
 
+# --delay takes every delay up to the documented 1 h, in every distribution (issue 15)
+ok timers -n 1 --delay fixed:2401s -d 10ms
+ok timers -n 1 --delay fixed:3600s -d 10ms
+ok timers -n 1 --delay uniform:2401s-3600s -d 10ms
+ok timers -n 2 --delay bimodal:1ms,2400s -d 10ms
+usage_error "beyond 1h" timers --delay fixed:3601s
+usage_error "beyond 1h" timers --delay uniform:1ms-3601s
+usage_error "beyond 1h" timers --delay bimodal:1ms,2401s
+
 finish

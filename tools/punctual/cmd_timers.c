@@ -38,6 +38,7 @@ static const char usage[] =
         "                         bimodal[:A,B]    half near A, half near B (each +-50%;\n"
         "                                          default 1ms,100ms)\n"
         "                         fixed:D          all equal\n"
+        "                       every delay at most 1h (bimodal: A and B up to 2400s)\n"
         "  -P, --precision P    each timer's window: a duration (100us; bare number: ns) or\n"
         "                       a percentage of its delay (10%, the default)\n"
         "  -p, --periodic       periodic timers at random phases, for --duration\n"
@@ -120,9 +121,16 @@ static void parse_delay(struct opts *o, const char *s)
 		            "fixed:D)",
 		            s);
 	}
-	int64_t top = o->dist == BIMODAL ? o->b + o->b / 2 : o->b;
-	if (o->a + o->a / 2 > MAX_DELAY || top > MAX_DELAY)
+	/* Every delay drawn is at most 1 h: bimodal's reach +50% past their mode. */
+	if (o->dist == BIMODAL) {
+		int64_t m = o->a > o->b ? o->a : o->b;
+		if (m > MAX_DELAY / 3 * 2)
+			usage_error("--delay: '%s' goes beyond 1h (a mode's delays reach +50%%: "
+			            "A and B at most 2400s)",
+			            s);
+	} else if (o->b > MAX_DELAY) {
 		usage_error("--delay: '%s' goes beyond 1h", s);
+	}
 }
 
 static void parse_precision(struct opts *o, const char *s)
