@@ -109,4 +109,12 @@ exit_is 2 "try 'punctual run --help'" run --nope
 ok run --help
 check "--help has usage" grep -q '^usage: punctual run \[--slack VALUE\] \[--precise' "$OUT"
 
+# a slack that is not a whole number of ns is refused, not rounded to 0 (the default)
+# (issue 15); a zero written any way is the default
+for bad in 0.5 1.5 1.0005us 0.0000000015s; do
+	exit_is 2 "is not a whole number of ns" run --slack "$bad" cat "$SELF"
+done
+out_is 1500 run --slack 1.500us cat "$SELF"
+out_is "$def" run --slack 0.0 cat "$SELF"
+
 finish

@@ -108,4 +108,8 @@ rc=$?
 check "sleep --list >/dev/full exits 1 (got $rc)" test "$rc" -eq 1
 check "sleep --list >/dev/full: one line on stderr" test "$(wc -l <"$TMP/full.err")" -eq 1
 
+# one rule for slack values everywhere: a fraction of a ns is refused (issue 15)
+usage_error "is not a whole number of ns" sleep --slack 0.5
+usage_error "is not a whole number of ns" sleep --slack 1ns,1.5ns
+
 finish

@@ -152,7 +152,39 @@ void no_more_args(int argc, char **argv)
 		usage_error("unexpected argument '%s'", argv[optind]);
 }
 
+/* Whether s, a valid duration, is a whole number of ns: "1.5us" is; "0.5" and "1.0005us",
+ * which pn__parse_duration truncates, are not. */
+static bool whole_ns(const char *s)
+{
+	const char *d = strchr(s, '.');
+	if (!d)
+		return true;
+	d++;
+	const char *unit = d + strspn(d, "0123456789"), *end = unit;
+	while (end > d && end[-1] == '0')
+		end--;
+	if (end == d)
+		return true;
+	if (end - d > 9) /* no unit is above 1e9 ns */
+		return false;
+	char one[16];
+	int64_t unit_ns, frac = 0, scale = 1;
+	snprintf(one, sizeof(one), "1%s", unit);
+	if (pn__parse_duration(one, 1, &unit_ns) < 0)
+		return false;
+	for (const char *p = d; p < end; p++, scale *= 10)
+		frac = frac * 10 + (*p - '0');
+	return frac * unit_ns % scale == 0; /* < 1e9 * 1e9: no overflow */
+}
+
 int64_t opt_slack(const char *opt, const char *s)
 {
-	return strcmp(s, "default") == 0 ? 0 : opt_duration(opt, s, 1);
+	if (strcmp(s, "default") == 0)
+		return 0;
+	int64_t v = opt_duration(opt, s, 1);
+	/* The kernel counts slack in whole ns; rounding 0.5 down would turn it into 0, the
+	 * default (50 us), and rounding up would set what was not asked. */
+	if (!whole_ns(s))
+		usage_error("%s: '%s' is not a whole number of ns", opt, s);
+	return v;
 }

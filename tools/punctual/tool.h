@@ -26,8 +26,8 @@ _Noreturn void die(int st, const char *fmt, ...) PN_FMT(2, 3);
 /* ---- values with units (opts.c) ---- */
 /* pn__parse_duration (src/internal.h), but exits 2 with a message naming opt on error. */
 int64_t opt_duration(const char *opt, const char *s, int64_t default_unit_ns);
-/* A timer slack value: a duration (a bare number is ns) or "default" (0); exits 2 on
- * error. */
+/* A timer slack value: a duration (a bare number is ns) that is a whole number of ns,
+ * or "default" (0, as is any zero); exits 2 on error, "0.5" and "1.0005us" included. */
 int64_t opt_slack(const char *opt, const char *s);
 /* getopt_long for a subcommand, from its first call on a new argv: -h/--help prints
  * usage and exits 0; a missing value, a value given to an option that takes none
