@@ -77,4 +77,24 @@ check "... and no file" test ! -e /nonexistent/dir/p.prom
 # a long option given a value names itself (issue 15)
 usage_error "option '--quick' takes no value" probe --quick=1
 
+# /sys/devices/system hidden (a private mount namespace): probe says what cpus says, null
+# for the online CPUs, not an errno (issue 15)
+hide='mount -t tmpfs none /sys/devices/system && exec "$0" "$@"'
+if unshare -m sh -c "$hide" true 2>/dev/null; then
+	unshare -m sh -c "$hide" "$PN" probe --quick --json >"$TMP/hidden.json" 2>"$TMP/hidden.err"
+	rc=$?
+	check "probe with /sys/devices/system hidden exits 0 (got $rc: $(head -c 200 "$TMP/hidden.err"))" test "$rc" -eq 0
+	json_ok "$TMP/hidden.json"
+	unshare -m sh -c "$hide" "$PN" cpus --json >"$TMP/hidden-cpus.json" 2>/dev/null
+	check "... cpus.online is null in probe and in cpus" jq -e --slurpfile c "$TMP/hidden-cpus.json" \
+		'.cpus.online == null and $c[0].online == null and .cpus.count >= 1' "$TMP/hidden.json" >/dev/null
+	if /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
+		check "... and validates against docs/probe.schema.json" /usr/bin/python3 -c '
+import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])), cls=jsonschema.Draft202012Validator)' "$SCHEMA" "$TMP/hidden.json"
+	fi
+else
+	echo "SKIP: /sys/devices/system hidden: unshare -m or mount is not permitted here"
+fi
+
 finish

@@ -139,8 +139,15 @@ static void text_cpus(const struct probe *p)
 		fprintf(out, "  unavailable: %s\n", pn_strerror(p->cpu_status));
 		return;
 	}
-	fprintf(out, "  may use         %d (online %d, affinity %d: %s)\n", p->cpu.count,
-	        p->cpu.online, p->cpu.affinity, p->cpu.affinity_list);
+	fprintf(out, "  may use         %d (online ", p->cpu.count);
+	if (p->cpu.online > 0)
+		fprintf(out, "%d", p->cpu.online);
+	else
+		fprintf(out, "unreadable");
+	if (p->cpu.affinity > 0)
+		fprintf(out, ", affinity %d: %s)\n", p->cpu.affinity, p->cpu.affinity_list);
+	else
+		fprintf(out, ", affinity unreadable)\n");
 	fprintf(out, "  cgroup          %s %s\n", pn_cgroup_version_name(p->cpu.cgroup_version),
 	        p->cpu.cgroup_path);
 	fprintf(out, "  why             %s\n", p->cpu.reason);
@@ -257,8 +264,15 @@ void probe_render_json(const struct probe *p)
 	json_obj(&j, "cpus");
 	if (p->cpu_status == 0) {
 		json_int(&j, "count", p->cpu.count);
-		json_int(&j, "online", p->cpu.online);
-		json_int(&j, "affinity", p->cpu.affinity);
+		/* -errno when unreadable: null, as in `punctual cpus --json` */
+		if (p->cpu.online > 0)
+			json_int(&j, "online", p->cpu.online);
+		else
+			json_null(&j, "online");
+		if (p->cpu.affinity > 0)
+			json_int(&j, "affinity", p->cpu.affinity);
+		else
+			json_null(&j, "affinity");
 		json_str(&j, "affinity_list", p->cpu.affinity_list);
 		json_str(&j, "cgroup_version", pn_cgroup_version_name(p->cpu.cgroup_version));
 		json_str(&j, "cgroup_path", p->cpu.cgroup_path);
@@ -371,8 +385,10 @@ static void render_prom(const struct probe *p, FILE *f)
 	     "CPUs: what this process may use, online, in its affinity.");
 	if (p->cpu_status == 0) {
 		fprintf(f, "punctual_cpus{kind=\"usable\"} %d\n", p->cpu.count);
-		fprintf(f, "punctual_cpus{kind=\"online\"} %d\n", p->cpu.online);
-		fprintf(f, "punctual_cpus{kind=\"affinity\"} %d\n", p->cpu.affinity);
+		if (p->cpu.online > 0)
+			fprintf(f, "punctual_cpus{kind=\"online\"} %d\n", p->cpu.online);
+		if (p->cpu.affinity > 0)
+			fprintf(f, "punctual_cpus{kind=\"affinity\"} %d\n", p->cpu.affinity);
 		if (p->cpu.limit > 0)
 			fprintf(f, "punctual_cpus{kind=\"cgroup_limit\"} %g\n", p->cpu.limit);
 	} else {
