@@ -69,7 +69,7 @@ usage_error "unexpected argument" probe now
 usage_error "needs a file name" probe --quick --prom ""
 usage_error "needs a value" probe --prom
 run probe --quick --prom /nonexistent/dir/p.prom
-check "an unwritable --prom fails with status 1" test "$RC" -eq 1
+check "an unwritable --prom is bad input, status 2 (checked before measuring)" test "$RC" -eq 2
 check "... one line on stderr" test "$(wc -l <"$ERR")" -eq 1
 check "... and nothing on stdout" test ! -s "$OUT"
 check "... and no file" test ! -e /nonexistent/dir/p.prom
@@ -96,5 +96,36 @@ jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])), 
 else
 	echo "SKIP: /sys/devices/system hidden: unshare -m or mount is not permitted here"
 fi
+
+# The files probe writes (issue 15). Paths are checked before measuring: bad input, exit 2,
+# one line naming what is wrong (not gnuplot for a missing parent).
+F=$TMP/files
+mkdir -p "$F"
+touch "$F/plain"
+ln -s "$F/nothing" "$F/dangling"
+usage_error "directory $F/no/such does not exist" probe --quick --plot "$F/no/such/dir"
+usage_error "directory $F/no does not exist" probe --quick --prom "$F/no/p.prom"
+usage_error "is a directory" probe --quick --prom "$F"
+usage_error "not a directory" probe --quick --plot "$F/plain"
+usage_error "symbolic link to nothing" probe --quick --prom "$F/dangling"
+check "a refused path created nothing" test ! -e "$F/no" -a ! -e "$F/nothing"
+# A device node is written in place and stays a device node: /dev/full's error is the
+# runtime failure, exit 1, one line.
+if mknod "$F/full" c 1 7 2>/dev/null; then
+	run probe --quick --prom "$F/full"
+	check "--prom onto a /dev/full node exits 1 (got $RC)" test "$RC" -eq 1
+	check "... one line naming the error" test "$(wc -l <"$ERR")" -eq 1 -a "$(grep -c 'No space left on device' "$ERR")" -eq 1
+	check "... the device node is still one" test -c "$F/full"
+	check "... no temporary file left" test "$(ls "$F" | grep -c '\.tmp\.')" -eq 0
+else
+	echo "SKIP: --prom onto a device node: mknod is not permitted"
+fi
+# A symbolic link is written through (its regular target replaced, the link kept).
+ln -s plain "$F/link"
+(cd "$F" && "$PN" probe --quick --prom link) >"$TMP/out" 2>"$TMP/err"
+rc=$?
+check "--prom through a link: exit 0 (got $rc: $(head -c 300 "$TMP/err"))" test "$rc" -eq 0
+check "... the link is still a link to its target" test -L "$F/link" -a "$(readlink "$F/link")" = plain
+check "... the target has the metrics" grep -q '^punctual_host_info{' "$F/plain"
 
 finish

@@ -5,11 +5,9 @@
  * textfile collector (base units: seconds; host facts in punctual_host_info).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "probe.h"
 
@@ -312,8 +310,9 @@ static void help(FILE *f, const char *name, const char *type, const char *text)
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
 }
 
-static void render_prom(const struct probe *p, FILE *f)
+static int render_prom(FILE *f, const void *arg)
 {
+	const struct probe *p = arg;
 	help(f, "punctual_host_info", "gauge", "Host facts from punctual probe (always 1).");
 	fputs("punctual_host_info{kernel=\"", f);
 	label(f, p->si.kernel);
@@ -396,33 +395,11 @@ static void render_prom(const struct probe *p, FILE *f)
 	}
 	help(f, "punctual_probe_duration_seconds", "gauge", "How long the probe took.");
 	fprintf(f, "punctual_probe_duration_seconds %.3f\n", (double)p->elapsed / 1e9);
+	return 0;
 }
 
 int probe_write_prom(const struct probe *p, const char *path)
 {
 	/* the collector must never read half a file: write beside it, then rename */
-	char tmp[4096];
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	FILE *f = fdopen(fd, "w");
-	if (!f) {
-		int e = -errno;
-		close(fd);
-		unlink(tmp);
-		return e;
-	}
-	render_prom(p, f);
-	int e = 0;
-	if (fflush(f) != 0 || fsync(fileno(f)) != 0)
-		e = -errno;
-	if (fclose(f) != 0 && !e)
-		e = -errno;
-	if (!e && rename(tmp, path) != 0)
-		e = -errno;
-	if (e)
-		unlink(tmp);
-	return e;
+	return file_write(path, render_prom, p);
 }

@@ -79,6 +79,22 @@ void json_null(struct json *j, const char *key);
 struct pn_hist;
 void json_hist(struct json *j, const char *key, const struct pn_hist *h, bool buckets);
 
+/* ---- files besides stdout (files.c) ---- */
+/* Before measuring: exits 2 with one line naming opt unless path can be written by
+ * file_write: a regular file or a new name in a directory we may create files in (for
+ * the temporary file), or a writable device or FIFO; a symbolic link counts as its
+ * target, a directory or a link to nothing is refused. */
+void file_check(const char *opt, const char *path);
+/* Before measuring: exits 2 with one line naming opt unless dir is a writable directory
+ * or can be created (its parent is one). */
+void dir_check(const char *opt, const char *dir);
+/* Writes path with render (0 or -errno): a regular file or a new name through a
+ * temporary file beside it and a rename, anything else (a device, a FIFO) in place,
+ * never replaced; a symbolic link is written through, the link kept. 0 or -errno. */
+int file_write(const char *path, int (*render)(FILE *f, const void *arg), const void *arg);
+/* fclose that also reports an earlier failed write (ferror): 0 or -errno. */
+int file_close(FILE *f);
+
 /* ---- progress (progress.c): a single line on stderr, only when it is a terminal ---- */
 void progress(const char *fmt, ...) PN_FMT(1, 2);
 void progress_done(void);
