@@ -108,6 +108,8 @@ usage_error "directory $F/no does not exist" probe --quick --prom "$F/no/p.prom"
 usage_error "is a directory" probe --quick --prom "$F"
 usage_error "not a directory" probe --quick --plot "$F/plain"
 usage_error "symbolic link to nothing" probe --quick --prom "$F/dangling"
+usage_error "control character" probe --quick --plot "$F/a
+b"
 check "a refused path created nothing" test ! -e "$F/no" -a ! -e "$F/nothing"
 # A device node is written in place and stays a device node: /dev/full's error is the
 # runtime failure, exit 1, one line.
@@ -120,12 +122,22 @@ if mknod "$F/full" c 1 7 2>/dev/null; then
 else
 	echo "SKIP: --prom onto a device node: mknod is not permitted"
 fi
-# A symbolic link is written through (its regular target replaced, the link kept).
+# A symbolic link is written through (its regular target replaced, the link kept); a
+# --plot name with a quote stays a name.
 ln -s plain "$F/link"
-(cd "$F" && "$PN" probe --quick --prom link) >"$TMP/out" 2>"$TMP/err"
+(cd "$F" && "$PN" probe --quick --prom link --plot "it's") >"$TMP/out" 2>"$TMP/err"
 rc=$?
-check "--prom through a link: exit 0 (got $rc: $(head -c 300 "$TMP/err"))" test "$rc" -eq 0
+check "--prom through a link, --plot with a quote: exit 0 (got $rc: $(head -c 300 "$TMP/err"))" test "$rc" -eq 0
 check "... the link is still a link to its target" test -L "$F/link" -a "$(readlink "$F/link")" = plain
 check "... the target has the metrics" grep -q '^punctual_host_info{' "$F/plain"
+if command -v gnuplot >/dev/null; then
+	check "... the charts are in the quoted directory" test -s "$F/it's/overshoot_cdf.png" -a -s "$F/it's/clock_cost.svg"
+	# a relative name starting with '<' is gnuplot's "read from this command"
+	(cd "$F" && "$PN" probe --quick --plot "<mkdir pwned;") >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	check "--plot '<mkdir pwned;': exit 0 (got $rc: $(head -c 300 "$TMP/err"))" test "$rc" -eq 0
+	check "... no command run from the name" test ! -e "$F/pwned"
+	check "... the charts are in that directory" test -s "$F/<mkdir pwned;/clock_cost.png"
+fi
 
 finish

@@ -57,14 +57,27 @@ static int run_gnuplot(const char *gp, const char *script)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
 }
 
-/* dir/name as a gnuplot string. */
+/* dir/name as a gnuplot string: single quotes, a quote inside doubled (the only escape
+ * there is), and "./" before a relative path so that no name reads as gnuplot's
+ * special files ('<cmd' runs cmd, '|cmd' pipes to it, '-' is stdin). */
 static void gp_path(FILE *f, const char *dir, const char *name)
 {
-	fprintf(f, "'%s/%s'", dir, name);
+	fputs(*dir == '/' ? "'" : "'./", f);
+	for (const char *c = dir; *c; c++) {
+		if (*c == '\'')
+			fputc('\'', f);
+		fputc(*c, f);
+	}
+	fprintf(f, "/%s'", name); /* names are ours: no quote, no colon */
 }
 
 void probe_plot_check(const char *dir)
 {
+	/* a line break would end the gnuplot command in the middle of the path */
+	for (const unsigned char *c = (const unsigned char *)dir; *c; c++)
+		if (*c < 0x20 || *c == 0x7f)
+			usage_error("--plot: the directory name has a control character, which a "
+			            "gnuplot script cannot hold");
 	dir_check("--plot", dir);
 	char gp[4096];
 	find_gnuplot(gp, sizeof(gp));
@@ -95,7 +108,8 @@ static int plot_script(const char *gp, const char *dir, const char *name, char *
                        const char *size)
 {
 	char script[4096];
-	snprintf(script, sizeof(script), "%s/%s.gp", dir, name);
+	/* gnuplot reads its argument as it reads a quoted name: "./" for a relative one */
+	snprintf(script, sizeof(script), "%s%s/%s.gp", *dir == '/' ? "" : "./", dir, name);
 	int r = file_write(script, render_script,
 	                   &(struct script){.body = body, .dir = dir, .name = name, .size = size});
 	free(body);

@@ -62,8 +62,8 @@ void probe_render_json(const struct probe *p);
 /* Writes the Prometheus text exposition to path with file_write: atomically (temp file
  * + rename) for a regular file or a new name, in place for a device; 0 or -errno. */
 int probe_write_prom(const struct probe *p, const char *path);
-/* Before measuring: exits 2 with one line if dir cannot be written or created, 1
- * without gnuplot. */
+/* Before measuring: exits 2 with one line if dir cannot be written or created or
+ * has a control character (it goes into gnuplot scripts), 1 without gnuplot. */
 void probe_plot_check(const char *dir);
 /* PNG and SVG charts through gnuplot into dir (created if missing; the data and the
  * scripts with file_write); 0 or -errno; exits 1 without gnuplot. */
