@@ -106,6 +106,7 @@ ln -s "$F/nothing" "$F/dangling"
 usage_error "directory $F/no/such does not exist" probe --quick --plot "$F/no/such/dir"
 usage_error "directory $F/no does not exist" probe --quick --prom "$F/no/p.prom"
 usage_error "is a directory" probe --quick --prom "$F"
+usage_error "names a directory" probe --quick --prom "$F/new/"
 usage_error "not a directory" probe --quick --plot "$F/plain"
 usage_error "symbolic link to nothing" probe --quick --prom "$F/dangling"
 usage_error "control character" probe --quick --plot "$F/a

@@ -65,6 +65,8 @@ static void writable_dir(const char *opt, const char *path, const char *dir)
 void file_check(const char *opt, const char *path)
 {
 	char real[PATH_MAX], dir[PATH_MAX];
+	if (path[strlen(path) - 1] == '/')
+		usage_error("%s %s: names a directory, not a file", opt, path);
 	const char *p = resolve(path, real);
 	if (!p)
 		usage_error("%s %s: a symbolic link to nothing (%s)", opt, path, strerror(errno));
