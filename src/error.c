@@ -18,6 +18,8 @@ PN_API const char *pn_version(void)
 
 PN_API const char *pn_strerror(int err)
 {
+	if (err == INT_MIN) /* -INT_MIN does not exist, and no errno is near it */
+		return "Unknown error";
 	/* strerrordesc_np is thread-safe and never formats into a shared buffer. */
 	const char *s = strerrordesc_np(err < 0 ? -err : err);
 	return s ? s : "Unknown error";

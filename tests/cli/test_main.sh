@@ -29,4 +29,13 @@ usage_error "out of range" clock --duration 1ms
 usage_error "is not a duration" clock --duration 2h
 usage_error "out of range" clock --duration 3601s
 
+# output that cannot reach stdout is exit 1 and one line, for the help and the version as
+# for reports (issue 15)
+for args in --help --version "clock --help" "timers --help"; do
+	"$PN" $args >/dev/full 2>"$TMP/full.err"
+	rc=$?
+	check "'$args' >/dev/full exits 1 (got $rc)" test "$rc" -eq 1
+	check "'$args' >/dev/full: one line on stderr" test "$(wc -l <"$TMP/full.err")" -eq 1
+done
+
 finish

@@ -109,4 +109,34 @@ exit_is 2 "try 'punctual run --help'" run --nope
 ok run --help
 check "--help has usage" grep -q '^usage: punctual run \[--slack VALUE\] \[--precise' "$OUT"
 
+# a slack that is not a whole number of ns is refused, not rounded to 0 (the default)
+# (issue 15); a zero written any way is the default
+for bad in 0.5 1.5 1.0005us 0.0000000015s; do
+	exit_is 2 "is not a whole number of ns" run --slack "$bad" cat "$SELF"
+done
+out_is 1500 run --slack 1.500us cat "$SELF"
+out_is "$def" run --slack 0.0 cat "$SELF"
+
+# --precise from a directory whose path has a space or a colon, which the loader splits
+# LD_PRELOAD at (issue 15): refused with one line, exit 1, not run without the shim; a
+# PUNCTUAL_PRELOAD copy elsewhere works
+SHIM=$(dirname "$PN")/libpunctual-preload.so
+loaded='grep -q libpunctual-preload /proc/self/maps && echo loaded || echo "not loaded"'
+if [ -r "$SHIM" ]; then
+	out_is loaded run --precise sh -c "$loaded"
+	for appdir in "$TMP/my apps" "$TMP/a:b"; do
+		mkdir -p "$appdir"
+		cp "$PN" "$SHIM" "$appdir/"
+		"$appdir/punctual" run --precise sh -c "$loaded" >"$TMP/out" 2>"$TMP/err"
+		rc=$?
+		check "--precise from '$appdir': exit 1 (got $rc, printed '$(cat "$TMP/out")')" test "$rc" -eq 1
+		check "... one line naming the spaces and colons" test "$(wc -l <"$TMP/err")" -eq 1 -a "$(grep -c 'spaces and colons' "$TMP/err")" -eq 1
+		check "... and the command did not run" test ! -s "$TMP/out"
+		PUNCTUAL_PRELOAD=$SHIM "$appdir/punctual" run --precise sh -c "$loaded" >"$TMP/out" 2>"$TMP/err"
+		check "... with PUNCTUAL_PRELOAD at a clean path the shim is loaded" test "$(cat "$TMP/out")" = loaded
+	done
+else
+	echo "SKIP: --precise from a path with a space: no $SHIM"
+fi
+
 finish

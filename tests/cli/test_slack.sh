@@ -193,4 +193,16 @@ elif [ "$NICE" -eq 0 ]; then
 	usage_error "CAP_SYS_NICE" slack -p 1
 fi
 
+# a long option given a value names itself (issue 15)
+usage_error "option '--threads' takes no value" slack --threads=1
+
+# a slack that is not a whole number of ns is refused, not rounded to 0 (the default),
+# and the target keeps its slack (issue 15)
+if [ -r "/proc/$S/timerslack_ns" ]; then
+	before=$(slack_of "$S")
+	usage_error "is not a whole number of ns" slack -p "$S" 0.5
+	usage_error "is not a whole number of ns" slack -p "$S" 1.0005us
+	check "a refused fraction changed nothing" test "$(slack_of "$S")" = "$before"
+fi
+
 finish

@@ -98,4 +98,18 @@ usage_error "out of range" sleep --dma-latency -1
 usage_error "needs a value" sleep --interval
 usage_error "unexpected argument" sleep now
 
+# a long option given a value names itself, in full even when abbreviated (issue 15)
+usage_error "option '--list' takes no value" sleep --list=1
+usage_error "option '--list' takes no value" sleep --li=1
+
+# --list to a full device is exit 1 and one line (issue 15)
+"$PN" sleep --list >/dev/full 2>"$TMP/full.err"
+rc=$?
+check "sleep --list >/dev/full exits 1 (got $rc)" test "$rc" -eq 1
+check "sleep --list >/dev/full: one line on stderr" test "$(wc -l <"$TMP/full.err")" -eq 1
+
+# one rule for slack values everywhere: a fraction of a ns is refused (issue 15)
+usage_error "is not a whole number of ns" sleep --slack 0.5
+usage_error "is not a whole number of ns" sleep --slack 1ns,1.5ns
+
 finish

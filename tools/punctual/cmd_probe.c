@@ -37,7 +37,8 @@ static const char usage[] =
         "  -q, --quick       shorter measurements (about 5 s)\n"
         "  -j, --json        JSON (schema: docs/probe.schema.json)\n"
         "  -p, --prom FILE   also write Prometheus text metrics to FILE, atomically, for\n"
-        "                    node_exporter's textfile collector\n"
+        "                    node_exporter's textfile collector (a device or a FIFO is\n"
+        "                    written in place; a symbolic link is written through)\n"
         "  -P, --plot DIR    also write PNG and SVG charts to DIR (needs gnuplot)\n"
         "  -h, --help        this text\n";
 
@@ -366,6 +367,11 @@ int cmd_probe(int argc, char **argv)
 		usage_error("--prom needs a file name");
 	if (plot && !*plot)
 		usage_error("--plot needs a directory");
+	/* before the 5 to 20 s of measuring, not after */
+	if (prom)
+		file_check("--prom", prom);
+	if (plot)
+		probe_plot_check(plot);
 
 	int64_t start = pn_now();
 	progress("probe: system");
@@ -384,9 +390,6 @@ int cmd_probe(int argc, char **argv)
 	}
 	if (plot) {
 		int r = probe_plot(&p, plot);
-		if (r == -ENOENT)
-			die(1, "--plot: gnuplot is not installed (Debian: apt-get install "
-			       "gnuplot-nox)");
 		if (r < 0)
 			die(1, "--plot %s: %s", plot, strerror(-r));
 	}

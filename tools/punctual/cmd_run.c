@@ -34,8 +34,8 @@ static const char usage[] =
         "Options end at CMD: what follows it is CMD's.\n"
         "\n"
         "  -s, --slack VALUE  timer slack for CMD: a duration (1, 1ns, 50us, 1ms; a bare\n"
-        "                     number is ns); 0 or 'default' is the default this process\n"
-        "                     inherited\n"
+        "                     number is ns), whole ns (0.5 is refused); 0 or 'default'\n"
+        "                     is the default this process inherited\n"
         "      --precise[=P]  make CMD's sleeps precise without recompiling it: preloads\n"
         "                     libpunctual-preload.so (appended to LD_PRELOAD), which makes\n"
         "                     nanosleep, clock_nanosleep, usleep, pthread_cond_timedwait\n"
@@ -142,6 +142,16 @@ static void apply_precise(const struct run_settings *s, const char *cmd)
 	if (!shim)
 		die(1, "--precise: libpunctual-preload.so not found (beside %s, or %s)",
 		    "the punctual binary", PN_PRELOAD_PATH);
+	/* The loader splits LD_PRELOAD at spaces and colons and has no quoting: such a path
+	 * would preload nothing, silently. No stand-in path is clean either: a symlink in a
+	 * temporary directory outlives the command (exec leaves no one to remove it), and a
+	 * /proc/self/fd/N path means another file, or none, in every child that inherits
+	 * LD_PRELOAD. */
+	if (strpbrk(shim, " :"))
+		die(1,
+		    "--precise: LD_PRELOAD cannot hold '%s' (the loader splits it at spaces and "
+		    "colons): set PUNCTUAL_PRELOAD to a copy at a path without them",
+		    shim);
 	char buf[PATH_MAX];
 	const char *file = find_cmd(cmd, buf, sizeof(buf));
 	const char *why = file ? preload_blocked(file) : NULL;

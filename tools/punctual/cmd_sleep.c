@@ -129,7 +129,7 @@ static void parse_slacks(struct opts *o, char *arg)
 	for (int i = 0; i < n; i++) {
 		if (strcmp(parts[i], "current") == 0)
 			o->slacks[i] = pn_slack_get();
-		else if ((o->slacks[i] = opt_duration("--slack", parts[i], 1)) == 0)
+		else if ((o->slacks[i] = opt_slack("--slack", parts[i])) == 0)
 			usage_error("--slack: 0 would mean the default slack; give it in ns");
 	}
 	o->nslacks = n;

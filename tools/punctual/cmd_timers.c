@@ -38,6 +38,7 @@ static const char usage[] =
         "                         bimodal[:A,B]    half near A, half near B (each +-50%;\n"
         "                                          default 1ms,100ms)\n"
         "                         fixed:D          all equal\n"
+        "                       every delay at most 1h (bimodal: A and B up to 2400s)\n"
         "  -P, --precision P    each timer's window: a duration (100us; bare number: ns) or\n"
         "                       a percentage of its delay (10%, the default)\n"
         "  -p, --periodic       periodic timers at random phases, for --duration\n"
@@ -120,9 +121,16 @@ static void parse_delay(struct opts *o, const char *s)
 		            "fixed:D)",
 		            s);
 	}
-	int64_t top = o->dist == BIMODAL ? o->b + o->b / 2 : o->b;
-	if (o->a + o->a / 2 > MAX_DELAY || top > MAX_DELAY)
+	/* Every delay drawn is at most 1 h: bimodal's reach +50% past their mode. */
+	if (o->dist == BIMODAL) {
+		int64_t m = o->a > o->b ? o->a : o->b;
+		if (m > MAX_DELAY / 3 * 2)
+			usage_error("--delay: '%s' goes beyond 1h (a mode's delays reach +50%%: "
+			            "A and B at most 2400s)",
+			            s);
+	} else if (o->b > MAX_DELAY) {
 		usage_error("--delay: '%s' goes beyond 1h", s);
+	}
 }
 
 static void parse_precision(struct opts *o, const char *s)
@@ -305,6 +313,10 @@ static void run_workload(struct run *r)
 		}
 	}
 	progress_done();
+	/* Stopped by --duration, not by the last firing: the run lasts the duration, and
+	 * never less than nothing (start is ahead of the setup, maybe of every wakeup). */
+	if (!r->truncated && pn_wheel_count(w) > 0)
+		pn_sleep_until(end, 1000000);
 	r->elapsed = pn_now() - start;
 	r->unfired = o->periodic ? 0 : (long)pn_wheel_count(w);
 	pn_wheel_free(w);
@@ -360,11 +372,14 @@ static void render_text(const struct run *r, uint64_t opt, uint64_t plain)
 	        r->wakeups ? (double)r->fired / (double)r->wakeups : 0.0);
 	if (o->periodic)
 		fprintf(out, "missed periods       %llu\n", (unsigned long long)r->missed);
-	fprintf(out, "lateness             p50 %s  p99 %s  p99.9 %s  max %s\n",
-	        fmt_ns(b1, sizeof(b1), (double)pn_hist_percentile(&r->late, 50)),
-	        fmt_ns(b2, sizeof(b2), (double)pn_hist_percentile(&r->late, 99)),
-	        fmt_ns(b3, sizeof(b3), (double)pn_hist_percentile(&r->late, 99.9)),
-	        fmt_ns(b4, sizeof(b4), (double)pn_hist_max(&r->late)));
+	if (!r->fired)
+		fprintf(out, "lateness             none (no timer fired)\n");
+	else
+		fprintf(out, "lateness             p50 %s  p99 %s  p99.9 %s  max %s\n",
+		        fmt_ns(b1, sizeof(b1), (double)pn_hist_percentile(&r->late, 50)),
+		        fmt_ns(b2, sizeof(b2), (double)pn_hist_percentile(&r->late, 99)),
+		        fmt_ns(b3, sizeof(b3), (double)pn_hist_percentile(&r->late, 99.9)),
+		        fmt_ns(b4, sizeof(b4), (double)pn_hist_max(&r->late)));
 	fprintf(out, "past their window    %llu\n", (unsigned long long)r->past_window);
 	fprintf(out, "early fires: %llu\n", (unsigned long long)r->early);
 }

@@ -38,20 +38,28 @@ static void help(FILE *f)
 
 int main(int argc, char **argv)
 {
-	if (argc < 2)
-		return cmd_probe(1, (char *[]){"probe", NULL});
+	if (argc < 2) {
+		int st = cmd_probe(1, (char *[]){"probe", NULL});
+		stdout_close();
+		return st;
+	}
 	const char *a = argv[1];
 	if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0 || strcmp(a, "help") == 0) {
 		help(stdout);
+		stdout_close();
 		return 0;
 	}
 	if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
 		printf("punctual %s (libpunctual %s)\n", PUNCTUAL_VERSION, pn_version());
+		stdout_close();
 		return 0;
 	}
 	for (size_t i = 0; i < N_SUBCMDS; i++)
-		if (strcmp(a, subcmds[i].name) == 0)
-			return subcmds[i].run(argc - 1, argv + 1);
+		if (strcmp(a, subcmds[i].name) == 0) {
+			int st = subcmds[i].run(argc - 1, argv + 1);
+			stdout_close();
+			return st;
+		}
 	if (a[0] == '-')
 		usage_error("unknown option '%s'", a);
 	usage_error("unknown command '%s'", a);

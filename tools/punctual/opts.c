@@ -90,6 +90,23 @@ const char *fmt_ns(char *buf, size_t n, double ns)
 	return buf;
 }
 
+/* The long option that name (len bytes, not terminated) names: exactly, or as the only
+ * one it abbreviates, as getopt_long matches it. */
+static const struct option *long_opt(const struct option *lo, const char *name, size_t len)
+{
+	const struct option *found = NULL;
+	int n = 0;
+	for (; lo->name; lo++) {
+		if (strncmp(lo->name, name, len) != 0)
+			continue;
+		if (lo->name[len] == '\0')
+			return lo;
+		found = lo;
+		n++;
+	}
+	return n == 1 ? found : NULL;
+}
+
 int next_opt(int argc, char **argv, const char *optstring, const struct option *lo,
              const char *usage)
 {
@@ -103,16 +120,28 @@ int next_opt(int argc, char **argv, const char *optstring, const struct option *
 	switch (c) {
 	case 'h':
 		fputs(usage, stdout);
+		stdout_close();
 		exit(0);
 	case ':':
 		usage_error("option '%s' needs a value", argv[optind - 1]);
-	case '?':
+	case '?': {
+		/* "--list=1": getopt leaves the short name in optopt ('L'); name the long
+		 * option, written in full even when abbreviated */
+		const char *a = argv[optind - 1];
+		if (optopt && strncmp(a, "--", 2) == 0 && strchr(a, '=')) {
+			int len = (int)strcspn(a + 2, "=");
+			const struct option *o = long_opt(lo, a + 2, (size_t)len);
+			if (o)
+				usage_error("option '--%s' takes no value", o->name);
+			usage_error("option '--%.*s' takes no value", len, a + 2);
+		}
 		/* "-5" or "-1ms" in place of a value reaches getopt as an option */
 		if (optopt >= '0' && optopt <= '9')
 			usage_error("a value must not be negative (-%c...)", optopt);
 		if (optopt)
 			usage_error("unknown option '-%c'", optopt);
-		usage_error("unknown option '%s'", argv[optind - 1]);
+		usage_error("unknown option '%s'", a);
+	}
 	}
 	return c;
 }
@@ -123,7 +152,39 @@ void no_more_args(int argc, char **argv)
 		usage_error("unexpected argument '%s'", argv[optind]);
 }
 
+/* Whether s, a valid duration, is a whole number of ns: "1.5us" is; "0.5" and "1.0005us",
+ * which pn__parse_duration truncates, are not. */
+static bool whole_ns(const char *s)
+{
+	const char *d = strchr(s, '.');
+	if (!d)
+		return true;
+	d++;
+	const char *unit = d + strspn(d, "0123456789"), *end = unit;
+	while (end > d && end[-1] == '0')
+		end--;
+	if (end == d)
+		return true;
+	if (end - d > 9) /* no unit is above 1e9 ns */
+		return false;
+	char one[16];
+	int64_t unit_ns, frac = 0, scale = 1;
+	snprintf(one, sizeof(one), "1%s", unit);
+	if (pn__parse_duration(one, 1, &unit_ns) < 0)
+		return false;
+	for (const char *p = d; p < end; p++, scale *= 10)
+		frac = frac * 10 + (*p - '0');
+	return frac * unit_ns % scale == 0; /* < 1e9 * 1e9: no overflow */
+}
+
 int64_t opt_slack(const char *opt, const char *s)
 {
-	return strcmp(s, "default") == 0 ? 0 : opt_duration(opt, s, 1);
+	if (strcmp(s, "default") == 0)
+		return 0;
+	int64_t v = opt_duration(opt, s, 1);
+	/* The kernel counts slack in whole ns; rounding 0.5 down would turn it into 0, the
+	 * default (50 us), and rounding up would set what was not asked. */
+	if (!whole_ns(s))
+		usage_error("%s: '%s' is not a whole number of ns", opt, s);
+	return v;
 }

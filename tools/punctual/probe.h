@@ -59,10 +59,14 @@ int probe_clock(const struct probe *p, const char *id);
 
 void probe_render_text(const struct probe *p);
 void probe_render_json(const struct probe *p);
-/* Writes the Prometheus text exposition to path atomically (temp file + rename);
- * returns 0 or -errno. */
+/* Writes the Prometheus text exposition to path with file_write: atomically (temp file
+ * + rename) for a regular file or a new name, in place for a device; 0 or -errno. */
 int probe_write_prom(const struct probe *p, const char *path);
-/* PNG and SVG charts through gnuplot into dir; 0, -ENOENT without gnuplot, -errno. */
+/* Before measuring: exits 2 with one line if dir cannot be written or created or
+ * has a control character (it goes into gnuplot scripts), 1 without gnuplot. */
+void probe_plot_check(const char *dir);
+/* PNG and SVG charts through gnuplot into dir (created if missing; the data and the
+ * scripts with file_write); 0 or -errno; exits 1 without gnuplot. */
 int probe_plot(const struct probe *p, const char *dir);
 
 #endif

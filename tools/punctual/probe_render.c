@@ -5,11 +5,9 @@
  * textfile collector (base units: seconds; host facts in punctual_host_info).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "probe.h"
 
@@ -139,8 +137,15 @@ static void text_cpus(const struct probe *p)
 		fprintf(out, "  unavailable: %s\n", pn_strerror(p->cpu_status));
 		return;
 	}
-	fprintf(out, "  may use         %d (online %d, affinity %d: %s)\n", p->cpu.count,
-	        p->cpu.online, p->cpu.affinity, p->cpu.affinity_list);
+	fprintf(out, "  may use         %d (online ", p->cpu.count);
+	if (p->cpu.online > 0)
+		fprintf(out, "%d", p->cpu.online);
+	else
+		fprintf(out, "unreadable");
+	if (p->cpu.affinity > 0)
+		fprintf(out, ", affinity %d: %s)\n", p->cpu.affinity, p->cpu.affinity_list);
+	else
+		fprintf(out, ", affinity unreadable)\n");
 	fprintf(out, "  cgroup          %s %s\n", pn_cgroup_version_name(p->cpu.cgroup_version),
 	        p->cpu.cgroup_path);
 	fprintf(out, "  why             %s\n", p->cpu.reason);
@@ -257,8 +262,15 @@ void probe_render_json(const struct probe *p)
 	json_obj(&j, "cpus");
 	if (p->cpu_status == 0) {
 		json_int(&j, "count", p->cpu.count);
-		json_int(&j, "online", p->cpu.online);
-		json_int(&j, "affinity", p->cpu.affinity);
+		/* -errno when unreadable: null, as in `punctual cpus --json` */
+		if (p->cpu.online > 0)
+			json_int(&j, "online", p->cpu.online);
+		else
+			json_null(&j, "online");
+		if (p->cpu.affinity > 0)
+			json_int(&j, "affinity", p->cpu.affinity);
+		else
+			json_null(&j, "affinity");
 		json_str(&j, "affinity_list", p->cpu.affinity_list);
 		json_str(&j, "cgroup_version", pn_cgroup_version_name(p->cpu.cgroup_version));
 		json_str(&j, "cgroup_path", p->cpu.cgroup_path);
@@ -298,8 +310,9 @@ static void help(FILE *f, const char *name, const char *type, const char *text)
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
 }
 
-static void render_prom(const struct probe *p, FILE *f)
+static int render_prom(FILE *f, const void *arg)
 {
+	const struct probe *p = arg;
 	help(f, "punctual_host_info", "gauge", "Host facts from punctual probe (always 1).");
 	fputs("punctual_host_info{kernel=\"", f);
 	label(f, p->si.kernel);
@@ -371,8 +384,10 @@ static void render_prom(const struct probe *p, FILE *f)
 	     "CPUs: what this process may use, online, in its affinity.");
 	if (p->cpu_status == 0) {
 		fprintf(f, "punctual_cpus{kind=\"usable\"} %d\n", p->cpu.count);
-		fprintf(f, "punctual_cpus{kind=\"online\"} %d\n", p->cpu.online);
-		fprintf(f, "punctual_cpus{kind=\"affinity\"} %d\n", p->cpu.affinity);
+		if (p->cpu.online > 0)
+			fprintf(f, "punctual_cpus{kind=\"online\"} %d\n", p->cpu.online);
+		if (p->cpu.affinity > 0)
+			fprintf(f, "punctual_cpus{kind=\"affinity\"} %d\n", p->cpu.affinity);
 		if (p->cpu.limit > 0)
 			fprintf(f, "punctual_cpus{kind=\"cgroup_limit\"} %g\n", p->cpu.limit);
 	} else {
@@ -380,33 +395,11 @@ static void render_prom(const struct probe *p, FILE *f)
 	}
 	help(f, "punctual_probe_duration_seconds", "gauge", "How long the probe took.");
 	fprintf(f, "punctual_probe_duration_seconds %.3f\n", (double)p->elapsed / 1e9);
+	return 0;
 }
 
 int probe_write_prom(const struct probe *p, const char *path)
 {
 	/* the collector must never read half a file: write beside it, then rename */
-	char tmp[4096];
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	FILE *f = fdopen(fd, "w");
-	if (!f) {
-		int e = -errno;
-		close(fd);
-		unlink(tmp);
-		return e;
-	}
-	render_prom(p, f);
-	int e = 0;
-	if (fflush(f) != 0 || fsync(fileno(f)) != 0)
-		e = -errno;
-	if (fclose(f) != 0 && !e)
-		e = -errno;
-	if (!e && rename(tmp, path) != 0)
-		e = -errno;
-	if (e)
-		unlink(tmp);
-	return e;
+	return file_write(path, render_prom, p);
 }

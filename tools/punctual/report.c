@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* report.c: the buffered stdout and a small JSON writer (escaping, commas, nesting). */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,21 @@ void out_commit(void)
 	free(out_buf);
 	out = NULL;
 	out_buf = NULL;
+}
+
+void stdout_close(void)
+{
+	/* ferror: a write that failed earlier, whose data fflush no longer holds */
+	errno = 0;
+	bool lost = fflush(stdout) != 0 || ferror(stdout);
+	int e = errno;
+	if (fclose(stdout) != 0 && !lost) {
+		lost = true;
+		e = errno;
+	}
+	if (lost)
+		die(1, "writing to standard output failed%s%s", e ? ": " : "",
+		    e ? strerror(e) : "");
 }
 
 static void sep(struct json *j, const char *key)

@@ -26,11 +26,12 @@ _Noreturn void die(int st, const char *fmt, ...) PN_FMT(2, 3);
 /* ---- values with units (opts.c) ---- */
 /* pn__parse_duration (src/internal.h), but exits 2 with a message naming opt on error. */
 int64_t opt_duration(const char *opt, const char *s, int64_t default_unit_ns);
-/* A timer slack value: a duration (a bare number is ns) or "default" (0); exits 2 on
- * error. */
+/* A timer slack value: a duration (a bare number is ns) that is a whole number of ns,
+ * or "default" (0, as is any zero); exits 2 on error, "0.5" and "1.0005us" included. */
 int64_t opt_slack(const char *opt, const char *s);
 /* getopt_long for a subcommand, from its first call on a new argv: -h/--help prints
- * usage and exits 0; a missing value or an unknown option is one line and exit 2.
+ * usage and exits 0; a missing value, a value given to an option that takes none
+ * (naming the long option as typed, in full) or an unknown option is one line and exit 2.
  * optstring starts with ':'. Returns the next option or -1. */
 struct option;
 int next_opt(int argc, char **argv, const char *optstring, const struct option *lo,
@@ -48,6 +49,11 @@ const char *fmt_ns(char *buf, size_t n, double ns);
 extern FILE *out;
 void out_open(void);
 void out_commit(void);
+/* Flushes and closes stdout: output that did not reach it (a full disk, /dev/full, a
+ * closed descriptor) is one line and exit 1, like a report that cannot be written.
+ * main() calls it once a subcommand returns; a path that exits 0 by itself calls it
+ * first. */
+void stdout_close(void);
 
 /* A streaming JSON writer with escaping and automatic commas. */
 struct json {
@@ -72,6 +78,22 @@ void json_null(struct json *j, const char *key);
  * non-empty buckets as [lo, hi, count]. */
 struct pn_hist;
 void json_hist(struct json *j, const char *key, const struct pn_hist *h, bool buckets);
+
+/* ---- files besides stdout (files.c) ---- */
+/* Before measuring: exits 2 with one line naming opt unless path can be written by
+ * file_write: a regular file or a new name in a directory we may create files in (for
+ * the temporary file), or a writable device or FIFO; a symbolic link counts as its
+ * target, a directory or a link to nothing is refused. */
+void file_check(const char *opt, const char *path);
+/* Before measuring: exits 2 with one line naming opt unless dir is a writable directory
+ * or can be created (its parent is one). */
+void dir_check(const char *opt, const char *dir);
+/* Writes path with render (0 or -errno): a regular file or a new name through a
+ * temporary file beside it and a rename, anything else (a device, a FIFO) in place,
+ * never replaced; a symbolic link is written through, the link kept. 0 or -errno. */
+int file_write(const char *path, int (*render)(FILE *f, const void *arg), const void *arg);
+/* fclose that also reports an earlier failed write (ferror): 0 or -errno. */
+int file_close(FILE *f);
 
 /* ---- progress (progress.c): a single line on stderr, only when it is a terminal ---- */
 void progress(const char *fmt, ...) PN_FMT(1, 2);

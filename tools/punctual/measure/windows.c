@@ -12,6 +12,8 @@ static int by_right_end(const void *a, const void *b)
 
 uint64_t offline_optimum(struct window *win, size_t n)
 {
+	if (n == 0)
+		return 0; /* win may be NULL, which qsort must not get even for 0 elements */
 	qsort(win, n, sizeof(*win), by_right_end);
 	uint64_t wakeups = 0;
 	int64_t at = INT64_MIN;
