@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# run.sh [SECONDS]: builds every libFuzzer harness in fuzz/ (the cgroup parsers and the
-# timer wheel's operation sequences) with clang
+# run.sh [SECONDS]: builds every libFuzzer harness in fuzz/ (the cgroup parsers, the
+# duration parser and the timer wheel's operation sequences) with clang
 # (-fsanitize=fuzzer,address,undefined) into build/fuzz/, seeds each corpus from
 # tests/fixtures/cgroup/, and runs each harness for SECONDS (default $FUZZ_SECONDS, else
 # 60). Stops at the first finding with a non-zero status; libFuzzer leaves the input that
@@ -15,6 +15,7 @@ CC=${FUZZ_CC:-clang}
 CFLAGS="-g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
 	-fno-sanitize-recover=all -I$ROOT/include -I$ROOT/src"
 PARSER_SRCS="$ROOT/src/cgroup.c"
+DURATION_SRCS="$ROOT/src/duration.c"
 INFO_SRCS="$ROOT/src/cgroup.c $ROOT/src/cpus.c $ROOT/src/clock.c $ROOT/src/error.c"
 WHEEL_SRCS="$ROOT/src/wheel.c $ROOT/src/sleep.c $ROOT/src/slack.c $ROOT/src/clock.c $ROOT/src/error.c"
 mkdir -p "$OUT"
@@ -57,11 +58,20 @@ done
 
 # wheel: operation sequences; no seed files, libFuzzer starts from an empty input
 mkdir -p "$OUT/seeds_wheel"
+# duration: what the options and PUNCTUAL_PRECISION take
+rm -rf "$OUT/seeds_duration"
+mkdir -p "$OUT/seeds_duration"
+i=0
+for d in 250 1.5ms 10us 2s 0 .5s 9223372036854775807 9223372036.854775807s 1.0005us; do
+	printf '%s' "$d" >"$OUT/seeds_duration/$i"
+	i=$((i + 1))
+done
 
-for h in proc_cgroup mountinfo cpu_max cpulist cpu_info wheel; do
+for h in proc_cgroup mountinfo cpu_max cpulist cpu_info duration wheel; do
 	srcs=$PARSER_SRCS
 	[ "$h" = cpu_info ] && srcs=$INFO_SRCS
 	[ "$h" = wheel ] && srcs=$WHEEL_SRCS
+	[ "$h" = duration ] && srcs=$DURATION_SRCS
 	# shellcheck disable=SC2086
 	$CC $CFLAGS "$ROOT/fuzz/fuzz_$h.c" $srcs -o "$OUT/fuzz_$h" -lpthread
 	mkdir -p "$OUT/corpus_$h"

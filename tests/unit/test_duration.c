@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_duration.c: pn__parse_duration, the parser of every duration the tool takes and of
+ * PUNCTUAL_PRECISION in the preload shim: units, fractions, the default unit, overflow,
+ * and what it rejects (with *res untouched).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "internal.h"
+
+static int64_t parse(const char *s, int64_t unit)
+{
+	int64_t v = -42;
+	int r = pn__parse_duration(s, unit, &v);
+	if (r != 0) {
+		assert_int_equal(v, -42); /* untouched on failure */
+		return r;
+	}
+	return v;
+}
+
+static void test_units(void **state)
+{
+	(void)state;
+	assert_int_equal(parse("250", 1), 250);
+	assert_int_equal(parse("250", 1000), 250000);
+	assert_int_equal(parse("0", 1), 0);
+	assert_int_equal(parse("7ns", 1000), 7);
+	assert_int_equal(parse("10us", 1), 10000);
+	assert_int_equal(parse("10\xc2\xb5s", 1), 10000);
+	assert_int_equal(parse("3ms", 1), 3000000);
+	assert_int_equal(parse("2s", 1), 2000000000);
+	assert_int_equal(parse("007ms", 1), 7000000);
+}
+
+static void test_fractions(void **state)
+{
+	(void)state;
+	assert_int_equal(parse("1.5ms", 1), 1500000);
+	assert_int_equal(parse("0.5us", 1), 500);
+	assert_int_equal(parse(".5s", 1), 500000000);
+	assert_int_equal(parse("2.", 1000), 2000);
+	assert_int_equal(parse("1.0005us", 1), 1000); /* below 1 ns: truncated */
+	assert_int_equal(parse("0.5", 1), 0);
+	/* more digits than int64 holds in the fraction: kept to 18, no overflow */
+	assert_int_equal(parse("1.999999999999999999999999s", 1), 1999999999);
+	assert_int_equal(parse("0.000000001s", 1), 1);
+}
+
+static void test_limits(void **state)
+{
+	(void)state;
+	assert_int_equal(parse("9223372036854775807", 1), INT64_MAX);
+	assert_int_equal(parse("9223372036854775808", 1), -ERANGE);
+	assert_int_equal(parse("9223372036854775807us", 1), -ERANGE);
+	assert_int_equal(parse("9223372036s", 1), 9223372036000000000LL);
+	assert_int_equal(parse("9223372037s", 1), -ERANGE);
+	assert_int_equal(parse("9223372035.9s", 1), 9223372035900000000LL);
+	assert_int_equal(parse("9223372036.854775807s", 1), INT64_MAX);
+	assert_int_equal(parse("9223372036.854775808s", 1), -ERANGE);
+	assert_int_equal(parse("99999999999999999999999999", 1), -ERANGE);
+}
+
+static void test_rejects(void **state)
+{
+	(void)state;
+	const char *bad[] = {"",     "-1",   "-1ms",  "+5",     " 5",   "5 ",  "5 ms", "ms",
+	                     ".",    ".s",   "1.2.3", "5m",     "5sec", "5MS", "5Ms",  "1e3",
+	                     "0x10", "5ns ", "5\xc2", "5\xb5s", "inf",  "nan", "5nss"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (parse(bad[i], 1) != -EINVAL)
+			fail_msg("'%s' was not rejected", bad[i]);
+	int64_t v = 5;
+	assert_int_equal(pn__parse_duration(NULL, 1, &v), -EINVAL);
+	assert_int_equal(v, 5);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_units),
+	        cmocka_unit_test(test_fractions),
+	        cmocka_unit_test(test_limits),
+	        cmocka_unit_test(test_rejects),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
