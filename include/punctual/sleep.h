@@ -15,6 +15,13 @@
  * (1 ns when it spins, otherwise the largest power of two that fits the precision), so
  * that consecutive sleeps need no prctl. pn_slack_set() changes it back, and the next
  * pn_sleep_until notices; a prctl(PR_SET_TIMERSLACK) behind its back is not noticed.
+ * (The preload shim, which sleeps on behalf of programs that did not ask for it, puts
+ * the program's own slack back after every kernel wait instead.)
+ *
+ * Outliers: one stall (the process stopped, the vCPU taken away) never becomes the
+ * margin, and a class whose wakeups are later than its sleeps (so it only spins) keeps
+ * learning from one shortest kernel sleep per sleep, going back to the kernel once they
+ * are cheap again.
  */
 #ifndef PUNCTUAL_SLEEP_H
 #define PUNCTUAL_SLEEP_H
