@@ -16,8 +16,10 @@ CFLAGS="-g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
 	-fno-sanitize-recover=all -I$ROOT/include -I$ROOT/src"
 PARSER_SRCS="$ROOT/src/cgroup.c"
 DURATION_SRCS="$ROOT/src/duration.c"
-INFO_SRCS="$ROOT/src/cgroup.c $ROOT/src/cpus.c $ROOT/src/clock.c $ROOT/src/error.c"
-WHEEL_SRCS="$ROOT/src/wheel.c $ROOT/src/sleep.c $ROOT/src/slack.c $ROOT/src/clock.c $ROOT/src/error.c"
+INFO_SRCS="$ROOT/src/cgroup.c $ROOT/src/cgroup_walk.c $ROOT/src/cpus.c $ROOT/src/clock.c
+	$ROOT/src/error.c $ROOT/src/fs.c"
+WHEEL_SRCS="$ROOT/src/wheel.c $ROOT/src/sleep.c $ROOT/src/slack.c $ROOT/src/clock.c
+	$ROOT/src/error.c $ROOT/src/fs.c"
 mkdir -p "$OUT"
 
 # seed NAME FILE...: copies the files that exist into build/fuzz/seeds_NAME/.

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cgroup.h: the cgroup parsers and the limit walk behind pn_cpu_count (internal, pn__
- * names). The parsers are pure functions of NUL-terminated text, so the fuzz harnesses
- * and the tests drive them without files; pn__cgroup_limit does the I/O, every path under
- * an explicit root prefix.
+ * cgroup.h: the cgroup parsers (cgroup.c) and the limit walk behind pn_cpu_count
+ * (cgroup_walk.c), internal, pn__ names. The parsers are pure functions of NUL-terminated
+ * text, so the fuzz harnesses and tests/unit/test_cgroup.c drive them without files;
+ * pn__cgroup_limit does the I/O, every path under an explicit root prefix.
  */
 #ifndef PUNCTUAL_CGROUP_H
 #define PUNCTUAL_CGROUP_H
@@ -51,12 +51,10 @@ int pn__cgroup_parse_int(const char *text, int64_t *v);
  * -EIO when malformed. */
 int pn__cpulist_count(const char *text);
 
+/* ---- the walk (cgroup_walk.c) ---- */
+
 /* How many evaluations found their mount in the cache instead of mountinfo (tests). */
 unsigned long pn__cgroup_mount_cache_hits(void);
-
-/* Reads at most n-1 bytes of root + path into buf, NUL-terminated. Returns the byte count
- * or -errno; -EIO when the file fills the buffer. */
-int pn__read_at(const char *root, const char *path, char *buf, size_t n);
 
 /* Fills info's cgroup fields (version, path, dir, levels, limit as quota/period in
  * quota and period, -1 and 0 when none) reading under root. Never fails: errors go to

@@ -246,10 +246,8 @@ static void calibrate_locked(int64_t base)
 		return;
 	}
 	/* clock_nanosleep cannot sleep on MONOTONIC_RAW: sleep on MONOTONIC, re-check RAW. */
-	for (int64_t wait; (wait = anchor0.t + base - read_clock(CLOCK_MONOTONIC_RAW)) > 0;) {
-		struct timespec ts = {wait / PN_NSEC, wait % PN_NSEC};
-		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
-	}
+	for (int64_t wait; (wait = anchor0.t + base - read_clock(CLOCK_MONOTONIC_RAW)) > 0;)
+		pn__sleep_abs(CLOCK_MONOTONIC, read_clock(CLOCK_MONOTONIC) + wait);
 	struct anchor a1 = take_anchor();
 	/* Counts over the base: a wrapped or stopped counter would make this <= 0. */
 	int64_t dc = (int64_t)(a1.c - anchor0.c);
@@ -318,6 +316,17 @@ PN_API int pn_cycles_info(struct pn_cycles_info *info)
 	pthread_mutex_unlock(&cal_lock);
 	*info = r;
 	return 0;
+}
+
+/* ---- the kernel sleep ------------------------------------------------------------- */
+
+int pn__sleep_abs(clockid_t clk, int64_t target)
+{
+	struct timespec ts = {target / PN_NSEC, target % PN_NSEC};
+	int e = errno;
+	int r = syscall(SYS_clock_nanosleep, clk, TIMER_ABSTIME, &ts, NULL) ? -errno : 0;
+	errno = e;
+	return r;
 }
 
 /* ---- load time -------------------------------------------------------------------- */

@@ -31,12 +31,12 @@ _Static_assert(((62 - PN_HIST_SUB_BITS) << PN_HIST_SUB_BITS) + 2 * SUB_COUNT - 1
                        PN_HIST_BUCKETS - 1,
                "the last bucket ends at INT64_MAX");
 
-void pn_hist_init(struct pn_hist *h)
+PN_API void pn_hist_init(struct pn_hist *h)
 {
 	pn_hist_reset(h);
 }
 
-void pn_hist_reset(struct pn_hist *h)
+PN_API void pn_hist_reset(struct pn_hist *h)
 {
 	if (!h)
 		return;
@@ -45,7 +45,7 @@ void pn_hist_reset(struct pn_hist *h)
 	h->max = INT64_MIN;
 }
 
-int pn_hist_index(int64_t v)
+PN_API int pn_hist_index(int64_t v)
 {
 	if (v < PN_HIST_EXACT)
 		return v < 0 ? 0 : (int)v;
@@ -72,7 +72,7 @@ static void bucket_range(int i, int64_t *lo, int64_t *hi)
 	*hi = *lo + (int64_t)((UINT64_C(1) << e) - 1);
 }
 
-void pn_hist_record_n(struct pn_hist *h, int64_t v, uint64_t n)
+PN_API void pn_hist_record_n(struct pn_hist *h, int64_t v, uint64_t n)
 {
 	if (!h || n == 0)
 		return;
@@ -87,27 +87,27 @@ void pn_hist_record_n(struct pn_hist *h, int64_t v, uint64_t n)
 	h->sum += (double)v * (double)n;
 }
 
-void pn_hist_record(struct pn_hist *h, int64_t v)
+PN_API void pn_hist_record(struct pn_hist *h, int64_t v)
 {
 	pn_hist_record_n(h, v, 1);
 }
 
-uint64_t pn_hist_count(const struct pn_hist *h)
+PN_API uint64_t pn_hist_count(const struct pn_hist *h)
 {
 	return h ? h->count : 0;
 }
 
-int64_t pn_hist_min(const struct pn_hist *h)
+PN_API int64_t pn_hist_min(const struct pn_hist *h)
 {
 	return h && h->count ? h->min : 0;
 }
 
-int64_t pn_hist_max(const struct pn_hist *h)
+PN_API int64_t pn_hist_max(const struct pn_hist *h)
 {
 	return h && h->count ? h->max : 0;
 }
 
-double pn_hist_mean(const struct pn_hist *h)
+PN_API double pn_hist_mean(const struct pn_hist *h)
 {
 	return h && h->count ? h->sum / (double)h->count : 0.0;
 }
@@ -144,7 +144,7 @@ static uint64_t percentile_rank(double p, uint64_t count)
 	return r < 1 ? 1 : r;
 }
 
-int64_t pn_hist_percentile(const struct pn_hist *h, double p)
+PN_API int64_t pn_hist_percentile(const struct pn_hist *h, double p)
 {
 	if (!h || h->count == 0)
 		return 0;
@@ -176,7 +176,7 @@ int64_t pn_hist_percentile(const struct pn_hist *h, double p)
 	return h->max;
 }
 
-int pn_hist_merge(struct pn_hist *dst, const struct pn_hist *src)
+PN_API int pn_hist_merge(struct pn_hist *dst, const struct pn_hist *src)
 {
 	if (!dst || !src)
 		return -EINVAL;
@@ -193,7 +193,7 @@ int pn_hist_merge(struct pn_hist *dst, const struct pn_hist *src)
 	return 0;
 }
 
-int pn_hist_next(const struct pn_hist *h, int i, struct pn_hist_bucket *b)
+PN_API int pn_hist_next(const struct pn_hist *h, int i, struct pn_hist_bucket *b)
 {
 	if (!h || !b || i < 0)
 		return -EINVAL;

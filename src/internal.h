@@ -33,15 +33,7 @@ static inline int64_t pn__ts_ns(const struct timespec *ts)
 /* The vDSO's clock_gettime, or NULL when the kernel maps no vDSO or it lacks one. */
 pn__clock_gettime_fn pn__vdso_clock_gettime(void);
 
-/* Root prefix for every /proc and /sys read ("" by default; tests point it at fixture
- * trees). pn__set_root copies at most PATH_MAX bytes; NULL resets. Not thread-safe: set
- * it before the reads it is meant for. */
-const char *pn__root(void);
-void pn__set_root(const char *root);
-
-/* Reads at most n-1 bytes of pn__root()/path into buf, NUL-terminated. Returns the byte
- * count or -errno. */
-int pn__read_file(const char *path, char *buf, size_t n);
+#include "fs.h"
 
 /* Why the cycle counter is or isn't trusted, decided from CPUID, the kernel's list of
  * clocksources under pn__root() and PUNCTUAL_CYCLES. Returns enum pn_cycles_source. */
@@ -55,9 +47,9 @@ int pn__parse_duration(const char *s, int64_t default_unit_ns, int64_t *res);
 /* clock_gettime(clk) in ns through the vDSO function pn_now uses. */
 int64_t pn__clock_ns(clockid_t clk);
 
-/* The library's one kernel sleep: clock_nanosleep(clk, TIMER_ABSTIME, target) as a raw
- * syscall, so that it never reaches the preload shim's own clock_nanosleep. errno is kept.
- * 0 at the target, or -errno (-EINTR when a signal handler ran). */
+/* The library's one kernel sleep (clock.c): clock_nanosleep(clk, TIMER_ABSTIME, target)
+ * as a raw syscall, so that it never reaches the preload shim's own clock_nanosleep.
+ * errno is kept. 0 at the target, or -errno (-EINTR when a signal handler ran). */
 int pn__sleep_abs(clockid_t clk, int64_t target);
 
 /* The calling thread's timer slack as pn_slack_set last set it (slack.c keeps it), 0 when

@@ -72,9 +72,10 @@ static int proc_error(pid_t pid, int err)
 	if (err != ENOENT && err != ENOTDIR)
 		return -err;
 	/* Which one is missing: the task (its directory) or the file (an old kernel)? */
-	char dir[PATH_MAX];
+	char rel[32], dir[PATH_MAX];
 	struct stat st;
-	if ((size_t)snprintf(dir, sizeof(dir), "%s/proc/%d", pn__root(), (int)pid) >= sizeof(dir))
+	snprintf(rel, sizeof(rel), "/proc/%d", (int)pid);
+	if (pn__fs_path(dir, sizeof(dir), pn__root(), rel, NULL) < 0)
 		return -ENAMETOOLONG;
 	if (stat(dir, &st) < 0)
 		return errno == EACCES || errno == EPERM ? -EPERM : -ESRCH;
@@ -115,20 +116,9 @@ PN_API int pn_slack_set_pid(pid_t pid, int64_t ns)
 {
 	if (pid <= 0 || ns < 0)
 		return -EINVAL;
-	char path[PATH_MAX], val[32];
-	if ((size_t)snprintf(path, sizeof(path), "%s/proc/%d/timerslack_ns", pn__root(),
-	                     (int)pid) >= sizeof(path))
-		return -ENAMETOOLONG;
+	char path[64], val[32];
+	snprintf(path, sizeof(path), "/proc/%d/timerslack_ns", (int)pid);
 	int len = snprintf(val, sizeof(val), "%lld", (long long)ns);
-	/* Never O_CREAT: a missing file must stay an error, even under a fixture root. */
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return proc_error(pid, errno);
-	ssize_t w;
-	do
-		w = write(fd, val, (size_t)len);
-	while (w < 0 && errno == EINTR);
-	int e = w < 0 ? proc_error(pid, errno) : w != len ? -EIO : 0;
-	close(fd);
-	return e;
+	int e = pn__write_file(path, val, (size_t)len);
+	return e ? proc_error(pid, -e) : 0;
 }

@@ -204,15 +204,6 @@ static void expected(const struct state *t, int k, int64_t len, int64_t *kernel_
 	}
 }
 
-int pn__sleep_abs(clockid_t clk, int64_t target)
-{
-	struct timespec ts = {target / PN_NSEC, target % PN_NSEC};
-	int e = errno;
-	int r = syscall(SYS_clock_nanosleep, clk, TIMER_ABSTIME, &ts, NULL) ? -errno : 0;
-	errno = e;
-	return r;
-}
-
 /* Sets the slack for the kernel part of p: with PN__SLEEP_KEEP_SLACK, from what the
  * thread has now (read every time: the program may have changed it behind our back) and
  * remembered in p->restore; otherwise left in place, prctl skipped when it is known to be

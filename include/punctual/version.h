@@ -16,9 +16,7 @@ extern "C" {
 #define PN_VERSION_STRING "0.1.0"
 
 /* The library is built with -fvisibility=hidden: only PN_API symbols are exported. */
-#if defined(PN_PRELOAD_BUILD) /* the preload shim exports only what it interposes */
-#define PN_API __attribute__((visibility("hidden")))
-#elif defined(__GNUC__)
+#if defined(__GNUC__)
 #define PN_API __attribute__((visibility("default")))
 #else
 #define PN_API
