@@ -176,7 +176,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* 16 timers never make a due list long enough for the radix sort: one input bit
 	 * lowers its threshold to 2, another makes its buffer fail (the list sort). */
 	unsigned sort = (unsigned)take(1);
-	pn__wheel_sort_tune(sort & 2, sort & 1 ? 2 : 129);
+	pn__wheel_sort_tune(w, sort & 2, sort & 1 ? 2 : 129);
 	now = (int64_t)take(8);
 	if (pn_wheel_expire(w, now) != 0) /* empty: adopts the time */
 		abort();

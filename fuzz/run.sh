@@ -18,7 +18,7 @@ PARSER_SRCS="$ROOT/src/cgroup.c"
 DURATION_SRCS="$ROOT/src/duration.c"
 INFO_SRCS="$ROOT/src/cgroup.c $ROOT/src/cgroup_walk.c $ROOT/src/cpus.c $ROOT/src/clock.c
 	$ROOT/src/error.c $ROOT/src/fs.c"
-WHEEL_SRCS="$ROOT/src/wheel.c $ROOT/src/sleep.c $ROOT/src/slack.c $ROOT/src/clock.c
+WHEEL_SRCS="$ROOT/src/wheel.c $ROOT/src/wheel_sort.c $ROOT/src/wheel_check.c $ROOT/src/sleep.c $ROOT/src/slack.c $ROOT/src/clock.c
 	$ROOT/src/error.c $ROOT/src/fs.c"
 mkdir -p "$OUT"
 

@@ -88,53 +88,7 @@
 #include <punctual/sleep.h>
 #include <punctual/wheel.h>
 #include "internal.h"
-
-#define BITS         6
-#define SLOTS        (1 << BITS)
-#define NLEVEL       11               /* ceil(64 / BITS) */
-#define NSLOT        (NLEVEL * SLOTS) /* slot ids 0 .. NSLOT - 1: level * SLOTS + digit */
-#define DUE          NSLOT            /* the due list's slot id */
-#define FIRE         (NSLOT + 1)      /* the firing list's slot id */
-#define IDSHIFT      52               /* seq's top 12 bits: the slot id the timer is in */
-#define SEQMASK      ((1ULL << IDSHIFT) - 1)
-#define WINDOW_AHEAD (1ULL << 24) /* 16.8 ms: pn_wheel_window advances to wakeups this close */
-
-_Static_assert(sizeof(struct pn_timer) <= 64, "struct pn_timer must fit in 64 bytes");
-_Static_assert(offsetof(struct pn_timer, link) == 0, "timer_of casts a link to its timer");
-
-/* An empty slot's min and dirty mean nothing: place() starts them again. */
-struct slot {
-	struct pn_timer_link head;
-	int64_t min; /* smallest latest in the list */
-	bool dirty;  /* min may be too small: the timer holding it left */
-};
-
-struct pn_wheel {
-	uint64_t cur; /* key of the last expiry time */
-	uint64_t seq;
-	int64_t count;
-	bool in_expire;
-	/* Bit s of word L: slot L * SLOTS + s is not empty. Word NLEVEL is scratch that
-	 * place() and unlink_timer() write for DUE and FIRE so that they need no test for
-	 * them; it is never read and means nothing. */
-	uint64_t bitmap[NLEVEL + 1];
-	/* By slot id; slots[DUE]: keys <= cur, not being fired; slots[FIRE]: being fired
-	 * by pn_wheel_expire, sorted (its min is not kept). */
-	struct slot slots[NSLOT + 2];
-	struct pn_wheel_stats st;
-	struct srec *sortbuf; /* expiry's radix sort: 2 x sortcap records, grown on demand */
-	size_t sortcap;
-};
-
-struct srec {
-	uint64_t key; /* the deadline, then the deadline - the smallest one sorted */
-	struct pn_timer_link *l;
-};
-
-static inline uint64_t key_of(int64_t d)
-{
-	return (uint64_t)d ^ (1ULL << 63);
-}
+#include "wheel_impl.h"
 
 static inline int64_t instant_of(uint64_t k)
 {
@@ -149,36 +103,6 @@ static inline int64_t sat_add(int64_t a, int64_t b)
 	return r;
 }
 
-static inline int level_of(uint64_t k, uint64_t cur)
-{
-	return (63 - __builtin_clzll(k ^ cur)) / BITS;
-}
-
-static inline int digit(uint64_t k, int level)
-{
-	return (int)((k >> (level * BITS)) & (SLOTS - 1));
-}
-
-/* The slot id of key k > cur. */
-static inline unsigned slot_id(uint64_t k, uint64_t cur)
-{
-	int level = level_of(k, cur);
-	return (unsigned)(level * SLOTS + digit(k, level));
-}
-
-static inline unsigned id_of(const struct pn_timer *t)
-{
-	return (unsigned)(t->seq >> IDSHIFT);
-}
-
-/* a was added before b: seq order modulo 2^52, for pn_wheel_check (it wraps after
- * 4.5e15 adds; two timers 2^51 adds apart would compare wrongly, and then only the
- * check's verdict on them would be wrong: nothing else reads seq). */
-static inline bool seq_before(uint64_t a, uint64_t b)
-{
-	return (int64_t)((a - b) << (64 - IDSHIFT)) < 0;
-}
-
 /* The smallest key slot (level, s) can hold while cur is what it is. */
 static inline uint64_t slot_base(const struct pn_wheel *w, int level, int s)
 {
@@ -187,19 +111,9 @@ static inline uint64_t slot_base(const struct pn_wheel *w, int level, int s)
 	return base | ((uint64_t)s << (level * BITS));
 }
 
-static inline struct pn_timer *timer_of(struct pn_timer_link *l)
-{
-	return (struct pn_timer *)l; /* link is the first member */
-}
-
 static inline void list_init(struct pn_timer_link *h)
 {
 	h->next = h->prev = h;
-}
-
-static inline bool list_empty(const struct pn_timer_link *h)
-{
-	return h->next == h;
 }
 
 static inline void list_del(struct pn_timer_link *n)
@@ -235,15 +149,6 @@ static inline void slot_reset(struct slot *sl)
 	list_init(&sl->head);
 	sl->min = INT64_MAX;
 	sl->dirty = false;
-}
-
-static int64_t list_min_latest(const struct pn_timer_link *h)
-{
-	int64_t m = INT64_MAX;
-	for (const struct pn_timer_link *n = h->next; n != h; n = n->next)
-		if (timer_of((struct pn_timer_link *)n)->latest < m)
-			m = timer_of((struct pn_timer_link *)n)->latest;
-	return m;
 }
 
 static int64_t slot_min(struct slot *sl)
@@ -328,139 +233,12 @@ static void advance(struct pn_wheel *w, uint64_t nk)
 	}
 	w->cur = nk;
 	while (!list_empty(&todo)) {
-		struct pn_timer *t = timer_of(todo.next);
+		struct pn_timer *t = pn__timer_of(todo.next);
 		list_del(&t->link);
 		place(w, t, t->seq & SEQMASK);
 		if (key_of(t->deadline) > nk)
 			w->st.cascaded++;
 	}
-}
-
-static inline bool before(const struct pn_timer *a, const struct pn_timer *b)
-{
-	return a->deadline < b->deadline;
-}
-
-#define RUN 128 /* nodes sorted at a time in an array on the stack (2 x 2 KiB) */
-
-struct rec {
-	int64_t deadline;
-	struct pn_timer_link *l;
-};
-
-static inline bool rec_before(const struct rec *a, const struct rec *b)
-{
-	return a->deadline < b->deadline;
-}
-
-/* Sorts a[0..n) (n <= RUN) by deadline, stably: bottom-up merge sort between a and tmp,
- * over compact records rather than the timers' scattered memory. */
-static void rec_sort(struct rec *a, struct rec *tmp, size_t n)
-{
-	struct rec *src = a, *dst = tmp;
-	for (size_t width = 1; width < n; width *= 2) {
-		for (size_t lo = 0; lo < n; lo += 2 * width) {
-			size_t mid = lo + width < n ? lo + width : n;
-			size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
-			size_t i = lo, j = mid, k = lo;
-			while (i < mid && j < hi)
-				dst[k++] = rec_before(&src[j], &src[i]) ? src[j++] : src[i++];
-			while (i < mid)
-				dst[k++] = src[i++];
-			while (j < hi)
-				dst[k++] = src[j++];
-		}
-		struct rec *x = src;
-		src = dst;
-		dst = x;
-	}
-	if (src != a)
-		memcpy(a, src, n * sizeof(*a));
-}
-
-/* Sorts list h by deadline: runs of RUN nodes are sorted as arrays, then merged
- * bottom-up over the next pointers; the prev pointers are rebuilt at the end. Stable,
- * O(n log n), no allocation. */
-static void list_sort(struct pn_timer_link *h)
-{
-	if (list_empty(h) || h->next->next == h)
-		return;
-	struct rec r[RUN], tmp[RUN];
-	struct pn_timer_link *head = NULL, *last = NULL;
-	h->prev->next = NULL;
-	for (struct pn_timer_link *p = h->next; p;) {
-		size_t n = 0;
-		for (; p && n < RUN; p = p->next) {
-			const struct pn_timer *t = timer_of(p);
-			r[n++] = (struct rec){t->deadline, p};
-		}
-		rec_sort(r, tmp, n);
-		for (size_t i = 0; i < n; i++) {
-			if (last)
-				last->next = r[i].l;
-			else
-				head = r[i].l;
-			last = r[i].l;
-		}
-	}
-	last->next = NULL;
-	for (size_t width = RUN;; width *= 2) {
-		struct pn_timer_link *p = head, *tail = NULL;
-		size_t merges = 0;
-		head = NULL;
-		while (p) {
-			merges++;
-			struct pn_timer_link *q = p;
-			size_t psize = 0, qsize = width;
-			for (size_t i = 0; i < width && q; i++) {
-				psize++;
-				q = q->next;
-			}
-			while (psize > 0 || (qsize > 0 && q)) {
-				struct pn_timer_link *e;
-				if (psize == 0) {
-					e = q, q = q->next, qsize--;
-				} else if (qsize == 0 || !q) {
-					e = p, p = p->next, psize--;
-				} else if (!before(timer_of(q), timer_of(p))) {
-					e = p, p = p->next, psize--;
-				} else {
-					e = q, q = q->next, qsize--;
-				}
-				if (tail)
-					tail->next = e;
-				else
-					head = e;
-				tail = e;
-			}
-			p = q;
-		}
-		tail->next = NULL;
-		if (merges <= 1)
-			break;
-	}
-	struct pn_timer_link *prev = h;
-	for (struct pn_timer_link *n = head; n; n = n->next) {
-		n->prev = prev;
-		prev->next = n;
-		prev = n;
-	}
-	prev->next = h;
-	h->prev = prev;
-}
-
-/* Test hooks, declared in internal.h. */
-static bool fail_alloc;
-static size_t radix_min = RUN + 1;
-void pn__wheel_sort_tune(bool fail, size_t min)
-{
-	fail_alloc = fail;
-	radix_min = min;
-}
-
-void pn__wheel_seq_set(struct pn_wheel *w, uint64_t seq)
-{
-	w->seq = seq;
 }
 
 static inline void mark_firing(struct pn_timer *t)
@@ -473,8 +251,8 @@ static inline void mark_firing(struct pn_timer *t)
 static struct pn_timer_link *mark_due_prefix(struct pn_timer_link *h, int64_t now)
 {
 	struct pn_timer_link *l = h->next;
-	for (; l != h && timer_of(l)->deadline <= now; l = l->next)
-		mark_firing(timer_of(l));
+	for (; l != h && pn__timer_of(l)->deadline <= now; l = l->next)
+		mark_firing(pn__timer_of(l));
 	return l;
 }
 
@@ -492,31 +270,31 @@ static struct pn_timer_link *mark_due_prefix(struct pn_timer_link *h, int64_t no
 static struct pn_timer_link *sort_due(struct pn_wheel *w, int64_t now)
 {
 	struct pn_timer_link *h = &w->slots[DUE].head;
-	struct srec *buf = w->sortbuf;
+	struct pn__srec *buf = w->sortbuf;
 	size_t n = 0, cap = w->sortcap;
 	int64_t lo = INT64_MAX, hi = INT64_MIN, prev = INT64_MIN;
 	bool sorted = true;
 	for (struct pn_timer_link *l = h->next; l != h; l = l->next, n++) {
-		int64_t d = timer_of(l)->deadline;
+		int64_t d = pn__timer_of(l)->deadline;
 		lo = d < lo ? d : lo;
 		hi = d > hi ? d : hi;
 		sorted = sorted && d >= prev;
 		prev = d;
 		if (n < cap)
-			buf[n] = (struct srec){(uint64_t)d, l};
+			buf[n] = (struct pn__srec){(uint64_t)d, l};
 	}
 	if (sorted)
 		return mark_due_prefix(h, now);
-	if (n < radix_min) {
-		list_sort(h);
+	if (n < w->radix_min) {
+		pn__list_sort(h);
 		return mark_due_prefix(h, now);
 	}
 	if (n > cap) {
 		/* src and dst halves of 2 x cap records */
 		size_t ncap = n > 2 * cap ? n : 2 * cap;
-		struct srec *b = fail_alloc ? NULL : malloc(2 * ncap * sizeof(*b));
+		struct pn__srec *b = w->sort_fail ? NULL : malloc(2 * ncap * sizeof(*b));
 		if (!b) {
-			list_sort(h);
+			pn__list_sort(h);
 			return mark_due_prefix(h, now);
 		}
 		free(w->sortbuf);
@@ -524,37 +302,12 @@ static struct pn_timer_link *sort_due(struct pn_wheel *w, int64_t now)
 		w->sortcap = cap = ncap;
 		size_t i = 0;
 		for (struct pn_timer_link *l = h->next; l != h; l = l->next, i++)
-			buf[i] = (struct srec){(uint64_t)timer_of(l)->deadline, l};
+			buf[i] = (struct pn__srec){(uint64_t)pn__timer_of(l)->deadline, l};
 	}
-	struct srec *src = buf, *dst = buf + cap;
+	struct pn__srec *src = buf;
 	for (size_t i = 0; i < n; i++)
 		src[i].key -= (uint64_t)lo;
-	/* 8-bit digits over the range present; one pass counts every digit, and a digit
-	 * all keys share costs no pass. (Most significant digit first with insertion sort
-	 * in the buckets was slower here: its compares mispredict.) */
-	uint64_t range = (uint64_t)hi - (uint64_t)lo; /* > 0: the list is not sorted */
-	int npass = (64 - __builtin_clzll(range) + 7) / 8;
-	size_t count[8][256];
-	memset(count, 0, (size_t)npass * sizeof(count[0]));
-	for (size_t i = 0; i < n; i++)
-		for (int p = 0; p < npass; p++)
-			count[p][(src[i].key >> (8 * p)) & 255]++;
-	for (int p = 0; p < npass; p++) {
-		unsigned shift = 8 * (unsigned)p;
-		if (count[p][(src[0].key >> shift) & 255] == n)
-			continue;
-		size_t at[256];
-		size_t sum = 0;
-		for (int b = 0; b < 256; b++) {
-			at[b] = sum;
-			sum += count[p][b];
-		}
-		for (size_t i = 0; i < n; i++)
-			dst[at[(src[i].key >> shift) & 255]++] = src[i];
-		struct srec *x = src;
-		src = dst;
-		dst = x;
-	}
+	src = pn__radix_sort(src, buf + cap, n, (uint64_t)hi - (uint64_t)lo);
 	struct pn_timer_link *pl = h, *after = h;
 	uint64_t nowkey = (uint64_t)now - (uint64_t)lo; /* keys are deadline - lo */
 	bool past = now < lo;
@@ -564,7 +317,7 @@ static struct pn_timer_link *sort_due(struct pn_wheel *w, int64_t now)
 		pl->next = l;
 		pl = l;
 		if (!past && src[i].key <= nowkey)
-			mark_firing(timer_of(l));
+			mark_firing(pn__timer_of(l));
 		else if (after == h)
 			after = l;
 	}
@@ -602,6 +355,7 @@ PN_API int pn_wheel_new(struct pn_wheel **wp)
 	/* Files timers relative to now: a cur far from the deadlines would put them all in
 	 * the top level and cascade them all at the first expiry. */
 	w->cur = key_of(pn_now());
+	w->radix_min = PN__SORT_RUN + 1; /* shorter lists: the merge sort on the links */
 	*wp = w;
 	return 0;
 }
@@ -723,7 +477,7 @@ static int64_t list_max_deadline(const struct pn_timer_link *h, int64_t lim)
 {
 	int64_t m = INT64_MIN;
 	for (const struct pn_timer_link *n = h->next; n != h; n = n->next) {
-		int64_t d = timer_of((struct pn_timer_link *)n)->deadline;
+		int64_t d = pn__timer_of((struct pn_timer_link *)n)->deadline;
 		if (d <= lim && d > m)
 			m = d;
 	}
@@ -823,7 +577,7 @@ PN_API int pn_wheel_expire(struct pn_wheel *w, int64_t now)
 	int64_t fired = 0;
 	w->in_expire = true;
 	while (!list_empty(firing)) {
-		struct pn_timer *t = timer_of(firing->next);
+		struct pn_timer *t = pn__timer_of(firing->next);
 		unlink_timer(w, t);
 		if (t->period > 0)
 			rearm(w, t, now);
@@ -877,78 +631,6 @@ PN_API int pn_wheel_timerfd(struct pn_wheel *w, int fd)
 	if (timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
 		return -errno;
 	return armed;
-}
-
-/* Checks slot id's list: links, the slot id each timer carries, the placement rule, seq.
- * Adds its length to *n. */
-static int check_list(const struct pn_wheel *w, unsigned id, int64_t *n)
-{
-	const struct pn_timer_link *h = &w->slots[id].head;
-	int64_t len = 0;
-	for (const struct pn_timer_link *l = h->next; l != h; l = l->next) {
-		if (!l || !l->next || !l->prev || l->next->prev != l || l->prev->next != l)
-			return -EUCLEAN;
-		if (++len > w->count)
-			return -EUCLEAN;
-		const struct pn_timer *t = (const struct pn_timer *)l;
-		uint64_t k = key_of(t->deadline);
-		if (t->latest < t->deadline || t->period < 0 || id_of(t) != id)
-			return -EUCLEAN;
-		/* Every seq comes before the next one to hand out (modulo 2^52). */
-		if (!seq_before(t->seq & SEQMASK, w->seq & SEQMASK))
-			return -EUCLEAN;
-		if (id == DUE && k > w->cur)
-			return -EUCLEAN;
-		if (id < NSLOT && (k <= w->cur || slot_id(k, w->cur) != id))
-			return -EUCLEAN;
-	}
-	if (h->prev->next != h)
-		return -EUCLEAN;
-	*n += len;
-	return 0;
-}
-
-/* Checks a wheel slot (its list, bitmap bit and minimum) or the due list (its list and
- * minimum). */
-static int check_slot(const struct pn_wheel *w, unsigned id, int64_t *n)
-{
-	const struct slot *sl = &w->slots[id];
-	int64_t before_n = *n;
-	int r = check_list(w, id, n);
-	if (r)
-		return r;
-	bool empty = *n == before_n;
-	if (empty != list_empty(&sl->head))
-		return -EUCLEAN;
-	if (id < NSLOT && !!(w->bitmap[id / SLOTS] & (1ULL << (id % SLOTS))) == empty)
-		return -EUCLEAN;
-	if (empty)
-		return 0;
-	int64_t m = list_min_latest(&sl->head);
-	if (sl->dirty ? sl->min > m : sl->min != m)
-		return -EUCLEAN;
-	return 0;
-}
-
-PN_API int pn_wheel_check(struct pn_wheel *w)
-{
-	if (!w)
-		return -EINVAL;
-	int64_t n = 0;
-	int r;
-	/* The top level has 64 - 60 = 4 bits of digit: 16 slots. */
-	if (w->bitmap[NLEVEL - 1] >> (1 << (64 - (NLEVEL - 1) * BITS)))
-		return -EUCLEAN;
-	for (unsigned id = 0; id <= DUE; id++)
-		if ((r = check_slot(w, id, &n)))
-			return r;
-	if (!w->in_expire && !list_empty(&w->slots[FIRE].head))
-		return -EUCLEAN;
-	if ((r = check_list(w, FIRE, &n)))
-		return r;
-	if (n != w->count || w->count < 0)
-		return -EUCLEAN;
-	return 0;
 }
 
 PN_API int pn_wheel_stats(const struct pn_wheel *w, struct pn_wheel_stats *st)

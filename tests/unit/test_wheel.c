@@ -348,12 +348,13 @@ static void do_expire(struct model *M, int64_t now, bool on_time)
 	M->on_time = false;
 }
 
-static void scenario(uint64_t seed, int steps, int64_t start)
+static void scenario(uint64_t seed, int steps, int64_t start, size_t radix_min)
 {
 	static struct model M; /* large: keep it off the stack */
 	memset(&M, 0, sizeof(M));
 	M.rng = seed;
 	assert_int_equal(pn_wheel_new(&M.w), 0);
+	pn__wheel_sort_tune(M.w, false, radix_min);
 	assert_int_equal(pn_wheel_expire(M.w, start), 0); /* the simulated timebase */
 	for (int i = 0; i < N; i++)
 		assert_int_equal(pn_timer_init(&M.t[i], on_fire, &M), 0);
@@ -404,12 +405,11 @@ static void scenario(uint64_t seed, int steps, int64_t start)
 static void test_model(void **state)
 {
 	(void)state;
-	pn__wheel_sort_tune(false, 2); /* the radix sort for every due list */
-	scenario(1, 280000, 1000000000000LL);
-	scenario(2, 280000, 0);
-	pn__wheel_sort_tune(false, 129);
-	scenario(3, 280000, -5000000000LL);
-	scenario(4, 280000, INT64_MAX - 1000000000000LL);
+	/* the first two with the radix sort for every due list */
+	scenario(1, 280000, 1000000000000LL, 2);
+	scenario(2, 280000, 0, 2);
+	scenario(3, 280000, -5000000000LL, 129);
+	scenario(4, 280000, INT64_MAX - 1000000000000LL, 129);
 }
 
 /* ---- boundaries --------------------------------------------------------------------- */
@@ -556,8 +556,8 @@ static void large_expiry_order(bool fail_alloc, uint64_t seq0, bool spread)
 	struct pn_wheel *w;
 	uint64_t seed = 99;
 	int64_t seq = 0;
-	pn__wheel_sort_tune(fail_alloc, 129);
 	assert_int_equal(pn_wheel_new(&w), 0);
+	pn__wheel_sort_tune(w, fail_alloc, 129);
 	pn__wheel_seq_set(w, seq0);
 	assert_int_equal(pn_wheel_expire(w, 1000), 0);
 	for (int i = 0; i < NBIG; i++) {
@@ -582,7 +582,6 @@ static void large_expiry_order(bool fail_alloc, uint64_t seq0, bool spread)
 	}
 	assert_int_equal(pn_wheel_check(w), 0);
 	pn_wheel_free(w);
-	pn__wheel_sort_tune(false, 129);
 }
 
 static void test_large_expiry_order(void **state)

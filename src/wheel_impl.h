@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wheel_impl.h: the timer wheel's layout (see wheel.c's design comment), shared by
+ * wheel.c and wheel_check.c (the invariant checker and the test hooks). Internal.
+ */
+#ifndef PUNCTUAL_WHEEL_IMPL_H
+#define PUNCTUAL_WHEEL_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <punctual/wheel.h>
+#include "wheel_sort.h"
+
+#define BITS         6
+#define SLOTS        (1 << BITS)
+#define NLEVEL       11               /* ceil(64 / BITS) */
+#define NSLOT        (NLEVEL * SLOTS) /* slot ids 0 .. NSLOT - 1: level * SLOTS + digit */
+#define DUE          NSLOT            /* the due list's slot id */
+#define FIRE         (NSLOT + 1)      /* the firing list's slot id */
+#define IDSHIFT      52               /* seq's top 12 bits: the slot id the timer is in */
+#define SEQMASK      ((1ULL << IDSHIFT) - 1)
+#define WINDOW_AHEAD (1ULL << 24) /* 16.8 ms: pn_wheel_window advances to wakeups this close */
+
+_Static_assert(sizeof(struct pn_timer) <= 64, "struct pn_timer must fit in 64 bytes");
+_Static_assert(offsetof(struct pn_timer, link) == 0, "timer_of casts a link to its timer");
+
+/* An empty slot's min and dirty mean nothing: place() starts them again. */
+struct slot {
+	struct pn_timer_link head;
+	int64_t min; /* smallest latest in the list */
+	bool dirty;  /* min may be too small: the timer holding it left */
+};
+
+struct pn_wheel {
+	uint64_t cur; /* key of the last expiry time */
+	uint64_t seq;
+	int64_t count;
+	bool in_expire;
+	/* Bit s of word L: slot L * SLOTS + s is not empty. Word NLEVEL is scratch that
+	 * place() and unlink_timer() write for DUE and FIRE so that they need no test for
+	 * them; it is never read and means nothing. */
+	uint64_t bitmap[NLEVEL + 1];
+	/* By slot id; slots[DUE]: keys <= cur, not being fired; slots[FIRE]: being fired
+	 * by pn_wheel_expire, sorted (its min is not kept). */
+	struct slot slots[NSLOT + 2];
+	struct pn_wheel_stats st;
+	struct pn__srec *sortbuf; /* expiry's radix sort: 2 x sortcap records, grown on demand */
+	size_t sortcap;
+	/* test knobs (pn__wheel_sort_tune): the shortest due list the radix sort takes, and
+	 * whether growing its buffer fails */
+	size_t radix_min;
+	bool sort_fail;
+};
+
+static inline uint64_t key_of(int64_t d)
+{
+	return (uint64_t)d ^ (1ULL << 63);
+}
+
+static inline int level_of(uint64_t k, uint64_t cur)
+{
+	return (63 - __builtin_clzll(k ^ cur)) / BITS;
+}
+
+static inline int digit(uint64_t k, int level)
+{
+	return (int)((k >> (level * BITS)) & (SLOTS - 1));
+}
+
+/* The slot id of key k > cur. */
+static inline unsigned slot_id(uint64_t k, uint64_t cur)
+{
+	int level = level_of(k, cur);
+	return (unsigned)(level * SLOTS + digit(k, level));
+}
+
+static inline unsigned id_of(const struct pn_timer *t)
+{
+	return (unsigned)(t->seq >> IDSHIFT);
+}
+
+/* a was added before b: seq order modulo 2^52, for pn_wheel_check (it wraps after
+ * 4.5e15 adds; two timers 2^51 adds apart would compare wrongly, and then only the
+ * check's verdict on them would be wrong: nothing else reads seq). */
+static inline bool seq_before(uint64_t a, uint64_t b)
+{
+	return (int64_t)((a - b) << (64 - IDSHIFT)) < 0;
+}
+
+static inline bool list_empty(const struct pn_timer_link *h)
+{
+	return h->next == h;
+}
+
+/* The smallest latest in list h (INT64_MAX for an empty one). */
+static inline int64_t list_min_latest(const struct pn_timer_link *h)
+{
+	int64_t m = INT64_MAX;
+	for (const struct pn_timer_link *n = h->next; n != h; n = n->next)
+		if (pn__timer_of((struct pn_timer_link *)n)->latest < m)
+			m = pn__timer_of((struct pn_timer_link *)n)->latest;
+	return m;
+}
+
+#endif

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wheel_sort.h: the timer wheel's stable sorts by deadline (wheel_sort.c), internal.
+ * Stable: equal deadlines keep their order, which is insertion order in the wheel's lists.
+ */
+#ifndef PUNCTUAL_WHEEL_SORT_H
+#define PUNCTUAL_WHEEL_SORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <punctual/wheel.h>
+
+/* Nodes pn__list_sort sorts at a time in an array on the stack (2 x 2 KiB). */
+#define PN__SORT_RUN 128
+
+static inline struct pn_timer *pn__timer_of(struct pn_timer_link *l)
+{
+	return (struct pn_timer *)l; /* link is the first member */
+}
+
+/* Sorts the circular list headed by h by deadline, stably: O(n log n), no allocation. */
+void pn__list_sort(struct pn_timer_link *h);
+
+/* A due timer as the radix sort sees it: its key (deadline - the smallest one) and link. */
+struct pn__srec {
+	uint64_t key;
+	struct pn_timer_link *l;
+};
+
+/* Sorts src[0..n) by key, stably, using dst (room for n) as the other half: 8-bit digits
+ * over range (the largest key, > 0), one counting pass for all of them, a digit every key
+ * shares costs no pass. Returns the half that holds the result (src or dst). */
+struct pn__srec *pn__radix_sort(struct pn__srec *src, struct pn__srec *dst, size_t n,
+                                uint64_t range);
+
+#endif
