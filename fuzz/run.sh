@@ -14,9 +14,9 @@ FIX=$ROOT/tests/fixtures/cgroup
 CC=${FUZZ_CC:-clang}
 CFLAGS="-g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
 	-fno-sanitize-recover=all -I$ROOT/include -I$ROOT/src"
-PARSER_SRCS="$ROOT/src/cgroup.c"
+PARSER_SRCS="$ROOT/src/cgroup_parse.c"
 DURATION_SRCS="$ROOT/src/duration.c"
-INFO_SRCS="$ROOT/src/cgroup.c $ROOT/src/cgroup_walk.c $ROOT/src/cpus.c $ROOT/src/clock.c
+INFO_SRCS="$ROOT/src/cgroup.c $ROOT/src/cgroup_parse.c $ROOT/src/cpus.c $ROOT/src/clock.c
 	$ROOT/src/error.c $ROOT/src/fs.c"
 WHEEL_SRCS="$ROOT/src/wheel.c $ROOT/src/wheel_sort.c $ROOT/src/wheel_check.c $ROOT/src/sleep.c $ROOT/src/slack.c $ROOT/src/clock.c
 	$ROOT/src/error.c $ROOT/src/fs.c"

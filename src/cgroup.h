@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cgroup.h: the cgroup parsers (cgroup.c) and the limit walk behind pn_cpu_count
- * (cgroup_walk.c), internal, pn__ names. The parsers are pure functions of NUL-terminated
+ * cgroup.h: the cgroup parsers (cgroup_parse.c) and the limit walk behind pn_cpu_count
+ * (cgroup.c), internal, pn__ names. The parsers are pure functions of NUL-terminated
  * text, so the fuzz harnesses and tests/unit/test_cgroup.c drive them without files;
  * pn__cgroup_limit does the I/O, every path under an explicit root prefix.
  */
@@ -51,7 +51,7 @@ int pn__cgroup_parse_int(const char *text, int64_t *v);
  * -EIO when malformed. */
 int pn__cpulist_count(const char *text);
 
-/* ---- the walk (cgroup_walk.c) ---- */
+/* ---- the walk (cgroup.c) ---- */
 
 /* How many evaluations found their mount in the cache instead of mountinfo (tests). */
 unsigned long pn__cgroup_mount_cache_hits(void);

@@ -98,11 +98,9 @@ PN_API int pn_wheel_next(struct pn_wheel *w, int64_t *wake);
  * *earliest the latest deadline among the timers due by *wake. Waking at any instant in
  * it fires the same timers, each inside its window; a loop that sleeps with a precision
  * (pn_wheel_run, pn_wheel_timerfd) aims at *earliest so that its own lateness is
- * absorbed. When *wake is at most 16.8 ms past the wheel's time, the wheel first files
- * the timers due by then for expiry (work pn_wheel_expire would do) and scans only
- * those; farther, it scans the one or two slots around *wake, which costs more when
- * many timers share a coarse slot. Returns 0, -ENOENT (nothing pending) or -EINVAL
- * (NULL). */
+ * absorbed. It may do part of the next pn_wheel_expire's work (filing the timers due by
+ * a near *wake for expiry), never firing anything. Returns 0, -ENOENT (nothing pending)
+ * or -EINVAL (NULL). */
 PN_API int pn_wheel_window(struct pn_wheel *w, int64_t *earliest, int64_t *wake);
 
 /* Fires, in order of deadline and then insertion, every timer pending when called whose
