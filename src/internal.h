@@ -71,8 +71,14 @@ enum {
 	 * own. Without it, the thread keeps the slack the sleep chose (pn_sleep_until). */
 	PN__SLEEP_KEEP_SLACK = 1,
 	/* A signal handler that runs during the plan's latency probes ends the plan with
-	 * .intr set (the shim's nanosleep then returns EINTR); without it they resume. */
+	 * .stop = -EINTR (the shim's nanosleep then returns EINTR); without it they resume. */
 	PN__SLEEP_EINTR = 2,
+};
+/* A plan's probe, for waits that watch fds (wait.c): wait(ctx) waits 1 ns and returns 0,
+ * the ready count (which ends the plan), or -errno. NULL: a plain 1 ns ppoll. */
+struct pn__probe {
+	int (*wait)(void *ctx);
+	void *ctx;
 };
 struct pn__sleep_plan {
 	clockid_t clk;
@@ -83,10 +89,12 @@ struct pn__sleep_plan {
 	int k;
 	_Bool past;   /* the deadline had passed: return at once */
 	_Bool kernel; /* wait in the kernel until target first */
-	_Bool intr;   /* a signal interrupted the probes (PN__SLEEP_EINTR) */
+	int stop;     /* the probes ended the plan: -EINTR (PN__SLEEP_EINTR), another
+	               * -errno, or the ready count of the probe's fds */
+	const struct pn__probe *probe;
 };
 void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, int64_t precision,
-                    int flags);
+                    int flags, const struct pn__probe *probe);
 void pn__sleep_woke(struct pn__sleep_plan *p, _Bool learn);
 void pn__sleep_cancel(struct pn__sleep_plan *p);
 int pn__sleep_finish(struct pn__sleep_plan *p);

@@ -175,9 +175,9 @@ static int precise_abs(clockid_t clk, int64_t deadline)
 	struct pn__sleep_plan p;
 	enter(&p);
 	unsigned n0 = nested;
-	pn__sleep_plan(&p, clk, deadline, precision, PN__SLEEP_KEEP_SLACK | PN__SLEEP_EINTR);
-	if (p.intr)
-		return leave(EINTR);
+	pn__sleep_plan(&p, clk, deadline, precision, PN__SLEEP_KEEP_SLACK | PN__SLEEP_EINTR, NULL);
+	if (p.stop)
+		return leave(-p.stop);
 	if (p.past)
 		return leave(0);
 	if (p.kernel) {
@@ -296,7 +296,7 @@ static int precise_cond(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
 	struct pn__sleep_plan p;
 	enter(&p);
 	unsigned n0 = nested;
-	pn__sleep_plan(&p, clk, ts_ns(abstime), precision, PN__SLEEP_KEEP_SLACK);
+	pn__sleep_plan(&p, clk, ts_ns(abstime), precision, PN__SLEEP_KEEP_SLACK, NULL);
 	if (p.past)
 		return leave(real_wait(c, m, clk, ts_ns(abstime)));
 	int r = real_wait(c, m, clk, p.kernel ? p.target : p.start);

@@ -241,25 +241,38 @@ void pn__sleep_cancel(struct pn__sleep_plan *p)
 	p->restore = -1;
 }
 
-/* One shortest kernel sleep (1 ns ahead, slack 1 ns) learned into class 0, if it leaves
- * PROBE_ROOM times *worst before the deadline. Returns 1 if it slept, 0 if there was no
- * room, -EINTR if a signal handler ran and p's flags ask for it. */
+/* A shortest kernel wait: ppoll, not clock_nanosleep, since it reports a handler that ran
+ * while the thread was being woken up (clock_nanosleep returns 0 then, its timer having
+ * fired). 0, or -EINTR. */
+static int probe_sleep(void)
+{
+	struct timespec one = {0, 1};
+	int e = errno;
+	int r = syscall(SYS_ppoll, NULL, 0, &one, NULL, 0) < 0 ? -errno : 0;
+	errno = e;
+	return r;
+}
+
+/* One shortest kernel wait (1 ns, slack 1 ns; the plan's probe when it has one, which
+ * watches the caller's fds too) learned into class 0, if it leaves PROBE_ROOM times
+ * *worst before the deadline. Returns 1 if it waited, 0 if there was no room (or it was
+ * interrupted and the caller resumes), -1 when the plan must end: p->stop says why
+ * (-EINTR, another -errno, or fds ready). */
 static int probe_once(struct state *t, struct pn__sleep_plan *p, int64_t deadline, int64_t *worst)
 {
 	int64_t now = pn_now();
 	if (deadline - now < PROBE_ROOM * *worst)
 		return 0;
 	set_slack(t, p, 1);
-	/* ppoll, not clock_nanosleep: it reports a handler that ran while the thread was
-	 * being woken up (clock_nanosleep returns 0 then, the timer having fired) */
-	struct timespec one = {0, 1};
-	int e = errno;
-	while (syscall(SYS_ppoll, NULL, 0, &one, NULL, 0) < 0 && errno == EINTR)
-		if (p->flags & PN__SLEEP_EINTR) {
-			errno = e;
-			return -EINTR;
-		}
-	errno = e;
+	int r = p->probe ? p->probe->wait(p->probe->ctx) : probe_sleep();
+	/* interrupted, and the caller resumes: no more probes (a retry could meet a signal
+	 * every time under a storm of them, and never end) */
+	if (r == -EINTR && !(p->flags & PN__SLEEP_EINTR))
+		return 0;
+	if (r != 0) {
+		p->stop = r;
+		return -1;
+	}
 	int64_t late = pn_now() - (now + 1) - p->slack;
 	learn(&t->cls[0], late);
 	t->st.probes++;
@@ -268,9 +281,9 @@ static int probe_once(struct state *t, struct pn__sleep_plan *p, int64_t deadlin
 	return 1;
 }
 
-/* The shortest kernel sleeps, while they leave room before the deadline: what waking
- * up costs here, learned into class 0. */
-static int probe(struct state *t, struct pn__sleep_plan *p, int64_t deadline)
+/* The shortest kernel waits, while they leave room before the deadline: what waking up
+ * costs here, learned into class 0. Returns -1 when the plan must end. */
+static int probe_all(struct state *t, struct pn__sleep_plan *p, int64_t deadline)
 {
 	int64_t worst = 10000;
 	for (int i = 0, r; i < 8; i++)
@@ -297,10 +310,8 @@ static bool spin_only_learn(struct state *t, struct pn__sleep_plan *p, int k, in
 	int64_t worst = c0->n ? q_of(c0, Q_MARGIN) : 0;
 	if (worst < 10000)
 		worst = 10000;
-	if (probe_once(t, p, pn_now() + len, &worst) < 0) {
-		p->intr = true;
+	if (probe_once(t, p, pn_now() + len, &worst) < 0)
 		return false;
-	}
 	int64_t q0 = c0->n ? q_of(c0, Q_MARGIN) : 0;
 	bool cheap = q0 > 0 && 2 * q0 <= len / 4;
 	if (++c->spins >= EXPLORE || (cheap && c->spins >= EXPLORE_CHEAP)) {
@@ -311,7 +322,7 @@ static bool spin_only_learn(struct state *t, struct pn__sleep_plan *p, int k, in
 }
 
 void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, int64_t precision,
-                    int flags)
+                    int flags, const struct pn__probe *probe)
 {
 	struct state *t = &T;
 	int64_t now = clock_ns(clk);
@@ -319,7 +330,8 @@ void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, i
 	                             .flags = flags,
 	                             .deadline = deadline,
 	                             .precision = precision,
-	                             .restore = -1};
+	                             .restore = -1,
+	                             .probe = probe};
 	if (now >= deadline) {
 		t->st.past++;
 		p->past = true;
@@ -327,8 +339,7 @@ void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, i
 	}
 	if (PN_UNLIKELY(!learned_any(t))) {
 		/* the probes sleep on MONOTONIC */
-		if (probe(t, p, pn_now() + (deadline - now)) < 0) {
-			p->intr = true;
+		if (probe_all(t, p, pn_now() + (deadline - now)) < 0) {
 			pn__sleep_cancel(p);
 			return;
 		}
@@ -339,7 +350,7 @@ void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, i
 	expected(t, k, deadline - now, &kernel_q, &margin);
 	if (margin >= deadline - now && spin_only_learn(t, p, k, deadline - now))
 		margin = (deadline - now) / 2;
-	if (p->intr) {
+	if (p->stop) {
 		pn__sleep_cancel(p);
 		return;
 	}
@@ -451,7 +462,7 @@ PN_API int pn_sleep_until(int64_t deadline, int64_t precision)
 	if (precision < 0)
 		return -EINVAL;
 	struct pn__sleep_plan p;
-	pn__sleep_plan(&p, CLOCK_MONOTONIC, deadline, precision, 0);
+	pn__sleep_plan(&p, CLOCK_MONOTONIC, deadline, precision, 0, NULL);
 	if (p.past)
 		return 0;
 	if (p.kernel) {

@@ -201,7 +201,7 @@ static void in_fresh_thread(void *(*fn)(void *))
 static struct pn__sleep_plan plan_for(int64_t len, int64_t precision, int flags)
 {
 	struct pn__sleep_plan p;
-	pn__sleep_plan(&p, CLOCK_MONOTONIC, pn_now() + len, precision, flags);
+	pn__sleep_plan(&p, CLOCK_MONOTONIC, pn_now() + len, precision, flags, NULL);
 	pn__sleep_cancel(&p);
 	return p;
 }
@@ -298,7 +298,7 @@ static void *keep_slack(void *arg)
 		for (int64_t prec = 1 * US; prec <= 1 * MS; prec *= 1000) {
 			struct pn__sleep_plan p;
 			pn__sleep_plan(&p, CLOCK_MONOTONIC, pn_now() + 2 * MS, prec,
-			               PN__SLEEP_KEEP_SLACK);
+			               PN__SLEEP_KEEP_SLACK, NULL);
 			if (!p.kernel)
 				return "no kernel part";
 			if (pn_slack_get() != p.slack)
@@ -349,7 +349,7 @@ static struct pn__sleep_plan spin_plan(int64_t len)
 	learn_n(len, 10 * len, 64);
 	struct pn__sleep_plan p;
 	pn__sleep_plan(&p, CLOCK_MONOTONIC, pn_now() + len, 10 * US,
-	               PN__SLEEP_KEEP_SLACK | PN__SLEEP_EINTR);
+	               PN__SLEEP_KEEP_SLACK | PN__SLEEP_EINTR, NULL);
 	return p;
 }
 
@@ -367,7 +367,7 @@ static void *spin_signals(void *arg)
 	pthread_sigmask(SIG_SETMASK, NULL, &before);
 
 	struct pn__sleep_plan p = spin_plan(30 * MS);
-	if (p.kernel || p.intr)
+	if (p.kernel || p.stop)
 		return "not a spin-only plan";
 	handled = 0;
 	one_alarm(2000, count_signal);
@@ -426,9 +426,9 @@ static void *probes_signalled(void *arg)
 	pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
 	struct pn__sleep_plan p;
 	pn__sleep_plan(&p, CLOCK_MONOTONIC, pn_now() + 200 * MS, 10 * US,
-	               PN__SLEEP_KEEP_SLACK | PN__SLEEP_EINTR);
+	               PN__SLEEP_KEEP_SLACK | PN__SLEEP_EINTR, NULL);
 	pn__sleep_cancel(&p);
-	return p.intr ? (void *)1 : NULL;
+	return p.stop == -EINTR ? (void *)1 : NULL;
 }
 
 static void *probes_resumed(void *arg)
