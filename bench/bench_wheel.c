@@ -34,6 +34,7 @@
 #include <punctual/wheel.h>
 #include "bench_wheel.h"
 #include "bench_stats.h"
+#include "splitmix.h"
 
 #ifdef PN_HAVE_LIBUV
 #include <uv.h>
@@ -346,18 +347,11 @@ static const struct peer *const peers[] = {
 
 static uint64_t rng;
 
-static uint64_t next_rand(void)
-{
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 static int64_t between(int64_t lo, int64_t hi)
 {
 	/* multiply-shift, not %: a division would cost more than the ops measured */
-	return lo + (int64_t)(((unsigned __int128)next_rand() * (uint64_t)(hi - lo + 1)) >> 64);
+	return lo +
+	       (int64_t)(((unsigned __int128)pn__splitmix64(&rng) * (uint64_t)(hi - lo + 1)) >> 64);
 }
 
 enum dist { UNIFORM, BIMODAL };
@@ -370,7 +364,7 @@ static int64_t draw(enum dist d)
 	/* The mode from a table, not a branch: a coin flip no CPU predicts would cost every
 	 * peer a pipeline flush per op, the bench's cost and not the timers'. */
 	static const int64_t lo[2] = {10 * SEC, US}, hi[2] = {300 * SEC, MS};
-	int mode = (int)(next_rand() & 1);
+	int mode = (int)(pn__splitmix64(&rng) & 1);
 	return between(lo[mode], hi[mode]);
 }
 
@@ -403,7 +397,7 @@ static void cancel_rounds(const struct peer *p, void *c, size_t n, enum dist d, 
 		p->sync(c);
 		int64_t t0 = pn_now();
 		for (int op = 0; op < CANCEL_OPS; op++) {
-			size_t j = (size_t)(((unsigned __int128)next_rand() * n) >> 64);
+			size_t j = (size_t)(((unsigned __int128)pn__splitmix64(&rng) * n) >> 64);
 			p->cancel(c, j);
 			p->add(c, j, draw(d));
 		}

@@ -19,6 +19,7 @@
 #include <punctual/sleep.h>
 #include <punctual/wheel.h>
 #include "measure/windows.h"
+#include "splitmix.h"
 #include "tool.h"
 
 #define MAX_COUNT 1000000
@@ -200,17 +201,9 @@ static void parse(int argc, char **argv, struct opts *o)
 
 /* ---- the workload ---------------------------------------------------------------------- */
 
-static uint64_t next_rand(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 static int64_t uniform(uint64_t *s, int64_t lo, int64_t hi)
 {
-	return lo + (int64_t)(next_rand(s) % (uint64_t)(hi - lo + 1));
+	return lo + (int64_t)(pn__splitmix64(s) % (uint64_t)(hi - lo + 1));
 }
 
 static int64_t draw_delay(const struct opts *o, uint64_t *s)
@@ -219,7 +212,7 @@ static int64_t draw_delay(const struct opts *o, uint64_t *s)
 	case UNIFORM:
 		return uniform(s, o->a, o->b);
 	case BIMODAL: {
-		int64_t m = next_rand(s) & 1 ? o->b : o->a;
+		int64_t m = pn__splitmix64(s) & 1 ? o->b : o->a;
 		return uniform(s, m - m / 2, m + m / 2);
 	}
 	case FIXED:
