@@ -1,49 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* report.c: the buffered stdout and a small JSON writer (escaping, commas, nesting). */
-#include <errno.h>
+/* json.c: a small streaming JSON writer (escaping, commas, nesting) for every --json. */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <punctual/hist.h>
-#include "tool.h"
-
-FILE *out;
-static char *out_buf;
-static size_t out_len;
-
-void out_open(void)
-{
-	out = open_memstream(&out_buf, &out_len);
-	if (!out)
-		die(1, "out of memory");
-}
-
-void out_commit(void)
-{
-	fflush(out);
-	if (fwrite(out_buf, 1, out_len, stdout) != out_len || fflush(stdout) != 0)
-		die(1, "writing the report failed");
-	fclose(out);
-	free(out_buf);
-	out = NULL;
-	out_buf = NULL;
-}
-
-void stdout_close(void)
-{
-	/* ferror: a write that failed earlier, whose data fflush no longer holds */
-	errno = 0;
-	bool lost = fflush(stdout) != 0 || ferror(stdout);
-	int e = errno;
-	if (fclose(stdout) != 0 && !lost) {
-		lost = true;
-		e = errno;
-	}
-	if (lost)
-		die(1, "writing to standard output failed%s%s", e ? ": " : "",
-		    e ? strerror(e) : "");
-}
+#include "json.h"
 
 static void sep(struct json *j, const char *key)
 {

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/* json.h: the tool's JSON writer: a stream of values with escaping and automatic commas. */
+#ifndef PUNCTUAL_JSON_H
+#define PUNCTUAL_JSON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct json {
+	FILE *f;
+	int depth;
+	bool need_comma[32];
+};
+void json_begin(struct json *j, FILE *f);
+void json_end(struct json *j);
+void json_obj(struct json *j, const char *key); /* key NULL inside arrays / at top */
+void json_obj_end(struct json *j);
+void json_arr(struct json *j, const char *key);
+void json_arr_end(struct json *j);
+void json_str(struct json *j, const char *key, const char *v);
+void json_int(struct json *j, const char *key, int64_t v);
+void json_uint(struct json *j, const char *key, uint64_t v);
+void json_num(struct json *j, const char *key, double v);
+void json_bool(struct json *j, const char *key, bool v);
+void json_null(struct json *j, const char *key);
+/* A histogram as {count, min, p50, p99, p999, max}; with buckets also its mean and the
+ * non-empty buckets as [lo, hi, count]. */
+struct pn_hist;
+void json_hist(struct json *j, const char *key, const struct pn_hist *h, bool buckets);
+
+#endif
