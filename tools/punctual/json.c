@@ -17,10 +17,50 @@ static void sep(struct json *j, const char *key)
 	}
 }
 
+/* The length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong form, no
+ * surrogate, nothing past U+10FFFF), or 0 when the bytes there are not one. */
+static int utf8_len(const unsigned char *p)
+{
+	int n;
+	uint32_t c;
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, c = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, c = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, c = p[0] & 0x07;
+	else
+		return 0;
+	for (int i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80) /* the terminating NUL stops here too */
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
+	if (c < min[n] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/* s as a JSON string, whatever its bytes: control characters escaped, and each byte
+ * that is not part of well-formed UTF-8 replaced by U+FFFD (written as an escape). */
 static void put_escaped(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		int n = utf8_len(p);
+		if (n == 0) {
+			fputs("\\ufffd", f);
+			p++;
+			continue;
+		}
+		if (n > 1) {
+			fwrite(p, 1, (size_t)n, f);
+			p += n;
+			continue;
+		}
 		switch (*p) {
 		case '"':
 			fputs("\\\"", f);
@@ -43,6 +83,7 @@ static void put_escaped(FILE *f, const char *s)
 			else
 				fputc(*p, f);
 		}
+		p++;
 	}
 	fputc('"', f);
 }
