@@ -137,21 +137,12 @@ static void render_json(const struct sysinfo *si, const struct pn_cycles_info *c
 {
 	int n = clock_sources_count();
 	struct json j;
-	json_begin(&j, out);
-	json_obj(&j, NULL);
-	json_str(&j, "tool", "punctual");
-	json_str(&j, "version", PUNCTUAL_VERSION);
-	json_str(&j, "command", "clock");
+	json_report_begin(&j, out, "clock");
 	json_obj(&j, "host");
 	json_str(&j, "kernel", si->kernel);
 	json_str(&j, "cpu", si->cpu);
 	json_str(&j, "clocksource", cs_original[0] ? cs_original : si->clocksource);
-	json_arr(&j, "available_clocksources");
-	char tmp[sizeof(si->clocksources)];
-	snprintf(tmp, sizeof(tmp), "%s", si->clocksources);
-	for (char *save, *t = strtok_r(tmp, " ", &save); t; t = strtok_r(NULL, " ", &save))
-		json_str(&j, NULL, t);
-	json_arr_end(&j);
+	json_words(&j, "available_clocksources", si->clocksources);
 	if (si->invariant_tsc >= 0)
 		json_bool(&j, "invariant_tsc", si->invariant_tsc);
 	else
@@ -180,7 +171,6 @@ static void render_json(const struct sysinfo *si, const struct pn_cycles_info *c
 		}
 		json_arr_end(&j);
 	}
-	json_obj_end(&j);
 	json_end(&j);
 }
 

@@ -224,10 +224,8 @@ static void watch_line(bool json, const struct pn_cpu_info *in)
 	if (json) {
 		struct json j;
 		json_begin(&j, stdout);
-		json_obj(&j, NULL);
 		json_str(&j, "time", ts);
 		json_info(&j, in);
-		json_obj_end(&j);
 		json_end(&j);
 	} else {
 		printf("%s cpus %d: %s\n", ts, in->count, in->reason);
@@ -326,11 +324,7 @@ int cmd_cpus(int argc, char **argv)
 	out_open();
 	if (json) {
 		struct json j;
-		json_begin(&j, out);
-		json_obj(&j, NULL);
-		json_str(&j, "tool", "punctual");
-		json_str(&j, "version", PUNCTUAL_VERSION);
-		json_str(&j, "command", "cpus");
+		json_report_begin(&j, out, "cpus");
 		json_info(&j, &info);
 		if (do_bench) {
 			json_obj(&j, "bench");
@@ -342,7 +336,6 @@ int cmd_cpus(int argc, char **argv)
 		} else {
 			json_null(&j, "bench");
 		}
-		json_obj_end(&j);
 		json_end(&j);
 	} else {
 		text_info(out, &info);

@@ -223,11 +223,7 @@ static void render_json(pid_t pid, const struct task_slack *main_task, bool thre
                         int64_t set_ns, const struct task_list *l)
 {
 	struct json j;
-	json_begin(&j, out);
-	json_obj(&j, NULL);
-	json_str(&j, "tool", "punctual");
-	json_str(&j, "version", PUNCTUAL_VERSION);
-	json_str(&j, "command", "slack");
+	json_report_begin(&j, out, "slack");
 	json_int(&j, "pid", pid);
 	json_str(&j, "comm", main_task->comm);
 	json_int(&j, "slack_ns", main_task->slack_ns);
@@ -245,7 +241,6 @@ static void render_json(pid_t pid, const struct task_slack *main_task, bool thre
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
-	json_obj_end(&j);
 	json_end(&j);
 }
 

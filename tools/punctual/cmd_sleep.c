@@ -247,9 +247,7 @@ static void json_header(struct json *j, const char *command)
 {
 	struct sysinfo si;
 	sysinfo_read(&si);
-	json_str(j, "tool", "punctual");
-	json_str(j, "version", PUNCTUAL_VERSION);
-	json_str(j, "command", command);
+	json_report_begin(j, out, command);
 	json_obj(j, "host");
 	json_str(j, "kernel", si.kernel);
 	json_str(j, "cpu", si.cpu);
@@ -266,8 +264,6 @@ static const char *policy_name(const struct opts *o)
 static void render_json(struct sleep_matrix *x, const struct opts *o)
 {
 	struct json j;
-	json_begin(&j, out);
-	json_obj(&j, NULL);
 	json_header(&j, "sleep");
 	json_int(&j, "duration_ns", o->duration);
 	json_int(&j, "elapsed_ns", x->elapsed);
@@ -323,7 +319,6 @@ static void render_json(struct sleep_matrix *x, const struct opts *o)
 				json_obj_end(&j);
 			}
 	json_arr_end(&j);
-	json_obj_end(&j);
 	json_end(&j);
 }
 
@@ -460,8 +455,6 @@ static int periodic(struct opts *o)
 	out_open();
 	if (o->json) {
 		struct json j;
-		json_begin(&j, out);
-		json_obj(&j, NULL);
 		json_header(&j, "sleep --periodic");
 		json_str(&j, "policy", policy_name(o));
 		json_int(&j, "priority", o->fifo);
@@ -474,7 +467,6 @@ static int periodic(struct opts *o)
 		json_int(&j, "dma_latency_us", o->dma_latency);
 		json_uint(&j, "early", early);
 		json_hist(&j, "latency_ns", h, true);
-		json_obj_end(&j);
 		json_end(&j);
 	} else {
 		/* cyclictest's summary line, in us, so both tools compare directly */

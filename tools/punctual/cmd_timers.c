@@ -381,11 +381,7 @@ static void render_json(const struct run *r, uint64_t opt, uint64_t plain)
 {
 	const struct opts *o = r->o;
 	struct json j;
-	json_begin(&j, out);
-	json_obj(&j, NULL);
-	json_str(&j, "tool", "punctual");
-	json_str(&j, "version", PUNCTUAL_VERSION);
-	json_str(&j, "command", "timers");
+	json_report_begin(&j, out, "timers");
 	json_int(&j, "count", o->count);
 	json_bool(&j, "periodic", o->periodic);
 	json_obj(&j, "delay");
@@ -425,7 +421,6 @@ static void render_json(const struct run *r, uint64_t opt, uint64_t plain)
 	json_int(&j, "p999", pn_hist_percentile(&r->late, 99.9));
 	json_int(&j, "max", pn_hist_max(&r->late));
 	json_num(&j, "mean", pn_hist_mean(&r->late));
-	json_obj_end(&j);
 	json_obj_end(&j);
 	json_end(&j);
 }

@@ -6,20 +6,9 @@
 #include <punctual/hist.h>
 #include "json.h"
 
-static void sep(struct json *j, const char *key)
-{
-	if (j->need_comma[j->depth])
-		fputc(',', j->f);
-	j->need_comma[j->depth] = true;
-	if (key) {
-		json_str(&(struct json){.f = j->f}, NULL, key);
-		fputc(':', j->f);
-	}
-}
-
-/* The length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong form, no
- * surrogate, nothing past U+10FFFF), or 0 when the bytes there are not one. */
-static int utf8_len(const unsigned char *p)
+/* The length of the well-formed UTF-8 sequence at p, before end (RFC 3629: no overlong
+ * form, no surrogate, nothing past U+10FFFF), or 0 when the bytes there are not one. */
+static int utf8_len(const unsigned char *p, const unsigned char *end)
 {
 	int n;
 	uint32_t c;
@@ -33,8 +22,10 @@ static int utf8_len(const unsigned char *p)
 		n = 4, c = p[0] & 0x07;
 	else
 		return 0;
+	if (end - p < n)
+		return 0;
 	for (int i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80) /* the terminating NUL stops here too */
+		if ((p[i] & 0xc0) != 0x80)
 			return 0;
 		c = c << 6 | (p[i] & 0x3f);
 	}
@@ -44,13 +35,15 @@ static int utf8_len(const unsigned char *p)
 	return n;
 }
 
-/* s as a JSON string, whatever its bytes: control characters escaped, and each byte
- * that is not part of well-formed UTF-8 replaced by U+FFFD (written as an escape). */
-static void put_escaped(FILE *f, const char *s)
+/* The len bytes at s as a JSON string, whatever they are: control characters escaped,
+ * and each byte that is not part of well-formed UTF-8 replaced by U+FFFD (written as an
+ * escape). */
+static void put_escaped(FILE *f, const char *s, size_t len)
 {
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		int n = utf8_len(p);
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
+	while (p < end) {
+		int n = utf8_len(p, end);
 		if (n == 0) {
 			fputs("\\ufffd", f);
 			p++;
@@ -88,15 +81,16 @@ static void put_escaped(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-void json_begin(struct json *j, FILE *f)
+/* The comma before a value, and its key inside an object. */
+static void sep(struct json *j, const char *key)
 {
-	memset(j, 0, sizeof(*j));
-	j->f = f;
-}
-
-void json_end(struct json *j)
-{
-	fputc('\n', j->f);
+	if (j->need_comma[j->depth])
+		fputc(',', j->f);
+	j->need_comma[j->depth] = true;
+	if (key) {
+		put_escaped(j->f, key, strlen(key));
+		fputc(':', j->f);
+	}
 }
 
 static void open_(struct json *j, const char *key, char c)
@@ -135,6 +129,27 @@ void json_arr_end(struct json *j)
 	close_(j, ']');
 }
 
+void json_begin(struct json *j, FILE *f)
+{
+	memset(j, 0, sizeof(*j));
+	j->f = f;
+	json_obj(j, NULL);
+}
+
+void json_report_begin(struct json *j, FILE *f, const char *command)
+{
+	json_begin(j, f);
+	json_str(j, "tool", "punctual");
+	json_str(j, "version", PUNCTUAL_VERSION);
+	json_str(j, "command", command);
+}
+
+void json_end(struct json *j)
+{
+	json_obj_end(j);
+	fputc('\n', j->f);
+}
+
 void json_str(struct json *j, const char *key, const char *v)
 {
 	if (j->depth || key)
@@ -142,7 +157,7 @@ void json_str(struct json *j, const char *key, const char *v)
 	if (!v)
 		fputs("null", j->f);
 	else
-		put_escaped(j->f, v);
+		put_escaped(j->f, v, strlen(v));
 }
 
 void json_int(struct json *j, const char *key, int64_t v)
@@ -177,6 +192,17 @@ void json_null(struct json *j, const char *key)
 {
 	sep(j, key);
 	fputs("null", j->f);
+}
+
+void json_words(struct json *j, const char *key, const char *s)
+{
+	json_arr(j, key);
+	for (size_t n; *(s += strspn(s, " ")); s += n) {
+		n = strcspn(s, " ");
+		sep(j, NULL);
+		put_escaped(j->f, s, n);
+	}
+	json_arr_end(j);
 }
 
 void json_hist(struct json *j, const char *key, const struct pn_hist *h, bool buckets)

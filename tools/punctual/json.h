@@ -12,8 +12,13 @@ struct json {
 	int depth;
 	bool need_comma[32];
 };
+/* A document that is one object, on f: json_begin opens it, json_end closes it and ends
+ * the line. */
 void json_begin(struct json *j, FILE *f);
 void json_end(struct json *j);
+/* json_begin, then what every command's report starts with: "tool", "version" and
+ * "command" (e.g. "sleep --periodic"). */
+void json_report_begin(struct json *j, FILE *f, const char *command);
 void json_obj(struct json *j, const char *key); /* key NULL inside arrays / at top */
 void json_obj_end(struct json *j);
 void json_arr(struct json *j, const char *key);
@@ -24,6 +29,8 @@ void json_uint(struct json *j, const char *key, uint64_t v);
 void json_num(struct json *j, const char *key, double v);
 void json_bool(struct json *j, const char *key, bool v);
 void json_null(struct json *j, const char *key);
+/* The space-separated words of s as an array of strings ("tsc hpet" -> ["tsc","hpet"]). */
+void json_words(struct json *j, const char *key, const char *s);
 /* A histogram as {count, min, p50, p99, p999, max}; with buckets also its mean and the
  * non-empty buckets as [lo, hi, count]. */
 struct pn_hist;

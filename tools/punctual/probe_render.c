@@ -180,11 +180,7 @@ static void json_slack(struct json *j, const char *key, int64_t v)
 void probe_render_json(const struct probe *p)
 {
 	struct json j;
-	json_begin(&j, out);
-	json_obj(&j, NULL);
-	json_str(&j, "tool", "punctual");
-	json_str(&j, "version", PUNCTUAL_VERSION);
-	json_str(&j, "command", "probe");
+	json_report_begin(&j, out, "probe");
 	json_bool(&j, "quick", p->quick);
 	json_int(&j, "elapsed_ns", p->elapsed);
 
@@ -194,12 +190,7 @@ void probe_render_json(const struct probe *p)
 	json_str(&j, "virtualization", p->virt);
 	json_str(&j, "dmi", p->dmi);
 	json_str(&j, "clocksource", p->si.clocksource);
-	json_arr(&j, "available_clocksources");
-	char tmp[sizeof(p->si.clocksources)];
-	snprintf(tmp, sizeof(tmp), "%s", p->si.clocksources);
-	for (char *save, *t = strtok_r(tmp, " ", &save); t; t = strtok_r(NULL, " ", &save))
-		json_str(&j, NULL, t);
-	json_arr_end(&j);
+	json_words(&j, "available_clocksources", p->si.clocksources);
 	json_num(&j, "tick_hz_estimate", p->si.tick_hz);
 	json_int(&j, "coarse_resolution_ns", p->si.coarse_res_ns);
 	json_str(&j, "nohz_full", p->nohz_full);
@@ -286,7 +277,6 @@ void probe_render_json(const struct probe *p)
 	for (int i = 0; i < p->nrecos; i++)
 		json_str(&j, NULL, p->recos[i]);
 	json_arr_end(&j);
-	json_obj_end(&j);
 	json_end(&j);
 }
 
