@@ -80,7 +80,7 @@ static void virtualization(struct probe *p)
 
 static void system_facts(struct probe *p)
 {
-	sysinfo_read(&p->si);
+	host_read(&p->host);
 	virtualization(p);
 	if (read_sysfs_line("/sys/devices/system/cpu/nohz_full", p->nohz_full,
 	                    sizeof(p->nohz_full)) < 0 ||
@@ -313,7 +313,7 @@ static void recommend(struct probe *p)
 		     "clock_gettime is a system call here (%s per read, clocksource %s): for "
 		     "timestamps use pn_cycles (%s, measured), or a clocksource with a vDSO mode "
 		     "(`punctual clock --clocksources` measures each).",
-		     fmt_ns(a, sizeof(a), p->clocks[mono].cost_median), p->si.clocksource,
+		     fmt_ns(a, sizeof(a), p->clocks[mono].cost_median), p->host.clocksource,
 		     fmt_ns(b, sizeof(b), p->clocks[cyc].cost_median));
 	/* CPUs */
 	if (p->cpu_status == 0 && p->cpu.online > 0 && p->cpu.count < p->cpu.online)
@@ -377,6 +377,7 @@ int cmd_probe(int argc, char **argv)
 	progress("probe: system");
 	system_facts(&p);
 	p.cpu_status = pn_cpu_info(&p.cpu);
+	p.cpu_count = pn_cpu_count();
 	measure_clocks(&p);
 	measure_sleeps(&p);
 	measure_timers(&p);

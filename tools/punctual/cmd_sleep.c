@@ -243,16 +243,14 @@ static void parse(int argc, char **argv, struct opts *o)
 
 /* ---- rendering ----------------------------------------------------------------------- */
 
-static void json_header(struct json *j, const char *command)
+static void json_header(struct json *j, const char *command, const struct host *host)
 {
-	struct sysinfo si;
-	sysinfo_read(&si);
 	json_report_begin(j, out, command);
 	json_obj(j, "host");
-	json_str(j, "kernel", si.kernel);
-	json_str(j, "cpu", si.cpu);
-	json_str(j, "clocksource", si.clocksource);
-	json_num(j, "tick_hz_estimate", si.tick_hz);
+	json_str(j, "kernel", host->kernel);
+	json_str(j, "cpu", host->cpu);
+	json_str(j, "clocksource", host->clocksource);
+	json_num(j, "tick_hz_estimate", host->tick_hz);
 	json_obj_end(j);
 }
 
@@ -261,10 +259,10 @@ static const char *policy_name(const struct opts *o)
 	return o->fifo ? "SCHED_FIFO" : "SCHED_OTHER";
 }
 
-static void render_json(struct sleep_matrix *x, const struct opts *o)
+static void render_json(struct sleep_matrix *x, const struct opts *o, const struct host *host)
 {
 	struct json j;
-	json_header(&j, "sleep");
+	json_header(&j, "sleep", host);
 	json_int(&j, "duration_ns", o->duration);
 	json_int(&j, "elapsed_ns", x->elapsed);
 	json_str(&j, "policy", policy_name(o));
@@ -452,10 +450,13 @@ static int periodic(struct opts *o)
 	progress_done();
 	int64_t elapsed = pn_now() - start;
 	uint64_t n = pn_hist_count(h);
+	struct host host;
+	if (o->json)
+		host_read(&host);
 	out_open();
 	if (o->json) {
 		struct json j;
-		json_header(&j, "sleep --periodic");
+		json_header(&j, "sleep --periodic", &host);
 		json_str(&j, "policy", policy_name(o));
 		json_int(&j, "priority", o->fifo);
 		json_int(&j, "interval_ns", interval);
@@ -562,9 +563,12 @@ int cmd_sleep(int argc, char **argv)
 		die(1, "out of memory");
 	if (r < 0)
 		die(1, "%s failed: %s", x.failed ? x.failed->id : "a mechanism", pn_strerror(r));
+	struct host host;
+	if (o.json)
+		host_read(&host);
 	out_open();
 	if (o.json)
-		render_json(&x, &o);
+		render_json(&x, &o, &host);
 	else if (o.csv)
 		render_csv(&x, &o);
 	else

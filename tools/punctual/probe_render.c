@@ -43,13 +43,13 @@ static void text_system(const struct probe *p)
 	char a[48], b[48], c[32];
 	fprintf(out, "punctual probe: timing on this %s\n\n", p->virt[0] == 'n' ? "host" : "guest");
 	fprintf(out, "system\n");
-	fprintf(out, "  kernel          %s\n", p->si.kernel);
-	fprintf(out, "  cpu             %s\n", p->si.cpu);
+	fprintf(out, "  kernel          %s\n", p->host.kernel);
+	fprintf(out, "  cpu             %s\n", p->host.cpu);
 	fprintf(out, "  virtualization  %s%s%s\n", p->virt, *p->dmi ? "; DMI: " : "", p->dmi);
-	fprintf(out, "  clocksource     %s (available: %s)\n", p->si.clocksource,
-	        p->si.clocksources);
-	fprintf(out, "  tick            %.0f Hz (coarse clock resolution %s)\n", p->si.tick_hz,
-	        fmt_ns(c, sizeof(c), (double)p->si.coarse_res_ns));
+	fprintf(out, "  clocksource     %s (available: %s)\n", p->host.clocksource,
+	        p->host.clocksources);
+	fprintf(out, "  tick            %.0f Hz (coarse clock resolution %s)\n", p->host.tick_hz,
+	        fmt_ns(c, sizeof(c), (double)p->host.coarse_res_ns));
 	fprintf(out, "  nohz_full       %s; isolated CPUs: %s\n",
 	        *p->nohz_full ? p->nohz_full : "none", *p->isolated ? p->isolated : "none");
 	fprintf(out, "  timer slack     this process %s, PID 1 %s\n",
@@ -185,14 +185,14 @@ void probe_render_json(const struct probe *p)
 	json_int(&j, "elapsed_ns", p->elapsed);
 
 	json_obj(&j, "system");
-	json_str(&j, "kernel", p->si.kernel);
-	json_str(&j, "cpu", p->si.cpu);
+	json_str(&j, "kernel", p->host.kernel);
+	json_str(&j, "cpu", p->host.cpu);
 	json_str(&j, "virtualization", p->virt);
 	json_str(&j, "dmi", p->dmi);
-	json_str(&j, "clocksource", p->si.clocksource);
-	json_words(&j, "available_clocksources", p->si.clocksources);
-	json_num(&j, "tick_hz_estimate", p->si.tick_hz);
-	json_int(&j, "coarse_resolution_ns", p->si.coarse_res_ns);
+	json_str(&j, "clocksource", p->host.clocksource);
+	json_words(&j, "available_clocksources", p->host.clocksources);
+	json_num(&j, "tick_hz_estimate", p->host.tick_hz);
+	json_int(&j, "coarse_resolution_ns", p->host.coarse_res_ns);
 	json_str(&j, "nohz_full", p->nohz_full);
 	json_str(&j, "isolated_cpus", p->isolated);
 	json_slack(&j, "slack_self_ns", p->slack_self);
@@ -268,7 +268,7 @@ void probe_render_json(const struct probe *p)
 		json_num(&j, "limit", p->cpu.limit);
 		json_str(&j, "reason", p->cpu.reason);
 	} else {
-		json_int(&j, "count", pn_cpu_count());
+		json_int(&j, "count", p->cpu_count);
 		json_str(&j, "error", pn_strerror(p->cpu_status));
 	}
 	json_obj_end(&j);
@@ -305,18 +305,18 @@ static int render_prom(FILE *f, const void *arg)
 	const struct probe *p = arg;
 	help(f, "punctual_host_info", "gauge", "Host facts from punctual probe (always 1).");
 	fputs("punctual_host_info{kernel=\"", f);
-	label(f, p->si.kernel);
+	label(f, p->host.kernel);
 	fputs("\",cpu=\"", f);
-	label(f, p->si.cpu);
+	label(f, p->host.cpu);
 	fputs("\",virtualization=\"", f);
 	label(f, p->virt);
 	fputs("\",clocksource=\"", f);
-	label(f, p->si.clocksource);
+	label(f, p->host.clocksource);
 	fprintf(f, "\",version=\"%s\"} 1\n", PUNCTUAL_VERSION);
 
 	help(f, "punctual_tick_hertz", "gauge",
 	     "Kernel tick rate estimated from the coarse clock.");
-	fprintf(f, "punctual_tick_hertz %.0f\n", p->si.tick_hz);
+	fprintf(f, "punctual_tick_hertz %.0f\n", p->host.tick_hz);
 	help(f, "punctual_timer_slack_seconds", "gauge",
 	     "Timer slack of this process and of PID 1.");
 	fprintf(f, "punctual_timer_slack_seconds{process=\"self\"} %.9g\n",
@@ -381,7 +381,7 @@ static int render_prom(FILE *f, const void *arg)
 		if (p->cpu.limit > 0)
 			fprintf(f, "punctual_cpus{kind=\"cgroup_limit\"} %g\n", p->cpu.limit);
 	} else {
-		fprintf(f, "punctual_cpus{kind=\"usable\"} %d\n", pn_cpu_count());
+		fprintf(f, "punctual_cpus{kind=\"usable\"} %d\n", p->cpu_count);
 	}
 	help(f, "punctual_probe_duration_seconds", "gauge", "How long the probe took.");
 	fprintf(f, "punctual_probe_duration_seconds %.3f\n", (double)p->elapsed / 1e9);

@@ -78,7 +78,7 @@ void progress(const char *fmt, ...) PN_FMT(1, 2);
 void progress_done(void);
 
 /* ---- host facts (sysinfo.c) ---- */
-struct sysinfo {
+struct host {
 	char kernel[256];
 	char cpu[128];
 	char clocksource[64];
@@ -87,8 +87,12 @@ struct sysinfo {
 	int64_t coarse_res_ns;
 	double tick_hz; /* estimated from the coarse clock's resolution */
 };
-void sysinfo_read(struct sysinfo *si);
+/* Fills h; a fact that cannot be read is "unknown" (or 0), so it never fails. */
+void host_read(struct host *h);
+/* The first line of a /proc or /sys file (root-prefixed), without its newline and
+ * trailing blanks, into buf: 0 or -errno. */
 int read_sysfs_line(const char *path, char *buf, size_t n);
+/* Writes val to an existing file such as a sysfs attribute in one write: 0 or -errno. */
 int write_sysfs(const char *path, const char *val);
 
 /* ---- subcommands ---- */
