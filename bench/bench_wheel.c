@@ -34,6 +34,7 @@
 #include <punctual/wheel.h>
 #include "bench_wheel.h"
 #include "bench_stats.h"
+#include "measure/timers.h"
 #include "splitmix.h"
 
 #ifdef PN_HAVE_LIBUV
@@ -504,57 +505,12 @@ static void ops_table(void)
 
 /* ---- wakeups ----------------------------------------------------------------------------- */
 
-struct window {
-	int64_t lo, hi;
-};
-
-struct windows {
-	struct window *w;
-	size_t n, cap;
-};
-
+/* Every firing's window goes into a struct windows (measure/timers.h) for the offline
+ * optimum and the count without coalescing, as in `punctual timers`. */
 static void win_add(struct windows *ws, int64_t lo, int64_t hi)
 {
-	if (ws->n == ws->cap) {
-		ws->cap = ws->cap ? ws->cap * 2 : 4096;
-		ws->w = realloc(ws->w, ws->cap * sizeof(*ws->w));
-		if (!ws->w)
-			abort();
-	}
-	ws->w[ws->n++] = (struct window){lo, hi};
-}
-
-static int by_hi(const void *a, const void *b)
-{
-	const struct window *x = a, *y = b;
-	return (x->hi > y->hi) - (x->hi < y->hi);
-}
-
-static int by_lo(const void *a, const void *b)
-{
-	const struct window *x = a, *y = b;
-	return (x->lo > y->lo) - (x->lo < y->lo);
-}
-
-/* The greedy rule over windows: the fewest wakeups that fire each inside itself. */
-static uint64_t optimum(struct windows *ws)
-{
-	qsort(ws->w, ws->n, sizeof(*ws->w), by_hi);
-	uint64_t n = 0;
-	int64_t at = 0;
-	for (size_t i = 0; i < ws->n; i++)
-		if (!n || ws->w[i].lo > at)
-			at = ws->w[i].hi, n++;
-	return n;
-}
-
-static uint64_t distinct_deadlines(struct windows *ws)
-{
-	qsort(ws->w, ws->n, sizeof(*ws->w), by_lo);
-	uint64_t n = 0;
-	for (size_t i = 0; i < ws->n; i++)
-		n += i == 0 || ws->w[i].lo != ws->w[i - 1].lo;
-	return n;
+	if (windows_add(ws, lo, hi) < 0)
+		abort();
 }
 
 struct load {
@@ -736,8 +692,8 @@ static void wakeup_table(void)
 				continue;
 #endif
 			}
-			uint64_t plain = distinct_deadlines(&ws);
-			uint64_t opt = optimum(&ws);
+			uint64_t plain = windows_deadlines(ws.w, ws.n);
+			uint64_t opt = windows_optimum(ws.w, ws.n);
 			printf("| %s | %s | %llu | %llu | %.3f | %llu | %llu | %llu |\n", L->name,
 			       which ? "sd-event" : "pn_wheel", (unsigned long long)wk,
 			       (unsigned long long)opt, opt ? (double)wk / (double)opt : 0.0,
