@@ -312,8 +312,10 @@ static void render_json(struct sleep_matrix *x, const struct opts *o, const stru
 				else
 					json_uint(&j, "early", c->early);
 				json_uint(&j, "interrupted", c->interrupted);
-				json_hist(&j, "duration_ns", &c->duration, true);
-				json_hist(&j, "overshoot_ns", &c->overshoot, true);
+				json_hist(&j, "duration_ns", &c->duration,
+				          JSON_HIST_MEAN | JSON_HIST_BUCKETS);
+				json_hist(&j, "overshoot_ns", &c->overshoot,
+				          JSON_HIST_MEAN | JSON_HIST_BUCKETS);
 				json_obj_end(&j);
 			}
 	json_arr_end(&j);
@@ -467,7 +469,7 @@ static int periodic(struct opts *o)
 		json_uint(&j, "missed_periods", missed);
 		json_int(&j, "dma_latency_us", o->dma_latency);
 		json_uint(&j, "early", early);
-		json_hist(&j, "latency_ns", h, true);
+		json_hist(&j, "latency_ns", h, JSON_HIST_MEAN | JSON_HIST_BUCKETS);
 		json_end(&j);
 	} else {
 		/* cyclictest's summary line, in us, so both tools compare directly */

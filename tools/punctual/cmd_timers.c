@@ -241,15 +241,7 @@ static void render_json(const struct opts *o, const struct timers_result *r)
 	json_uint(&j, "missed_periods", r->missed);
 	json_uint(&j, "past_window", r->past_window);
 	json_uint(&j, "early", r->early);
-	json_obj(&j, "lateness_ns");
-	json_uint(&j, "count", pn_hist_count(&r->late));
-	json_int(&j, "min", pn_hist_min(&r->late));
-	json_int(&j, "p50", pn_hist_percentile(&r->late, 50));
-	json_int(&j, "p99", pn_hist_percentile(&r->late, 99));
-	json_int(&j, "p999", pn_hist_percentile(&r->late, 99.9));
-	json_int(&j, "max", pn_hist_max(&r->late));
-	json_num(&j, "mean", pn_hist_mean(&r->late));
-	json_obj_end(&j);
+	json_hist(&j, "lateness_ns", &r->late, JSON_HIST_MEAN);
 	json_end(&j);
 }
 

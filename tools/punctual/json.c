@@ -205,7 +205,7 @@ void json_words(struct json *j, const char *key, const char *s)
 	json_arr_end(j);
 }
 
-void json_hist(struct json *j, const char *key, const struct pn_hist *h, bool buckets)
+void json_hist(struct json *j, const char *key, const struct pn_hist *h, unsigned more)
 {
 	json_obj(j, key);
 	json_uint(j, "count", pn_hist_count(h));
@@ -214,8 +214,9 @@ void json_hist(struct json *j, const char *key, const struct pn_hist *h, bool bu
 	json_int(j, "p99", pn_hist_percentile(h, 99));
 	json_int(j, "p999", pn_hist_percentile(h, 99.9));
 	json_int(j, "max", pn_hist_max(h));
-	if (buckets) {
+	if (more & JSON_HIST_MEAN)
 		json_num(j, "mean", pn_hist_mean(h));
+	if (more & JSON_HIST_BUCKETS) {
 		/* non-empty buckets: [lo, hi, count], values lo..hi inclusive */
 		json_arr(j, "histogram");
 		struct pn_hist_bucket b;

@@ -31,9 +31,10 @@ void json_bool(struct json *j, const char *key, bool v);
 void json_null(struct json *j, const char *key);
 /* The space-separated words of s as an array of strings ("tsc hpet" -> ["tsc","hpet"]). */
 void json_words(struct json *j, const char *key, const char *s);
-/* A histogram as {count, min, p50, p99, p999, max}; with buckets also its mean and the
- * non-empty buckets as [lo, hi, count]. */
+/* A histogram as {count, min, p50, p99, p999, max}, then what more says: its "mean",
+ * and its non-empty buckets as "histogram": [[lo, hi, count], ...]. */
+enum { JSON_HIST_MEAN = 1, JSON_HIST_BUCKETS = 2 };
 struct pn_hist;
-void json_hist(struct json *j, const char *key, const struct pn_hist *h, bool buckets);
+void json_hist(struct json *j, const char *key, const struct pn_hist *h, unsigned more);
 
 #endif

@@ -230,7 +230,7 @@ void probe_render_json(const struct probe *p)
 				json_int(&j, "slack_ns", x->slacks[s]);
 				json_bool(&j, "supported", !x->unsupported[m]);
 				json_uint(&j, "early", c->early);
-				json_hist(&j, "overshoot_ns", &c->overshoot, false);
+				json_hist(&j, "overshoot_ns", &c->overshoot, 0);
 				json_obj_end(&j);
 			}
 	json_arr_end(&j);
