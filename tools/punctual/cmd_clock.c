@@ -296,7 +296,8 @@ int cmd_clock(int argc, char **argv)
 				die(1, "cannot switch to clocksource %s: %s", avail[k],
 				    strerror(-r));
 		}
-		clock_measure_all(runs[k].res, duration);
+		if (clock_measure_all(runs[k].res, duration) < 0)
+			die(1, "out of memory"); /* the clocksource is put back at exit */
 	}
 	cs_restore();
 

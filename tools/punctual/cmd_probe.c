@@ -116,7 +116,8 @@ static void measure_clocks(struct probe *p)
 	p->clocks = calloc((size_t)p->nclocks, sizeof(*p->clocks));
 	if (!p->clocks)
 		die(1, "out of memory");
-	clock_measure_all(p->clocks, p->quick ? 300000000LL : 1500000000LL);
+	if (clock_measure_all(p->clocks, p->quick ? 300000000LL : 1500000000LL) < 0)
+		die(1, "out of memory");
 	pn_cycles_info(&p->cycles);
 }
 

@@ -336,7 +336,8 @@ static void rank(struct clock_result *res)
 	}
 }
 
-static void measure_cost(struct clock_result *res, int64_t budget)
+/* 0 or -ENOMEM. */
+static int measure_cost(struct clock_result *res, int64_t budget)
 {
 	uint64_t n[N_SOURCES];
 	for (int i = 0; i < N_SOURCES; i++)
@@ -348,7 +349,7 @@ static void measure_cost(struct clock_result *res, int64_t budget)
 		stride = 15;
 	double *cost = calloc(stride * N_SOURCES, sizeof(double));
 	if (!cost)
-		die(1, "out of memory");
+		return -ENOMEM;
 	int64_t start = pn_now();
 	for (rounds = 0; rounds < stride; rounds++) {
 		if ((rounds & 15) == 0)
@@ -377,6 +378,7 @@ static void measure_cost(struct clock_result *res, int64_t budget)
 	}
 	rank(res);
 	free(cost);
+	return 0;
 }
 
 /* ---- resolution and backward steps in one thread ---------------------------------- */
@@ -533,7 +535,9 @@ int clock_measure_all(struct clock_result *res, int64_t budget)
 	}
 	pn_cycles_to_ns(1); /* calibrate before timing anything */
 	probe_paths(res);
-	measure_cost(res, budget * 6 / 10);
+	int e = measure_cost(res, budget * 6 / 10);
+	if (e < 0)
+		return e;
 	/* A coarse clock needs a few ticks to show its step. */
 	int64_t step_budget = budget / 5 / N_SOURCES;
 	int64_t min_step_budget = 3 * pn_now_coarse_resolution();
