@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * bench_wheel_libev.c: libev's ev_timer behind bench_wheel's table (a file of its own:
- * ev.h and libevent's headers both define EV_READ).
- */
+/* bench_wheel_libev.c: libev's ev_timer behind bench_wheel's table. */
 #include <stdlib.h>
 #include <ev.h>
 
@@ -64,5 +61,12 @@ static void lev_close(void *ctx)
 	free(c);
 }
 
-const struct peer bench_wheel_libev = {"libev",    lev_open,   lev_sync, lev_add,
-                                       lev_cancel, lev_expire, lev_close};
+const struct peer bench_wheel_libev = {
+        .name = "libev",
+        .open = lev_open,
+        .sync = lev_sync,
+        .add = lev_add,
+        .cancel = lev_cancel,
+        .expire = lev_expire,
+        .close = lev_close,
+};
