@@ -138,10 +138,10 @@ static void expire_batches(const struct peer *p, void *c, size_t n, enum dist d,
 			p->add(c, n + j, draw(d) / 300000);
 		int64_t t1 = pn_now();
 		pn_sleep_until(t1 + 2 * MS, 100 * US); /* untimed: let them come due */
-		size_t fired = 0;
+		size_t before = fired_total;
 		int64_t t2 = pn_now();
-		while (fired < BATCH)
-			fired += p->expire(c);
+		while (fired_total - before < BATCH)
+			p->expire(c);
 		sample[b] = (double)((t1 - t0) + (pn_now() - t2)) / BATCH;
 	}
 }

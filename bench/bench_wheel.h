@@ -54,13 +54,22 @@ struct peer {
 	void (*sync)(void *ctx);                         /* once per batch: read the clock */
 	void (*add)(void *ctx, size_t i, int64_t delay); /* relative, ns */
 	void (*cancel)(void *ctx, size_t i);
-	size_t (*expire)(void *ctx); /* one loop iteration; returns timers fired */
+	void (*expire)(void *ctx); /* one loop iteration; its callbacks count in fired_total */
 	void (*close)(void *ctx);
 	/* The wakeup table (NULL: not in it): runs L with the peer's own loop, each firing
 	 * through job_fired; returns how many times the loop woke. */
 	uint64_t (*wakeups)(const struct load *L, struct windows *ws);
 	bool simulated; /* wakeups can run a load in simulated time (L->virtual_time) */
 };
+
+/* A peer whose functions are prefix_open, prefix_sync, ... prefix_close, named label,
+ * and any more fields given (.wakeups = ...). */
+#define BENCH_PEER(prefix, label, ...)                                                             \
+	{                                                                                          \
+		.name = label, .open = prefix##_open, .sync = prefix##_sync, .add = prefix##_add,  \
+		.cancel = prefix##_cancel, .expire = prefix##_expire, .close = prefix##_close,     \
+		__VA_ARGS__                                                                        \
+	}
 
 /* Every peer's callbacks count here (add + cancel, add + expire). */
 extern size_t fired_total;

@@ -46,11 +46,9 @@ static void lev_cancel(void *ctx, size_t i)
 	ev_timer_stop(c->loop, &c->t[i]);
 }
 
-static size_t lev_expire(void *ctx)
+static void lev_expire(void *ctx)
 {
-	size_t before = fired_total;
 	ev_run(((struct lev_ctx *)ctx)->loop, EVRUN_NOWAIT);
-	return fired_total - before;
 }
 
 static void lev_close(void *ctx)
@@ -61,12 +59,4 @@ static void lev_close(void *ctx)
 	free(c);
 }
 
-const struct peer bench_wheel_libev = {
-        .name = "libev",
-        .open = lev_open,
-        .sync = lev_sync,
-        .add = lev_add,
-        .cancel = lev_cancel,
-        .expire = lev_expire,
-        .close = lev_close,
-};
+const struct peer bench_wheel_libev = BENCH_PEER(lev, "libev");

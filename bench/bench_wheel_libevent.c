@@ -47,11 +47,9 @@ static void le_cancel(void *ctx, size_t i)
 	evtimer_del(((struct le_ctx *)ctx)->ev[i]);
 }
 
-static size_t le_expire(void *ctx)
+static void le_expire(void *ctx)
 {
-	size_t before = fired_total;
 	event_base_loop(((struct le_ctx *)ctx)->base, EVLOOP_NONBLOCK);
-	return fired_total - before;
 }
 
 static void le_close(void *ctx)
@@ -64,12 +62,4 @@ static void le_close(void *ctx)
 	free(c);
 }
 
-const struct peer bench_wheel_libevent = {
-        .name = "libevent",
-        .open = le_open,
-        .sync = le_sync,
-        .add = le_add,
-        .cancel = le_cancel,
-        .expire = le_expire,
-        .close = le_close,
-};
+const struct peer bench_wheel_libevent = BENCH_PEER(le, "libevent");

@@ -45,11 +45,9 @@ static void uvp_cancel(void *ctx, size_t i)
 	uv_timer_stop(&((struct uv_ctx *)ctx)->t[i]);
 }
 
-static size_t uvp_expire(void *ctx)
+static void uvp_expire(void *ctx)
 {
-	size_t before = fired_total;
 	uv_run(&((struct uv_ctx *)ctx)->loop, UV_RUN_NOWAIT);
-	return fired_total - before;
 }
 
 static void uvp_close(void *ctx)
@@ -63,12 +61,4 @@ static void uvp_close(void *ctx)
 	free(c);
 }
 
-const struct peer bench_wheel_libuv = {
-        .name = "libuv",
-        .open = uvp_open,
-        .sync = uvp_sync,
-        .add = uvp_add,
-        .cancel = uvp_cancel,
-        .expire = uvp_expire,
-        .close = uvp_close,
-};
+const struct peer bench_wheel_libuv = BENCH_PEER(uvp, "libuv");

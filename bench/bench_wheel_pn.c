@@ -53,11 +53,10 @@ static void pn_cancel(void *ctx, size_t i)
 	pn_wheel_cancel(c->w, &c->t[i]);
 }
 
-static size_t pn_expire(void *ctx)
+static void pn_expire(void *ctx)
 {
 	struct pn_ctx *c = ctx;
-	int r = pn_wheel_expire(c->w, pn_now());
-	return r > 0 ? (size_t)r : 0;
+	pn_wheel_expire(c->w, pn_now());
 }
 
 static void pn_close(void *ctx)
@@ -118,14 +117,5 @@ static uint64_t pn_wakeups(const struct load *L, struct windows *ws)
 	return wakeups;
 }
 
-const struct peer bench_wheel_pn = {
-        .name = "pn_wheel",
-        .open = pn_open,
-        .sync = pn_sync,
-        .add = pn_add,
-        .cancel = pn_cancel,
-        .expire = pn_expire,
-        .close = pn_close,
-        .wakeups = pn_wakeups,
-        .simulated = true,
-};
+const struct peer bench_wheel_pn =
+        BENCH_PEER(pn, "pn_wheel", .wakeups = pn_wakeups, .simulated = true);

@@ -61,12 +61,10 @@ static void sd_cancel(void *ctx, size_t i)
 	sd_event_source_set_enabled(((struct sd_ctx *)ctx)->s[i], SD_EVENT_OFF);
 }
 
-static size_t sd_expire(void *ctx)
+static void sd_expire(void *ctx)
 {
-	size_t before = fired_total;
 	while (sd_event_run(((struct sd_ctx *)ctx)->e, 0) > 0)
 		; /* one source per iteration */
-	return fired_total - before;
 }
 
 static void sd_close(void *ctx)
@@ -140,13 +138,4 @@ static uint64_t sd_wakeups(const struct load *L, struct windows *ws)
 	return wakeups;
 }
 
-const struct peer bench_wheel_sdevent = {
-        .name = "sd-event",
-        .open = sd_open,
-        .sync = sd_sync,
-        .add = sd_add,
-        .cancel = sd_cancel,
-        .expire = sd_expire,
-        .close = sd_close,
-        .wakeups = sd_wakeups,
-};
+const struct peer bench_wheel_sdevent = BENCH_PEER(sd, "sd-event", .wakeups = sd_wakeups);
