@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * probe_render.c: `punctual probe` as a report for people (aligned tables like the
- * seeds'), as JSON (docs/probe.schema.json) and as Prometheus text for node_exporter's
- * textfile collector (base units: seconds; host facts in punctual_host_info).
+ * probe_render.c: `punctual probe` as a report for people (a section per subject, in
+ * aligned columns), as JSON (docs/probe.schema.json) and as Prometheus text for
+ * node_exporter's textfile collector (base units: seconds; host facts in
+ * punctual_host_info).
  */
 #include <errno.h>
 #include <stdio.h>

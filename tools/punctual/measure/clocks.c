@@ -8,9 +8,10 @@
  * table gives the min and the median over rounds. Backward steps: consecutive reads in
  * one thread (the kernel selftest's check), then a handoff between two threads pinned
  * to different CPUs, where a read after the handoff must not be below the read before
- * it (unfenced rdtsc fails this; see REFERENCE.md). The path is found by running each
- * call once in a thread whose seccomp filter fails the time system calls: a call that
- * then fails made a system call.
+ * it (unfenced rdtsc fails this: it is not serializing, so the CPU may execute it ahead
+ * of the load that saw the other thread's turn and read an earlier count; rdtscp and a
+ * fenced rdtsc do not). The path is found by running each call once in a thread whose
+ * seccomp filter fails the time system calls: a call that then fails made a system call.
  */
 #include <errno.h>
 #include <linux/filter.h>
