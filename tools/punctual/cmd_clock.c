@@ -111,14 +111,8 @@ static void json_results(struct json *j, const struct clock_result *res, int n)
 		json_uint(j, "reads_per_round", r->reads_per_round);
 		json_obj_end(j);
 		json_obj(j, "resolution_ns");
-		if (r->getres_ns >= 0)
-			json_int(j, "getres", r->getres_ns);
-		else
-			json_null(j, "getres");
-		if (r->step_ns >= 0)
-			json_int(j, "smallest_step", r->step_ns);
-		else
-			json_null(j, "smallest_step");
+		json_int_if(j, "getres", r->getres_ns >= 0, r->getres_ns);
+		json_int_if(j, "smallest_step", r->step_ns >= 0, r->step_ns);
 		json_obj_end(j);
 		json_obj(j, "backward");
 		json_uint(j, "same_thread", r->backward_same);

@@ -44,21 +44,12 @@ static void json_info(struct json *j, const struct pn_cpu_info *in)
 {
 	json_int(j, "count", in->count);
 	json_str(j, "reason", in->reason);
-	if (in->online > 0)
-		json_int(j, "online", in->online);
-	else
-		json_null(j, "online");
-	if (in->affinity > 0)
-		json_int(j, "affinity", in->affinity);
-	else
-		json_null(j, "affinity");
+	json_int_if(j, "online", in->online > 0, in->online);
+	json_int_if(j, "affinity", in->affinity > 0, in->affinity);
 	json_str(j, "affinity_list", in->affinity_list);
 	json_str(j, "rounding", pn_cpu_rounding_name(in->rounding));
 	json_str(j, "rounding_invalid", in->rounding_invalid[0] ? in->rounding_invalid : NULL);
-	if (in->override)
-		json_int(j, "override", in->override);
-	else
-		json_null(j, "override");
+	json_int_if(j, "override", in->override != 0, in->override);
 	json_str(j, "override_invalid", in->override_invalid[0] ? in->override_invalid : NULL);
 
 	json_obj(j, "cgroup");
@@ -73,18 +64,9 @@ static void json_info(struct json *j, const struct pn_cpu_info *in)
 		const struct pn_cpu_level *l = &in->levels[i];
 		json_obj(j, NULL);
 		json_str(j, "path", l->path);
-		if (l->quota_us > 0)
-			json_int(j, "quota_us", l->quota_us);
-		else
-			json_null(j, "quota_us");
-		if (l->period_us > 0)
-			json_int(j, "period_us", l->period_us);
-		else
-			json_null(j, "period_us");
-		if (l->shares >= 0)
-			json_int(j, "shares", l->shares);
-		else
-			json_null(j, "shares");
+		json_int_if(j, "quota_us", l->quota_us > 0, l->quota_us);
+		json_int_if(j, "period_us", l->period_us > 0, l->period_us);
+		json_int_if(j, "shares", l->shares >= 0, l->shares);
 		json_str(j, "error", l->status ? pn_strerror(l->status) : NULL);
 		json_obj_end(j);
 	}

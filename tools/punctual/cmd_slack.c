@@ -227,10 +227,7 @@ static void render_json(pid_t pid, const struct task_slack *main_task, bool thre
 	json_int(&j, "pid", pid);
 	json_str(&j, "comm", main_task->comm);
 	json_int(&j, "slack_ns", main_task->slack_ns);
-	if (set)
-		json_int(&j, "set_ns", set_ns);
-	else
-		json_null(&j, "set_ns");
+	json_int_if(&j, "set_ns", set, set_ns);
 	json_bool(&j, "all_threads", threads);
 	json_arr(&j, "threads");
 	for (size_t i = 0; i < l->n; i++) {

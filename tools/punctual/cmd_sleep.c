@@ -264,10 +264,7 @@ static void render_json(struct sleep_matrix *x, const struct opts *o, const stru
 	json_str(&j, "policy", policy_name(o));
 	if (o->fifo)
 		json_int(&j, "priority", o->fifo);
-	if (o->cpu >= 0)
-		json_int(&j, "cpu", o->cpu);
-	else
-		json_null(&j, "cpu");
+	json_int_if(&j, "cpu", o->cpu >= 0, o->cpu);
 	json_int(&j, "slack_before_ns", x->original_slack);
 	json_int(&j, "dma_latency_us", o->dma_latency);
 	json_arr(&j, "slacks_ns");

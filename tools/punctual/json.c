@@ -54,28 +54,15 @@ static void put_escaped(FILE *f, const char *s, size_t len)
 			p += n;
 			continue;
 		}
-		switch (*p) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		case '\r':
-			fputs("\\r", f);
-			break;
-		default:
-			if (*p < 0x20)
-				fprintf(f, "\\u%04x", *p);
-			else
-				fputc(*p, f);
-		}
+		/* the short escapes JSON has, then \uXXXX for the other control characters */
+		static const char plain[] = "\"\\\n\t\r", escaped[] = "\"\\ntr";
+		const char *e = *p ? strchr(plain, *p) : NULL;
+		if (e)
+			fprintf(f, "\\%c", escaped[e - plain]);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
 		p++;
 	}
 	fputc('"', f);
@@ -192,6 +179,14 @@ void json_null(struct json *j, const char *key)
 {
 	sep(j, key);
 	fputs("null", j->f);
+}
+
+void json_int_if(struct json *j, const char *key, bool known, int64_t v)
+{
+	if (known)
+		json_int(j, key, v);
+	else
+		json_null(j, key);
 }
 
 void json_words(struct json *j, const char *key, const char *s)

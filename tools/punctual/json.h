@@ -29,6 +29,8 @@ void json_uint(struct json *j, const char *key, uint64_t v);
 void json_num(struct json *j, const char *key, double v);
 void json_bool(struct json *j, const char *key, bool v);
 void json_null(struct json *j, const char *key);
+/* v when it is known, else null (a count that could not be read, an option not given). */
+void json_int_if(struct json *j, const char *key, bool known, int64_t v);
 /* The space-separated words of s as an array of strings ("tsc hpet" -> ["tsc","hpet"]). */
 void json_words(struct json *j, const char *key, const char *s);
 /* A histogram as {count, min, p50, p99, p999, max}, then what more says: its "mean",

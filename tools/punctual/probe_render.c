@@ -170,14 +170,6 @@ void probe_render_text(const struct probe *p)
 
 /* ---- JSON -------------------------------------------------------------------------- */
 
-static void json_slack(struct json *j, const char *key, int64_t v)
-{
-	if (v >= 0)
-		json_int(j, key, v);
-	else
-		json_null(j, key);
-}
-
 void probe_render_json(const struct probe *p)
 {
 	struct json j;
@@ -196,8 +188,8 @@ void probe_render_json(const struct probe *p)
 	json_int(&j, "coarse_resolution_ns", p->host.coarse_res_ns);
 	json_str(&j, "nohz_full", p->nohz_full);
 	json_str(&j, "isolated_cpus", p->isolated);
-	json_slack(&j, "slack_self_ns", p->slack_self);
-	json_slack(&j, "slack_pid1_ns", p->slack_pid1);
+	json_int_if(&j, "slack_self_ns", p->slack_self >= 0, p->slack_self); /* or -errno */
+	json_int_if(&j, "slack_pid1_ns", p->slack_pid1 >= 0, p->slack_pid1);
 	json_obj_end(&j);
 
 	json_obj(&j, "clocks");
@@ -255,14 +247,8 @@ void probe_render_json(const struct probe *p)
 	if (p->cpu_status == 0) {
 		json_int(&j, "count", p->cpu.count);
 		/* -errno when unreadable: null, as in `punctual cpus --json` */
-		if (p->cpu.online > 0)
-			json_int(&j, "online", p->cpu.online);
-		else
-			json_null(&j, "online");
-		if (p->cpu.affinity > 0)
-			json_int(&j, "affinity", p->cpu.affinity);
-		else
-			json_null(&j, "affinity");
+		json_int_if(&j, "online", p->cpu.online > 0, p->cpu.online);
+		json_int_if(&j, "affinity", p->cpu.affinity > 0, p->cpu.affinity);
 		json_str(&j, "affinity_list", p->cpu.affinity_list);
 		json_str(&j, "cgroup_version", pn_cgroup_version_name(p->cpu.cgroup_version));
 		json_str(&j, "cgroup_path", p->cpu.cgroup_path);
