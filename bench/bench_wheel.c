@@ -4,7 +4,9 @@
  * libev (ev_timer) and sd-event (sd_event_add_time), driven through their public APIs
  * behind one small table of function pointers (wahern/timeout's bench layout), in one
  * run; then the wakeup counts of the same workloads: offline optimum, pn_wheel,
- * sd-event and no coalescing. Prints a Markdown section on stdout.
+ * sd-event and no coalescing. Prints a Markdown section on stdout. Each peer is in its
+ * own file (bench_wheel_<peer>.c, bench_wheel.h); this one holds the table and the
+ * workloads.
  *
  * add + cancel: P timers pending (delays from the distribution); each op cancels a
  * random one and adds it again with a new delay, so P stays constant. Each peer runs 2
@@ -27,317 +29,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <punctual/clock.h>
 #include <punctual/sleep.h>
 #include <punctual/wheel.h>
-#include "bench_wheel.h"
 #include "bench_stats.h"
-
-#ifdef PN_HAVE_LIBUV
-#include <uv.h>
-#endif
-#ifdef PN_HAVE_LIBEVENT
-#include <event2/event.h>
-#endif
-#ifdef PN_HAVE_SDEVENT
-#include <systemd/sd-event.h>
-#endif
+#include "bench_wheel.h"
+#include "splitmix.h"
 
 #define BATCH      1000
 #define NBATCH     12    /* per pass */
 #define CANCEL_OPS 50000 /* per round */
 #define ROUNDS     2     /* per pass */
 #define PASSES     5
-#define US         1000LL
-#define MS         1000000LL
-#define SEC        1000000000LL
 
 /* ---- the table -------------------------------------------------------------------------- */
 
 size_t fired_total; /* callbacks run, all peers */
 
-/* ---- pn_wheel ---- */
-
-struct pn_ctx {
-	struct pn_wheel *w;
-	struct pn_timer *t;
-	int64_t base;
-};
-
-static void pn_cb(struct pn_wheel *w, struct pn_timer *t, void *arg)
-{
-	(void)w, (void)t, (void)arg;
-	fired_total++;
-}
-
-static void *pn_open(size_t n)
-{
-	struct pn_ctx *c = calloc(1, sizeof(*c));
-	c->t = malloc(n * sizeof(*c->t));
-	if (!c->t || pn_wheel_new(&c->w) < 0)
-		abort();
-	for (size_t i = 0; i < n; i++)
-		pn_timer_init(&c->t[i], pn_cb, NULL);
-	c->base = pn_now();
-	return c;
-}
-
-static void pn_sync(void *ctx)
-{
-	((struct pn_ctx *)ctx)->base = pn_now();
-}
-
-static void pn_add(void *ctx, size_t i, int64_t delay)
-{
-	struct pn_ctx *c = ctx;
-	pn_wheel_add(c->w, &c->t[i], c->base + delay, 0);
-}
-
-static void pn_cancel(void *ctx, size_t i)
-{
-	struct pn_ctx *c = ctx;
-	pn_wheel_cancel(c->w, &c->t[i]);
-}
-
-static size_t pn_expire(void *ctx)
-{
-	struct pn_ctx *c = ctx;
-	int r = pn_wheel_expire(c->w, pn_now());
-	return r > 0 ? (size_t)r : 0;
-}
-
-static void pn_close(void *ctx)
-{
-	struct pn_ctx *c = ctx;
-	pn_wheel_free(c->w);
-	free(c->t);
-	free(c);
-}
-
-/* ---- libuv ---- */
-#ifdef PN_HAVE_LIBUV
-struct uv_ctx {
-	uv_loop_t loop;
-	uv_timer_t *t;
-	size_t n;
-};
-
-static void uv_cb(uv_timer_t *h)
-{
-	(void)h;
-	fired_total++;
-}
-
-static void *uvp_open(size_t n)
-{
-	struct uv_ctx *c = calloc(1, sizeof(*c));
-	c->t = calloc(n, sizeof(*c->t));
-	c->n = n;
-	if (!c->t || uv_loop_init(&c->loop) != 0)
-		abort();
-	for (size_t i = 0; i < n; i++)
-		uv_timer_init(&c->loop, &c->t[i]);
-	return c;
-}
-
-static void uvp_sync(void *ctx)
-{
-	uv_update_time(&((struct uv_ctx *)ctx)->loop);
-}
-
-static void uvp_add(void *ctx, size_t i, int64_t delay)
-{
-	struct uv_ctx *c = ctx;
-	uv_timer_start(&c->t[i], uv_cb, (uint64_t)(delay / MS), 0); /* libuv counts ms */
-}
-
-static void uvp_cancel(void *ctx, size_t i)
-{
-	uv_timer_stop(&((struct uv_ctx *)ctx)->t[i]);
-}
-
-static size_t uvp_expire(void *ctx)
-{
-	size_t before = fired_total;
-	uv_run(&((struct uv_ctx *)ctx)->loop, UV_RUN_NOWAIT);
-	return fired_total - before;
-}
-
-static void uvp_close(void *ctx)
-{
-	struct uv_ctx *c = ctx;
-	for (size_t i = 0; i < c->n; i++)
-		uv_close((uv_handle_t *)&c->t[i], NULL);
-	uv_run(&c->loop, UV_RUN_DEFAULT);
-	uv_loop_close(&c->loop);
-	free(c->t);
-	free(c);
-}
-#endif
-
-/* ---- libevent ---- */
-#ifdef PN_HAVE_LIBEVENT
-struct le_ctx {
-	struct event_base *base;
-	struct event **ev;
-	size_t n;
-};
-
-static void le_cb(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd, (void)what, (void)arg;
-	fired_total++;
-}
-
-static void *le_open(size_t n)
-{
-	struct le_ctx *c = calloc(1, sizeof(*c));
-	c->base = event_base_new();
-	c->ev = calloc(n, sizeof(*c->ev));
-	c->n = n;
-	if (!c->base || !c->ev)
-		abort();
-	for (size_t i = 0; i < n; i++)
-		c->ev[i] = evtimer_new(c->base, le_cb, NULL);
-	return c;
-}
-
-static void le_sync(void *ctx)
-{
-	(void)ctx; /* libevent reads the clock itself */
-}
-
-static void le_add(void *ctx, size_t i, int64_t delay)
-{
-	struct le_ctx *c = ctx;
-	struct timeval tv = {.tv_sec = delay / SEC, .tv_usec = (delay % SEC) / US};
-	evtimer_add(c->ev[i], &tv);
-}
-
-static void le_cancel(void *ctx, size_t i)
-{
-	evtimer_del(((struct le_ctx *)ctx)->ev[i]);
-}
-
-static size_t le_expire(void *ctx)
-{
-	size_t before = fired_total;
-	event_base_loop(((struct le_ctx *)ctx)->base, EVLOOP_NONBLOCK);
-	return fired_total - before;
-}
-
-static void le_close(void *ctx)
-{
-	struct le_ctx *c = ctx;
-	for (size_t i = 0; i < c->n; i++)
-		event_free(c->ev[i]);
-	event_base_free(c->base);
-	free(c->ev);
-	free(c);
-}
-#endif
-
-/* ---- sd-event ---- */
-#ifdef PN_HAVE_SDEVENT
-struct sd_ctx {
-	sd_event *e;
-	sd_event_source **s;
-	size_t n;
-	uint64_t base_us;
-};
-
-static int sd_cb(sd_event_source *s, uint64_t usec, void *arg)
-{
-	(void)s, (void)usec, (void)arg;
-	fired_total++;
-	return 0;
-}
-
-static void *sd_open(size_t n)
-{
-	struct sd_ctx *c = calloc(1, sizeof(*c));
-	c->s = calloc(n, sizeof(*c->s));
-	c->n = n;
-	if (!c->s || sd_event_new(&c->e) < 0)
-		abort();
-	/* Sources made once, then re-timed and enabled per op: no allocation per op, as for
-	 * the others. Accuracy 1 us: sd-event's default (250 ms) would not be comparable. */
-	for (size_t i = 0; i < n; i++) {
-		if (sd_event_add_time(c->e, &c->s[i], CLOCK_MONOTONIC, UINT64_MAX - 1, 1, sd_cb,
-		                      NULL) < 0)
-			abort();
-		sd_event_source_set_enabled(c->s[i], SD_EVENT_OFF);
-	}
-	c->base_us = (uint64_t)pn_now() / 1000;
-	return c;
-}
-
-static void sd_sync(void *ctx)
-{
-	((struct sd_ctx *)ctx)->base_us = (uint64_t)pn_now() / 1000;
-}
-
-static void sd_add(void *ctx, size_t i, int64_t delay)
-{
-	struct sd_ctx *c = ctx;
-	sd_event_source_set_time(c->s[i], c->base_us + (uint64_t)(delay / US));
-	sd_event_source_set_enabled(c->s[i], SD_EVENT_ONESHOT);
-}
-
-static void sd_cancel(void *ctx, size_t i)
-{
-	sd_event_source_set_enabled(((struct sd_ctx *)ctx)->s[i], SD_EVENT_OFF);
-}
-
-static size_t sd_expire(void *ctx)
-{
-	size_t before = fired_total;
-	while (sd_event_run(((struct sd_ctx *)ctx)->e, 0) > 0)
-		; /* one source per iteration */
-	return fired_total - before;
-}
-
-static void sd_close(void *ctx)
-{
-	struct sd_ctx *c = ctx;
-	for (size_t i = 0; i < c->n; i++)
-		sd_event_source_unref(c->s[i]);
-	sd_event_unref(c->e);
-	free(c->s);
-	free(c);
-}
-#endif
-
-static const struct peer pn_peer = {"pn_wheel", pn_open,   pn_sync, pn_add,
-                                    pn_cancel,  pn_expire, pn_close};
-#ifdef PN_HAVE_LIBUV
-static const struct peer uv_peer = {"libuv",    uvp_open,   uvp_sync, uvp_add,
-                                    uvp_cancel, uvp_expire, uvp_close};
-#endif
-#ifdef PN_HAVE_LIBEVENT
-static const struct peer le_peer = {"libevent", le_open,   le_sync, le_add,
-                                    le_cancel,  le_expire, le_close};
-#endif
-#ifdef PN_HAVE_SDEVENT
-static const struct peer sd_peer = {"sd-event", sd_open,   sd_sync, sd_add,
-                                    sd_cancel,  sd_expire, sd_close};
-#endif
-
+/* pn_wheel first: the others' figures are given against it. */
 static const struct peer *const peers[] = {
-        &pn_peer,
+        &bench_wheel_pn,
 #ifdef PN_HAVE_LIBUV
-        &uv_peer,
+        &bench_wheel_libuv,
 #endif
 #ifdef PN_HAVE_LIBEVENT
-        &le_peer,
+        &bench_wheel_libevent,
 #endif
 #ifdef PN_HAVE_LIBEV
         &bench_wheel_libev,
 #endif
 #ifdef PN_HAVE_SDEVENT
-        &sd_peer,
+        &bench_wheel_sdevent,
 #endif
 };
 #define NPEERS (sizeof(peers) / sizeof(peers[0]))
@@ -346,18 +69,11 @@ static const struct peer *const peers[] = {
 
 static uint64_t rng;
 
-static uint64_t next_rand(void)
-{
-	uint64_t z = (rng += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
 static int64_t between(int64_t lo, int64_t hi)
 {
 	/* multiply-shift, not %: a division would cost more than the ops measured */
-	return lo + (int64_t)(((unsigned __int128)next_rand() * (uint64_t)(hi - lo + 1)) >> 64);
+	return lo +
+	       (int64_t)(((unsigned __int128)pn__splitmix64(&rng) * (uint64_t)(hi - lo + 1)) >> 64);
 }
 
 enum dist { UNIFORM, BIMODAL };
@@ -370,7 +86,7 @@ static int64_t draw(enum dist d)
 	/* The mode from a table, not a branch: a coin flip no CPU predicts would cost every
 	 * peer a pipeline flush per op, the bench's cost and not the timers'. */
 	static const int64_t lo[2] = {10 * SEC, US}, hi[2] = {300 * SEC, MS};
-	int mode = (int)(next_rand() & 1);
+	int mode = (int)(pn__splitmix64(&rng) & 1);
 	return between(lo[mode], hi[mode]);
 }
 
@@ -403,7 +119,7 @@ static void cancel_rounds(const struct peer *p, void *c, size_t n, enum dist d, 
 		p->sync(c);
 		int64_t t0 = pn_now();
 		for (int op = 0; op < CANCEL_OPS; op++) {
-			size_t j = (size_t)(((unsigned __int128)next_rand() * n) >> 64);
+			size_t j = (size_t)(((unsigned __int128)pn__splitmix64(&rng) * n) >> 64);
 			p->cancel(c, j);
 			p->add(c, j, draw(d));
 		}
@@ -421,10 +137,10 @@ static void expire_batches(const struct peer *p, void *c, size_t n, enum dist d,
 			p->add(c, n + j, draw(d) / 300000);
 		int64_t t1 = pn_now();
 		pn_sleep_until(t1 + 2 * MS, 100 * US); /* untimed: let them come due */
-		size_t fired = 0;
+		size_t before = fired_total;
 		int64_t t2 = pn_now();
-		while (fired < BATCH)
-			fired += p->expire(c);
+		while (fired_total - before < BATCH)
+			p->expire(c);
 		sample[b] = (double)((t1 - t0) + (pn_now() - t2)) / BATCH;
 	}
 }
@@ -510,95 +226,21 @@ static void ops_table(void)
 
 /* ---- wakeups ----------------------------------------------------------------------------- */
 
-struct window {
-	int64_t lo, hi;
-};
+static uint64_t early_total, past_total; /* of the run in progress */
 
-struct windows {
-	struct window *w;
-	size_t n, cap;
-};
-
-static void win_add(struct windows *ws, int64_t lo, int64_t hi)
+/* Every firing's window goes into a struct windows (measure/timers.h) for the offline
+ * optimum and the count without coalescing, as in `punctual timers`. */
+void job_fired(struct wjob *j, int64_t now, int64_t slop)
 {
-	if (ws->n == ws->cap) {
-		ws->cap = ws->cap ? ws->cap * 2 : 4096;
-		ws->w = realloc(ws->w, ws->cap * sizeof(*ws->w));
-		if (!ws->w)
-			abort();
-	}
-	ws->w[ws->n++] = (struct window){lo, hi};
-}
-
-static int by_hi(const void *a, const void *b)
-{
-	const struct window *x = a, *y = b;
-	return (x->hi > y->hi) - (x->hi < y->hi);
-}
-
-static int by_lo(const void *a, const void *b)
-{
-	const struct window *x = a, *y = b;
-	return (x->lo > y->lo) - (x->lo < y->lo);
-}
-
-/* The greedy rule over windows: the fewest wakeups that fire each inside itself. */
-static uint64_t optimum(struct windows *ws)
-{
-	qsort(ws->w, ws->n, sizeof(*ws->w), by_hi);
-	uint64_t n = 0;
-	int64_t at = 0;
-	for (size_t i = 0; i < ws->n; i++)
-		if (!n || ws->w[i].lo > at)
-			at = ws->w[i].hi, n++;
-	return n;
-}
-
-static uint64_t distinct_deadlines(struct windows *ws)
-{
-	qsort(ws->w, ws->n, sizeof(*ws->w), by_lo);
-	uint64_t n = 0;
-	for (size_t i = 0; i < ws->n; i++)
-		n += i == 0 || ws->w[i].lo != ws->w[i - 1].lo;
-	return n;
-}
-
-struct load {
-	const char *name;
-	size_t count;
-	int64_t lo, hi; /* delays or periods */
-	bool periodic;
-	int64_t run; /* periodic: how long */
-	bool virtual_time;
-};
-
-struct wjob {
-	struct pn_timer t;
-	int64_t deadline, precision, period;
-	struct windows *ws;
-	uint64_t early;
-#ifdef PN_HAVE_SDEVENT
-	sd_event_source *s;
-#endif
-};
-
-static int64_t wk_now;
-static uint64_t early_total, past_total;
-
-static void wk_cb(struct pn_wheel *w, struct pn_timer *t, void *arg)
-{
-	(void)w;
-	struct wjob *j = arg;
-	if (wk_now < j->deadline)
+	if (now < j->deadline)
 		early_total++;
-	else if (wk_now > j->deadline + j->precision)
+	else if (now > j->deadline + j->precision + slop)
 		past_total++;
-	win_add(j->ws, j->deadline, j->deadline + j->precision);
-	if (t->period)
-		j->deadline = t->deadline;
+	if (windows_add(j->ws, j->deadline, j->deadline + j->precision) < 0)
+		abort();
 }
 
-static void setup_jobs(const struct load *L, struct wjob *jobs, struct windows *ws, int64_t start)
+void setup_jobs(const struct load *L, struct wjob *jobs, struct windows *ws, int64_t start)
 {
 	rng = 7;
 	for (size_t i = 0; i < L->count; i++) {
@@ -609,107 +251,6 @@ static void setup_jobs(const struct load *L, struct wjob *jobs, struct windows *
 		jobs[i].ws = ws;
 	}
 }
-
-/* pn_wheel in real time (or virtual: waking exactly at pn_wheel_next's time). */
-static uint64_t run_wheel(const struct load *L, struct windows *ws)
-{
-	struct pn_wheel *w;
-	struct wjob *jobs = calloc(L->count, sizeof(*jobs));
-	if (!jobs || pn_wheel_new(&w) < 0)
-		abort();
-	/* 20 ms of lead so that adding every timer is done before the first is due */
-	int64_t start = L->virtual_time ? 0 : pn_now() + 20 * MS;
-	if (L->virtual_time)
-		pn_wheel_expire(w, start); /* an empty wheel adopts the simulated time */
-	setup_jobs(L, jobs, ws, start);
-	for (size_t i = 0; i < L->count; i++) {
-		pn_timer_init(&jobs[i].t, wk_cb, &jobs[i]);
-		if (L->periodic)
-			pn_wheel_add_periodic(w, &jobs[i].t, jobs[i].deadline, jobs[i].precision,
-			                      jobs[i].period);
-		else
-			pn_wheel_add(w, &jobs[i].t, jobs[i].deadline, jobs[i].precision);
-	}
-	uint64_t wakeups = 0;
-	int64_t lo, hi, end = L->periodic ? start + L->run : INT64_MAX;
-	while (pn_wheel_window(w, &lo, &hi) == 0 && lo < end) {
-		if (L->virtual_time) {
-			wk_now = hi;
-		} else {
-			pn_sleep_until(lo, hi - lo);
-			wk_now = pn_now();
-		}
-		pn_wheel_expire(w, wk_now);
-		wakeups++;
-	}
-	pn_wheel_free(w);
-	free(jobs);
-	return wakeups;
-}
-
-#ifdef PN_HAVE_SDEVENT
-static int sdw_cb(sd_event_source *s, uint64_t usec, void *arg)
-{
-	(void)usec;
-	struct wjob *j = arg;
-	int64_t now = pn_now();
-	if (now < j->deadline)
-		early_total++;
-	else if (now > j->deadline + j->precision + 999)
-		past_total++; /* sd-event works in us: its window ends up to 1 us later */
-	win_add(j->ws, j->deadline, j->deadline + j->precision);
-	if (j->period) {
-		int64_t k = (now - j->deadline) / j->period + 1;
-		j->deadline += k * j->period;
-		sd_event_source_set_time(s, (uint64_t)(j->deadline + 999) / 1000);
-		sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
-	}
-	return 0;
-}
-
-/* sd-event on the same workload; a wakeup is a sd_event_wait that blocked and woke with
- * something to dispatch. Deadlines are rounded up to its microseconds. */
-static uint64_t run_sdevent(const struct load *L, struct windows *ws)
-{
-	sd_event *e;
-	struct wjob *jobs = calloc(L->count, sizeof(*jobs));
-	if (!jobs || sd_event_new(&e) < 0)
-		abort();
-	int64_t start = pn_now() + 20 * MS;
-	setup_jobs(L, jobs, ws, start);
-	for (size_t i = 0; i < L->count; i++) {
-		uint64_t acc = (uint64_t)jobs[i].precision / 1000;
-		if (sd_event_add_time(e, &jobs[i].s, CLOCK_MONOTONIC,
-		                      (uint64_t)(jobs[i].deadline + 999) / 1000, acc ? acc : 1,
-		                      sdw_cb, &jobs[i]) < 0)
-			abort();
-	}
-	uint64_t wakeups = 0;
-	int64_t end = L->periodic ? start + L->run : INT64_MAX;
-	size_t target = L->count;
-	for (;;) {
-		int64_t now = pn_now();
-		if (now >= end || (!L->periodic && ws->n >= target))
-			break;
-		int r = sd_event_prepare(e);
-		if (r == 0) {
-			uint64_t timeout = L->periodic ? (uint64_t)(end - now) / 1000 : UINT64_MAX;
-			r = sd_event_wait(e, timeout);
-			if (r > 0)
-				wakeups++;
-		}
-		if (r > 0)
-			sd_event_dispatch(e);
-		else if (r < 0)
-			break;
-	}
-	for (size_t i = 0; i < L->count; i++)
-		sd_event_source_unref(jobs[i].s);
-	sd_event_unref(e);
-	free(jobs);
-	return wakeups;
-}
-#endif
 
 static void wakeup_table(void)
 {
@@ -727,28 +268,19 @@ static void wakeup_table(void)
 	       "past window | early |\n|---|---|---|---|---|---|---|---|\n");
 	for (size_t l = 0; l < sizeof(loads) / sizeof(loads[0]); l++) {
 		const struct load *L = &loads[l];
-		for (int which = 0; which < 2; which++) {
-			struct windows ws = {0};
-			uint64_t wk;
-			early_total = past_total = 0;
-			if (which == 0) {
-				wk = run_wheel(L, &ws);
-			} else {
-#ifdef PN_HAVE_SDEVENT
-				if (L->virtual_time)
-					continue;
-				wk = run_sdevent(L, &ws);
-#else
+		for (size_t k = 0; k < NPEERS; k++) {
+			const struct peer *p = peers[k];
+			if (!p->wakeups || (L->virtual_time && !p->simulated))
 				continue;
-#endif
-			}
-			uint64_t plain = distinct_deadlines(&ws);
-			uint64_t opt = optimum(&ws);
+			struct windows ws = {0};
+			early_total = past_total = 0;
+			uint64_t wk = p->wakeups(L, &ws);
+			uint64_t plain = windows_deadlines(ws.w, ws.n);
+			uint64_t opt = windows_optimum(ws.w, ws.n);
 			printf("| %s | %s | %llu | %llu | %.3f | %llu | %llu | %llu |\n", L->name,
-			       which ? "sd-event" : "pn_wheel", (unsigned long long)wk,
-			       (unsigned long long)opt, opt ? (double)wk / (double)opt : 0.0,
-			       (unsigned long long)plain, (unsigned long long)past_total,
-			       (unsigned long long)early_total);
+			       p->name, (unsigned long long)wk, (unsigned long long)opt,
+			       opt ? (double)wk / (double)opt : 0.0, (unsigned long long)plain,
+			       (unsigned long long)past_total, (unsigned long long)early_total);
 			fflush(stdout);
 			free(ws.w);
 		}

@@ -1,8 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * bench_wheel_libev.c: libev's ev_timer behind bench_wheel's table (a file of its own:
- * ev.h and libevent's headers both define EV_READ).
- */
+/* bench_wheel_libev.c: libev's ev_timer behind bench_wheel's table. */
 #include <stdlib.h>
 #include <ev.h>
 
@@ -49,11 +46,9 @@ static void lev_cancel(void *ctx, size_t i)
 	ev_timer_stop(c->loop, &c->t[i]);
 }
 
-static size_t lev_expire(void *ctx)
+static void lev_expire(void *ctx)
 {
-	size_t before = fired_total;
 	ev_run(((struct lev_ctx *)ctx)->loop, EVRUN_NOWAIT);
-	return fired_total - before;
 }
 
 static void lev_close(void *ctx)
@@ -64,5 +59,4 @@ static void lev_close(void *ctx)
 	free(c);
 }
 
-const struct peer bench_wheel_libev = {"libev",    lev_open,   lev_sync, lev_add,
-                                       lev_cancel, lev_expire, lev_close};
+const struct peer bench_wheel_libev = BENCH_PEER(lev, "libev");

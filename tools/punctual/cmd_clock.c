@@ -111,14 +111,8 @@ static void json_results(struct json *j, const struct clock_result *res, int n)
 		json_uint(j, "reads_per_round", r->reads_per_round);
 		json_obj_end(j);
 		json_obj(j, "resolution_ns");
-		if (r->getres_ns >= 0)
-			json_int(j, "getres", r->getres_ns);
-		else
-			json_null(j, "getres");
-		if (r->step_ns >= 0)
-			json_int(j, "smallest_step", r->step_ns);
-		else
-			json_null(j, "smallest_step");
+		json_int_if(j, "getres", r->getres_ns >= 0, r->getres_ns);
+		json_int_if(j, "smallest_step", r->step_ns >= 0, r->step_ns);
 		json_obj_end(j);
 		json_obj(j, "backward");
 		json_uint(j, "same_thread", r->backward_same);
@@ -132,32 +126,23 @@ static void json_results(struct json *j, const struct clock_result *res, int n)
 	json_arr_end(j);
 }
 
-static void render_json(const struct sysinfo *si, const struct pn_cycles_info *ci, int64_t duration,
+static void render_json(const struct host *host, const struct pn_cycles_info *ci, int64_t duration,
                         const struct cs_run *runs, int nruns, bool all_cs)
 {
 	int n = clock_sources_count();
 	struct json j;
-	json_begin(&j, out);
-	json_obj(&j, NULL);
-	json_str(&j, "tool", "punctual");
-	json_str(&j, "version", PUNCTUAL_VERSION);
-	json_str(&j, "command", "clock");
+	json_report_begin(&j, out, "clock");
 	json_obj(&j, "host");
-	json_str(&j, "kernel", si->kernel);
-	json_str(&j, "cpu", si->cpu);
-	json_str(&j, "clocksource", cs_original[0] ? cs_original : si->clocksource);
-	json_arr(&j, "available_clocksources");
-	char tmp[sizeof(si->clocksources)];
-	snprintf(tmp, sizeof(tmp), "%s", si->clocksources);
-	for (char *save, *t = strtok_r(tmp, " ", &save); t; t = strtok_r(NULL, " ", &save))
-		json_str(&j, NULL, t);
-	json_arr_end(&j);
-	if (si->invariant_tsc >= 0)
-		json_bool(&j, "invariant_tsc", si->invariant_tsc);
+	json_str(&j, "kernel", host->kernel);
+	json_str(&j, "cpu", host->cpu);
+	json_str(&j, "clocksource", cs_original[0] ? cs_original : host->clocksource);
+	json_words(&j, "available_clocksources", host->clocksources);
+	if (host->invariant_tsc >= 0)
+		json_bool(&j, "invariant_tsc", host->invariant_tsc);
 	else
 		json_null(&j, "invariant_tsc");
-	json_int(&j, "coarse_resolution_ns", si->coarse_res_ns);
-	json_num(&j, "tick_hz_estimate", si->tick_hz);
+	json_int(&j, "coarse_resolution_ns", host->coarse_res_ns);
+	json_num(&j, "tick_hz_estimate", host->tick_hz);
 	json_obj(&j, "cycles");
 	json_str(&j, "source", ci->name);
 	json_str(&j, "reason", ci->reason);
@@ -180,7 +165,6 @@ static void render_json(const struct sysinfo *si, const struct pn_cycles_info *c
 		}
 		json_arr_end(&j);
 	}
-	json_obj_end(&j);
 	json_end(&j);
 }
 
@@ -215,21 +199,21 @@ static void render_table(const struct cs_run *run)
 	}
 }
 
-static void render_text(const struct sysinfo *si, const struct pn_cycles_info *ci,
+static void render_text(const struct host *host, const struct pn_cycles_info *ci,
                         const struct cs_run *runs, int nruns)
 {
 	char b[32];
 	fprintf(out, "punctual clock: what each clock source costs on this machine\n");
-	fprintf(out, "kernel       %s\n", si->kernel);
-	fprintf(out, "cpu          %s\n", si->cpu);
+	fprintf(out, "kernel       %s\n", host->kernel);
+	fprintf(out, "cpu          %s\n", host->cpu);
 	fprintf(out, "clocksource  %s (available: %s)\n",
-	        cs_original[0] ? cs_original : si->clocksource, si->clocksources);
+	        cs_original[0] ? cs_original : host->clocksource, host->clocksources);
 	fprintf(out, "tsc          %s\n",
-	        si->invariant_tsc < 0 ? "n/a"
-	        : si->invariant_tsc   ? "invariant"
-	                              : "not invariant");
-	fprintf(out, "tick         %.0f Hz (coarse clock resolution %s)\n", si->tick_hz,
-	        fmt_ns(b, sizeof(b), (double)si->coarse_res_ns));
+	        host->invariant_tsc < 0 ? "n/a"
+	        : host->invariant_tsc   ? "invariant"
+	                                : "not invariant");
+	fprintf(out, "tick         %.0f Hz (coarse clock resolution %s)\n", host->tick_hz,
+	        fmt_ns(b, sizeof(b), (double)host->coarse_res_ns));
 	fprintf(out, "pn_cycles    %s at %.3f MHz (%s)\n", ci->name, ci->hz / 1e6, ci->reason);
 	for (int k = 0; k < nruns; k++)
 		render_table(&runs[k]);
@@ -270,8 +254,8 @@ int cmd_clock(int argc, char **argv)
 	}
 	no_more_args(argc, argv);
 
-	struct sysinfo si;
-	sysinfo_read(&si);
+	struct host host;
+	host_read(&host);
 	char avail[MAX_CS][64];
 	int navail = 0;
 	if (all_cs) {
@@ -279,8 +263,8 @@ int cmd_clock(int argc, char **argv)
 			die(EXIT_USAGE, "--clocksources needs root: it writes %s", CS_CURRENT);
 		if (read_sysfs_line(CS_CURRENT, cs_original, sizeof(cs_original)) < 0)
 			die(1, "cannot read %s: %s", CS_CURRENT, strerror(errno));
-		char tmp[sizeof(si.clocksources)];
-		snprintf(tmp, sizeof(tmp), "%s", si.clocksources);
+		char tmp[sizeof(host.clocksources)];
+		snprintf(tmp, sizeof(tmp), "%s", host.clocksources);
 		/* The original first, so the first table is the machine as it is. */
 		snprintf(avail[navail++], sizeof(avail[0]), "%s", cs_original);
 		for (char *save, *t = strtok_r(tmp, " ", &save); t && navail < MAX_CS;
@@ -289,7 +273,7 @@ int cmd_clock(int argc, char **argv)
 				snprintf(avail[navail++], sizeof(avail[0]), "%.63s", t);
 		cs_guard();
 	} else {
-		snprintf(avail[navail++], sizeof(avail[0]), "%.63s", si.clocksource);
+		snprintf(avail[navail++], sizeof(avail[0]), "%.63s", host.clocksource);
 	}
 
 	int n = clock_sources_count();
@@ -306,7 +290,8 @@ int cmd_clock(int argc, char **argv)
 				die(1, "cannot switch to clocksource %s: %s", avail[k],
 				    strerror(-r));
 		}
-		clock_measure_all(runs[k].res, duration);
+		if (clock_measure_all(runs[k].res, duration) < 0)
+			die(1, "out of memory"); /* the clocksource is put back at exit */
 	}
 	cs_restore();
 
@@ -314,9 +299,9 @@ int cmd_clock(int argc, char **argv)
 	pn_cycles_info(&ci);
 	out_open();
 	if (json)
-		render_json(&si, &ci, duration, runs, navail, all_cs);
+		render_json(&host, &ci, duration, runs, navail, all_cs);
 	else
-		render_text(&si, &ci, runs, navail);
+		render_text(&host, &ci, runs, navail);
 	out_commit();
 	for (int k = 0; k < navail; k++)
 		free(runs[k].res);

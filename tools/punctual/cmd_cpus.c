@@ -40,64 +40,33 @@ static const char usage[] =
 
 /* ---- rendering ---------------------------------------------------------------------- */
 
-/* JSON strings must be UTF-8; cgroup paths are any bytes. Non-ASCII becomes '?'. */
-static const char *ascii(char *buf, size_t n, const char *s)
-{
-	size_t i = 0;
-	for (; s[i] && i + 1 < n; i++)
-		buf[i] = (unsigned char)s[i] < 0x80 ? s[i] : '?';
-	buf[i] = '\0';
-	return buf;
-}
-
 static void json_info(struct json *j, const struct pn_cpu_info *in)
 {
-	char b[PN_CPU_PATH_MAX];
 	json_int(j, "count", in->count);
-	json_str(j, "reason", ascii(b, sizeof(b), in->reason));
-	if (in->online > 0)
-		json_int(j, "online", in->online);
-	else
-		json_null(j, "online");
-	if (in->affinity > 0)
-		json_int(j, "affinity", in->affinity);
-	else
-		json_null(j, "affinity");
+	json_str(j, "reason", in->reason);
+	json_int_if(j, "online", in->online > 0, in->online);
+	json_int_if(j, "affinity", in->affinity > 0, in->affinity);
 	json_str(j, "affinity_list", in->affinity_list);
 	json_str(j, "rounding", pn_cpu_rounding_name(in->rounding));
-	json_str(j, "rounding_invalid",
-	         in->rounding_invalid[0] ? ascii(b, sizeof(b), in->rounding_invalid) : NULL);
-	if (in->override)
-		json_int(j, "override", in->override);
-	else
-		json_null(j, "override");
-	json_str(j, "override_invalid",
-	         in->override_invalid[0] ? ascii(b, sizeof(b), in->override_invalid) : NULL);
+	json_str(j, "rounding_invalid", in->rounding_invalid[0] ? in->rounding_invalid : NULL);
+	json_int_if(j, "override", in->override != 0, in->override);
+	json_str(j, "override_invalid", in->override_invalid[0] ? in->override_invalid : NULL);
 
 	json_obj(j, "cgroup");
 	json_str(j, "version", pn_cgroup_version_name(in->cgroup_version));
 	json_str(j, "controller", in->cgroup_path[0] ? (in->cgroup_v1_cpu ? "v1" : "v2") : NULL);
-	json_str(j, "path", in->cgroup_path[0] ? ascii(b, sizeof(b), in->cgroup_path) : NULL);
-	json_str(j, "dir", in->cgroup_dir[0] ? ascii(b, sizeof(b), in->cgroup_dir) : NULL);
+	json_str(j, "path", in->cgroup_path[0] ? in->cgroup_path : NULL);
+	json_str(j, "dir", in->cgroup_dir[0] ? in->cgroup_dir : NULL);
 	json_str(j, "error", in->cgroup_error ? pn_strerror(in->cgroup_error) : NULL);
 	json_arr(j, "levels");
 	int n = in->n_levels < PN_CPU_LEVELS_MAX ? in->n_levels : PN_CPU_LEVELS_MAX;
 	for (int i = 0; i < n; i++) {
 		const struct pn_cpu_level *l = &in->levels[i];
 		json_obj(j, NULL);
-		json_str(j, "path", ascii(b, sizeof(b), l->path));
-		if (l->quota_us > 0)
-			json_int(j, "quota_us", l->quota_us);
-		else
-			json_null(j, "quota_us");
-		if (l->period_us > 0)
-			json_int(j, "period_us", l->period_us);
-		else
-			json_null(j, "period_us");
-		if (l->shares >= 0)
-			json_int(j, "shares", l->shares);
-		else
-			json_null(j, "shares");
+		json_str(j, "path", l->path);
+		json_int_if(j, "quota_us", l->quota_us > 0, l->quota_us);
+		json_int_if(j, "period_us", l->period_us > 0, l->period_us);
+		json_int_if(j, "shares", l->shares >= 0, l->shares);
 		json_str(j, "error", l->status ? pn_strerror(l->status) : NULL);
 		json_obj_end(j);
 	}
@@ -108,7 +77,7 @@ static void json_info(struct json *j, const struct pn_cpu_info *in)
 		json_obj(j, "limit");
 		json_num(j, "cpus", in->limit);
 		json_int(j, "count", in->limit_count);
-		json_str(j, "path", ascii(b, sizeof(b), in->limit_path));
+		json_str(j, "path", in->limit_path);
 		json_int(j, "level", in->limit_level);
 		json_obj_end(j);
 	} else {
@@ -237,10 +206,8 @@ static void watch_line(bool json, const struct pn_cpu_info *in)
 	if (json) {
 		struct json j;
 		json_begin(&j, stdout);
-		json_obj(&j, NULL);
 		json_str(&j, "time", ts);
 		json_info(&j, in);
-		json_obj_end(&j);
 		json_end(&j);
 	} else {
 		printf("%s cpus %d: %s\n", ts, in->count, in->reason);
@@ -339,11 +306,7 @@ int cmd_cpus(int argc, char **argv)
 	out_open();
 	if (json) {
 		struct json j;
-		json_begin(&j, out);
-		json_obj(&j, NULL);
-		json_str(&j, "tool", "punctual");
-		json_str(&j, "version", PUNCTUAL_VERSION);
-		json_str(&j, "command", "cpus");
+		json_report_begin(&j, out, "cpus");
 		json_info(&j, &info);
 		if (do_bench) {
 			json_obj(&j, "bench");
@@ -355,7 +318,6 @@ int cmd_cpus(int argc, char **argv)
 		} else {
 			json_null(&j, "bench");
 		}
-		json_obj_end(&j);
 		json_end(&j);
 	} else {
 		text_info(out, &info);

@@ -21,9 +21,8 @@
 #include <punctual/hist.h>
 #include <punctual/slack.h>
 #include <punctual/sleep.h>
-#include <punctual/wheel.h>
 #include "internal.h"
-#include "measure/windows.h"
+#include "measure/timers.h"
 #include "probe.h"
 
 static const char usage[] =
@@ -80,7 +79,7 @@ static void virtualization(struct probe *p)
 
 static void system_facts(struct probe *p)
 {
-	sysinfo_read(&p->si);
+	host_read(&p->host);
 	virtualization(p);
 	if (read_sysfs_line("/sys/devices/system/cpu/nohz_full", p->nohz_full,
 	                    sizeof(p->nohz_full)) < 0 ||
@@ -117,7 +116,8 @@ static void measure_clocks(struct probe *p)
 	p->clocks = calloc((size_t)p->nclocks, sizeof(*p->clocks));
 	if (!p->clocks)
 		die(1, "out of memory");
-	clock_measure_all(p->clocks, p->quick ? 300000000LL : 1500000000LL);
+	if (clock_measure_all(p->clocks, p->quick ? 300000000LL : 1500000000LL) < 0)
+		die(1, "out of memory");
 	pn_cycles_info(&p->cycles);
 }
 
@@ -157,43 +157,8 @@ static void measure_sleeps(struct probe *p)
 
 /* ---- timers: coalescing in real time ---------------------------------------------- */
 
-struct fired {
-	struct pn_hist *late;
-	uint64_t early;
-};
-
-static void on_fire(struct pn_wheel *w, struct pn_timer *t, void *arg)
-{
-	(void)w;
-	struct fired *f = arg;
-	int64_t late = pn_now() - t->deadline;
-	if (late < 0)
-		f->early++;
-	pn_hist_record(f->late, late);
-}
-
-static uint64_t run_wheel(struct probe *p, const int64_t *delay, int percent, struct fired *f)
-{
-	struct pn_wheel *w;
-	int n = p->timers.timers;
-	struct pn_timer *t = calloc((size_t)n, sizeof(*t));
-	if (!t || pn_wheel_new(&w) < 0)
-		die(1, "out of memory");
-	int64_t start = pn_now(), end = start;
-	for (int i = 0; i < n; i++) {
-		pn_timer_init(&t[i], on_fire, f);
-		pn_wheel_add(w, &t[i], start + delay[i], delay[i] * percent / 100);
-		if (start + delay[i] + delay[i] * percent / 100 > end)
-			end = start + delay[i] + delay[i] * percent / 100;
-	}
-	pn_wheel_run(w, end + 1000000);
-	struct pn_wheel_stats st;
-	pn_wheel_stats(w, &st);
-	pn_wheel_free(w);
-	free(t);
-	return st.expires;
-}
-
+/* The workload of `punctual timers`, one-shot, run twice: with no precision window and
+ * with percent of each delay. */
 static void measure_timers(struct probe *p)
 {
 	struct probe_timers *tm = &p->timers;
@@ -202,36 +167,34 @@ static void measure_timers(struct probe *p)
 	                            .min_delay = 1000000,
 	                            .max_delay = p->quick ? 20000000 : 60000000,
 	                            .percent = 10};
-	int n = tm->timers;
-	int64_t *delay = malloc(sizeof(int64_t) * (size_t)n);
-	struct pn_hist *late = malloc(sizeof(*late));
-	if (!delay || !late)
+	struct timers_config c = {.count = tm->timers,
+	                          .dist = TIMERS_UNIFORM,
+	                          .a = tm->min_delay,
+	                          .b = tm->max_delay,
+	                          .percent = 0,
+	                          .duration = 60 * 1000000000LL, /* a limit, never reached */
+	                          .seed = 0x5eed};
+	struct timers_result *r = malloc(sizeof(*r));
+	if (!r)
 		die(1, "out of memory");
-	uint64_t seed = 0x5eed;
-	for (int i = 0; i < n; i++) {
-		seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-		delay[i] = tm->min_delay +
-		           (int64_t)((seed >> 33) % (uint64_t)(tm->max_delay - tm->min_delay));
-	}
-	pn_hist_init(late);
-	struct fired f = {.late = late};
 	progress("probe: timers, no precision window");
-	tm->wakeups_exact = run_wheel(p, delay, 0, &f);
-	pn_hist_reset(late);
-	progress("probe: timers, precision %d%% of the delay", tm->percent);
-	tm->wakeups_window = run_wheel(p, delay, tm->percent, &f);
-	tm->early = f.early;
-	tm->late_p99 = pn_hist_percentile(late, 99);
-	struct window *win = malloc(sizeof(*win) * (size_t)n);
-	if (!win)
+	int e = timers_run(&c, r);
+	tm->wakeups_exact = r->wakeups;
+	tm->early = r->early;
+	if (e == 0) {
+		progress("probe: timers, precision %d%% of the delay", tm->percent);
+		c.percent = tm->percent;
+		e = timers_run(&c, r);
+	}
+	if (e == -ENOMEM)
 		die(1, "out of memory");
-	for (int i = 0; i < n; i++)
-		win[i] = (struct window){delay[i], delay[i] + delay[i] * tm->percent / 100};
-	tm->optimum_window = offline_optimum(win, (size_t)n);
-	free(win);
-	free(delay);
-	free(late);
-	progress_done();
+	if (e < 0)
+		die(1, "the timer wheel failed: %s", pn_strerror(e));
+	tm->wakeups_window = r->wakeups;
+	tm->optimum_window = r->optimum;
+	tm->early += r->early;
+	tm->late_p99 = pn_hist_percentile(&r->late, 99);
+	free(r);
 }
 
 /* ---- recommendations: each quotes a gain measured above ----------------------------- */
@@ -313,7 +276,7 @@ static void recommend(struct probe *p)
 		     "clock_gettime is a system call here (%s per read, clocksource %s): for "
 		     "timestamps use pn_cycles (%s, measured), or a clocksource with a vDSO mode "
 		     "(`punctual clock --clocksources` measures each).",
-		     fmt_ns(a, sizeof(a), p->clocks[mono].cost_median), p->si.clocksource,
+		     fmt_ns(a, sizeof(a), p->clocks[mono].cost_median), p->host.clocksource,
 		     fmt_ns(b, sizeof(b), p->clocks[cyc].cost_median));
 	/* CPUs */
 	if (p->cpu_status == 0 && p->cpu.online > 0 && p->cpu.count < p->cpu.online)
@@ -377,6 +340,7 @@ int cmd_probe(int argc, char **argv)
 	progress("probe: system");
 	system_facts(&p);
 	p.cpu_status = pn_cpu_info(&p.cpu);
+	p.cpu_count = pn_cpu_count();
 	measure_clocks(&p);
 	measure_sleeps(&p);
 	measure_timers(&p);

@@ -223,18 +223,11 @@ static void render_json(pid_t pid, const struct task_slack *main_task, bool thre
                         int64_t set_ns, const struct task_list *l)
 {
 	struct json j;
-	json_begin(&j, out);
-	json_obj(&j, NULL);
-	json_str(&j, "tool", "punctual");
-	json_str(&j, "version", PUNCTUAL_VERSION);
-	json_str(&j, "command", "slack");
+	json_report_begin(&j, out, "slack");
 	json_int(&j, "pid", pid);
 	json_str(&j, "comm", main_task->comm);
 	json_int(&j, "slack_ns", main_task->slack_ns);
-	if (set)
-		json_int(&j, "set_ns", set_ns);
-	else
-		json_null(&j, "set_ns");
+	json_int_if(&j, "set_ns", set, set_ns);
 	json_bool(&j, "all_threads", threads);
 	json_arr(&j, "threads");
 	for (size_t i = 0; i < l->n; i++) {
@@ -245,7 +238,6 @@ static void render_json(pid_t pid, const struct task_slack *main_task, bool thre
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
-	json_obj_end(&j);
 	json_end(&j);
 }
 

@@ -3,25 +3,21 @@
  * cmd_sleep.c: `punctual sleep`, the sleep-accuracy matrix: every sleep mechanism at a
  * ladder of intervals, once per timer slack value, side by side (the JDK ThreadSleep
  * table's two halves; FreeBSD's testsleep table), and `--periodic`, cyclictest's loop
- * that also counts the periods it missed.
- *
- * Measuring order: one interval at a time; within it, rounds visit every (slack,
- * mechanism) cell once, so that every cell sees the same machine. Each interval gets an
- * equal share of what remains of the --duration budget (at least one round).
+ * that also counts the periods it missed. This file parses the options, sets up the
+ * scheduling and renders; measure/matrix.c and measure/periodic.c measure.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <sched.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <punctual/clock.h>
 #include <punctual/hist.h>
 #include <punctual/slack.h>
 #include "measure/matrix.h"
+#include "measure/periodic.h"
 #include "measure/sleeps.h"
 #include "tool.h"
 
@@ -243,18 +239,14 @@ static void parse(int argc, char **argv, struct opts *o)
 
 /* ---- rendering ----------------------------------------------------------------------- */
 
-static void json_header(struct json *j, const char *command)
+static void json_header(struct json *j, const char *command, const struct host *host)
 {
-	struct sysinfo si;
-	sysinfo_read(&si);
-	json_str(j, "tool", "punctual");
-	json_str(j, "version", PUNCTUAL_VERSION);
-	json_str(j, "command", command);
+	json_report_begin(j, out, command);
 	json_obj(j, "host");
-	json_str(j, "kernel", si.kernel);
-	json_str(j, "cpu", si.cpu);
-	json_str(j, "clocksource", si.clocksource);
-	json_num(j, "tick_hz_estimate", si.tick_hz);
+	json_str(j, "kernel", host->kernel);
+	json_str(j, "cpu", host->cpu);
+	json_str(j, "clocksource", host->clocksource);
+	json_num(j, "tick_hz_estimate", host->tick_hz);
 	json_obj_end(j);
 }
 
@@ -263,21 +255,16 @@ static const char *policy_name(const struct opts *o)
 	return o->fifo ? "SCHED_FIFO" : "SCHED_OTHER";
 }
 
-static void render_json(struct sleep_matrix *x, const struct opts *o)
+static void render_json(struct sleep_matrix *x, const struct opts *o, const struct host *host)
 {
 	struct json j;
-	json_begin(&j, out);
-	json_obj(&j, NULL);
-	json_header(&j, "sleep");
+	json_header(&j, "sleep", host);
 	json_int(&j, "duration_ns", o->duration);
 	json_int(&j, "elapsed_ns", x->elapsed);
 	json_str(&j, "policy", policy_name(o));
 	if (o->fifo)
 		json_int(&j, "priority", o->fifo);
-	if (o->cpu >= 0)
-		json_int(&j, "cpu", o->cpu);
-	else
-		json_null(&j, "cpu");
+	json_int_if(&j, "cpu", o->cpu >= 0, o->cpu);
 	json_int(&j, "slack_before_ns", x->original_slack);
 	json_int(&j, "dma_latency_us", o->dma_latency);
 	json_arr(&j, "slacks_ns");
@@ -318,12 +305,13 @@ static void render_json(struct sleep_matrix *x, const struct opts *o)
 				else
 					json_uint(&j, "early", c->early);
 				json_uint(&j, "interrupted", c->interrupted);
-				json_hist(&j, "duration_ns", &c->duration, true);
-				json_hist(&j, "overshoot_ns", &c->overshoot, true);
+				json_hist(&j, "duration_ns", &c->duration,
+				          JSON_HIST_MEAN | JSON_HIST_BUCKETS);
+				json_hist(&j, "overshoot_ns", &c->overshoot,
+				          JSON_HIST_MEAN | JSON_HIST_BUCKETS);
 				json_obj_end(&j);
 			}
 	json_arr_end(&j);
-	json_obj_end(&j);
 	json_end(&j);
 }
 
@@ -413,87 +401,67 @@ static void render_text(struct sleep_matrix *x, const struct opts *o)
 	             "baseline (its columns are its duration)\n");
 }
 
+static void render_periodic_json(const struct opts *o, const struct periodic_result *r,
+                                 int64_t slack, const struct host *host)
+{
+	struct json j;
+	json_header(&j, "sleep --periodic", host);
+	json_str(&j, "policy", policy_name(o));
+	json_int(&j, "priority", o->fifo);
+	json_int(&j, "interval_ns", o->intervals[0]);
+	json_int(&j, "duration_ns", o->duration);
+	json_int(&j, "elapsed_ns", r->elapsed);
+	json_int(&j, "slack_ns", slack);
+	json_uint(&j, "cycles", pn_hist_count(&r->latency));
+	json_uint(&j, "missed_periods", r->missed);
+	json_int(&j, "dma_latency_us", o->dma_latency);
+	json_uint(&j, "early", r->early);
+	json_hist(&j, "latency_ns", &r->latency, JSON_HIST_MEAN | JSON_HIST_BUCKETS);
+	json_end(&j);
+}
+
+static void render_periodic_text(const struct opts *o, const struct periodic_result *r,
+                                 int64_t slack)
+{
+	const struct pn_hist *h = &r->latency;
+	/* cyclictest's summary line, in us, so both tools compare directly */
+	fprintf(out, "T: 0 (%5d) P:%2ld I:%lld C:%7llu Min:%7lld Act:%5lld Avg:%5.0f Max:%8lld\n",
+	        (int)getpid(), o->fifo, (long long)(o->intervals[0] / 1000),
+	        (unsigned long long)pn_hist_count(h), (long long)pn_hist_min(h) / 1000,
+	        (long long)r->last / 1000, pn_hist_mean(h) / 1e3, (long long)pn_hist_max(h) / 1000);
+	fprintf(out,
+	        "p50 %.1f us, p99 %.1f us, p99.9 %.1f us; missed periods %llu; early %llu; "
+	        "slack %lld ns; %s\n",
+	        (double)pn_hist_percentile(h, 50) / 1e3, (double)pn_hist_percentile(h, 99) / 1e3,
+	        (double)pn_hist_percentile(h, 99.9) / 1e3, (unsigned long long)r->missed,
+	        (unsigned long long)r->early, (long long)slack, policy_name(o));
+}
+
 /* ---- --periodic ---------------------------------------------------------------------- */
 
 static int periodic(struct opts *o)
 {
-	int64_t interval = o->intervals[0], slack = pn_slack_get();
+	int64_t slack = pn_slack_get();
 	if (o->nslacks) {
-		int r = pn_slack_set(o->slacks[0]);
-		if (r < 0)
+		int e = pn_slack_set(o->slacks[0]);
+		if (e < 0)
 			die(1, "cannot set timer slack %lld ns: %s", (long long)o->slacks[0],
-			    pn_strerror(r));
+			    pn_strerror(e));
 		slack = o->slacks[0];
 	}
-	struct pn_hist *h = malloc(sizeof(*h));
-	if (!h)
-		die(1, "out of memory");
-	pn_hist_init(h);
-	uint64_t missed = 0, early = 0;
-	int64_t act = 0, start = pn_now(), next = start + interval, end = start + o->duration;
-	while (next <= end) {
-		struct timespec ts = {next / 1000000000LL, next % 1000000000LL};
-		int r;
-		while ((r = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL)) == EINTR)
-			;
-		if (r != 0)
-			die(1, "clock_nanosleep: %s", strerror(r));
-		int64_t now = pn_now();
-		act = now - next;
-		if (act < 0)
-			early++;
-		pn_hist_record(h, act);
-		/* cyclictest skips the periods it overran without saying so: count them */
-		next += interval;
-		while (next <= now) {
-			next += interval;
-			missed++;
-		}
-		if ((pn_hist_count(h) & 1023) == 0)
-			progress("sleep --periodic: %llu cycles, max %.1f us",
-			         (unsigned long long)pn_hist_count(h),
-			         (double)pn_hist_max(h) / 1e3);
-	}
-	progress_done();
-	int64_t elapsed = pn_now() - start;
-	uint64_t n = pn_hist_count(h);
+	static struct periodic_result r; /* the histogram is large */
+	int e = periodic_run(o->intervals[0], o->duration, &r);
+	if (e < 0)
+		die(1, "clock_nanosleep: %s", pn_strerror(e));
+	struct host host;
+	if (o->json)
+		host_read(&host);
 	out_open();
-	if (o->json) {
-		struct json j;
-		json_begin(&j, out);
-		json_obj(&j, NULL);
-		json_header(&j, "sleep --periodic");
-		json_str(&j, "policy", policy_name(o));
-		json_int(&j, "priority", o->fifo);
-		json_int(&j, "interval_ns", interval);
-		json_int(&j, "duration_ns", o->duration);
-		json_int(&j, "elapsed_ns", elapsed);
-		json_int(&j, "slack_ns", slack);
-		json_uint(&j, "cycles", n);
-		json_uint(&j, "missed_periods", missed);
-		json_int(&j, "dma_latency_us", o->dma_latency);
-		json_uint(&j, "early", early);
-		json_hist(&j, "latency_ns", h, true);
-		json_obj_end(&j);
-		json_end(&j);
-	} else {
-		/* cyclictest's summary line, in us, so both tools compare directly */
-		fprintf(out,
-		        "T: 0 (%5d) P:%2ld I:%lld C:%7llu Min:%7lld Act:%5lld Avg:%5.0f "
-		        "Max:%8lld\n",
-		        (int)getpid(), o->fifo, (long long)(interval / 1000), (unsigned long long)n,
-		        (long long)pn_hist_min(h) / 1000, (long long)act / 1000,
-		        pn_hist_mean(h) / 1e3, (long long)pn_hist_max(h) / 1000);
-		fprintf(out,
-		        "p50 %.1f us, p99 %.1f us, p99.9 %.1f us; missed periods %llu; early %llu; "
-		        "slack %lld ns; %s\n",
-		        (double)pn_hist_percentile(h, 50) / 1e3,
-		        (double)pn_hist_percentile(h, 99) / 1e3,
-		        (double)pn_hist_percentile(h, 99.9) / 1e3, (unsigned long long)missed,
-		        (unsigned long long)early, (long long)slack, policy_name(o));
-	}
+	if (o->json)
+		render_periodic_json(o, &r, slack, &host);
+	else
+		render_periodic_text(o, &r, slack);
 	out_commit();
-	free(h);
 	return 0;
 }
 
@@ -570,9 +538,12 @@ int cmd_sleep(int argc, char **argv)
 		die(1, "out of memory");
 	if (r < 0)
 		die(1, "%s failed: %s", x.failed ? x.failed->id : "a mechanism", pn_strerror(r));
+	struct host host;
+	if (o.json)
+		host_read(&host);
 	out_open();
 	if (o.json)
-		render_json(&x, &o);
+		render_json(&x, &o, &host);
 	else if (o.csv)
 		render_csv(&x, &o);
 	else

@@ -103,18 +103,27 @@ void dir_check(const char *opt, const char *dir)
 	writable_dir(opt, dir, parent_of(dir, parent, sizeof(parent))); /* to create it */
 }
 
+/* A stream writing to fd, an open descriptor; NULL with errno set, fd closed, on failure. */
+static FILE *fd_stream(int fd)
+{
+	FILE *f = fdopen(fd, "w");
+	if (!f) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return f;
+}
+
 static int write_in_place(const char *path, int (*render)(FILE *f, const void *arg),
                           const void *arg)
 {
 	int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	FILE *f = fdopen(fd, "w");
-	if (!f) {
-		int e = -errno;
-		close(fd);
-		return e;
-	}
+	FILE *f = fd_stream(fd);
+	if (!f)
+		return -errno;
 	int r = render(f, arg);
 	int e = file_close(f);
 	return r < 0 ? r : e;
@@ -134,10 +143,9 @@ int file_write(const char *path, int (*render)(FILE *f, const void *arg), const 
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -errno;
-	FILE *f = fdopen(fd, "w");
+	FILE *f = fd_stream(fd);
 	if (!f) {
 		int e = -errno;
-		close(fd);
 		unlink(tmp);
 		return e;
 	}

@@ -32,7 +32,7 @@ struct probe_timers {
 
 struct probe {
 	bool quick;
-	struct sysinfo si;
+	struct host host;
 	char virt[96];      /* "KVM" (CPUID hypervisor leaf), "none", ... */
 	char dmi[160];      /* DMI vendor and product, "" if unreadable */
 	char nohz_full[64]; /* "" when none or unreadable */
@@ -46,7 +46,8 @@ struct probe {
 	struct sleep_matrix sleeps;
 	double precise_spin_ns; /* mean spin per pn_sleep_until in the sleep section */
 	struct pn_cpu_info cpu;
-	int cpu_status;
+	int cpu_status; /* pn_cpu_info's: 0, or -errno and cpu is not filled */
+	int cpu_count;  /* pn_cpu_count(), which answers even then */
 	struct probe_timers timers;
 	char recos[PROBE_RECOS][640];
 	int nrecos;

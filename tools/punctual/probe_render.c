@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * probe_render.c: `punctual probe` as a report for people (aligned tables like the
- * seeds'), as JSON (docs/probe.schema.json) and as Prometheus text for node_exporter's
- * textfile collector (base units: seconds; host facts in punctual_host_info).
+ * probe_render.c: `punctual probe` as a report for people (a section per subject, in
+ * aligned columns), as JSON (docs/probe.schema.json) and as Prometheus text for
+ * node_exporter's textfile collector (base units: seconds; host facts in
+ * punctual_host_info).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -43,13 +44,13 @@ static void text_system(const struct probe *p)
 	char a[48], b[48], c[32];
 	fprintf(out, "punctual probe: timing on this %s\n\n", p->virt[0] == 'n' ? "host" : "guest");
 	fprintf(out, "system\n");
-	fprintf(out, "  kernel          %s\n", p->si.kernel);
-	fprintf(out, "  cpu             %s\n", p->si.cpu);
+	fprintf(out, "  kernel          %s\n", p->host.kernel);
+	fprintf(out, "  cpu             %s\n", p->host.cpu);
 	fprintf(out, "  virtualization  %s%s%s\n", p->virt, *p->dmi ? "; DMI: " : "", p->dmi);
-	fprintf(out, "  clocksource     %s (available: %s)\n", p->si.clocksource,
-	        p->si.clocksources);
-	fprintf(out, "  tick            %.0f Hz (coarse clock resolution %s)\n", p->si.tick_hz,
-	        fmt_ns(c, sizeof(c), (double)p->si.coarse_res_ns));
+	fprintf(out, "  clocksource     %s (available: %s)\n", p->host.clocksource,
+	        p->host.clocksources);
+	fprintf(out, "  tick            %.0f Hz (coarse clock resolution %s)\n", p->host.tick_hz,
+	        fmt_ns(c, sizeof(c), (double)p->host.coarse_res_ns));
 	fprintf(out, "  nohz_full       %s; isolated CPUs: %s\n",
 	        *p->nohz_full ? p->nohz_full : "none", *p->isolated ? p->isolated : "none");
 	fprintf(out, "  timer slack     this process %s, PID 1 %s\n",
@@ -169,43 +170,26 @@ void probe_render_text(const struct probe *p)
 
 /* ---- JSON -------------------------------------------------------------------------- */
 
-static void json_slack(struct json *j, const char *key, int64_t v)
-{
-	if (v >= 0)
-		json_int(j, key, v);
-	else
-		json_null(j, key);
-}
-
 void probe_render_json(const struct probe *p)
 {
 	struct json j;
-	json_begin(&j, out);
-	json_obj(&j, NULL);
-	json_str(&j, "tool", "punctual");
-	json_str(&j, "version", PUNCTUAL_VERSION);
-	json_str(&j, "command", "probe");
+	json_report_begin(&j, out, "probe");
 	json_bool(&j, "quick", p->quick);
 	json_int(&j, "elapsed_ns", p->elapsed);
 
 	json_obj(&j, "system");
-	json_str(&j, "kernel", p->si.kernel);
-	json_str(&j, "cpu", p->si.cpu);
+	json_str(&j, "kernel", p->host.kernel);
+	json_str(&j, "cpu", p->host.cpu);
 	json_str(&j, "virtualization", p->virt);
 	json_str(&j, "dmi", p->dmi);
-	json_str(&j, "clocksource", p->si.clocksource);
-	json_arr(&j, "available_clocksources");
-	char tmp[sizeof(p->si.clocksources)];
-	snprintf(tmp, sizeof(tmp), "%s", p->si.clocksources);
-	for (char *save, *t = strtok_r(tmp, " ", &save); t; t = strtok_r(NULL, " ", &save))
-		json_str(&j, NULL, t);
-	json_arr_end(&j);
-	json_num(&j, "tick_hz_estimate", p->si.tick_hz);
-	json_int(&j, "coarse_resolution_ns", p->si.coarse_res_ns);
+	json_str(&j, "clocksource", p->host.clocksource);
+	json_words(&j, "available_clocksources", p->host.clocksources);
+	json_num(&j, "tick_hz_estimate", p->host.tick_hz);
+	json_int(&j, "coarse_resolution_ns", p->host.coarse_res_ns);
 	json_str(&j, "nohz_full", p->nohz_full);
 	json_str(&j, "isolated_cpus", p->isolated);
-	json_slack(&j, "slack_self_ns", p->slack_self);
-	json_slack(&j, "slack_pid1_ns", p->slack_pid1);
+	json_int_if(&j, "slack_self_ns", p->slack_self >= 0, p->slack_self); /* or -errno */
+	json_int_if(&j, "slack_pid1_ns", p->slack_pid1 >= 0, p->slack_pid1);
 	json_obj_end(&j);
 
 	json_obj(&j, "clocks");
@@ -239,7 +223,7 @@ void probe_render_json(const struct probe *p)
 				json_int(&j, "slack_ns", x->slacks[s]);
 				json_bool(&j, "supported", !x->unsupported[m]);
 				json_uint(&j, "early", c->early);
-				json_hist(&j, "overshoot_ns", &c->overshoot, false);
+				json_hist(&j, "overshoot_ns", &c->overshoot, 0);
 				json_obj_end(&j);
 			}
 	json_arr_end(&j);
@@ -263,21 +247,15 @@ void probe_render_json(const struct probe *p)
 	if (p->cpu_status == 0) {
 		json_int(&j, "count", p->cpu.count);
 		/* -errno when unreadable: null, as in `punctual cpus --json` */
-		if (p->cpu.online > 0)
-			json_int(&j, "online", p->cpu.online);
-		else
-			json_null(&j, "online");
-		if (p->cpu.affinity > 0)
-			json_int(&j, "affinity", p->cpu.affinity);
-		else
-			json_null(&j, "affinity");
+		json_int_if(&j, "online", p->cpu.online > 0, p->cpu.online);
+		json_int_if(&j, "affinity", p->cpu.affinity > 0, p->cpu.affinity);
 		json_str(&j, "affinity_list", p->cpu.affinity_list);
 		json_str(&j, "cgroup_version", pn_cgroup_version_name(p->cpu.cgroup_version));
 		json_str(&j, "cgroup_path", p->cpu.cgroup_path);
 		json_num(&j, "limit", p->cpu.limit);
 		json_str(&j, "reason", p->cpu.reason);
 	} else {
-		json_int(&j, "count", pn_cpu_count());
+		json_int(&j, "count", p->cpu_count);
 		json_str(&j, "error", pn_strerror(p->cpu_status));
 	}
 	json_obj_end(&j);
@@ -286,7 +264,6 @@ void probe_render_json(const struct probe *p)
 	for (int i = 0; i < p->nrecos; i++)
 		json_str(&j, NULL, p->recos[i]);
 	json_arr_end(&j);
-	json_obj_end(&j);
 	json_end(&j);
 }
 
@@ -315,18 +292,18 @@ static int render_prom(FILE *f, const void *arg)
 	const struct probe *p = arg;
 	help(f, "punctual_host_info", "gauge", "Host facts from punctual probe (always 1).");
 	fputs("punctual_host_info{kernel=\"", f);
-	label(f, p->si.kernel);
+	label(f, p->host.kernel);
 	fputs("\",cpu=\"", f);
-	label(f, p->si.cpu);
+	label(f, p->host.cpu);
 	fputs("\",virtualization=\"", f);
 	label(f, p->virt);
 	fputs("\",clocksource=\"", f);
-	label(f, p->si.clocksource);
+	label(f, p->host.clocksource);
 	fprintf(f, "\",version=\"%s\"} 1\n", PUNCTUAL_VERSION);
 
 	help(f, "punctual_tick_hertz", "gauge",
 	     "Kernel tick rate estimated from the coarse clock.");
-	fprintf(f, "punctual_tick_hertz %.0f\n", p->si.tick_hz);
+	fprintf(f, "punctual_tick_hertz %.0f\n", p->host.tick_hz);
 	help(f, "punctual_timer_slack_seconds", "gauge",
 	     "Timer slack of this process and of PID 1.");
 	fprintf(f, "punctual_timer_slack_seconds{process=\"self\"} %.9g\n",
@@ -391,7 +368,7 @@ static int render_prom(FILE *f, const void *arg)
 		if (p->cpu.limit > 0)
 			fprintf(f, "punctual_cpus{kind=\"cgroup_limit\"} %g\n", p->cpu.limit);
 	} else {
-		fprintf(f, "punctual_cpus{kind=\"usable\"} %d\n", pn_cpu_count());
+		fprintf(f, "punctual_cpus{kind=\"usable\"} %d\n", p->cpu_count);
 	}
 	help(f, "punctual_probe_duration_seconds", "gauge", "How long the probe took.");
 	fprintf(f, "punctual_probe_duration_seconds %.3f\n", (double)p->elapsed / 1e9);

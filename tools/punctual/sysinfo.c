@@ -57,26 +57,26 @@ static void cpu_model(char *buf, size_t n)
 	}
 }
 
-void sysinfo_read(struct sysinfo *si)
+void host_read(struct host *host)
 {
-	memset(si, 0, sizeof(*si));
+	memset(host, 0, sizeof(*host));
 	struct utsname u;
 	if (uname(&u) == 0)
-		snprintf(si->kernel, sizeof(si->kernel), "%s %s %s", u.sysname, u.release,
+		snprintf(host->kernel, sizeof(host->kernel), "%s %s %s", u.sysname, u.release,
 		         u.machine);
-	cpu_model(si->cpu, sizeof(si->cpu));
-	if (read_sysfs_line(CS_DIR "current_clocksource", si->clocksource,
-	                    sizeof(si->clocksource)) < 0)
-		snprintf(si->clocksource, sizeof(si->clocksource), "unknown");
-	if (read_sysfs_line(CS_DIR "available_clocksource", si->clocksources,
-	                    sizeof(si->clocksources)) < 0)
-		snprintf(si->clocksources, sizeof(si->clocksources), "unknown");
+	cpu_model(host->cpu, sizeof(host->cpu));
+	if (read_sysfs_line(CS_DIR "current_clocksource", host->clocksource,
+	                    sizeof(host->clocksource)) < 0)
+		snprintf(host->clocksource, sizeof(host->clocksource), "unknown");
+	if (read_sysfs_line(CS_DIR "available_clocksource", host->clocksources,
+	                    sizeof(host->clocksources)) < 0)
+		snprintf(host->clocksources, sizeof(host->clocksources), "unknown");
 #if defined(__x86_64__)
-	si->invariant_tsc = pn__arch_cycles_invariant();
+	host->invariant_tsc = pn__arch_cycles_invariant();
 #else
-	si->invariant_tsc = -1;
+	host->invariant_tsc = -1;
 #endif
-	si->coarse_res_ns = pn_now_coarse_resolution();
+	host->coarse_res_ns = pn_now_coarse_resolution();
 	/* The coarse clock advances once per tick, so its resolution is 1/HZ. */
-	si->tick_hz = si->coarse_res_ns > 0 ? round(1e9 / (double)si->coarse_res_ns) : 0;
+	host->tick_hz = host->coarse_res_ns > 0 ? round(1e9 / (double)host->coarse_res_ns) : 0;
 }

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "json.h"
+
 #define PN_FMT(a, b) __attribute__((format(printf, a, b)))
 
 /* Exit statuses: 0 success, 1 runtime failure, 2 bad input (usage). */
@@ -43,7 +45,7 @@ long opt_long(const char *opt, const char *s, long lo, long hi);
 /* "1.5 ms", "23.4 ns": a duration for humans, into buf. */
 const char *fmt_ns(char *buf, size_t n, double ns);
 
-/* ---- output (report.c) ---- */
+/* ---- output (out.c; the JSON writer is json.h) ---- */
 /* Everything a command prints to stdout goes through out, a memory stream flushed by
  * out_commit() only on success: an error never leaves half a report behind. */
 extern FILE *out;
@@ -54,30 +56,6 @@ void out_commit(void);
  * main() calls it once a subcommand returns; a path that exits 0 by itself calls it
  * first. */
 void stdout_close(void);
-
-/* A streaming JSON writer with escaping and automatic commas. */
-struct json {
-	FILE *f;
-	int depth;
-	bool need_comma[32];
-	bool after_key;
-};
-void json_begin(struct json *j, FILE *f);
-void json_end(struct json *j);
-void json_obj(struct json *j, const char *key); /* key NULL inside arrays / at top */
-void json_obj_end(struct json *j);
-void json_arr(struct json *j, const char *key);
-void json_arr_end(struct json *j);
-void json_str(struct json *j, const char *key, const char *v);
-void json_int(struct json *j, const char *key, int64_t v);
-void json_uint(struct json *j, const char *key, uint64_t v);
-void json_num(struct json *j, const char *key, double v);
-void json_bool(struct json *j, const char *key, bool v);
-void json_null(struct json *j, const char *key);
-/* A histogram as {count, min, p50, p99, p999, max}; with buckets also its mean and the
- * non-empty buckets as [lo, hi, count]. */
-struct pn_hist;
-void json_hist(struct json *j, const char *key, const struct pn_hist *h, bool buckets);
 
 /* ---- files besides stdout (files.c) ---- */
 /* Before measuring: exits 2 with one line naming opt unless path can be written by
@@ -100,7 +78,7 @@ void progress(const char *fmt, ...) PN_FMT(1, 2);
 void progress_done(void);
 
 /* ---- host facts (sysinfo.c) ---- */
-struct sysinfo {
+struct host {
 	char kernel[256];
 	char cpu[128];
 	char clocksource[64];
@@ -109,8 +87,12 @@ struct sysinfo {
 	int64_t coarse_res_ns;
 	double tick_hz; /* estimated from the coarse clock's resolution */
 };
-void sysinfo_read(struct sysinfo *si);
+/* Fills h; a fact that cannot be read is "unknown" (or 0), so it never fails. */
+void host_read(struct host *h);
+/* The first line of a /proc or /sys file (root-prefixed), without its newline and
+ * trailing blanks, into buf: 0 or -errno. */
 int read_sysfs_line(const char *path, char *buf, size_t n);
+/* Writes val to an existing file such as a sysfs attribute in one write: 0 or -errno. */
 int write_sysfs(const char *path, const char *val);
 
 /* ---- subcommands ---- */

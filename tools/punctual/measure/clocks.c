@@ -8,9 +8,10 @@
  * table gives the min and the median over rounds. Backward steps: consecutive reads in
  * one thread (the kernel selftest's check), then a handoff between two threads pinned
  * to different CPUs, where a read after the handoff must not be below the read before
- * it (unfenced rdtsc fails this; see REFERENCE.md). The path is found by running each
- * call once in a thread whose seccomp filter fails the time system calls: a call that
- * then fails made a system call.
+ * it (unfenced rdtsc fails this: it is not serializing, so the CPU may execute it ahead
+ * of the load that saw the other thread's turn and read an earlier count; rdtscp and a
+ * fenced rdtsc do not). The path is found by running each call once in a thread whose
+ * seccomp filter fails the time system calls: a call that then fails made a system call.
  */
 #include <errno.h>
 #include <linux/filter.h>
@@ -336,7 +337,8 @@ static void rank(struct clock_result *res)
 	}
 }
 
-static void measure_cost(struct clock_result *res, int64_t budget)
+/* 0 or -ENOMEM. */
+static int measure_cost(struct clock_result *res, int64_t budget)
 {
 	uint64_t n[N_SOURCES];
 	for (int i = 0; i < N_SOURCES; i++)
@@ -348,7 +350,7 @@ static void measure_cost(struct clock_result *res, int64_t budget)
 		stride = 15;
 	double *cost = calloc(stride * N_SOURCES, sizeof(double));
 	if (!cost)
-		die(1, "out of memory");
+		return -ENOMEM;
 	int64_t start = pn_now();
 	for (rounds = 0; rounds < stride; rounds++) {
 		if ((rounds & 15) == 0)
@@ -377,6 +379,7 @@ static void measure_cost(struct clock_result *res, int64_t budget)
 	}
 	rank(res);
 	free(cost);
+	return 0;
 }
 
 /* ---- resolution and backward steps in one thread ---------------------------------- */
@@ -533,7 +536,9 @@ int clock_measure_all(struct clock_result *res, int64_t budget)
 	}
 	pn_cycles_to_ns(1); /* calibrate before timing anything */
 	probe_paths(res);
-	measure_cost(res, budget * 6 / 10);
+	int e = measure_cost(res, budget * 6 / 10);
+	if (e < 0)
+		return e;
 	/* A coarse clock needs a few ticks to show its step. */
 	int64_t step_budget = budget / 5 / N_SOURCES;
 	int64_t min_step_budget = 3 * pn_now_coarse_resolution();

@@ -33,7 +33,7 @@ struct clock_result {
 int clock_sources_count(void);
 
 /* Measures every source for about budget_ns in all; fills res[clock_sources_count()].
- * Calls progress() as it goes. Returns 0. */
+ * Calls progress() as it goes. Returns 0, or -ENOMEM with res incomplete. */
 int clock_measure_all(struct clock_result *res, int64_t budget_ns);
 
 #endif

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_json.c: the tool's JSON writer (tools/punctual/json.c) makes valid JSON of any
+ * bytes: every string it writes decodes, escapes and all, to the input's code points,
+ * with U+FFFD for each byte outside well-formed UTF-8 (checked against the table of
+ * well-formed sequences in the Unicode standard, 3.9, table 3-7, for every string of
+ * one and two bytes, the edges of the longer forms and random bytes); and the document
+ * helpers write what they say.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "json.h"
+#include "splitmix.h"
+
+#define MAXCP 64
+
+/* Table 3-7: the well-formed sequence at s (n bytes left) and its length, or 0. */
+static int well_formed(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	static const struct {
+		unsigned char lo[4], hi[4];
+		int len;
+	} forms[] = {
+	        {{0x00}, {0x7f}, 1},
+	        {{0xc2, 0x80}, {0xdf, 0xbf}, 2},
+	        {{0xe0, 0xa0, 0x80}, {0xe0, 0xbf, 0xbf}, 3},
+	        {{0xe1, 0x80, 0x80}, {0xec, 0xbf, 0xbf}, 3},
+	        {{0xed, 0x80, 0x80}, {0xed, 0x9f, 0xbf}, 3},
+	        {{0xee, 0x80, 0x80}, {0xef, 0xbf, 0xbf}, 3},
+	        {{0xf0, 0x90, 0x80, 0x80}, {0xf0, 0xbf, 0xbf, 0xbf}, 4},
+	        {{0xf1, 0x80, 0x80, 0x80}, {0xf3, 0xbf, 0xbf, 0xbf}, 4},
+	        {{0xf4, 0x80, 0x80, 0x80}, {0xf4, 0x8f, 0xbf, 0xbf}, 4},
+	};
+	for (size_t f = 0; f < sizeof(forms) / sizeof(forms[0]); f++) {
+		int len = forms[f].len, k = 0;
+		if ((size_t)len > n)
+			continue;
+		while (k < len && s[k] >= forms[f].lo[k] && s[k] <= forms[f].hi[k])
+			k++;
+		if (k < len)
+			continue;
+		static const unsigned char lead_mask[] = {0, 0x7f, 0x1f, 0x0f, 0x07};
+		*cp = s[0] & lead_mask[len];
+		for (k = 1; k < len; k++)
+			*cp = *cp << 6 | (s[k] & 0x3f);
+		return len;
+	}
+	return 0;
+}
+
+/* What the writer promises for the n bytes at s: code points, U+FFFD per bad byte. */
+static int expected(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	int k = 0;
+	for (size_t i = 0; i < n;) {
+		int len = well_formed(s + i, n - i, &cp[k]);
+		if (len == 0)
+			cp[k] = 0xfffd, len = 1;
+		k++;
+		i += (size_t)len;
+	}
+	return k;
+}
+
+static int hex(int c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Decodes the JSON string literal at t (len bytes, nothing after it); -1 if invalid. */
+static int decode(const unsigned char *t, size_t len, uint32_t *cp)
+{
+	if (len < 2 || t[0] != '"' || t[len - 1] != '"')
+		return -1;
+	int k = 0;
+	for (size_t i = 1; i < len - 1;) {
+		if (k == MAXCP)
+			return -1;
+		if (t[i] < 0x20 || t[i] == '"')
+			return -1;
+		if (t[i] != '\\') {
+			int l = well_formed(t + i, len - 1 - i, &cp[k++]);
+			if (l == 0)
+				return -1;
+			i += (size_t)l;
+			continue;
+		}
+		if (i + 1 >= len - 1)
+			return -1;
+		const char *e = strchr("\"\\/bfnrtu", t[i + 1]);
+		if (!e || !t[i + 1])
+			return -1;
+		if (t[i + 1] == 'u') {
+			if (i + 6 > len - 1)
+				return -1;
+			uint32_t v = 0;
+			for (int d = 2; d < 6; d++) {
+				if (hex(t[i + d]) < 0)
+					return -1;
+				v = v << 4 | (uint32_t)hex(t[i + d]);
+			}
+			if (v >= 0xd800 && v <= 0xdfff)
+				return -1; /* the writer never needs a surrogate pair */
+			cp[k++] = v;
+			i += 6;
+			continue;
+		}
+		static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+		cp[k++] = (unsigned char)to[strchr(from, t[i + 1]) - from];
+		i += 2;
+	}
+	return k;
+}
+
+/* json_str of the n bytes at s (no NUL among them) decodes to what it promises. */
+static void check_string(const unsigned char *s, size_t n)
+{
+	char in[MAXCP + 1], *buf = NULL;
+	size_t len = 0;
+	memcpy(in, s, n);
+	in[n] = '\0';
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	struct json j = {.f = f};
+	json_str(&j, NULL, in);
+	fclose(f);
+	uint32_t want[MAXCP], got[MAXCP];
+	int nw = expected(s, n, want);
+	int ng = decode((const unsigned char *)buf, len, got);
+	if (ng != nw || memcmp(want, got, sizeof(want[0]) * (size_t)nw) != 0) {
+		fprintf(stderr, "input:");
+		for (size_t i = 0; i < n; i++)
+			fprintf(stderr, " %02x", s[i]);
+		fprintf(stderr, "\noutput: %s\n", buf);
+		fail();
+	}
+	free(buf);
+}
+
+static void every_short_string(void **state)
+{
+	(void)state;
+	unsigned char s[2];
+	for (int a = 1; a < 256; a++) {
+		s[0] = (unsigned char)a;
+		check_string(s, 1);
+		for (int b = 1; b < 256; b++) {
+			s[1] = (unsigned char)b;
+			check_string(s, 2);
+		}
+	}
+}
+
+static void edges_of_longer_forms(void **state)
+{
+	(void)state;
+	static const unsigned char edge[] = {0x01, 0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f,
+	                                     0xa0, 0xbf, 0xc0, 0xc2, 0xe0, 0xf4, 0xff};
+	enum { E = sizeof(edge) };
+	unsigned char s[4];
+	for (int lead = 0xc0; lead < 256; lead++) {
+		s[0] = (unsigned char)lead;
+		for (int x = 0; x < E; x++)
+			for (int y = 0; y < E; y++) {
+				s[1] = edge[x], s[2] = edge[y];
+				check_string(s, 3);
+				for (int z = 0; z < E; z++) {
+					s[3] = edge[z];
+					check_string(s, 4);
+				}
+			}
+	}
+}
+
+static void random_bytes(void **state)
+{
+	(void)state;
+	uint64_t rng = 16;
+	unsigned char s[24];
+	for (int t = 0; t < 200000; t++) {
+		size_t n = 1 + pn__splitmix64(&rng) % sizeof(s);
+		for (size_t i = 0; i < n; i++) {
+			uint64_t r = pn__splitmix64(&rng);
+			/* mostly high bytes and controls: where the mistakes would be */
+			s[i] = (unsigned char)(r % 4 ? 0x80 | (r >> 8) : 1 + (r >> 8) % 255);
+		}
+		check_string(s, n);
+	}
+}
+
+/* What one document written by fn comes out as. */
+static char *document(void (*fn)(struct json *j))
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	struct json j;
+	json_report_begin(&j, f, "test");
+	fn(&j);
+	json_end(&j);
+	fclose(f);
+	return buf;
+}
+
+static void fields(struct json *j)
+{
+	json_int_if(j, "known", true, -5);
+	json_int_if(j, "unknown", false, 7);
+	json_words(j, "words", "  tsc  hpet acpi_pm ");
+	json_words(j, "none", "");
+	json_num(j, "nan", NAN);
+	json_num(j, "inf", INFINITY);
+	json_num(j, "half", 0.5);
+	json_str(j, "null", NULL);
+	json_obj(j, "o\n");
+	json_arr(j, "a");
+	json_uint(j, NULL, UINT64_MAX);
+	json_bool(j, NULL, false);
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+static void document_helpers(void **state)
+{
+	(void)state;
+	char *d = document(fields);
+	assert_string_equal(d, "{\"tool\":\"punctual\",\"version\":\"" PUNCTUAL_VERSION "\","
+	                       "\"command\":\"test\",\"known\":-5,\"unknown\":null,"
+	                       "\"words\":[\"tsc\",\"hpet\",\"acpi_pm\"],\"none\":[],"
+	                       "\"nan\":null,\"inf\":null,\"half\":0.5,\"null\":null,"
+	                       "\"o\\n\":{\"a\":[18446744073709551615,false]}}\n");
+	free(d);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(every_short_string),
+	        cmocka_unit_test(edges_of_longer_forms),
+	        cmocka_unit_test(random_bytes),
+	        cmocka_unit_test(document_helpers),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

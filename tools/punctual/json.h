@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/* json.h: the tool's JSON writer: a stream of values with escaping and automatic commas. */
+#ifndef PUNCTUAL_JSON_H
+#define PUNCTUAL_JSON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct json {
+	FILE *f;
+	int depth;
+	bool need_comma[32];
+};
+/* A document that is one object, on f: json_begin opens it, json_end closes it and ends
+ * the line. */
+void json_begin(struct json *j, FILE *f);
+void json_end(struct json *j);
+/* json_begin, then what every command's report starts with: "tool", "version" and
+ * "command" (e.g. "sleep --periodic"). */
+void json_report_begin(struct json *j, FILE *f, const char *command);
+void json_obj(struct json *j, const char *key); /* key NULL inside arrays / at top */
+void json_obj_end(struct json *j);
+void json_arr(struct json *j, const char *key);
+void json_arr_end(struct json *j);
+void json_str(struct json *j, const char *key, const char *v);
+void json_int(struct json *j, const char *key, int64_t v);
+void json_uint(struct json *j, const char *key, uint64_t v);
+void json_num(struct json *j, const char *key, double v);
+void json_bool(struct json *j, const char *key, bool v);
+void json_null(struct json *j, const char *key);
+/* v when it is known, else null (a count that could not be read, an option not given). */
+void json_int_if(struct json *j, const char *key, bool known, int64_t v);
+/* The space-separated words of s as an array of strings ("tsc hpet" -> ["tsc","hpet"]). */
+void json_words(struct json *j, const char *key, const char *s);
+/* A histogram as {count, min, p50, p99, p999, max}, then what more says: its "mean",
+ * and its non-empty buckets as "histogram": [[lo, hi, count], ...]. */
+enum { JSON_HIST_MEAN = 1, JSON_HIST_BUCKETS = 2 };
+struct pn_hist;
+void json_hist(struct json *j, const char *key, const struct pn_hist *h, unsigned more);
+
+#endif
