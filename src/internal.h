@@ -7,6 +7,7 @@
 #ifndef PUNCTUAL_INTERNAL_H
 #define PUNCTUAL_INTERNAL_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -98,9 +99,21 @@ void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, i
 void pn__sleep_woke(struct pn__sleep_plan *p, _Bool learn);
 void pn__sleep_cancel(struct pn__sleep_plan *p);
 int pn__sleep_finish(struct pn__sleep_plan *p);
-/* 0 at the deadline, or EINTR (positive) when a signal handler ran during the spin: the
- * spin blocks signals and lets them in every PN__SIGCHECK_NS ns (ppoll with the caller's
- * mask), so a handler runs at most that late and where the real call would have run it. */
+/* The spin to p's deadline with signals blocked: every `every` ns (from the start when
+ * check is given, and once more at the deadline) check(ctx, mask) runs with the caller's
+ * signal mask; check NULL only lets the signals that mask allows in (a handler running
+ * then ends the spin with -EINTR). A nonzero check result ends the spin and is returned:
+ * -errno, or a wait's ready count. 0 at the deadline. */
+typedef int pn__spin_check(void *ctx, const sigset_t *mask);
+/* Lets in, for a moment, the signals that mask allows (a ppoll with a zero timeout):
+ * -EINTR if a handler ran (the kernel restarts the call for a signal without one: ignored,
+ * or a stop), else 0. */
+int pn__sleep_signals(const sigset_t *mask);
+int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, int64_t every);
+/* pn__sleep_spin(p, NULL, NULL, PN__SIGCHECK_NS) for the shim's sleeps: 0 at the deadline,
+ * or EINTR (positive) when a signal handler ran during the spin, which blocks signals and
+ * lets them in every PN__SIGCHECK_NS ns (ppoll with the caller's mask), so a handler runs
+ * at most that late and where the real call would have run it. */
 #define PN__SIGCHECK_NS 2000
 int pn__sleep_finish_intr(struct pn__sleep_plan *p);
 

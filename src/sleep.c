@@ -418,33 +418,36 @@ int pn__sleep_finish(struct pn__sleep_plan *p)
 	return 0;
 }
 
-/* Lets the signals that the caller's mask allows in, for a moment: EINTR if a handler ran
- * (the kernel restarts the call for a signal without one: ignored, or a stop). */
-static int let_signals_in(const sigset_t *mask)
+int pn__sleep_signals(const sigset_t *mask)
 {
 	struct timespec zero = {0, 0};
 	int e = errno;
 	long r = syscall(SYS_ppoll, NULL, 0, &zero, mask, _NSIG / 8);
 	int err = r < 0 ? errno : 0;
 	errno = e;
-	return err == EINTR ? EINTR : 0;
+	return err == EINTR ? -EINTR : 0;
 }
 
-int pn__sleep_finish_intr(struct pn__sleep_plan *p)
+int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, int64_t every)
 {
 	int64_t start = clock_ns(p->clk), now = start;
-	if (now >= p->deadline)
+	if (now >= p->deadline && !check)
 		return pn__sleep_finish(p);
 	sigset_t all, mask;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &mask);
 	int r = 0;
-	for (int64_t check = now + PN__SIGCHECK_NS; now < p->deadline; now = clock_ns(p->clk)) {
-		if (now >= check) {
-			if ((r = let_signals_in(&mask)) != 0)
+	for (int64_t next = check ? now : now + every;; now = clock_ns(p->clk)) {
+		bool due = now >= p->deadline;
+		if (due && !check) /* a sleep ends at its deadline; a wait looks once more */
+			break;
+		if (now >= next || due) {
+			if ((r = check ? check(ctx, &mask) : pn__sleep_signals(&mask)) != 0)
 				break;
-			check = clock_ns(p->clk) + PN__SIGCHECK_NS;
+			next = now + every;
 		}
+		if (due)
+			break;
 		pn__arch_relax();
 	}
 	pthread_sigmask(SIG_SETMASK, &mask, NULL);
@@ -455,6 +458,11 @@ int pn__sleep_finish_intr(struct pn__sleep_plan *p)
 	}
 	finish_count(&T, p, start, now);
 	return 0;
+}
+
+int pn__sleep_finish_intr(struct pn__sleep_plan *p)
+{
+	return -pn__sleep_spin(p, NULL, NULL, PN__SIGCHECK_NS);
 }
 
 PN_API int pn_sleep_until(int64_t deadline, int64_t precision)

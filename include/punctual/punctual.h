@@ -7,6 +7,7 @@
 #include <punctual/hist.h>
 #include <punctual/slack.h>
 #include <punctual/sleep.h>
+#include <punctual/wait.h>
 #include <punctual/cpus.h>
 #include <punctual/wheel.h>
 #endif
