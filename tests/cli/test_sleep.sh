@@ -9,7 +9,7 @@ MECHS="nanosleep clock_nanosleep clock_nanosleep_abs usleep select pselect poll 
 epoll_pwait2 timerfd_read timerfd_epoll futex sigtimedwait cond_timedwait io_uring spin syscall"
 
 ok sleep --list
-for m in $MECHS; do
+for m in $MECHS precise:PRECISION precise-poll:P precise-epoll:P; do
 	check "--list names $m" grep -q "^$m " "$OUT"
 done
 
@@ -17,7 +17,7 @@ ok sleep --json --duration 2s --slack 50us,1ns --interval 0,1us,100us
 J=$TMP/sleep.json
 cp "$OUT" "$J"
 json_ok "$J"
-check "every mechanism, and pn_sleep_until at 1 us and 50 us" jq -e '(.mechanisms | length) == 20 and any(.mechanisms[]; .id == "precise:1us") and any(.mechanisms[]; .id == "precise:50us")' "$J" >/dev/null
+check "every mechanism, pn_sleep_until at 1 us and 50 us, pn_poll_until and pn_epoll_wait_until at 1 us" jq -e '(.mechanisms | length) == 22 and ([.mechanisms[].id] | contains(["precise:1us", "precise:50us", "precise-poll:1us", "precise-epoll:1us"]))' "$J" >/dev/null
 check "one cell per mechanism x slack x interval" jq -e '(.cells | length) == (.mechanisms | length) * 2 * 3' "$J" >/dev/null
 for m in $MECHS precise:1us precise:50us; do
 	for s in 50000 1; do

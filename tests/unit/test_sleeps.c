@@ -23,15 +23,24 @@
 
 static struct sleep_cell cell;
 
-/* Every mechanism, then pn_sleep_until at three precisions. */
+/* Every mechanism, then pn_sleep_until at three precisions and pn_poll_until and
+ * pn_epoll_wait_until at two. */
 static const struct sleep_mech *mech_at(int m)
 {
 	int n = sleep_mechs_count();
 	if (m < n)
 		return sleep_mech(m);
-	static const int64_t p[] = {0, 1000, 50000};
-	static const char *name[] = {"0", "1us", "50us"};
-	return m - n < 3 ? sleep_mech_precise(p[m - n], name[m - n]) : NULL;
+	static const struct {
+		enum precise_kind kind;
+		int64_t p;
+		const char *name;
+	} pm[] = {{PRECISE_SLEEP, 0, "0"},        {PRECISE_SLEEP, 1000, "1us"},
+	          {PRECISE_SLEEP, 50000, "50us"}, {PRECISE_POLL, 0, "0"},
+	          {PRECISE_POLL, 1000, "1us"},    {PRECISE_EPOLL, 0, "0"},
+	          {PRECISE_EPOLL, 1000, "1us"}};
+	return m - n < (int)(sizeof(pm) / sizeof(pm[0]))
+	               ? sleep_mech_precise(pm[m - n].kind, pm[m - n].p, pm[m - n].name)
+	               : NULL;
 }
 
 static void check_never_early(int64_t slack, const int64_t *intervals, int nint, int samples)
@@ -112,11 +121,18 @@ static void test_lookup(void **state)
 	assert_null(sleep_mech_find("bogus"));
 	assert_null(sleep_mech(-1));
 	assert_null(sleep_mech(sleep_mechs_count()));
-	const struct sleep_mech *p = sleep_mech_precise(1000, "1us");
+	const struct sleep_mech *p = sleep_mech_precise(PRECISE_SLEEP, 1000, "1us");
 	assert_non_null(p);
 	assert_string_equal(p->id, "precise:1us");
-	assert_ptr_equal(sleep_mech_precise(1000, "1us"), p);
-	assert_null(sleep_mech_precise(-1, "x"));
+	assert_ptr_equal(sleep_mech_precise(PRECISE_SLEEP, 1000, "1us"), p);
+	assert_null(sleep_mech_precise(PRECISE_SLEEP, -1, "x"));
+	/* the same precision of another kind is another mechanism */
+	const struct sleep_mech *q = sleep_mech_precise(PRECISE_EPOLL, 1000, "1us");
+	assert_non_null(q);
+	assert_true(q != p);
+	assert_string_equal(q->id, "precise-epoll:1us");
+	assert_string_equal(sleep_mech_precise(PRECISE_POLL, 1000, "1us")->id, "precise-poll:1us");
+	assert_null(sleep_mech_precise((enum precise_kind)7, 1000, "1us"));
 	static const char *want[] = {"nanosleep",
 	                             "clock_nanosleep",
 	                             "clock_nanosleep_abs",

@@ -131,8 +131,8 @@ static void measure_sleeps(struct probe *p)
 	int n = 0;
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
 		p->mechs[n++] = sleep_mech_find(ids[i]);
-	p->mechs[n++] = sleep_mech_precise(1000, "1us");
-	p->mechs[n++] = sleep_mech_precise(50000, "50us");
+	p->mechs[n++] = sleep_mech_precise(PRECISE_SLEEP, 1000, "1us");
+	p->mechs[n++] = sleep_mech_precise(PRECISE_SLEEP, 50000, "50us");
 	p->sleeps = (struct sleep_matrix){
 	        .intervals = p->intervals,
 	        .nintervals = PROBE_INTERVALS,

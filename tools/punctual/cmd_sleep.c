@@ -43,7 +43,9 @@ static const char usage[] =
         "  -s, --slack LIST      timer slack values, e.g. 50us,1ns (default: the current value\n"
         "                        and 1ns); 'current' names the current value\n"
         "  -m, --mech LIST       mechanisms to measure (default: all; see --list);\n"
-        "                        precise:PRECISION is pn_sleep_until, e.g. precise:1us\n"
+        "                        precise:PRECISION is pn_sleep_until, e.g. precise:1us;\n"
+        "                        precise-poll:P and precise-epoll:P pn_poll_until and\n"
+        "                        pn_epoll_wait_until\n"
         "      --list            list the mechanisms and exit\n"
         "  -n, --samples N       at most N samples per cell (default 1000)\n"
         "  -c, --cpu N           pin to CPU N\n"
@@ -136,9 +138,19 @@ static void parse_mechs(struct opts *o, char *arg)
 	char *parts[64];
 	int n = split(arg, parts, 64, "--mech");
 	for (int i = 0; i < n; i++) {
-		if (strncmp(parts[i], "precise:", 8) == 0) {
-			int64_t p = opt_duration("--mech precise", parts[i] + 8, 1);
-			o->mechs[i] = sleep_mech_precise(p, parts[i] + 8);
+		static const struct {
+			const char *prefix;
+			enum precise_kind kind;
+		} kinds[] = {{"precise:", PRECISE_SLEEP},
+		             {"precise-poll:", PRECISE_POLL},
+		             {"precise-epoll:", PRECISE_EPOLL}};
+		size_t k = 0;
+		while (k < 3 && strncmp(parts[i], kinds[k].prefix, strlen(kinds[k].prefix)) != 0)
+			k++;
+		if (k < 3) {
+			const char *v = parts[i] + strlen(kinds[k].prefix);
+			int64_t p = opt_duration("--mech precise", v, 1);
+			o->mechs[i] = sleep_mech_precise(kinds[k].kind, p, v);
 			if (!o->mechs[i])
 				usage_error("--mech: too many precise mechanisms");
 			continue;
@@ -505,6 +517,9 @@ int cmd_sleep(int argc, char **argv)
 			printf("%-21s %s\n", sleep_mech(m)->id, sleep_mech(m)->desc);
 		printf("%-21s %s\n", "precise:PRECISION",
 		       "pn_sleep_until with that precision (libpunctual); default rows: 1us, 50us");
+		printf("%-21s %s\n", "precise-poll:P", "pn_poll_until, no fds; default row: 1us");
+		printf("%-21s %s\n", "precise-epoll:P",
+		       "pn_epoll_wait_until, empty set; default row: 1us");
 		return 0;
 	}
 	setup_sched(&o);
@@ -521,8 +536,10 @@ int cmd_sleep(int argc, char **argv)
 	if (!o.nmechs) {
 		for (int m = 0; m < sleep_mechs_count(); m++)
 			o.mechs[o.nmechs++] = sleep_mech(m);
-		o.mechs[o.nmechs++] = sleep_mech_precise(1000, "1us");
-		o.mechs[o.nmechs++] = sleep_mech_precise(50000, "50us");
+		o.mechs[o.nmechs++] = sleep_mech_precise(PRECISE_SLEEP, 1000, "1us");
+		o.mechs[o.nmechs++] = sleep_mech_precise(PRECISE_SLEEP, 50000, "50us");
+		o.mechs[o.nmechs++] = sleep_mech_precise(PRECISE_POLL, 1000, "1us");
+		o.mechs[o.nmechs++] = sleep_mech_precise(PRECISE_EPOLL, 1000, "1us");
 	}
 
 	struct sleep_matrix x = {.intervals = o.intervals,

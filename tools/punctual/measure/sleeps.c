@@ -33,6 +33,7 @@
 
 #include <punctual/clock.h>
 #include <punctual/sleep.h>
+#include <punctual/wait.h>
 #include "internal.h"
 #include "measure/sleeps.h"
 
@@ -354,6 +355,21 @@ static int s_precise(struct sleep_ctx *c, int64_t deadline, int64_t iv)
 	return pn_sleep_until(deadline, c->precision);
 }
 
+static int s_precise_poll(struct sleep_ctx *c, int64_t deadline, int64_t iv)
+{
+	(void)iv;
+	int r = pn_poll_until(NULL, 0, deadline, c->precision);
+	return r > 0 ? -EIO : r; /* no fds: nothing can be ready */
+}
+
+static int s_precise_epoll(struct sleep_ctx *c, int64_t deadline, int64_t iv)
+{
+	(void)iv;
+	struct epoll_event ev;
+	int r = pn_epoll_wait_until(c->epfd, &ev, 1, deadline, c->precision);
+	return r > 0 ? -EIO : r; /* an empty set: nothing can be ready */
+}
+
 static int s_syscall(struct sleep_ctx *c, int64_t deadline, int64_t iv)
 {
 	(void)c;
@@ -415,24 +431,38 @@ static struct precise {
 } precise[MAX_PRECISE];
 static int nprecise;
 
-const struct sleep_mech *sleep_mech_precise(int64_t precision, const char *id_suffix)
+const struct sleep_mech *sleep_mech_precise(enum precise_kind kind, int64_t precision,
+                                            const char *id_suffix)
 {
+	static const struct {
+		const char *prefix, *desc;
+		int (*setup)(struct sleep_ctx *c);
+		int (*sleep)(struct sleep_ctx *c, int64_t deadline, int64_t iv);
+	} kinds[] = {
+	        [PRECISE_SLEEP] = {"precise", "pn_sleep_until", NULL, s_precise},
+	        [PRECISE_POLL] = {"precise-poll", "pn_poll_until, no fds", NULL, s_precise_poll},
+	        [PRECISE_EPOLL] = {"precise-epoll", "pn_epoll_wait_until, empty set", setup_epoll,
+	                           s_precise_epoll},
+	};
+	if ((unsigned)kind >= sizeof(kinds) / sizeof(kinds[0]) || precision < 0)
+		return NULL;
 	for (int i = 0; i < nprecise; i++)
-		if (precise[i].m.precision == precision)
+		if (precise[i].m.precision == precision && precise[i].m.sleep == kinds[kind].sleep)
 			return &precise[i].m;
-	if (nprecise == MAX_PRECISE || precision < 0)
+	if (nprecise == MAX_PRECISE)
 		return NULL;
 	struct precise *p = &precise[nprecise];
-	snprintf(p->id, sizeof(p->id), "precise:%s", id_suffix);
-	snprintf(p->desc, sizeof(p->desc), "pn_sleep_until, precision %lld ns (libpunctual)",
+	snprintf(p->id, sizeof(p->id), "%s:%s", kinds[kind].prefix, id_suffix);
+	snprintf(p->desc, sizeof(p->desc), "%s, precision %lld ns (libpunctual)", kinds[kind].desc,
 	         (long long)precision);
 	p->m = (struct sleep_mech){.id = p->id,
 	                           .desc = p->desc,
 	                           .granularity = NS,
+	                           .setup = kinds[kind].setup,
 	                           .own_slack = true,
 	                           .precision = precision,
 	                           .slot = N_MECHS + nprecise,
-	                           .sleep = s_precise};
+	                           .sleep = kinds[kind].sleep};
 	nprecise++;
 	return &p->m;
 }

@@ -36,9 +36,12 @@ int sleep_mechs_count(void);
 const struct sleep_mech *sleep_mech(int i);
 /* The mechanism named id, or NULL. */
 const struct sleep_mech *sleep_mech_find(const char *id);
-/* pn_sleep_until(deadline, precision) as a mechanism, id "precise:<id_suffix>"; NULL
- * when too many have been made (16). */
-const struct sleep_mech *sleep_mech_precise(int64_t precision, const char *id_suffix);
+/* libpunctual's precise calls as mechanisms: pn_sleep_until (id "precise:<id_suffix>"),
+ * pn_poll_until with no fds ("precise-poll:...") and pn_epoll_wait_until on an empty set
+ * ("precise-epoll:..."), each at a precision; NULL when too many have been made. */
+enum precise_kind { PRECISE_SLEEP, PRECISE_POLL, PRECISE_EPOLL };
+const struct sleep_mech *sleep_mech_precise(enum precise_kind kind, int64_t precision,
+                                            const char *id_suffix);
 
 struct sleep_ctx *sleep_ctx_new(void);
 void sleep_ctx_free(struct sleep_ctx *c);
