@@ -117,6 +117,21 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 #define PN__SIGCHECK_NS 2000
 int pn__sleep_finish_intr(struct pn__sleep_plan *p);
 
+/* A wait on fds for pn__wait_until (wait.c): wait(w, timeout, mask) waits at most timeout
+ * (never NULL) with mask in force (NULL: the thread's) and returns the ready count, 0 at
+ * the timeout, or -errno. mask is the mask the wait runs with (ppoll's, epoll_pwait's;
+ * NULL: the thread's); eintr_any: the wait reports EINTR for a pending signal that has no
+ * handler too (epoll), so the spin lets signals in apart. Embed it as a first member. */
+struct pn__waiter {
+	int (*wait)(struct pn__waiter *w, const struct timespec *timeout, const sigset_t *mask);
+	const sigset_t *mask;
+	_Bool eintr_any;
+};
+/* The wait until deadline with the precision: the ready count, 0 at a time >= deadline,
+ * or -errno (-EINTR when a signal handler ran, in any phase). flags: PN__SLEEP_KEEP_SLACK
+ * for the shim. errno is kept. */
+int pn__wait_until(struct pn__waiter *w, int64_t deadline, int64_t precision, int flags);
+
 /* Test hook: learns one kernel wakeup lateness into the calling thread's class for sleeps
  * of len ns, as a real wakeup would (tests/unit/test_sleep.c forces outliers with it). */
 void pn__sleep_learn(int64_t len, int64_t late);

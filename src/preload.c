@@ -52,8 +52,7 @@
 #include <punctual/clock.h>
 #include <punctual/sleep.h>
 #include "internal.h"
-
-#define EXPORT __attribute__((visibility("default")))
+#include "preload.h"
 
 typedef int (*nanosleep_fn)(const struct timespec *, struct timespec *);
 typedef int (*clock_nanosleep_fn)(clockid_t, int, const struct timespec *, struct timespec *);
@@ -69,7 +68,7 @@ static usleep_fn real_usleep;
 static cond_timedwait_fn real_cond_timedwait;
 static cond_clockwait_fn real_cond_clockwait;
 static longjmp_fn real_longjmp, real__longjmp, real_siglongjmp, real_longjmp_chk;
-static int64_t precision = -1; /* -1: inert */
+int64_t pn__shim_precision = -1; /* -1: inert */
 static __thread bool inside;
 static __thread unsigned nested; /* calls that came in while inside: signal handlers */
 static __thread struct pn__sleep_plan *in_progress; /* the sleep in progress, while inside */
@@ -123,7 +122,8 @@ static void resolve(void)
 __attribute__((constructor)) static void preload_init(void)
 {
 	resolve();
-	precision = parse_precision(getenv("PUNCTUAL_PRECISION"));
+	pn__shim_precision = parse_precision(getenv("PUNCTUAL_PRECISION"));
+	pn__shim_resolve_waits();
 }
 
 static bool ts_valid(const struct timespec *ts)
@@ -155,14 +155,14 @@ static int kernel_sleep(clockid_t clk, int64_t target)
 	return -pn__sleep_abs(clk, target);
 }
 
-static void enter(struct pn__sleep_plan *p)
+void pn__shim_enter(struct pn__sleep_plan *p)
 {
 	inside = true;
 	in_progress = p;
 	__atomic_add_fetch(&handled, 1, __ATOMIC_RELAXED);
 }
 
-static int leave(int r)
+int pn__shim_leave(int r)
 {
 	in_progress = NULL;
 	inside = false;
@@ -173,22 +173,23 @@ static int leave(int r)
 static int precise_abs(clockid_t clk, int64_t deadline)
 {
 	struct pn__sleep_plan p;
-	enter(&p);
+	pn__shim_enter(&p);
 	unsigned n0 = nested;
-	pn__sleep_plan(&p, clk, deadline, precision, PN__SLEEP_KEEP_SLACK | PN__SLEEP_EINTR, NULL);
+	pn__sleep_plan(&p, clk, deadline, pn__shim_precision,
+	               PN__SLEEP_KEEP_SLACK | PN__SLEEP_EINTR, NULL);
 	if (p.stop)
-		return leave(-p.stop);
+		return pn__shim_leave(-p.stop);
 	if (p.past)
-		return leave(0);
+		return pn__shim_leave(0);
 	if (p.kernel) {
 		int r = kernel_sleep(clk, p.target);
 		if (r != 0) {
 			pn__sleep_cancel(&p);
-			return leave(r);
+			return pn__shim_leave(r);
 		}
 		pn__sleep_woke(&p, nested == n0);
 	}
-	return leave(pn__sleep_finish_intr(&p));
+	return pn__shim_leave(pn__sleep_finish_intr(&p));
 }
 
 /* Sleeps ns on the monotonic clock (a relative sleep is a duration whatever the clock);
@@ -214,9 +215,9 @@ static inline bool null_arg(const void *p)
 	return p == NULL;
 }
 
-static bool active(void)
+bool pn__shim_active(void)
 {
-	if (precision < 0)
+	if (pn__shim_precision < 0)
 		return false;
 	if (inside) {
 		nested++;
@@ -229,7 +230,7 @@ EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
 {
 	if (!real_nanosleep)
 		resolve();
-	if (!active() || !req || !ts_valid(req))
+	if (!pn__shim_active() || !req || !ts_valid(req))
 		return real_nanosleep(req, rem);
 	int r = precise_rel(ts_ns(req), rem);
 	if (r) {
@@ -244,7 +245,7 @@ EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req,
 {
 	if (!real_clock_nanosleep)
 		resolve();
-	if (!active() || !req || !ts_valid(req) || (flags & ~TIMER_ABSTIME) ||
+	if (!pn__shim_active() || !req || !ts_valid(req) || (flags & ~TIMER_ABSTIME) ||
 	    (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME))
 		return real_clock_nanosleep(clk, flags, req, rem);
 	if (flags & TIMER_ABSTIME)
@@ -256,7 +257,7 @@ EXPORT int usleep(useconds_t us)
 {
 	if (!real_usleep)
 		resolve();
-	if (!active())
+	if (!pn__shim_active())
 		return real_usleep(us);
 	int r = precise_rel((int64_t)us * 1000, NULL);
 	if (r) {
@@ -294,29 +295,29 @@ static int precise_cond(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
                         const struct timespec *abstime)
 {
 	struct pn__sleep_plan p;
-	enter(&p);
+	pn__shim_enter(&p);
 	unsigned n0 = nested;
-	pn__sleep_plan(&p, clk, ts_ns(abstime), precision, PN__SLEEP_KEEP_SLACK, NULL);
+	pn__sleep_plan(&p, clk, ts_ns(abstime), pn__shim_precision, PN__SLEEP_KEEP_SLACK, NULL);
 	if (p.past)
-		return leave(real_wait(c, m, clk, ts_ns(abstime)));
+		return pn__shim_leave(real_wait(c, m, clk, ts_ns(abstime)));
 	int r = real_wait(c, m, clk, p.kernel ? p.target : p.start);
 	if (r != ETIMEDOUT) { /* signalled (0), or an error: as the original */
 		pn__sleep_cancel(&p);
-		return leave(r);
+		return pn__shim_leave(r);
 	}
 	if (p.kernel)
 		pn__sleep_woke(&p, nested == n0);
 	if (p.now >= p.deadline) {
 		pn__sleep_finish(&p);
-		return leave(ETIMEDOUT);
+		return pn__shim_leave(ETIMEDOUT);
 	}
 	if ((r = pthread_mutex_unlock(m)) != 0)
-		return leave(r);
+		return pn__shim_leave(r);
 	pn__sleep_finish(&p);
 	/* EOWNERDEAD (the mutex held, its state to recover) or ENOTRECOVERABLE, as the
 	 * original's own re-lock would report them */
 	r = pthread_mutex_lock(m);
-	return leave(r ? r : ETIMEDOUT);
+	return pn__shim_leave(r ? r : ETIMEDOUT);
 }
 
 EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
@@ -324,7 +325,8 @@ EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 {
 	if (!real_cond_timedwait)
 		resolve();
-	if (!active() || null_arg(c) || null_arg(m) || null_arg(abstime) || !ts_valid(abstime))
+	if (!pn__shim_active() || null_arg(c) || null_arg(m) || null_arg(abstime) ||
+	    !ts_valid(abstime))
 		return real_cond_timedwait(c, m, abstime);
 	return precise_cond(c, m, cond_clock(c), abstime);
 }
@@ -336,8 +338,8 @@ EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid
 		resolve();
 	if (!real_cond_clockwait)
 		return EINVAL;
-	if (!active() || null_arg(c) || null_arg(m) || null_arg(abstime) || !ts_valid(abstime) ||
-	    (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME))
+	if (!pn__shim_active() || null_arg(c) || null_arg(m) || null_arg(abstime) ||
+	    !ts_valid(abstime) || (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME))
 		return real_cond_clockwait(c, m, clk, abstime);
 	return precise_cond(c, m, clk, abstime);
 }
@@ -352,7 +354,7 @@ static void left_by_jump(void)
 		return;
 	if (in_progress)
 		pn__sleep_cancel(in_progress);
-	leave(0);
+	pn__shim_leave(0);
 }
 
 #define JUMP(name, real)                                                                           \

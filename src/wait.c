@@ -19,34 +19,37 @@
 #include <punctual/wait.h>
 #include "internal.h"
 
-/* What is waited on, and how: wait(w, timeout, mask) returns the ready count, 0 at the
- * timeout, or -errno; mask NULL keeps the thread's. */
-struct waiter {
-	int (*wait)(struct waiter *w, const struct timespec *timeout, const sigset_t *mask);
-	bool epoll;
-	struct pollfd *fds;
-	nfds_t n;
-	int epfd, max;
-	struct epoll_event *ev;
-};
-
 static int sys_result(long r)
 {
 	return r < 0 ? -errno : (int)r;
 }
 
-static int wait_poll(struct waiter *w, const struct timespec *ts, const sigset_t *mask)
+struct fds_waiter {
+	struct pn__waiter w;
+	struct pollfd *fds;
+	nfds_t n;
+};
+
+static int wait_poll(struct pn__waiter *w, const struct timespec *ts, const sigset_t *mask)
 {
-	return sys_result(syscall(SYS_ppoll, w->fds, w->n, ts, mask, mask ? _NSIG / 8 : 0));
+	struct fds_waiter *f = (struct fds_waiter *)w;
+	return sys_result(syscall(SYS_ppoll, f->fds, f->n, ts, mask, mask ? _NSIG / 8 : 0));
 }
+
+struct epoll_waiter {
+	struct pn__waiter w;
+	int epfd, max;
+	struct epoll_event *ev;
+};
 
 /* Set once the kernel says it has no epoll_pwait2 (before 5.11): ms timeouts then. */
 static atomic_bool no_pwait2;
 
-static int wait_epoll(struct waiter *w, const struct timespec *ts, const sigset_t *mask)
+static int wait_epoll(struct pn__waiter *w, const struct timespec *ts, const sigset_t *mask)
 {
+	struct epoll_waiter *e = (struct epoll_waiter *)w;
 	if (!atomic_load_explicit(&no_pwait2, memory_order_relaxed)) {
-		long r = syscall(SYS_epoll_pwait2, w->epfd, w->ev, w->max, ts, mask,
+		long r = syscall(SYS_epoll_pwait2, e->epfd, e->ev, e->max, ts, mask,
 		                 mask ? _NSIG / 8 : 0);
 		if (r >= 0 || errno != ENOSYS)
 			return sys_result(r);
@@ -55,48 +58,50 @@ static int wait_epoll(struct waiter *w, const struct timespec *ts, const sigset_
 	/* whole ms, rounded down: the spin covers the rest, never the kernel past it */
 	int ms = (int)(ts->tv_sec * 1000 + ts->tv_nsec / 1000000);
 	return sys_result(
-	        syscall(SYS_epoll_pwait, w->epfd, w->ev, w->max, ms, mask, mask ? _NSIG / 8 : 0));
+	        syscall(SYS_epoll_pwait, e->epfd, e->ev, e->max, ms, mask, mask ? _NSIG / 8 : 0));
 }
 
 static int probe_wait(void *ctx)
 {
-	struct waiter *w = ctx;
+	struct pn__waiter *w = ctx;
 	struct timespec one = {0, 1};
-	return w->wait(w, &one, NULL);
+	return w->wait(w, &one, w->mask);
 }
 
-/* The spin's look at the fds, with signals blocked, then at the signals the caller's mask
- * allows: ppoll does both at once (a signal without a handler restarts it); epoll_pwait
- * would say EINTR for any pending signal, handled or not, so epoll looks at the fds alone
- * and the signals are let in by sleep.c's ppoll. */
-static int spin_check(void *ctx, const sigset_t *mask)
+/* The spin's look at the fds with signals blocked, and at the signals the wait's mask
+ * allows (the caller's, or the one the call names): a wait that restarts for a signal
+ * without a handler (ppoll) does both at once; one that would say EINTR for any pending
+ * signal, handled or not (epoll_pwait), looks at the fds alone, and sleep.c's ppoll lets
+ * the signals in. */
+static int spin_check(void *ctx, const sigset_t *thread_mask)
 {
-	struct waiter *w = ctx;
+	struct pn__waiter *w = ctx;
 	struct timespec zero = {0, 0};
-	if (!w->epoll)
+	const sigset_t *mask = w->mask ? w->mask : thread_mask;
+	if (!w->eintr_any)
 		return w->wait(w, &zero, mask);
 	int r = w->wait(w, &zero, NULL);
 	return r ? r : pn__sleep_signals(mask);
 }
 
-static int wait_until(struct waiter *w, int64_t deadline, int64_t precision)
+int pn__wait_until(struct pn__waiter *w, int64_t deadline, int64_t precision, int flags)
 {
 	int e = errno, r;
 	struct timespec zero = {0, 0};
 	struct pn__probe probe = {probe_wait, w};
 	struct pn__sleep_plan p;
-	pn__sleep_plan(&p, CLOCK_MONOTONIC, deadline, precision, PN__SLEEP_EINTR, &probe);
+	pn__sleep_plan(&p, CLOCK_MONOTONIC, deadline, precision, flags | PN__SLEEP_EINTR, &probe);
 	if (p.stop) {
 		r = p.stop;
 	} else if (p.past) {
-		r = w->wait(w, &zero, NULL);
+		r = w->wait(w, &zero, w->mask);
 	} else {
 		r = 0;
 		if (p.kernel) {
 			int64_t left = p.target - pn_now();
 			struct timespec ts = {left > 0 ? left / PN_NSEC : 0,
 			                      left > 0 ? left % PN_NSEC : 0};
-			r = w->wait(w, &ts, NULL);
+			r = w->wait(w, &ts, w->mask);
 			if (r != 0)
 				pn__sleep_cancel(&p);
 			else
@@ -113,8 +118,8 @@ PN_API int pn_poll_until(struct pollfd *fds, nfds_t n, int64_t deadline, int64_t
 {
 	if (precision < 0)
 		return -EINVAL;
-	struct waiter w = {.wait = wait_poll, .fds = fds, .n = n};
-	return wait_until(&w, deadline, precision);
+	struct fds_waiter f = {{.wait = wait_poll}, fds, n};
+	return pn__wait_until(&f.w, deadline, precision, 0);
 }
 
 PN_API int pn_epoll_wait_until(int epfd, struct epoll_event *ev, int max, int64_t deadline,
@@ -122,6 +127,6 @@ PN_API int pn_epoll_wait_until(int epfd, struct epoll_event *ev, int max, int64_
 {
 	if (precision < 0 || max <= 0)
 		return -EINVAL;
-	struct waiter w = {.wait = wait_epoll, .epoll = true, .epfd = epfd, .max = max, .ev = ev};
-	return wait_until(&w, deadline, precision);
+	struct epoll_waiter w = {{.wait = wait_epoll, .eintr_any = true}, epfd, max, ev};
+	return pn__wait_until(&w.w, deadline, precision, 0);
 }

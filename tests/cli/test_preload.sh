@@ -1,13 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# test_preload.sh PUNCTUAL CALLS STATIC STALL: `punctual run --precise`: a program using
-# every interposed call behaves the same with and without libpunctual-preload.so (return
+# test_preload.sh PUNCTUAL CALLS STATIC STALL WAITS: `punctual run --precise`: a program
+# using every interposed sleep, and one using every interposed event-loop wait, behave the
+# same with and without libpunctual-preload.so (return
 # values, errno, remaining times, mutex held, timer slack), never early, and the shim was
 # really in use; the slack --slack set stays the command's; a stall does not stay the
 # learned margin; LD_PRELOAD is appended to; the exit status passes through; static and
 # setuid programs are reported; bad input exits 2.
 . "$(dirname "$0")/lib.sh"
-CALLS=$2 STATIC=$3 STALL=$4
+CALLS=$2 STATIC=$3 STALL=$4 WAITS=$5
 # A sanitized CALLS has its runtime as a dependency; the preloaded shim comes before it.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 
@@ -30,6 +31,20 @@ for args in "--precise=1us --slack 1" "--precise=0" "--precise=100ms"; do
 	check "$args: no early return" sh -c "! grep -q EARLY '$TMP/shimp.err'"
 	check "$args: the shim was loaded" grep -Eq '^shim: loaded, [1-9][0-9]* calls' "$TMP/shimp.err"
 	check "$args: same contract as without the shim" diff "$TMP/plain.out" "$TMP/shimp.out"
+done
+
+# The event-loop waits (poll, ppoll, epoll_wait, epoll_pwait, epoll_pwait2, __poll_chk,
+# __ppoll_chk): the same lines with and without the shim, never early, made precise.
+"$WAITS" >"$TMP/waits.plain" 2>"$TMP/waits.plain.err"
+check "the waits program runs without the shim, never early ($(head -c 300 "$TMP/waits.plain.err"))" test $? -eq 0
+check "the waits program printed its cases" test "$(wc -l <"$TMP/waits.plain")" -ge 49
+for args in "--precise" "--precise=1us --slack 1" "--precise=0"; do
+	# shellcheck disable=SC2086
+	"$PN" run $args -- "$WAITS" >"$TMP/waits.shim" 2>"$TMP/waits.shim.err"
+	rc=$?
+	check "waits $args: exit 0, never early ($rc: $(head -c 300 "$TMP/waits.shim.err"))" test $rc -eq 0
+	check "waits $args: made precise" grep -Eq '^shim: loaded, [1-9][0-9]* calls' "$TMP/waits.shim.err"
+	check "waits $args: the same results as without the shim" diff "$TMP/waits.plain" "$TMP/waits.shim"
 done
 
 # The slack: --slack's value stays the command's whatever slack the shim's own waits use

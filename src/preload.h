@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * preload.h: what the preload shim's two files share (preload.c: the sleeps, cond waits
+ * and the state; preload_wait.c: the event-loop waits). Internal to
+ * libpunctual-preload.so, whose version script exports none of it.
+ */
+#ifndef PUNCTUAL_PRELOAD_H
+#define PUNCTUAL_PRELOAD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+struct pn__sleep_plan;
+
+/* PUNCTUAL_PRECISION in ns, or -1: the shim is inert. */
+extern int64_t pn__shim_precision;
+/* Whether a call should be made precise: the shim is active and the thread is not inside
+ * it already (a signal handler's call goes to the real function, and is counted). */
+bool pn__shim_active(void);
+/* Marks the thread inside the shim (p: the sleep in progress, for a handler that jumps
+ * out of it; NULL for a wait) and counts the call; leave returns r. */
+void pn__shim_enter(struct pn__sleep_plan *p);
+int pn__shim_leave(int r);
+/* Finds the real poll and epoll functions (preload_wait.c); called at load time. */
+void pn__shim_resolve_waits(void);
+
+#endif
