@@ -7,25 +7,24 @@
 . "$(dirname "$0")/lib.sh"
 
 ok timers --json --count 500 --delay uniform:1ms-50ms --precision 10%
-J=$TMP/timers.json
-cp "$OUT" "$J"
+J=$OUT
 json_ok "$J"
-check "one-shot: every timer fired once, none early" \
-	jq -e '.fired == 500 and .unfired == 0 and .early == 0 and .lateness_ns.count == 500' "$J" >/dev/null
-check "one-shot: wakeups between the optimum (or below it only by overshot windows) and the timers" \
-	jq -e '.wakeups >= 1 and .wakeups <= .fired and .offline_optimum >= 1 and .offline_optimum <= .uncoalesced_wakeups and (.wakeups >= .offline_optimum or .past_window > 0)' "$J" >/dev/null
-check "one-shot: fields" \
-	jq -e '.command == "timers" and .periodic == false and .precision_percent == 10 and .delay.distribution == "uniform" and .delay.a_ns == 1000000 and .delay.b_ns == 50000000 and .lateness_ns.min >= 0 and (.timers_per_wakeup * .wakeups - .fired | fabs) < 1' "$J" >/dev/null
+jq_check "one-shot: every timer fired once, none early" \
+	'.fired == 500 and .unfired == 0 and .early == 0 and .lateness_ns.count == 500' "$J"
+jq_check "one-shot: wakeups between the optimum (or below it only by overshot windows) and the timers" \
+	'.wakeups >= 1 and .wakeups <= .fired and .offline_optimum >= 1 and .offline_optimum <= .uncoalesced_wakeups and (.wakeups >= .offline_optimum or .past_window > 0)' "$J"
+jq_check "one-shot: fields" \
+	'.command == "timers" and .periodic == false and .precision_percent == 10 and .delay.distribution == "uniform" and .delay.a_ns == 1000000 and .delay.b_ns == 50000000 and .lateness_ns.min >= 0 and (.timers_per_wakeup * .wakeups - .fired | fabs) < 1' "$J"
 
 ok timers --json --periodic --count 200 --delay bimodal:2ms,20ms --precision 200us --duration 400ms
 json_ok "$OUT"
-check "periodic: fires, no early, absolute precision" \
-	jq -e '.periodic == true and .fired > 200 and .early == 0 and .precision_ns == 200000 and .precision_percent == null and .missed_periods >= 0 and .duration_ns == 400000000 and .elapsed_ns > 0' "$OUT" >/dev/null
+jq_check "periodic: fires, no early, absolute precision" \
+	'.periodic == true and .fired > 200 and .early == 0 and .precision_ns == 200000 and .precision_percent == null and .missed_periods >= 0 and .duration_ns == 400000000 and .elapsed_ns > 0' "$OUT"
 
 ok timers --json --count 100 --delay fixed:3ms --precision 0
 json_ok "$OUT"
-check "fixed delay, precision 0: one deadline, one optimal wakeup" \
-	jq -e '.fired == 100 and .early == 0 and .uncoalesced_wakeups == 1 and .offline_optimum == 1' "$OUT" >/dev/null
+jq_check "fixed delay, precision 0: one deadline, one optimal wakeup" \
+	'.fired == 100 and .early == 0 and .uncoalesced_wakeups == 1 and .offline_optimum == 1' "$OUT"
 
 ok timers --count 300 --delay bimodal --precision 5% --seed 7
 check "text: wakeups line" grep -q '^wakeups  *[0-9]' "$OUT"
