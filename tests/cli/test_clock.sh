@@ -2,11 +2,9 @@
 # SPDX-License-Identifier: MIT
 # test_clock.sh: `punctual clock`: valid JSON with every source, invariants (no backward
 # step for ordered sources), the text table, the cycle-counter fallback, and
-# --clocksources: refused without root, and the clocksource restored after a run, on
-# SIGINT and on SIGTERM.
+# --clocksources refused without root (its switching: test_clocksources.sh).
 . "$(dirname "$0")/lib.sh"
 
-CS=/sys/devices/system/clocksource/clocksource0/current_clocksource
 IDS="libc:CLOCK_REALTIME syscall:CLOCK_REALTIME libc:CLOCK_MONOTONIC syscall:CLOCK_MONOTONIC
 libc:CLOCK_MONOTONIC_RAW syscall:CLOCK_MONOTONIC_RAW libc:CLOCK_BOOTTIME syscall:CLOCK_BOOTTIME
 libc:CLOCK_TAI syscall:CLOCK_TAI libc:CLOCK_REALTIME_COARSE syscall:CLOCK_REALTIME_COARSE
@@ -56,42 +54,6 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	check "--clocksources as nobody: nothing on stdout" test "$RC" -eq 2 -a ! -s "$OUT"
 elif [ "$(id -u)" -ne 0 ]; then
 	usage_error "needs root" clock --clocksources
-fi
-
-if [ "$(id -u)" -ne 0 ] || [ ! -w "$CS" ]; then
-	echo "SKIP: --clocksources switching needs root and a writable $CS"
-	finish
-	exit $?
-fi
-
-orig=$(cat "$CS")
-navail=$(wc -w </sys/devices/system/clocksource/clocksource0/available_clocksource)
-ok clock --clocksources --json --duration 100ms
-json_ok "$OUT"
-jq_check "one table per available clocksource" --argjson n "$navail" '.clocksources | length == $n' "$OUT"
-jq_check "the first table is the original clocksource" --arg o "$orig" '.clocksources[0].clocksource == $o and .measured_clocksource == $o' "$OUT"
-check "clocksource restored after a run" test "$RC" -eq 0 -a "$(cat "$CS")" = "$orig"
-
-# Interrupted while another clocksource is in force: restored on the way out.
-if [ "$navail" -gt 1 ]; then
-	for sig in INT TERM; do
-		"$PN" clock --clocksources --duration 3s >/dev/null 2>&1 &
-		pid=$!
-		switched=0
-		for _ in $(seq 1 400); do
-			if [ "$(cat "$CS")" != "$orig" ]; then switched=1; break; fi
-			sleep 0.05
-		done
-		kill -s "$sig" "$pid" 2>/dev/null
-		wait "$pid"
-		rc=$?
-		check "SIG$sig: the run had switched the clocksource" test "$switched" -eq 1
-		check "SIG$sig: died of the signal (status $rc)" test "$rc" -gt 128
-		check "SIG$sig: clocksource restored to $orig" \
-			test "$switched" -eq 1 -a "$(cat "$CS")" = "$orig"
-		# never leave the machine changed, whatever the checks said
-		[ "$(cat "$CS")" = "$orig" ] || echo "$orig" >"$CS"
-	done
 fi
 
 finish

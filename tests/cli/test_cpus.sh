@@ -120,16 +120,16 @@ home=""
 mnt=$(awk '$0 ~ / - cgroup / && $NF ~ /(^|,)cpu(,|$)/ { print $4 " " $5; exit }' /proc/self/mountinfo)
 self=$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ { sub(/^[^:]*:[^:]*:/, ""); print; exit }' /proc/self/cgroup)
 if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP real cgroup: needs root"
+	skip "real cgroup: needs root"
 elif [ -z "$mnt" ] || [ -z "$self" ]; then
-	echo "SKIP real cgroup: no v1 cpu controller"
+	skip "real cgroup: no v1 cpu controller"
 elif [ "${mnt%% *}" != "/" ]; then
-	echo "SKIP real cgroup: the cpu hierarchy is mounted from ${mnt%% *}, not its root"
+	skip "real cgroup: the cpu hierarchy is mounted from ${mnt%% *}, not its root"
 else
 	home=${mnt#* }${self%/}
 	CG=$home/pn_cli_$$
 	if ! mkdir "$CG" 2>/dev/null || ! mkdir "$CG/leaf"; then
-		echo "SKIP real cgroup: cannot create $CG"
+		skip "real cgroup: cannot create $CG"
 	else
 		echo 100000 >"$CG/cpu.cfs_period_us"
 		echo 50000 >"$CG/cpu.cfs_quota_us"

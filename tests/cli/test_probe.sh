@@ -22,7 +22,7 @@ schema = json.load(open(sys.argv[1]))
 jsonschema.Draft202012Validator.check_schema(schema)
 jsonschema.validate(json.load(open(sys.argv[2])), schema, cls=jsonschema.Draft202012Validator)' "$SCHEMA" "$J"
 else
-	echo "SKIP: schema validation: python3-jsonschema is not installed"
+	skip "schema validation: python3-jsonschema is not installed"
 fi
 jq_check "no early sleep, no early timer" '.sleeps.early_total == 0 and .timers.early == 0' "$J"
 jq_check "a sleep row for each mechanism the issue names" '[.sleeps.cells[].mechanism] | unique | contains(["nanosleep","clock_nanosleep_abs","epoll_wait","select","precise:1us","precise:50us"])' "$J"
@@ -39,7 +39,7 @@ check "--prom left no temporary file" test "$(ls "$TMP/prom" | wc -l)" -eq 1
 if command -v promtool >/dev/null; then
 	check "promtool check metrics" promtool check metrics <"$P"
 else
-	echo "SKIP: promtool (Debian prometheus) is not installed"
+	skip "promtool (Debian prometheus) is not installed"
 fi
 check "host facts as an info metric" grep -q '^punctual_host_info{kernel=' "$P"
 check "base units: seconds" grep -q '^punctual_clock_read_seconds{source="pn_now"' "$P"
@@ -51,7 +51,7 @@ if command -v gnuplot >/dev/null; then
 		check "$f.png is a PNG" grep -q PNG <(head -c 8 "$TMP/plots/$f.png")
 	done
 else
-	echo "SKIP: --plot: gnuplot is not installed"
+	skip "--plot: gnuplot is not installed"
 fi
 
 ok probe --quick

@@ -38,7 +38,7 @@ if orig=$(slack_of "$S" 2>/dev/null); then
 	NICE=1
 else
 	NICE=0
-	echo "SKIP: reading and setting another process need CAP_SYS_NICE"
+	skip "reading and setting another process need CAP_SYS_NICE"
 	usage_error "CAP_SYS_NICE" slack -p "$S"
 	usage_error "CAP_SYS_NICE" slack -p "$S" 1
 	usage_error "CAP_SYS_NICE" slack -p "$S" --threads

@@ -34,6 +34,7 @@
 #include <punctual/cpus.h>
 #include "cgroup.h"
 #include "internal.h"
+#include "runner.h"
 
 #ifndef PN_FIXTURES
 #define PN_FIXTURES "tests/fixtures"
@@ -435,8 +436,7 @@ static void test_mount_cache(void **state)
 	struct pn_cpu_info a, b;
 	assert_int_equal(pn_cpu_info(&a), 0);
 	if (!a.cgroup_dir[0]) {
-		print_message("  SKIP: no cgroup hierarchy mounted here\n");
-		skip();
+		pn_skip("no cgroup hierarchy mounted here");
 	}
 	unsigned long h0 = pn__cgroup_mount_cache_hits();
 	assert_int_equal(pn_cpu_info(&b), 0);
@@ -655,8 +655,7 @@ static void real_case(bool v2, const char *parent_limit, const char *child_limit
 			rc.made_parent = true;
 	}
 	if (why) {
-		print_message("  SKIP %s: %s\n", v2 ? "v2" : "v1", why);
-		skip();
+		pn_skip("real %s cgroups: %s", v2 ? "v2" : "v1", why);
 	}
 	snprintf(rc.child, sizeof(rc.child), "%s/leaf", rc.parent);
 	if (v2)
@@ -721,7 +720,7 @@ static void test_real_v2_leaf_stricter(void **state)
 	real_case(true, "150000 100000", "50000 100000", false);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test_teardown(test_fixtures, reset),
@@ -741,5 +740,5 @@ int main(void)
 	        cmocka_unit_test_teardown(test_real_v2_parent_limits, real_teardown),
 	        cmocka_unit_test_teardown(test_real_v2_leaf_stricter, real_teardown),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pn_run("cpus", tests, argc, argv);
 }
