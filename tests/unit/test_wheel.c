@@ -650,8 +650,9 @@ static void test_invalid(void **state)
 
 struct rt {
 	struct pn_timer t[200];
+	int64_t due[200]; /* the deadline each timer fires for next */
 	int64_t fired_at[200];
-	int n, early;
+	int n, early, ret;
 	uint64_t seed;
 };
 
@@ -660,13 +661,19 @@ static void rt_fire(struct pn_wheel *w, struct pn_timer *t, void *arg)
 	struct rt *r = arg;
 	int64_t now = pn_now();
 	int id = (int)(t - r->t);
-	if (now < t->deadline && !t->period)
+	/* every timer, the periodic one too: it fired for due[id], and is already re-armed
+	 * for its next deadline, t->deadline */
+	if (now < r->due[id])
 		r->early++;
+	if (t->period)
+		r->due[id] = t->deadline;
 	r->fired_at[id] = now;
 	r->n++;
 	/* a few re-arm themselves a little later */
-	if (id % 5 == 0 && r->n < 400)
-		pn_wheel_add(w, t, now + rnd(&r->seed, 2000000), rnd(&r->seed, 500000));
+	if (id % 5 == 0 && r->n < 400) {
+		r->due[id] = now + rnd(&r->seed, 2000000);
+		pn_wheel_add(w, t, r->due[id], rnd(&r->seed, 500000));
+	}
 }
 
 static void *rt_main(void *arg)
@@ -678,21 +685,22 @@ static void *rt_main(void *arg)
 	int64_t t0 = pn_now();
 	for (int i = 0; i < 200; i++) {
 		pn_timer_init(&r->t[i], rt_fire, r);
-		int64_t d = t0 + rnd(&r->seed, 100000000);
+		int64_t d = r->due[i] = t0 + rnd(&r->seed, 100000000);
 		int64_t p = i % 2 ? (d - t0) / 10 : rnd(&r->seed, 1000000);
 		if (i == 199)
 			pn_wheel_add_periodic(w, &r->t[i], d, p, 7000000);
 		else
 			pn_wheel_add(w, &r->t[i], d, p);
 	}
-	pn_wheel_run(w, t0 + 150000000);
+	r->ret = pn_wheel_run(w, t0 + 150000000);
 	if (pn_wheel_check(w) != 0)
 		r->early = -1000;
 	pn_wheel_free(w);
 	return NULL;
 }
 
-/* pn_wheel_run in real time never fires early; in 4 threads, a wheel each. */
+/* pn_wheel_run in real time never fires early, the periodic timer included, and returns
+ * the number it fired; in 4 threads, a wheel each. */
 static void test_run_real_time(void **state)
 {
 	(void)state;
@@ -707,6 +715,7 @@ static void test_run_real_time(void **state)
 		pthread_join(th[i], NULL);
 		assert_int_equal(r[i].early, 0);
 		assert_true(r[i].n >= 199);
+		assert_int_equal(r[i].ret, r[i].n);
 	}
 }
 
