@@ -71,6 +71,7 @@ struct model {
 	bool on_time;  /* it is at pn_wheel_next's time */
 	int64_t depth; /* callbacks fired in this expiry */
 	uint64_t fired, missed, ops, on_time_fires;
+	uint64_t added, expires; /* what pn_wheel_stats must count */
 };
 
 static bool mbefore(const struct model *M, int a, int b)
@@ -234,6 +235,7 @@ static void do_add(struct model *M, int id, int64_t now)
 		assert_int_equal(pn_wheel_add(M->w, &M->t[id], d, p), 0);
 		m_add(M, id, d, p, 0);
 	}
+	M->added++;
 }
 
 static void do_cancel(struct model *M, int id)
@@ -343,6 +345,7 @@ static void do_expire(struct model *M, int64_t now, bool on_time)
 	int r = pn_wheel_expire(M->w, now);
 	assert_true(r >= 0);
 	assert_int_equal((uint64_t)r, M->fired - before);
+	M->expires += r > 0;
 	for (int i = M->ifire; i < M->nfire; i++)
 		assert_false(M->m[M->fire[i]].firing); /* every one fired or left */
 	M->on_time = false;
@@ -392,6 +395,8 @@ static void scenario(uint64_t seed, int steps, int64_t start, size_t radix_min)
 	assert_int_equal(pn_wheel_stats(M.w, &st), 0);
 	assert_int_equal(st.fired, M.fired);
 	assert_int_equal(st.missed, M.missed);
+	assert_int_equal(st.added, M.added);
+	assert_int_equal(st.expires, M.expires);
 	print_message("seed %llu: %llu ops, %llu fired (%llu on time), %llu missed periods, "
 	              "%llu cascaded\n",
 	              (unsigned long long)seed, (unsigned long long)M.ops,
@@ -503,6 +508,59 @@ static void test_boundaries(void **state)
 	assert_int_equal(pn_wheel_expire(w, 12345), 2);
 	pn_wheel_free(w);
 	pn_wheel_free(NULL);
+}
+
+/* A timer without a callback fires like any other (counted, no longer pending; a periodic
+ * one re-armed), and the counters count what they say: successful adds (re-adds too) and
+ * expiries that fired something. */
+static void test_null_callback_and_stats(void **state)
+{
+	(void)state;
+	struct pn_wheel *w;
+	struct pn_wheel_stats st;
+	assert_int_equal(pn_wheel_new(&w), 0);
+	assert_int_equal(pn_wheel_expire(w, 0), 0); /* a simulated timebase */
+	for (int i = 0; i < 3; i++)
+		pn_timer_init(&bt[i], i == 1 ? record_id : NULL, NULL);
+	assert_int_equal(pn_wheel_add(w, &bt[0], 100, 0), 0);
+	assert_int_equal(pn_wheel_add(w, &bt[1], 100, 0), 0);
+	assert_int_equal(pn_wheel_add_periodic(w, &bt[2], 50, 0, 100), 0);
+	assert_int_equal(pn_wheel_add(w, &bt[0], 100, -1), -EINVAL); /* not counted */
+	assert_int_equal(pn_wheel_stats(w, &st), 0);
+	assert_int_equal(st.added, 3);
+	assert_int_equal(st.expires, 0);
+	assert_int_equal(pn_wheel_expire(w, 49), 0); /* nothing due: not an expiry that fired */
+	nfired = 0;
+	assert_int_equal(pn_wheel_expire(w, 150), 3);
+	assert_int_equal(nfired, 1);
+	assert_int_equal(fired_ids[0], 1);
+	assert_int_equal(pn_timer_pending(&bt[0]), 0);
+	assert_int_equal(pn_timer_pending(&bt[1]), 0);
+	assert_int_equal(pn_timer_pending(&bt[2]), 1);
+	assert_int_equal(bt[2].deadline, 250); /* 150 is not after the expiry time: 250 */
+	assert_int_equal(pn_wheel_check(w), 0);
+	assert_int_equal(pn_wheel_stats(w, &st), 0);
+	assert_int_equal(st.added, 3);
+	assert_int_equal(st.fired, 3);
+	assert_int_equal(st.expires, 1);
+	assert_int_equal(st.missed, 1);
+	assert_int_equal(pn_wheel_expire(w, 249), 0);
+	assert_int_equal(pn_wheel_expire(w, 250), 1);
+	assert_int_equal(nfired, 1);
+	/* re-adding a pending timer is an add */
+	assert_int_equal(pn_wheel_add(w, &bt[0], 400, 0), 0);
+	assert_int_equal(pn_wheel_add(w, &bt[0], 300, 0), 0);
+	assert_int_equal(pn_wheel_cancel(w, &bt[2]), 1);
+	assert_int_equal(pn_wheel_count(w), 1);
+	assert_int_equal(pn_wheel_expire(w, 300), 1);
+	assert_int_equal(pn_timer_pending(&bt[0]), 0);
+	assert_int_equal(pn_wheel_stats(w, &st), 0);
+	assert_int_equal(st.added, 5);
+	assert_int_equal(st.fired, 5);
+	assert_int_equal(st.expires, 3);
+	assert_int_equal(st.missed, 1);
+	assert_int_equal(pn_wheel_check(w), 0);
+	pn_wheel_free(w);
 }
 
 /* Equal deadlines fire in insertion order, also after cascading through every level
@@ -773,6 +831,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_invalid),
 	        cmocka_unit_test(test_boundaries),
+	        cmocka_unit_test(test_null_callback_and_stats),
 	        cmocka_unit_test(test_insertion_order),
 	        cmocka_unit_test(test_large_expiry_order),
 	        cmocka_unit_test(test_model),
