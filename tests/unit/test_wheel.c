@@ -27,6 +27,7 @@
 #include <punctual/clock.h>
 #include <punctual/wheel.h>
 #include "internal.h" /* the wheel's test hooks */
+#include "runner.h"
 
 static uint64_t next_rand(uint64_t *s)
 {
@@ -406,14 +407,30 @@ static void scenario(uint64_t seed, int steps, int64_t start, size_t radix_min)
 	pn_wheel_free(M.w);
 }
 
-/* 4 seeds x 280000 steps + callback operations: over 10^6 operations. */
-static void test_model(void **state)
+/* 4 seeds x 280000 steps + callback operations: over 10^6 operations. A test and a ctest
+ * entry per seed: the sizes are fixed, and each entry has its own timeout. The first two
+ * use the radix sort for every due list. */
+static void test_model_1(void **state)
 {
 	(void)state;
-	/* the first two with the radix sort for every due list */
 	scenario(1, 280000, 1000000000000LL, 2);
+}
+
+static void test_model_2(void **state)
+{
+	(void)state;
 	scenario(2, 280000, 0, 2);
+}
+
+static void test_model_3(void **state)
+{
+	(void)state;
 	scenario(3, 280000, -5000000000LL, 129);
+}
+
+static void test_model_4(void **state)
+{
+	(void)state;
 	scenario(4, 280000, INT64_MAX - 1000000000000LL, 129);
 }
 
@@ -825,7 +842,7 @@ static void test_timerfd(void **state)
 	pn_wheel_free(w);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	/* clang-format off */
 	const struct CMUnitTest tests[] = {
@@ -834,10 +851,13 @@ int main(void)
 	        cmocka_unit_test(test_null_callback_and_stats),
 	        cmocka_unit_test(test_insertion_order),
 	        cmocka_unit_test(test_large_expiry_order),
-	        cmocka_unit_test(test_model),
+	        cmocka_unit_test(test_model_1),
+	        cmocka_unit_test(test_model_2),
+	        cmocka_unit_test(test_model_3),
+	        cmocka_unit_test(test_model_4),
 	        cmocka_unit_test(test_timerfd),
 	        cmocka_unit_test(test_run_real_time),
 	};
 	/* clang-format on */
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pn_run("wheel", tests, argc, argv);
 }
