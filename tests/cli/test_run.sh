@@ -52,6 +52,11 @@ out_is 9 run --slack 5 --slack 9 cat "$SELF"
 def=$(cat "$SELF")
 out_is "$def" run --slack 0 cat "$SELF"
 out_is "$def" run --slack default cat "$SELF"
+# ... also from a parent whose slack is not that default (exec keeps both): a no-op
+# would leave the parent's
+other=$((def == 777 ? 778 : 777))
+out_is "$def" run --slack "$other" "$PN" run --slack 0 cat "$SELF"
+out_is "$def" run --slack "$other" "$PN" run --slack default cat "$SELF"
 # inherited by the command's children and threads
 out_is 3 run --slack 3 sh -c "cat $SELF"
 out_is 4 run --slack 4 python3 -c 'import threading

@@ -13,7 +13,8 @@ for m in $MECHS; do
 	check "--list names $m" grep -q "^$m " "$OUT"
 done
 
-ok sleep --json --duration 2s --slack 50us,1ns --interval 0,1us,100us
+# from a parent whose slack, 12345 ns, is none that the matrix sets: it must come back
+ok run --slack 12345 -- "$PN" sleep --json --duration 2s --slack 50us,1ns --interval 0,1us,100us
 J=$OUT
 json_ok "$J"
 jq_check "every mechanism, and pn_sleep_until at 1 us and 50 us" '(.mechanisms | length) == 20 and any(.mechanisms[]; .id == "precise:1us") and any(.mechanisms[]; .id == "precise:50us")' "$J"
@@ -33,7 +34,8 @@ jq_check "durations are at least the interval (never early)" \
 	'all(.cells[] | select(.supported and .mechanism != "syscall"); .duration_ns.min >= .interval_ns)' "$J"
 jq_check "unsupported mechanisms say why" \
 	'all(.mechanisms[] | select(.supported | not); .unsupported_reason | length > 0)' "$J"
-jq_check "the slack was put back" '.slack_before_ns > 0' "$J"
+jq_check "the starting slack was recorded" '.slack_before_ns > 0' "$J"
+jq_check "the slack was put back" '.slack_before_ns == 12345 and .slack_after_ns == 12345' "$J"
 
 ok sleep --csv --duration 300ms --slack 1ns --interval 0,10us --mech nanosleep,poll
 check "csv header" grep -q '^mechanism,slack_ns,interval_ns,supported,samples,early' "$OUT"
