@@ -30,7 +30,8 @@ ok slack --help
 check "--help has usage" grep -q '^usage: punctual slack' "$OUT"
 
 # ---- another process -------------------------------------------------------------------
-sleep 30 &
+# Targets live until cleanup kills them, however slow the machine.
+sleep infinity &
 S=$!
 BG="$BG $S"
 # Another process's slack, even one's own child's, needs CAP_SYS_NICE.
@@ -76,8 +77,8 @@ if [ "$NICE" -eq 1 ]; then
 		'.set_ns == 0 and .slack_ns == $v' "$OUT"
 
 	# ---- every thread of a multithreaded process ---------------------------------------
-	python3 -c 'import threading, time
-for _ in range(3): threading.Thread(target=time.sleep, args=(30,)).start()' &
+	python3 -c 'import threading
+for _ in range(3): threading.Thread(target=threading.Event().wait).start()' &
 	PY=$!
 	BG="$BG $PY"
 	for _ in $(seq 1 200); do
@@ -129,8 +130,8 @@ for _ in range(3): threading.Thread(target=time.sleep, args=(30,)).start()' &
 	done
 
 	# a name with a newline and bytes that are not UTF-8: still one line, still JSON
-	python3 -c 'import ctypes, time
-ctypes.CDLL(None).prctl(15, b"x\ny\xffz\xe2\x82", 0, 0, 0); time.sleep(30)' &
+	python3 -c 'import ctypes, signal
+ctypes.CDLL(None).prctl(15, b"x\ny\xffz\xe2\x82", 0, 0, 0); signal.pause()' &
 	ODD=$!
 	BG="$BG $ODD"
 	for _ in $(seq 1 200); do
