@@ -37,6 +37,13 @@ jq_check "unsupported mechanisms say why" \
 jq_check "the starting slack was recorded" '.slack_before_ns > 0' "$J"
 jq_check "the slack was put back" '.slack_before_ns == 12345 and .slack_after_ns == 12345' "$J"
 
+# --samples N: at most N per cell, at least one round; a budget that lets every cell
+# reach N (the matrix then ends early)
+ok sleep --json --samples 5 --duration 4s --slack 50us,1ns --interval 0,10us --mech nanosleep,poll
+jq_check "--samples 5: 1 to 5 samples per cell, and 5 where the budget allowed" \
+	'(.cells | length) == 8 and all(.cells[] | select(.supported); .samples >= 1 and .samples <= 5)
+	and any(.cells[]; .samples == 5)' "$OUT"
+
 ok sleep --csv --duration 300ms --slack 1ns --interval 0,10us --mech nanosleep,poll
 check "csv header" grep -q '^mechanism,slack_ns,interval_ns,supported,samples,early' "$OUT"
 check "csv rows: 2 mechanisms x 2 intervals" test "$(wc -l <"$OUT")" -eq 5
@@ -58,6 +65,11 @@ check "cyclictest-style line" grep -Eq '^T: 0 \( *[0-9]+\) P: ?0 I:1000 C: *[0-9
 ok sleep --periodic --interval 500us --duration 300ms --json
 json_ok "$OUT"
 jq_check "periodic JSON" '.cycles > 0 and .early == 0 and .missed_periods >= 0 and .interval_ns == 500000 and .latency_ns.count == .cycles' "$OUT"
+# --periodic --slack V: the loop runs with that slack (read back), one value only
+ok sleep --periodic --interval 1ms --duration 200ms --slack 7us --json
+jq_check "--periodic --slack 7us: the loop's slack" '.slack_ns == 7000 and .cycles > 0 and .early == 0' "$OUT"
+ok sleep --periodic --interval 1ms --duration 200ms --slack 3ns
+check "--periodic --slack as text" grep -q 'slack 3 ns' "$OUT"
 
 if [ "$(id -u)" -eq 0 ]; then
 	ok sleep --fifo 10 --cpu 0 --json --duration 200ms --interval 10us --mech nanosleep
@@ -93,6 +105,7 @@ usage_error "out of range" sleep --fifo 100
 usage_error "out of range" sleep --cpu 99999
 usage_error "exclude each other" sleep --json --csv
 usage_error "one --interval" sleep --periodic --interval 1ms,2ms
+usage_error "one --slack value" sleep --periodic --slack 1us,2us
 usage_error "must be positive" sleep --periodic --interval 0
 usage_error "no --csv or --mech" sleep --periodic --mech nanosleep
 usage_error "out of range" sleep --dma-latency -1
