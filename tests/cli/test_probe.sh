@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # test_probe.sh: `punctual probe`: --json validates against docs/probe.schema.json, the
 # --prom file passes promtool and is written atomically, --plot writes PNG and SVG, the
-# report has every section, the probe changes nothing in the system, and bad input
-# exits 2 (or 1 for a file it cannot write) with one line.
+# report has every section (with --quick and without, as `make run` runs it), the probe
+# changes nothing in the system, and bad input exits 2 (or 1 for a file it cannot
+# write) with one line.
 . "$(dirname "$0")/lib.sh"
 SCHEMA=$(dirname "$0")/../../docs/probe.schema.json
 CS=/sys/devices/system/clocksource/clocksource0/current_clocksource
@@ -60,6 +61,16 @@ ok probe --quick
 for s in system clocks sleeps timers cpus recommendations; do
 	check "the report has a $s section" grep -q "^$s" "$OUT"
 done
+
+# What `make run` runs: the full probe (its own sizes, not --quick's), nothing early.
+ok probe
+for s in system clocks sleeps timers cpus recommendations; do
+	check "the full report has a $s section" grep -q "^$s" "$OUT"
+done
+check "the full report ran the full timer demo" \
+	grep -q '^timers: 300 one-shot timers, delays 1 ms to 60 ms' "$OUT"
+check "the full report: no early sleep" grep -q '^sleeps: .*(early returns: 0)$' "$OUT"
+check "the full report: no early timer" grep -q 'early fires 0$' "$OUT"
 
 # It changed nothing (and it did run).
 check "the clocksource is as it was" test "$RC" -eq 0 -a "$(cat "$CS" 2>/dev/null)" = "$cs_before"
