@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # test_run.sh: `punctual run --slack VALUE CMD`: the command, its threads and its children
 # run with the slack; the exit status is the command's (127 not found, 126 not runnable,
-# like env(1)); options stop at CMD; bad input exits 2 with one line, nothing on stdout.
+# like env(1)); options stop at CMD; --precise finds its shim through PUNCTUAL_PRELOAD;
+# bad input exits 2 with one line, nothing on stdout.
 . "$(dirname "$0")/lib.sh"
 
 # out_is EXPECTED ARGS...: exit 0 and stdout exactly EXPECTED.
@@ -96,6 +97,19 @@ printf '#!/bin/sh\necho hi\n' >"$TMP/noexec"
 chmod 644 "$TMP/noexec"
 exit_is 126 "^punctual run: $TMP/noexec: Permission denied$" run --slack 1 "$TMP/noexec"
 exit_is 126 "^punctual run: $TMP: Permission denied$" run --slack 1 "$TMP"
+
+# --precise takes the shim from a non-empty $PUNCTUAL_PRELOAD (a copy, where it would
+# not look otherwise), and fails with one line, status 1, when that cannot be read; an
+# empty one is unset (the shim beside the binary). A sanitized shim is preloaded into
+# unsanitized commands: its runtime cannot come first.
+SHIM=$(realpath "$(dirname "$PN")/libpunctual-preload.so")
+cp "$SHIM" "$TMP/copy-preload.so"
+A=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+ASAN_OPTIONS=$A PUNCTUAL_PRELOAD=$TMP/copy-preload.so \
+	out_is "$TMP/copy-preload.so" run --precise -- sh -c 'echo "$LD_PRELOAD"'
+ASAN_OPTIONS=$A PUNCTUAL_PRELOAD= out_is "$SHIM" run --precise -- sh -c 'echo "$LD_PRELOAD"'
+PUNCTUAL_PRELOAD=$TMP/missing.so exit_is 1 "libpunctual-preload.so not found" \
+	run --precise -- true
 
 # bad input
 exit_is 2 "nothing to set" run cat "$SELF"
