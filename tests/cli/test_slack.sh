@@ -28,6 +28,11 @@ json_ok "$OUT"
 jq_check "own threads: one" '.all_threads and (.threads | length == 1)' "$OUT"
 ok slack --help
 check "--help has usage" grep -q '^usage: punctual slack' "$OUT"
+ok slack -h
+check "-h has usage" grep -q '^usage: punctual slack' "$OUT"
+ok slack -j -t
+jq_check "-j -t: own threads as JSON" \
+	'.command == "slack" and .all_threads and (.threads | length == 1)' "$OUT"
 
 # ---- another process -------------------------------------------------------------------
 # Targets live until cleanup kills them, however slow the machine.
@@ -54,6 +59,16 @@ if [ "$NICE" -eq 1 ]; then
 	jq_check "JSON matches /proc/$S/timerslack_ns" --argjson p "$S" --argjson v "$orig" \
 		'.pid == $p and .comm == "sleep" and .slack_ns == $v and .set_ns == null
 		and .threads == [{"tid": $p, "comm": "sleep", "slack_ns": $v}]' "$OUT"
+
+	# the long option, in both forms, with the short ones
+	ok slack --pid "$S"
+	check "--pid: as -p" grep -q "^pid $S (sleep): timer slack $orig ns" "$OUT"
+	ok slack --pid="$S" -j -t
+	jq_check "--pid=PID -j -t: every thread as JSON" --argjson p "$S" --argjson v "$orig" \
+		'.pid == $p and .all_threads
+		and .threads == [{"tid": $p, "comm": "sleep", "slack_ns": $v}]' "$OUT"
+	ok slack --pid "$S" 4321
+	check "--pid PID VALUE sets it" test "$RC" -eq 0 -a "$(slack_of "$S")" = 4321
 
 	ok slack -p "$S" 1234
 	check "set 1234: the kernel has it" test "$(slack_of "$S")" = 1234
