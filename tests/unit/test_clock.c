@@ -8,6 +8,8 @@
  * the uncertainty.
  */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -76,23 +79,40 @@ static uint64_t read_now(void)
 	return (uint64_t)pn_now();
 }
 
+/* Waits while the turn is `other`: spins a little (the partner is usually running on the
+ * other CPU), then sleeps on a futex, so that on a loaded machine the waiter does not
+ * burn the slice its partner needs and wakes as soon as the turn passes. */
+static int wait_turn(struct handoff *h, int other)
+{
+	int t;
+	for (int spins = 0; (t = atomic_load_explicit(&h->turn, memory_order_acquire)) == other;
+	     spins++)
+		if (spins >= 1000)
+			syscall(SYS_futex, (int *)&h->turn, FUTEX_WAIT_PRIVATE, other, NULL, NULL,
+			        0);
+	return t;
+}
+
+static void pass_turn(struct handoff *h, int to)
+{
+	atomic_store_explicit(&h->turn, to, memory_order_release);
+	syscall(SYS_futex, (int *)&h->turn, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
 static void turns(struct handoff *h, int me, long rounds)
 {
 	for (long i = 0; i < rounds; i++) {
-		int t;
-		while ((t = atomic_load_explicit(&h->turn, memory_order_acquire)) != me)
-			if (t == 2)
-				return;
+		if (wait_turn(h, !me) == 2)
+			return;
 		uint64_t before = atomic_load_explicit(&h->value, memory_order_relaxed);
 		if (h->read() < before)
 			atomic_fetch_add(&h->violations, 1);
 		atomic_store_explicit(&h->value, h->read(), memory_order_relaxed);
-		atomic_store_explicit(&h->turn, !me, memory_order_release);
+		pass_turn(h, !me);
 	}
 	/* the last turn passed: tell the other side to stop */
-	while (atomic_load_explicit(&h->turn, memory_order_acquire) == !me)
-		;
-	atomic_store_explicit(&h->turn, 2, memory_order_release);
+	wait_turn(h, !me);
+	pass_turn(h, 2);
 }
 
 static void *partner(void *arg)
