@@ -150,12 +150,12 @@ if [ -r "$SHIM" ]; then
 		rc=$?
 		check "--precise from '$appdir': exit 1 (got $rc, printed '$(cat "$TMP/out")')" test "$rc" -eq 1
 		check "... one line naming the spaces and colons" test "$(wc -l <"$TMP/err")" -eq 1 -a "$(grep -c 'spaces and colons' "$TMP/err")" -eq 1
-		check "... and the command did not run" test ! -s "$TMP/out"
+		check "... and the command did not run" test "$rc" -eq 1 -a ! -s "$TMP/out"
 		PUNCTUAL_PRELOAD=$SHIM "$appdir/punctual" run --precise sh -c "$loaded" >"$TMP/out" 2>"$TMP/err"
 		check "... with PUNCTUAL_PRELOAD at a clean path the shim is loaded" test "$(cat "$TMP/out")" = loaded
 	done
 else
-	echo "SKIP: --precise from a path with a space: no $SHIM"
+	skip "--precise from a path with a space: no $SHIM"
 fi
 
 finish
