@@ -318,6 +318,26 @@ PN_API int pn_cycles_info(struct pn_cycles_info *info)
 	return 0;
 }
 
+int pn__cycles_reset(int force)
+{
+	if (force && force != PN_CYCLES_CLOCK && force != PN_ARCH_CYCLES_SOURCE)
+		return -EINVAL;
+	pthread_mutex_lock(&cal_lock);
+	atomic_store_explicit(&mult, 0, memory_order_release);
+	cal.hz = 0;
+	cal.base = cal.uncertainty = 0;
+	if (PN_ARCH_CYCLES_SOURCE != PN_CYCLES_CLOCK)
+		anchor0 = take_anchor();
+	int s = force;
+	if (force)
+		source_reason = "forced (pn__cycles_reset)";
+	else
+		s = pn__cycles_decide(&source_reason);
+	atomic_store_explicit(&source, s, memory_order_release);
+	pthread_mutex_unlock(&cal_lock);
+	return s;
+}
+
 /* ---- the kernel sleep ------------------------------------------------------------- */
 
 int pn__sleep_abs(clockid_t clk, int64_t target)

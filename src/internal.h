@@ -40,6 +40,13 @@ pn__clock_gettime_fn pn__vdso_clock_gettime(void);
  * clocksources under pn__root() and PUNCTUAL_CYCLES. Returns enum pn_cycles_source. */
 int pn__cycles_decide(const char **reason);
 
+/* Test hook: forgets the cycle counter's source and calibration and takes the load-time
+ * anchor again. force 0 decides anew (pn__cycles_decide); PN_CYCLES_CLOCK, or this
+ * architecture's counter, forces that source even where the kernel distrusts it, so that
+ * a test runs the calibration on every host. Returns the source, or -EINVAL for a
+ * counter this architecture lacks. Not thread-safe: no other thread may use the clock. */
+int pn__cycles_reset(int force);
+
 /* Parses a duration such as "250", "1.5ms", "10us", "2s" (ns, us or µs, ms, s); a bare
  * number is in default_unit_ns. Rejects negatives, garbage and overflow. Returns 0, or
  * -EINVAL / -ERANGE with *res untouched. */

@@ -1,12 +1,17 @@
 # SPDX-License-Identifier: MIT
 # lib.sh: helpers for the CLI tests. Each test script sources this, gets the tool's path
-# as $1, and calls the checks below; the first failure exits 1 with a message.
+# as $1, and calls the checks below; each failure prints a message, and finish exits 1
+# if any check failed, 77 (ctest's skip) if every part was skipped and nothing was checked.
 set -u
 PN=${1:?usage: $0 PATH_TO_PUNCTUAL}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 FAILS=0
 PASSES=0
+SKIPS=0
+NRUN=0
+declare -A STATUS # the exit status of the run that wrote each stdout file
+declare -A VALID  # stdout files already found to hold exactly one JSON document
 
 fail() {
 	echo "FAIL: $*" >&2
@@ -17,11 +22,25 @@ pass() {
 	PASSES=$((PASSES + 1))
 }
 
-# run ARGS...: runs the tool; sets RC, OUT (stdout file), ERR (stderr file).
+# skip REASON: a part that cannot run here says why (and counts towards exit 77).
+skip() {
+	echo "SKIP: $*"
+	SKIPS=$((SKIPS + 1))
+}
+
+# run ARGS...: runs the tool; sets RC, OUT (stdout file), ERR (stderr file). Each run
+# gets files of its own, so OUT stays the output of that run (and its status is known).
 run() {
-	OUT=$TMP/out ERR=$TMP/err
-	"$PN" "$@" >"$OUT" 2>"$ERR"
+	run_cmd "$PN" "$@"
+}
+
+# run_cmd CMD ARGS...: like run, for any command (the tool under setpriv, in a cgroup).
+run_cmd() {
+	NRUN=$((NRUN + 1))
+	OUT=$TMP/out.$NRUN ERR=$TMP/err.$NRUN
+	"$@" >"$OUT" 2>"$ERR"
 	RC=$?
+	STATUS[$OUT]=$RC
 }
 
 # usage_error PATTERN ARGS...: exit 2, exactly one line on stderr matching PATTERN,
@@ -55,14 +74,44 @@ ok() {
 	fi
 }
 
-# json_ok FILE: parses with both jq and python's json module.
-json_ok() {
-	if ! jq -e . "$1" >/dev/null 2>&1; then
-		fail "jq cannot parse $1: $(head -c 300 "$1")"
+# json_doc FILE: true when FILE is the stdout of a run (run, run_cmd) that exited 0 and
+# holds exactly one JSON document that both jq and python's json module parse; else sets
+# WHY. (jq 1.6 exits 0 on an empty file, whatever the filter: never trust jq -e alone.)
+json_doc() {
+	WHY=""
+	if [ -z "${STATUS[$1]+set}" ]; then
+		WHY="$1 is not the output of a run"
+	elif [ "${STATUS[$1]}" -ne 0 ]; then
+		WHY="the run that wrote $1 exited ${STATUS[$1]}"
+	elif [ -n "${VALID[$1]+set}" ]; then
+		return 0
+	elif [ "$(jq -s length "$1" 2>/dev/null)" != 1 ]; then
+		WHY="$1 is not exactly one JSON document: $(head -c 300 "$1")"
 	elif ! python3 -m json.tool "$1" >/dev/null 2>&1; then
-		fail "python3 -m json.tool cannot parse $1"
+		WHY="python3 -m json.tool cannot parse $1"
 	else
+		VALID[$1]=1
+		return 0
+	fi
+	return 1
+}
+
+# json_ok FILE: the check that json_doc holds.
+json_ok() {
+	if json_doc "$1"; then pass; else fail "$WHY"; fi
+}
+
+# jq_check DESCRIPTION JQ_ARGS... FILE: FILE passes json_doc, and jq -e JQ_ARGS FILE is
+# true.
+jq_check() {
+	d=$1
+	shift
+	if ! json_doc "${!#}"; then
+		fail "$d: $WHY"
+	elif jq -e "$@" >/dev/null 2>&1; then
 		pass
+	else
+		fail "$d"
 	fi
 }
 
@@ -74,6 +123,8 @@ check() {
 }
 
 finish() {
-	echo "$PASSES passed, $FAILS failed"
-	[ "$FAILS" -eq 0 ]
+	echo "$PASSES passed, $FAILS failed, $SKIPS skipped"
+	[ "$FAILS" -eq 0 ] || return 1
+	[ "$PASSES" -eq 0 ] && [ "$SKIPS" -gt 0 ] && return 77
+	return 0
 }

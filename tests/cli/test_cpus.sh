@@ -36,10 +36,10 @@ check "text shows the affinity" grep -q "^  affinity: $AFF CPU" "$OUT"
 
 ok cpus --json
 json_ok "$OUT"
-check "JSON: command, count, reason, levels" jq -e --argjson n "$N" --argjson a "$AFF" \
+jq_check "JSON: command, count, reason, levels" --argjson n "$N" --argjson a "$AFF" \
 	'.command == "cpus" and .count == $n and .affinity == $a and (.reason | length > 0)
 	and (.cgroup.levels | type == "array") and .override == null and .bench == null
-	and .rounding == "ceil"' "$OUT" >/dev/null
+	and .rounding == "ceil"' "$OUT"
 
 ok cpus --help
 check "--help has usage" grep -q '^usage: punctual cpus' "$OUT"
@@ -48,29 +48,29 @@ check "--help has usage" grep -q '^usage: punctual cpus' "$OUT"
 PUNCTUAL_CPU_COUNT=3 run cpus --json
 check "PUNCTUAL_CPU_COUNT=3 exits 0" test "$RC" -eq 0
 json_ok "$OUT"
-check "PUNCTUAL_CPU_COUNT=3 overrides" jq -e '.count == 3 and .override == 3' "$OUT" >/dev/null
-PUNCTUAL_CPU_COUNT=3 run cpus
+jq_check "PUNCTUAL_CPU_COUNT=3 overrides" '.count == 3 and .override == 3' "$OUT"
+PUNCTUAL_CPU_COUNT=3 ok cpus
 check "override shown as text" grep -q '^  override: PUNCTUAL_CPU_COUNT=3' "$OUT"
 for bad in abc 0 -2 1048576 " 3" 2x; do
 	PUNCTUAL_CPU_COUNT="$bad" run cpus --json
-	check "PUNCTUAL_CPU_COUNT='$bad' ignored" jq -e --argjson n "$N" --arg b "$bad" \
-		'.count == $n and .override == null and .override_invalid == $b' "$OUT" >/dev/null
+	jq_check "PUNCTUAL_CPU_COUNT='$bad' ignored" --argjson n "$N" --arg b "$bad" \
+		'.count == $n and .override == null and .override_invalid == $b' "$OUT"
 done
-PUNCTUAL_CPU_COUNT=abc run cpus
+PUNCTUAL_CPU_COUNT=abc ok cpus
 check "invalid override reported as text" grep -q "PUNCTUAL_CPU_COUNT='abc' ignored" "$OUT"
 PUNCTUAL_CPU_ROUNDING=floor run cpus --json
-check "PUNCTUAL_CPU_ROUNDING=floor" jq -e '.rounding == "floor"' "$OUT" >/dev/null
+jq_check "PUNCTUAL_CPU_ROUNDING=floor" '.rounding == "floor"' "$OUT"
 PUNCTUAL_CPU_ROUNDING=sideways run cpus --json
-check "PUNCTUAL_CPU_ROUNDING=sideways ignored" \
-	jq -e '.rounding == "ceil" and .rounding_invalid == "sideways"' "$OUT" >/dev/null
+jq_check "PUNCTUAL_CPU_ROUNDING=sideways ignored" \
+	'.rounding == "ceil" and .rounding_invalid == "sideways"' "$OUT"
 PUNCTUAL_CPU_ROUNDING=floor run cpus --json --rounding nearest
-check "--rounding wins over the environment" jq -e '.rounding == "nearest"' "$OUT" >/dev/null
+jq_check "--rounding wins over the environment" '.rounding == "nearest"' "$OUT"
 
 # ---- --bench ---------------------------------------------------------------------------
 ok cpus --bench --json
 json_ok "$OUT"
-check "--bench reports both rates" jq -e '.bench.cached_calls_per_s > 0
-	and .bench.fresh_calls_per_s > 0 and .bench.fresh_us_per_call > 0' "$OUT" >/dev/null
+jq_check "--bench reports both rates" '.bench.cached_calls_per_s > 0
+	and .bench.fresh_calls_per_s > 0 and .bench.fresh_us_per_call > 0' "$OUT"
 ok cpus --bench
 check "--bench as text" grep -q '^  bench:    cached .* fresh ' "$OUT"
 
@@ -97,7 +97,7 @@ watch_run
 check "--watch ends with status 0 on SIGINT" test "$WRC" -eq 0
 check "--watch printed the first state" grep -Eq '^[0-9T:-]+Z cpus [0-9]+: ' "$TMP/w.out"
 check "--watch prints only changes" test "$(wc -l <"$TMP/w.out")" -eq 1
-check "--watch nothing on stderr" test ! -s "$TMP/w.err"
+check "--watch nothing on stderr" test "$WRC" -eq 0 -a ! -s "$TMP/w.err"
 watch_run --json
 check "--watch --json ends with status 0" test "$WRC" -eq 0
 check "--watch --json: each line is JSON" jq -e -s 'length == 1 and .[0].count >= 1
@@ -120,26 +120,25 @@ home=""
 mnt=$(awk '$0 ~ / - cgroup / && $NF ~ /(^|,)cpu(,|$)/ { print $4 " " $5; exit }' /proc/self/mountinfo)
 self=$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ { sub(/^[^:]*:[^:]*:/, ""); print; exit }' /proc/self/cgroup)
 if [ "$(id -u)" -ne 0 ]; then
-	echo "SKIP real cgroup: needs root"
+	skip "real cgroup: needs root"
 elif [ -z "$mnt" ] || [ -z "$self" ]; then
-	echo "SKIP real cgroup: no v1 cpu controller"
+	skip "real cgroup: no v1 cpu controller"
 elif [ "${mnt%% *}" != "/" ]; then
-	echo "SKIP real cgroup: the cpu hierarchy is mounted from ${mnt%% *}, not its root"
+	skip "real cgroup: the cpu hierarchy is mounted from ${mnt%% *}, not its root"
 else
 	home=${mnt#* }${self%/}
 	CG=$home/pn_cli_$$
 	if ! mkdir "$CG" 2>/dev/null || ! mkdir "$CG/leaf"; then
-		echo "SKIP real cgroup: cannot create $CG"
+		skip "real cgroup: cannot create $CG"
 	else
 		echo 100000 >"$CG/cpu.cfs_period_us"
 		echo 50000 >"$CG/cpu.cfs_quota_us"
-		sh -c 'echo $$ >"$1/leaf/cgroup.procs" && exec "$2" cpus --json' sh "$CG" "$PN" \
-			>"$TMP/cg.out" 2>"$TMP/cg.err"
-		check "in the cgroup: exit 0" test $? -eq 0
-		json_ok "$TMP/cg.out"
-		check "parent 0.5 CPU, unlimited leaf: count 1, the parent named" \
-			jq -e --arg p "${self%/}/pn_cli_$$" '.count == 1 and .limit.path == $p
-			and .limit.cpus == 0.5 and .cgroup.path == $p + "/leaf"' "$TMP/cg.out" >/dev/null
+		run_cmd sh -c 'echo $$ >"$1/leaf/cgroup.procs" && exec "$2" cpus --json' sh "$CG" "$PN"
+		check "in the cgroup: exit 0" test "$RC" -eq 0
+		json_ok "$OUT"
+		jq_check "parent 0.5 CPU, unlimited leaf: count 1, the parent named" \
+			--arg p "${self%/}/pn_cli_$$" '.count == 1 and .limit.path == $p
+			and .limit.cpus == 0.5 and .cgroup.path == $p + "/leaf"' "$OUT"
 		# --watch in the leaf sees the parent's quota change (0.5 -> 1.5 CPUs)
 		sh -c 'echo $$ >"$1/leaf/cgroup.procs" && exec "$2" cpus --watch --interval 50ms' \
 			sh "$CG" "$PN" >"$TMP/cgw.out" 2>"$TMP/cgw.err" &

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # test_run.sh: `punctual run --slack VALUE CMD`: the command, its threads and its children
 # run with the slack; the exit status is the command's (127 not found, 126 not runnable,
-# like env(1)); options stop at CMD; bad input exits 2 with one line, nothing on stdout.
+# like env(1)); options stop at CMD; --precise finds its shim through PUNCTUAL_PRELOAD;
+# bad input exits 2 with one line, nothing on stdout.
 . "$(dirname "$0")/lib.sh"
 
 # out_is EXPECTED ARGS...: exit 0 and stdout exactly EXPECTED.
@@ -52,6 +53,11 @@ out_is 9 run --slack 5 --slack 9 cat "$SELF"
 def=$(cat "$SELF")
 out_is "$def" run --slack 0 cat "$SELF"
 out_is "$def" run --slack default cat "$SELF"
+# ... also from a parent whose slack is not that default (exec keeps both): a no-op
+# would leave the parent's
+other=$((def == 777 ? 778 : 777))
+out_is "$def" run --slack "$other" "$PN" run --slack 0 cat "$SELF"
+out_is "$def" run --slack "$other" "$PN" run --slack default cat "$SELF"
 # inherited by the command's children and threads
 out_is 3 run --slack 3 sh -c "cat $SELF"
 out_is 4 run --slack 4 python3 -c 'import threading
@@ -92,6 +98,19 @@ chmod 644 "$TMP/noexec"
 exit_is 126 "^punctual run: $TMP/noexec: Permission denied$" run --slack 1 "$TMP/noexec"
 exit_is 126 "^punctual run: $TMP: Permission denied$" run --slack 1 "$TMP"
 
+# --precise takes the shim from a non-empty $PUNCTUAL_PRELOAD (a copy, where it would
+# not look otherwise), and fails with one line, status 1, when that cannot be read; an
+# empty one is unset (the shim beside the binary). A sanitized shim is preloaded into
+# unsanitized commands: its runtime cannot come first.
+SHIM=$(realpath "$(dirname "$PN")/libpunctual-preload.so")
+cp "$SHIM" "$TMP/copy-preload.so"
+A=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+ASAN_OPTIONS=$A PUNCTUAL_PRELOAD=$TMP/copy-preload.so \
+	out_is "$TMP/copy-preload.so" run --precise -- sh -c 'echo "$LD_PRELOAD"'
+ASAN_OPTIONS=$A PUNCTUAL_PRELOAD= out_is "$SHIM" run --precise -- sh -c 'echo "$LD_PRELOAD"'
+PUNCTUAL_PRELOAD=$TMP/missing.so exit_is 1 "libpunctual-preload.so not found" \
+	run --precise -- true
+
 # bad input
 exit_is 2 "nothing to set" run cat "$SELF"
 exit_is 2 "nothing to set" run -- cat "$SELF"
@@ -131,12 +150,12 @@ if [ -r "$SHIM" ]; then
 		rc=$?
 		check "--precise from '$appdir': exit 1 (got $rc, printed '$(cat "$TMP/out")')" test "$rc" -eq 1
 		check "... one line naming the spaces and colons" test "$(wc -l <"$TMP/err")" -eq 1 -a "$(grep -c 'spaces and colons' "$TMP/err")" -eq 1
-		check "... and the command did not run" test ! -s "$TMP/out"
+		check "... and the command did not run" test "$rc" -eq 1 -a ! -s "$TMP/out"
 		PUNCTUAL_PRELOAD=$SHIM "$appdir/punctual" run --precise sh -c "$loaded" >"$TMP/out" 2>"$TMP/err"
 		check "... with PUNCTUAL_PRELOAD at a clean path the shim is loaded" test "$(cat "$TMP/out")" = loaded
 	done
 else
-	echo "SKIP: --precise from a path with a space: no $SHIM"
+	skip "--precise from a path with a space: no $SHIM"
 fi
 
 finish

@@ -13,40 +13,48 @@ for m in $MECHS precise:PRECISION precise-poll:P precise-epoll:P; do
 	check "--list names $m" grep -q "^$m " "$OUT"
 done
 
-ok sleep --json --duration 2s --slack 50us,1ns --interval 0,1us,100us
-J=$TMP/sleep.json
-cp "$OUT" "$J"
+# from a parent whose slack, 12345 ns, is none that the matrix sets: it must come back
+ok run --slack 12345 -- "$PN" sleep --json --duration 2s --slack 50us,1ns --interval 0,1us,100us
+J=$OUT
 json_ok "$J"
-check "every mechanism, pn_sleep_until at 1 us and 50 us, pn_poll_until and pn_epoll_wait_until at 1 us" jq -e '(.mechanisms | length) == 22 and ([.mechanisms[].id] | contains(["precise:1us", "precise:50us", "precise-poll:1us", "precise-epoll:1us"]))' "$J" >/dev/null
-check "one cell per mechanism x slack x interval" jq -e '(.cells | length) == (.mechanisms | length) * 2 * 3' "$J" >/dev/null
+jq_check "every mechanism, pn_sleep_until at 1 us and 50 us, pn_poll_until and pn_epoll_wait_until at 1 us" '(.mechanisms | length) == 22 and ([.mechanisms[].id] | contains(["precise:1us", "precise:50us", "precise-poll:1us", "precise-epoll:1us"]))' "$J"
+jq_check "one cell per mechanism x slack x interval" '(.cells | length) == (.mechanisms | length) * 2 * 3' "$J"
 for m in $MECHS precise:1us precise:50us; do
 	for s in 50000 1; do
 		for i in 0 1000 100000; do
-			check "cell $m slack $s interval $i" jq -e --arg m "$m" --argjson s $s --argjson i $i \
-				'any(.cells[]; .mechanism == $m and .slack_ns == $s and .interval_ns == $i)' "$J" >/dev/null
+			jq_check "cell $m slack $s interval $i" --arg m "$m" --argjson s $s --argjson i $i \
+				'any(.cells[]; .mechanism == $m and .slack_ns == $s and .interval_ns == $i)' "$J"
 		done
 	done
 done
-check "no early return anywhere" jq -e '.early_total == 0 and all(.cells[]; .early == null or .early == 0)' "$J" >/dev/null
-check "supported cells have samples and histograms that add up" \
-	jq -e 'all(.cells[] | select(.supported); .samples >= 1 and ([.duration_ns.histogram[][2]] | add) == .samples)' "$J" >/dev/null
-check "durations are at least the interval (never early)" \
-	jq -e 'all(.cells[] | select(.supported and .mechanism != "syscall"); .duration_ns.min >= .interval_ns)' "$J" >/dev/null
-check "unsupported mechanisms say why" \
-	jq -e 'all(.mechanisms[] | select(.supported | not); .unsupported_reason | length > 0)' "$J" >/dev/null
-check "the slack was put back" jq -e '.slack_before_ns > 0' "$J" >/dev/null
+jq_check "no early return anywhere" '.early_total == 0 and all(.cells[]; .early == null or .early == 0)' "$J"
+jq_check "supported cells have samples and histograms that add up" \
+	'all(.cells[] | select(.supported); .samples >= 1 and ([.duration_ns.histogram[][2]] | add) == .samples)' "$J"
+jq_check "durations are at least the interval (never early)" \
+	'all(.cells[] | select(.supported and .mechanism != "syscall"); .duration_ns.min >= .interval_ns)' "$J"
+jq_check "unsupported mechanisms say why" \
+	'all(.mechanisms[] | select(.supported | not); .unsupported_reason | length > 0)' "$J"
+jq_check "the starting slack was recorded" '.slack_before_ns > 0' "$J"
+jq_check "the slack was put back" '.slack_before_ns == 12345 and .slack_after_ns == 12345' "$J"
+
+# --samples N: at most N per cell, at least one round; a budget that lets every cell
+# reach N (the matrix then ends early)
+ok sleep --json --samples 5 --duration 4s --slack 50us,1ns --interval 0,10us --mech nanosleep,poll
+jq_check "--samples 5: 1 to 5 samples per cell, and 5 where the budget allowed" \
+	'(.cells | length) == 8 and all(.cells[] | select(.supported); .samples >= 1 and .samples <= 5)
+	and any(.cells[]; .samples == 5)' "$OUT"
 
 ok sleep --csv --duration 300ms --slack 1ns --interval 0,10us --mech nanosleep,poll
 check "csv header" grep -q '^mechanism,slack_ns,interval_ns,supported,samples,early' "$OUT"
 check "csv rows: 2 mechanisms x 2 intervals" test "$(wc -l <"$OUT")" -eq 5
 
 ok sleep --json --ladder jdk --mech syscall --duration 200ms
-check "jdk ladder: 0, 1 ns .. 1 s" jq -e '.intervals_ns == [0,1,10,100,1000,10000,100000,1000000,10000000,100000000,1000000000]' "$OUT" >/dev/null
+jq_check "jdk ladder: 0, 1 ns .. 1 s" '.intervals_ns == [0,1,10,100,1000,10000,100000,1000000,10000000,100000000,1000000000]' "$OUT"
 ok sleep --json --ladder freebsd --mech syscall --duration 200ms
-check "freebsd ladder" jq -e '.intervals_ns == [1000,300000,3000000,30000000,300000000]' "$OUT" >/dev/null
+jq_check "freebsd ladder" '.intervals_ns == [1000,300000,3000000,30000000,300000000]' "$OUT"
 
 ok sleep --json --duration 300ms --interval 0,10us,200us --mech precise:5us,precise:0,nanosleep
-check "--mech precise:PRECISION" jq -e '[.mechanisms[].id] == ["precise:5us","precise:0","nanosleep"] and .early_total == 0' "$OUT" >/dev/null
+jq_check "--mech precise:PRECISION" '[.mechanisms[].id] == ["precise:5us","precise:0","nanosleep"] and .early_total == 0' "$OUT"
 ok sleep --duration 300ms --interval 10us --mech nanosleep,syscall
 check "table has the nanosleep row" grep -q '^nanosleep ' "$OUT"
 check "table reports early returns" grep -q '^early returns: 0' "$OUT"
@@ -56,14 +64,19 @@ ok sleep --periodic --interval 1ms --duration 300ms
 check "cyclictest-style line" grep -Eq '^T: 0 \( *[0-9]+\) P: ?0 I:1000 C: *[0-9]+ Min: *[0-9]+ Act: *[0-9]+ Avg: *[0-9]+ Max: *[0-9]+' "$OUT"
 ok sleep --periodic --interval 500us --duration 300ms --json
 json_ok "$OUT"
-check "periodic JSON" jq -e '.cycles > 0 and .early == 0 and .missed_periods >= 0 and .interval_ns == 500000 and .latency_ns.count == .cycles' "$OUT" >/dev/null
+jq_check "periodic JSON" '.cycles > 0 and .early == 0 and .missed_periods >= 0 and .interval_ns == 500000 and .latency_ns.count == .cycles' "$OUT"
+# --periodic --slack V: the loop runs with that slack (read back), one value only
+ok sleep --periodic --interval 1ms --duration 200ms --slack 7us --json
+jq_check "--periodic --slack 7us: the loop's slack" '.slack_ns == 7000 and .cycles > 0 and .early == 0' "$OUT"
+ok sleep --periodic --interval 1ms --duration 200ms --slack 3ns
+check "--periodic --slack as text" grep -q 'slack 3 ns' "$OUT"
 
 if [ "$(id -u)" -eq 0 ]; then
 	ok sleep --fifo 10 --cpu 0 --json --duration 200ms --interval 10us --mech nanosleep
-	check "SCHED_FIFO run" jq -e '.policy == "SCHED_FIFO" and .priority == 10 and .cpu == 0 and .early_total == 0' "$OUT" >/dev/null
+	jq_check "SCHED_FIFO run" '.policy == "SCHED_FIFO" and .priority == 10 and .cpu == 0 and .early_total == 0' "$OUT"
 	if [ -e /dev/cpu_dma_latency ]; then
 		ok sleep --periodic --dma-latency 0 --duration 200ms --json
-		check "--dma-latency recorded" jq -e '.dma_latency_us == 0' "$OUT" >/dev/null
+		jq_check "--dma-latency recorded" '.dma_latency_us == 0' "$OUT"
 	fi
 	if command -v setpriv >/dev/null; then
 		setpriv --reuid=65534 --regid=65534 --clear-groups "$PN" sleep --fifo 10 --duration 100ms >"$TMP/o" 2>"$TMP/e"
@@ -92,6 +105,7 @@ usage_error "out of range" sleep --fifo 100
 usage_error "out of range" sleep --cpu 99999
 usage_error "exclude each other" sleep --json --csv
 usage_error "one --interval" sleep --periodic --interval 1ms,2ms
+usage_error "one --slack value" sleep --periodic --slack 1us,2us
 usage_error "must be positive" sleep --periodic --interval 0
 usage_error "no --csv or --mech" sleep --periodic --mech nanosleep
 usage_error "out of range" sleep --dma-latency -1

@@ -2,9 +2,14 @@
 /*
  * test_clock.c: pn_now never goes backwards (one thread, across threads, bracketed by
  * kernel reads), the coarse clock and its resolution, the cycle counter's ordering,
- * its conversion against CLOCK_MONOTONIC_RAW, the source decision and its fallback.
+ * its conversion against CLOCK_MONOTONIC_RAW, the source decision and its fallback; and,
+ * as unit.clock.cycles, the cycle counter forced on even where the kernel distrusts it:
+ * calibration with positive bases, from several threads at once, the rate, the base and
+ * the uncertainty.
  */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -15,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +28,7 @@
 
 #include <punctual/clock.h>
 #include "internal.h"
+#include "runner.h"
 
 #ifndef PN_FIXTURES
 #define PN_FIXTURES "tests/fixtures"
@@ -72,23 +79,40 @@ static uint64_t read_now(void)
 	return (uint64_t)pn_now();
 }
 
+/* Waits while the turn is `other`: spins a little (the partner is usually running on the
+ * other CPU), then sleeps on a futex, so that on a loaded machine the waiter does not
+ * burn the slice its partner needs and wakes as soon as the turn passes. */
+static int wait_turn(struct handoff *h, int other)
+{
+	int t;
+	for (int spins = 0; (t = atomic_load_explicit(&h->turn, memory_order_acquire)) == other;
+	     spins++)
+		if (spins >= 1000)
+			syscall(SYS_futex, (int *)&h->turn, FUTEX_WAIT_PRIVATE, other, NULL, NULL,
+			        0);
+	return t;
+}
+
+static void pass_turn(struct handoff *h, int to)
+{
+	atomic_store_explicit(&h->turn, to, memory_order_release);
+	syscall(SYS_futex, (int *)&h->turn, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
 static void turns(struct handoff *h, int me, long rounds)
 {
 	for (long i = 0; i < rounds; i++) {
-		int t;
-		while ((t = atomic_load_explicit(&h->turn, memory_order_acquire)) != me)
-			if (t == 2)
-				return;
+		if (wait_turn(h, !me) == 2)
+			return;
 		uint64_t before = atomic_load_explicit(&h->value, memory_order_relaxed);
 		if (h->read() < before)
 			atomic_fetch_add(&h->violations, 1);
 		atomic_store_explicit(&h->value, h->read(), memory_order_relaxed);
-		atomic_store_explicit(&h->turn, !me, memory_order_release);
+		pass_turn(h, !me);
 	}
 	/* the last turn passed: tell the other side to stop */
-	while (atomic_load_explicit(&h->turn, memory_order_acquire) == !me)
-		;
-	atomic_store_explicit(&h->turn, 2, memory_order_release);
+	wait_turn(h, !me);
+	pass_turn(h, 2);
 }
 
 static void *partner(void *arg)
@@ -279,6 +303,142 @@ static void test_fallback_process(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* ---- the cycle counter forced on: its own entry, unit.clock.cycles ------------------ */
+
+/* Forces this architecture's counter, however the kernel judged it, and pins the process
+ * to one CPU: a counter the kernel distrusts may disagree across CPUs, and calibrating
+ * on one CPU is still calibrating. */
+static void force_cycles(void)
+{
+	if (PN_ARCH_CYCLES_SOURCE == PN_CYCLES_CLOCK)
+		pn_skip("no cycle counter on this architecture to force");
+	cpu_set_t set;
+	assert_int_equal(sched_getaffinity(0, sizeof(set), &set), 0);
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (CPU_ISSET(cpu, &set)) {
+			CPU_ZERO(&set);
+			CPU_SET(cpu, &set);
+			break;
+		}
+	}
+	assert_int_equal(sched_setaffinity(0, sizeof(set), &set), 0);
+	assert_int_equal(pn__cycles_reset(PN_ARCH_CYCLES_SOURCE), PN_ARCH_CYCLES_SOURCE);
+}
+
+/* What a calibration must leave: the counter in use, a base of at least base_ns between
+ * two anchors of non-zero width, and a rate that agrees with hz and with the kernel. */
+static void check_calibrated(int64_t base_ns)
+{
+	struct pn_cycles_info info;
+	assert_int_equal(pn_cycles_info(&info), 0);
+	assert_int_equal(info.source, PN_ARCH_CYCLES_SOURCE);
+	assert_int_equal(pn_cycles_source(), PN_ARCH_CYCLES_SOURCE);
+	assert_string_equal(info.name, PN_ARCH_CYCLES_NAME);
+	assert_true(info.calibrated);
+	assert_true(info.base_ns >= base_ns);
+	assert_true(info.uncertainty_ns > 0);
+	assert_true(info.hz > 0);
+	/* hz counts are one second: the conversion and the reported rate are the same rate */
+	int64_t s = pn_cycles_to_ns((int64_t)(info.hz + 0.5));
+	assert_true(s >= PN_NSEC - 1000 && s <= PN_NSEC + 1000);
+	test_cycles_to_ns_matches_raw(NULL);
+	test_cycles_to_ns_edges(NULL);
+}
+
+static void test_forced_calibrate(void **state)
+{
+	(void)state;
+	force_cycles();
+	struct pn_cycles_info info;
+	assert_int_equal(pn_cycles_info(&info), 0);
+	assert_false(info.calibrated);
+	assert_int_equal(info.base_ns, 0);
+	/* pn_cycles reads the counter, not pn_now: it is not on CLOCK_MONOTONIC's ns scale */
+	uint64_t c0 = pn_cycles_ordered();
+	assert_true(pn_cycles() >= c0);
+	assert_int_equal(pn_cycles_calibrate(150 * 1000 * 1000), 0);
+	check_calibrated(150 * 1000 * 1000);
+	/* a shorter base than the time since the anchor: no wait, the base is that time */
+	assert_int_equal(pn_cycles_calibrate(1000), 0);
+	assert_int_equal(pn_cycles_info(&info), 0);
+	assert_true(info.base_ns >= 150 * 1000 * 1000);
+	/* the default base, by the first conversion after a reset */
+	assert_int_equal(pn__cycles_reset(PN_ARCH_CYCLES_SOURCE), PN_ARCH_CYCLES_SOURCE);
+	assert_true(pn_cycles_to_ns(1000000) > 0);
+	check_calibrated(100 * 1000 * 1000);
+}
+
+#define CAL_THREADS 4
+
+struct cal_worker {
+	pthread_t t;
+	int64_t base;
+	int rc;
+	long bad; /* conversions of a positive count that were not positive */
+};
+
+static void *cal_main(void *arg)
+{
+	struct cal_worker *w = arg;
+	for (int i = 0; i < 1000; i++)
+		w->bad += pn_cycles_to_ns(1000000 + i) <= 0;
+	w->rc = pn_cycles_calibrate(w->base);
+	struct pn_cycles_info info;
+	for (int i = 0; i < 1000; i++) {
+		w->bad += pn_cycles_to_ns(1000000 + i) <= 0;
+		w->bad += pn_cycles_info(&info) != 0 || !info.calibrated;
+	}
+	return NULL;
+}
+
+/* Calibrations with positive bases from several threads at once, beside conversions and
+ * pn_cycles_info: every call succeeds, no conversion sees a missing rate, and the rate in
+ * force is a whole one (under TSan: no race). */
+static void test_forced_calibrate_threads(void **state)
+{
+	(void)state;
+	force_cycles();
+	struct cal_worker w[CAL_THREADS];
+	for (int i = 0; i < CAL_THREADS; i++) {
+		w[i] = (struct cal_worker){.base = (120 + 20 * i) * 1000 * 1000LL};
+		assert_int_equal(pthread_create(&w[i].t, NULL, cal_main, &w[i]), 0);
+	}
+	for (int i = 0; i < CAL_THREADS; i++) {
+		assert_int_equal(pthread_join(w[i].t, NULL), 0);
+		assert_int_equal(w[i].rc, 0);
+		assert_int_equal(w[i].bad, 0);
+	}
+	check_calibrated(120 * 1000 * 1000);
+}
+
+/* The live decision follows the kernel's list of clocksources under pn__root(), as the
+ * load-time one does. */
+static void test_forced_decide_again(void **state)
+{
+	(void)state;
+	unsetenv("PUNCTUAL_CYCLES");
+#if defined(__x86_64__)
+	pn__set_root(PN_FIXTURES "/clocksource/unstable");
+	assert_int_equal(pn__cycles_reset(0), PN_CYCLES_CLOCK);
+	assert_int_equal(pn_cycles_source(), PN_CYCLES_CLOCK);
+	assert_int_equal(pn_cycles_to_ns(12345), 12345);
+	pn__set_root(PN_FIXTURES "/clocksource/stable");
+	if (pn__arch_cycles_invariant())
+		assert_int_equal(pn__cycles_reset(0), PN_CYCLES_TSC);
+#endif
+	pn__set_root(NULL);
+	assert_int_equal(pn__cycles_reset(PN_CYCLES_CLOCK), PN_CYCLES_CLOCK);
+	assert_int_equal(pn_cycles_to_ns(-777), -777);
+	/* another architecture's counter cannot be forced */
+	int other = PN_ARCH_CYCLES_SOURCE == PN_CYCLES_TSC ? PN_CYCLES_CNTVCT : PN_CYCLES_TSC;
+	assert_int_equal(pn__cycles_reset(other), -EINVAL);
+	assert_int_equal(pn__cycles_reset(99), -EINVAL);
+	assert_int_equal(pn_cycles_source(), PN_CYCLES_CLOCK);
+	force_cycles();
+	assert_int_equal(pn_cycles_calibrate(0), 0);
+	check_calibrated(100 * 1000 * 1000);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "fallback-child") == 0)
@@ -295,6 +455,9 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_calibrate_and_info),
 	        cmocka_unit_test(test_decide_fixtures),
 	        cmocka_unit_test(test_fallback_process),
+	        cmocka_unit_test(test_forced_calibrate),
+	        cmocka_unit_test(test_forced_calibrate_threads),
+	        cmocka_unit_test(test_forced_decide_again),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pn_run("clock", tests, argc, argv);
 }

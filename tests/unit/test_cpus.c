@@ -3,11 +3,12 @@
  * test_cpus.c: pn_cpu_count and pn_cpu_info on every fixture tree under
  * tests/fixtures/cgroup/ (each case's EXPECTED file says the count and why: adding a case
  * needs no code), the parsers on their edge cases, the cache (refreshed after its TTL,
- * consistent across threads), the environment (PUNCTUAL_CPU_COUNT, PUNCTUAL_CPU_ROUNDING)
- * and the rounding API, and real cgroups: as root, a v1 (or delegated v2) parent limited to
- * 0.5 CPU with an unlimited child, and a leaf stricter than its parent, each checked from a
- * child process moved into the leaf. Real cgroups are always removed; where they cannot
- * be created the test says why and reports itself skipped.
+ * dropped by pn_cpu_set_rounding, refreshed by pn_cpu_info, consistent across threads),
+ * the environment (PUNCTUAL_CPU_COUNT, PUNCTUAL_CPU_ROUNDING) and the rounding API, and
+ * real cgroups: as root, a v1 (or delegated v2) parent limited to 0.5 CPU with an
+ * unlimited child, and a leaf stricter than its parent, each checked from a child process
+ * moved into the leaf. Real cgroups are always removed; where they cannot be created the
+ * test says why and reports itself skipped.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -34,6 +35,7 @@
 #include <punctual/cpus.h>
 #include "cgroup.h"
 #include "internal.h"
+#include "runner.h"
 
 #ifndef PN_FIXTURES
 #define PN_FIXTURES "tests/fixtures"
@@ -405,6 +407,66 @@ static void test_rounding_api(void **state)
 	assert_int_equal(info.rounding, PN_CPU_ROUND_CEIL);
 }
 
+/* For the tests of what must reach pn_cpu_count() at once, before its cache expires: true
+ * when less than half the TTL has passed since `since` (a count read meanwhile came from
+ * a cache that was kept), or after 10 tries (a machine too slow for that: the checks
+ * still hold, they only prove less). */
+static bool judged(int64_t since, int *tries)
+{
+	return pn_now_coarse() - since < PN_CPU_CACHE_NS / 2 || ++*tries >= 10;
+}
+
+/* pn_cpu_set_rounding drops the cached count: a 1.5 CPU limit (v2_limit) rounded up is
+ * 2, down 1, and the next pn_cpu_count() says so at once. */
+static void test_rounding_drops_cache(void **state)
+{
+	(void)state;
+	if (real_affinity() < 2)
+		pn_skip("a 1.5 CPU limit rounds to 1 either way with fewer than 2 CPUs");
+	pn__set_root(CASES "/v2_limit");
+	int tries = 0, up, down;
+	int64_t t0;
+	do {
+		t0 = pn_now_coarse();
+		assert_int_equal(pn_cpu_set_rounding(PN_CPU_ROUND_CEIL), 0);
+		assert_int_equal(pn_cpu_count_fresh(), 2);
+		assert_int_equal(pn_cpu_set_rounding(PN_CPU_ROUND_FLOOR), 0);
+		down = pn_cpu_count();
+		assert_int_equal(pn_cpu_set_rounding(PN_CPU_ROUND_CEIL), 0);
+		up = pn_cpu_count();
+	} while (!judged(t0, &tries));
+	assert_int_equal(down, 1);
+	assert_int_equal(up, 2);
+	pn__set_root(NULL);
+}
+
+/* pn_cpu_info evaluates and stores what it found: after the tree under the root prefix
+ * changes (which the cache cannot see), pn_cpu_count() answers from the stale cache until
+ * pn_cpu_info, then with its count. */
+static void test_info_refreshes_cache(void **state)
+{
+	(void)state;
+	if (real_affinity() < 2)
+		pn_skip("a limit of 1 CPU is no change with fewer than 2 CPUs");
+	struct pn_cpu_info info;
+	int all = real_affinity(), tries = 0, stale, after;
+	int64_t t0;
+	do {
+		pn__set_root(CASES "/v2_limit_above_affinity"); /* no lower limit: the affinity */
+		t0 = pn_now_coarse();
+		assert_int_equal(pn_cpu_count_fresh(), all);
+		pn__set_root(CASES "/v1_parent_limits_child"); /* 0.5 CPU: 1 */
+		stale = pn_cpu_count();
+		assert_int_equal(pn_cpu_info(&info), 0);
+		after = pn_cpu_count();
+	} while (!judged(t0, &tries));
+	if (tries < 10)
+		assert_int_equal(stale, all); /* the cache was in force */
+	assert_int_equal(info.count, 1);
+	assert_int_equal(after, 1);
+	pn__set_root(NULL);
+}
+
 /* pn__set_root reaches pn_cpu_count's own path: a parent limiting to 0.5 CPU gives 1
  * whatever this machine's affinity. */
 static void test_root_prefix(void **state)
@@ -435,8 +497,7 @@ static void test_mount_cache(void **state)
 	struct pn_cpu_info a, b;
 	assert_int_equal(pn_cpu_info(&a), 0);
 	if (!a.cgroup_dir[0]) {
-		print_message("  SKIP: no cgroup hierarchy mounted here\n");
-		skip();
+		pn_skip("no cgroup hierarchy mounted here");
 	}
 	unsigned long h0 = pn__cgroup_mount_cache_hits();
 	assert_int_equal(pn_cpu_info(&b), 0);
@@ -655,8 +716,7 @@ static void real_case(bool v2, const char *parent_limit, const char *child_limit
 			rc.made_parent = true;
 	}
 	if (why) {
-		print_message("  SKIP %s: %s\n", v2 ? "v2" : "v1", why);
-		skip();
+		pn_skip("real %s cgroups: %s", v2 ? "v2" : "v1", why);
 	}
 	snprintf(rc.child, sizeof(rc.child), "%s/leaf", rc.parent);
 	if (v2)
@@ -721,7 +781,7 @@ static void test_real_v2_leaf_stricter(void **state)
 	real_case(true, "150000 100000", "50000 100000", false);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test_teardown(test_fixtures, reset),
@@ -733,6 +793,8 @@ int main(void)
 	        cmocka_unit_test_teardown(test_live, reset),
 	        cmocka_unit_test_teardown(test_override_and_cache, reset),
 	        cmocka_unit_test_teardown(test_rounding_api, reset),
+	        cmocka_unit_test_teardown(test_rounding_drops_cache, reset),
+	        cmocka_unit_test_teardown(test_info_refreshes_cache, reset),
 	        cmocka_unit_test_teardown(test_root_prefix, reset),
 	        cmocka_unit_test_teardown(test_mount_cache, reset),
 	        cmocka_unit_test_teardown(test_threads, reset),
@@ -741,5 +803,5 @@ int main(void)
 	        cmocka_unit_test_teardown(test_real_v2_parent_limits, real_teardown),
 	        cmocka_unit_test_teardown(test_real_v2_leaf_stricter, real_teardown),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pn_run("cpus", tests, argc, argv);
 }

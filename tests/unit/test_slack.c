@@ -23,6 +23,7 @@
 
 #include <punctual/slack.h>
 #include "internal.h"
+#include "runner.h"
 
 #ifndef PN_FIXTURES
 #define PN_FIXTURES "tests/fixtures"
@@ -36,7 +37,7 @@ static void skip_if_realtime(void)
 {
 	int pol = sched_getscheduler(0);
 	if (pol == SCHED_FIFO || pol == SCHED_RR)
-		skip();
+		pn_skip("a realtime thread has slack 0 and the kernel ignores writes");
 }
 
 static int reset_root(void **state)
@@ -207,7 +208,7 @@ static void skip_unless_sys_nice(struct worker *w)
 {
 	if (pn_slack_get_pid(w->tid) == -EPERM) {
 		worker_stop(w);
-		skip();
+		pn_skip("another thread's slack needs CAP_SYS_NICE");
 	}
 }
 
@@ -329,7 +330,7 @@ static void test_eperm(void **state)
 {
 	(void)state;
 	if (geteuid() != 0)
-		skip();
+		pn_skip("EPERM needs root to drop privileges from");
 	int64_t before = pn_slack_get();
 	pid_t child = fork();
 	assert_true(child >= 0);
@@ -375,7 +376,7 @@ static void test_fixture_values(void **state)
 	pn__set_root(NULL);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_self),
@@ -389,5 +390,5 @@ int main(void)
 	        cmocka_unit_test_teardown(test_fixture_enoent, reset_root),
 	        cmocka_unit_test_teardown(test_fixture_values, reset_root),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pn_run("slack", tests, argc, argv);
 }

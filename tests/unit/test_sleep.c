@@ -2,10 +2,11 @@
 /*
  * test_sleep.c: pn_sleep_until is never early: over 10^5 short sleeps at mixed
  * precisions, with a signal every 50 us, and in 8 threads at once, each learning its own
- * margin; its statistics add up; bad arguments give -EINVAL. The learning survives
- * outliers (a forced stall never makes a class spin-only, a spin-only class keeps
- * probing and explores), the shim's steps put the thread's slack back and let a signal
- * interrupt the spin and the first-sleep probes. No test asserts lateness.
+ * margin; its statistics add up, count probes and slack changes, and survive a reset in
+ * what was learned; bad arguments give -EINVAL. The learning survives outliers (a forced
+ * stall never makes a class spin-only, a spin-only class keeps probing and explores),
+ * the shim's steps put the thread's slack back and let a signal interrupt the spin and
+ * the first-sleep probes. No test asserts lateness.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -471,6 +472,87 @@ static void test_probes_interrupted(void **state)
 	assert_true(intr > 0);
 }
 
+/* A thread of its own, which has learned nothing yet: its statistics at each step (cmocka
+ * asserts in the test's thread). */
+struct learning {
+	struct pn_sleep_stats fresh, first, reset, second, third;
+	int64_t slack_after_first;
+};
+
+static void *learning_main(void *arg)
+{
+	struct learning *l = arg;
+	pn_sleep_stats(&l->fresh);
+	pn_sleep_for(20 * 1000 * 1000, 0);
+	pn_sleep_stats(&l->first);
+	l->slack_after_first = pn_slack_get();
+	pn_sleep_stats_reset();
+	pn_sleep_stats(&l->reset);
+	pn_sleep_for(20 * 1000 * 1000, 0);
+	pn_sleep_stats(&l->second);
+	pn_slack_set(50000); /* behind the next sleep's back, which notices */
+	pn_sleep_for(20 * 1000 * 1000, 0);
+	pn_sleep_stats(&l->third);
+	return NULL;
+}
+
+/* probes, slack_changes and class_margin_ns count what they say, and
+ * pn_sleep_stats_reset zeroes the counters but keeps what the thread learned. */
+static void test_stats_learning(void **state)
+{
+	(void)state;
+	static struct learning l;
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, learning_main, &l), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+
+	assert_int_equal(l.fresh.probes, 0);
+	assert_int_equal(l.fresh.slack_changes, 0);
+	assert_int_equal(l.fresh.slack_ns, -1); /* untouched */
+	for (int k = 0; k < PN_SLEEP_CLASSES; k++)
+		assert_int_equal(l.fresh.class_margin_ns[k] + (int64_t)l.fresh.class_samples[k], 0);
+
+	/* the first sleep with room for them probes the wakeup latency at slack 1 ns: up
+	 * to 8 of the shortest sleeps (and one more if the class then spins only), learned
+	 * into class 0 (the 20 ms sleep is in a higher class however long the probes took:
+	 * they stop well before the deadline) */
+	const struct pn_sleep_stats *st = &l.first;
+	assert_true(st->probes >= 1 && st->probes <= 9);
+	assert_int_equal(st->class_samples[0], st->probes);
+	assert_true(st->class_margin_ns[0] > 0);
+	assert_true(st->slack_changes >= 1);
+	assert_int_equal(st->slack_ns, l.slack_after_first);
+	for (int k = 0; k < PN_SLEEP_CLASSES; k++)
+		assert_int_equal(st->class_margin_ns[k] > 0, st->class_samples[k] > 0);
+
+	/* reset: counters zero, what was learned kept */
+	st = &l.reset;
+	assert_int_equal(st->sleeps + st->past + st->early + st->late + st->kernel_only, 0);
+	assert_int_equal(st->slack_changes + st->probes, 0);
+	assert_int_equal(st->slept_ns + st->spun_ns, 0);
+	assert_int_equal(st->margin_ns, l.first.margin_ns);
+	assert_int_equal(st->slack_ns, l.first.slack_ns);
+	assert_memory_equal(st->class_margin_ns, l.first.class_margin_ns,
+	                    sizeof(st->class_margin_ns));
+	assert_memory_equal(st->class_samples, l.first.class_samples, sizeof(st->class_samples));
+
+	/* learned, so no first-sleep probes again (at most the one of a class that spins
+	 * only, on a machine slow enough); precision 0 needs slack 1 ns, which the probes
+	 * left: no prctl either */
+	st = &l.second;
+	assert_int_equal(st->sleeps, 1);
+	assert_true(st->probes <= 1);
+	assert_int_equal(st->slack_changes, 0);
+	/* after pn_slack_set: one prctl back to 1 ns if the sleep went to the kernel or
+	 * probed */
+	st = &l.third;
+	assert_int_equal(st->sleeps, 2);
+	assert_true(st->probes - l.second.probes <= 1);
+	int touched = st->slept_ns > l.second.slept_ns || st->probes > l.second.probes;
+	assert_int_equal(st->slack_changes, touched);
+	assert_int_equal(st->slack_ns, touched ? 1 : 50000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -485,6 +567,7 @@ int main(void)
 	        cmocka_unit_test(test_keep_slack),
 	        cmocka_unit_test(test_spin_interrupted),
 	        cmocka_unit_test(test_probes_interrupted),
+	        cmocka_unit_test(test_stats_learning),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,6 +27,7 @@
 #include <punctual/clock.h>
 #include <punctual/wheel.h>
 #include "internal.h" /* the wheel's test hooks */
+#include "runner.h"
 
 static uint64_t next_rand(uint64_t *s)
 {
@@ -71,6 +72,7 @@ struct model {
 	bool on_time;  /* it is at pn_wheel_next's time */
 	int64_t depth; /* callbacks fired in this expiry */
 	uint64_t fired, missed, ops, on_time_fires;
+	uint64_t added, expires; /* what pn_wheel_stats must count */
 };
 
 static bool mbefore(const struct model *M, int a, int b)
@@ -234,6 +236,7 @@ static void do_add(struct model *M, int id, int64_t now)
 		assert_int_equal(pn_wheel_add(M->w, &M->t[id], d, p), 0);
 		m_add(M, id, d, p, 0);
 	}
+	M->added++;
 }
 
 static void do_cancel(struct model *M, int id)
@@ -343,6 +346,7 @@ static void do_expire(struct model *M, int64_t now, bool on_time)
 	int r = pn_wheel_expire(M->w, now);
 	assert_true(r >= 0);
 	assert_int_equal((uint64_t)r, M->fired - before);
+	M->expires += r > 0;
 	for (int i = M->ifire; i < M->nfire; i++)
 		assert_false(M->m[M->fire[i]].firing); /* every one fired or left */
 	M->on_time = false;
@@ -392,6 +396,8 @@ static void scenario(uint64_t seed, int steps, int64_t start, size_t radix_min)
 	assert_int_equal(pn_wheel_stats(M.w, &st), 0);
 	assert_int_equal(st.fired, M.fired);
 	assert_int_equal(st.missed, M.missed);
+	assert_int_equal(st.added, M.added);
+	assert_int_equal(st.expires, M.expires);
 	print_message("seed %llu: %llu ops, %llu fired (%llu on time), %llu missed periods, "
 	              "%llu cascaded\n",
 	              (unsigned long long)seed, (unsigned long long)M.ops,
@@ -401,14 +407,30 @@ static void scenario(uint64_t seed, int steps, int64_t start, size_t radix_min)
 	pn_wheel_free(M.w);
 }
 
-/* 4 seeds x 280000 steps + callback operations: over 10^6 operations. */
-static void test_model(void **state)
+/* 4 seeds x 280000 steps + callback operations: over 10^6 operations. A test and a ctest
+ * entry per seed: the sizes are fixed, and each entry has its own timeout. The first two
+ * use the radix sort for every due list. */
+static void test_model_1(void **state)
 {
 	(void)state;
-	/* the first two with the radix sort for every due list */
 	scenario(1, 280000, 1000000000000LL, 2);
+}
+
+static void test_model_2(void **state)
+{
+	(void)state;
 	scenario(2, 280000, 0, 2);
+}
+
+static void test_model_3(void **state)
+{
+	(void)state;
 	scenario(3, 280000, -5000000000LL, 129);
+}
+
+static void test_model_4(void **state)
+{
+	(void)state;
 	scenario(4, 280000, INT64_MAX - 1000000000000LL, 129);
 }
 
@@ -503,6 +525,59 @@ static void test_boundaries(void **state)
 	assert_int_equal(pn_wheel_expire(w, 12345), 2);
 	pn_wheel_free(w);
 	pn_wheel_free(NULL);
+}
+
+/* A timer without a callback fires like any other (counted, no longer pending; a periodic
+ * one re-armed), and the counters count what they say: successful adds (re-adds too) and
+ * expiries that fired something. */
+static void test_null_callback_and_stats(void **state)
+{
+	(void)state;
+	struct pn_wheel *w;
+	struct pn_wheel_stats st;
+	assert_int_equal(pn_wheel_new(&w), 0);
+	assert_int_equal(pn_wheel_expire(w, 0), 0); /* a simulated timebase */
+	for (int i = 0; i < 3; i++)
+		pn_timer_init(&bt[i], i == 1 ? record_id : NULL, NULL);
+	assert_int_equal(pn_wheel_add(w, &bt[0], 100, 0), 0);
+	assert_int_equal(pn_wheel_add(w, &bt[1], 100, 0), 0);
+	assert_int_equal(pn_wheel_add_periodic(w, &bt[2], 50, 0, 100), 0);
+	assert_int_equal(pn_wheel_add(w, &bt[0], 100, -1), -EINVAL); /* not counted */
+	assert_int_equal(pn_wheel_stats(w, &st), 0);
+	assert_int_equal(st.added, 3);
+	assert_int_equal(st.expires, 0);
+	assert_int_equal(pn_wheel_expire(w, 49), 0); /* nothing due: not an expiry that fired */
+	nfired = 0;
+	assert_int_equal(pn_wheel_expire(w, 150), 3);
+	assert_int_equal(nfired, 1);
+	assert_int_equal(fired_ids[0], 1);
+	assert_int_equal(pn_timer_pending(&bt[0]), 0);
+	assert_int_equal(pn_timer_pending(&bt[1]), 0);
+	assert_int_equal(pn_timer_pending(&bt[2]), 1);
+	assert_int_equal(bt[2].deadline, 250); /* 150 is not after the expiry time: 250 */
+	assert_int_equal(pn_wheel_check(w), 0);
+	assert_int_equal(pn_wheel_stats(w, &st), 0);
+	assert_int_equal(st.added, 3);
+	assert_int_equal(st.fired, 3);
+	assert_int_equal(st.expires, 1);
+	assert_int_equal(st.missed, 1);
+	assert_int_equal(pn_wheel_expire(w, 249), 0);
+	assert_int_equal(pn_wheel_expire(w, 250), 1);
+	assert_int_equal(nfired, 1);
+	/* re-adding a pending timer is an add */
+	assert_int_equal(pn_wheel_add(w, &bt[0], 400, 0), 0);
+	assert_int_equal(pn_wheel_add(w, &bt[0], 300, 0), 0);
+	assert_int_equal(pn_wheel_cancel(w, &bt[2]), 1);
+	assert_int_equal(pn_wheel_count(w), 1);
+	assert_int_equal(pn_wheel_expire(w, 300), 1);
+	assert_int_equal(pn_timer_pending(&bt[0]), 0);
+	assert_int_equal(pn_wheel_stats(w, &st), 0);
+	assert_int_equal(st.added, 5);
+	assert_int_equal(st.fired, 5);
+	assert_int_equal(st.expires, 3);
+	assert_int_equal(st.missed, 1);
+	assert_int_equal(pn_wheel_check(w), 0);
+	pn_wheel_free(w);
 }
 
 /* Equal deadlines fire in insertion order, also after cascading through every level
@@ -650,8 +725,9 @@ static void test_invalid(void **state)
 
 struct rt {
 	struct pn_timer t[200];
+	int64_t due[200]; /* the deadline each timer fires for next */
 	int64_t fired_at[200];
-	int n, early;
+	int n, early, ret;
 	uint64_t seed;
 };
 
@@ -660,13 +736,19 @@ static void rt_fire(struct pn_wheel *w, struct pn_timer *t, void *arg)
 	struct rt *r = arg;
 	int64_t now = pn_now();
 	int id = (int)(t - r->t);
-	if (now < t->deadline && !t->period)
+	/* every timer, the periodic one too: it fired for due[id], and is already re-armed
+	 * for its next deadline, t->deadline */
+	if (now < r->due[id])
 		r->early++;
+	if (t->period)
+		r->due[id] = t->deadline;
 	r->fired_at[id] = now;
 	r->n++;
 	/* a few re-arm themselves a little later */
-	if (id % 5 == 0 && r->n < 400)
-		pn_wheel_add(w, t, now + rnd(&r->seed, 2000000), rnd(&r->seed, 500000));
+	if (id % 5 == 0 && r->n < 400) {
+		r->due[id] = now + rnd(&r->seed, 2000000);
+		pn_wheel_add(w, t, r->due[id], rnd(&r->seed, 500000));
+	}
 }
 
 static void *rt_main(void *arg)
@@ -678,21 +760,22 @@ static void *rt_main(void *arg)
 	int64_t t0 = pn_now();
 	for (int i = 0; i < 200; i++) {
 		pn_timer_init(&r->t[i], rt_fire, r);
-		int64_t d = t0 + rnd(&r->seed, 100000000);
+		int64_t d = r->due[i] = t0 + rnd(&r->seed, 100000000);
 		int64_t p = i % 2 ? (d - t0) / 10 : rnd(&r->seed, 1000000);
 		if (i == 199)
 			pn_wheel_add_periodic(w, &r->t[i], d, p, 7000000);
 		else
 			pn_wheel_add(w, &r->t[i], d, p);
 	}
-	pn_wheel_run(w, t0 + 150000000);
+	r->ret = pn_wheel_run(w, t0 + 150000000);
 	if (pn_wheel_check(w) != 0)
 		r->early = -1000;
 	pn_wheel_free(w);
 	return NULL;
 }
 
-/* pn_wheel_run in real time never fires early; in 4 threads, a wheel each. */
+/* pn_wheel_run in real time never fires early, the periodic timer included, and returns
+ * the number it fired; in 4 threads, a wheel each. */
 static void test_run_real_time(void **state)
 {
 	(void)state;
@@ -707,6 +790,7 @@ static void test_run_real_time(void **state)
 		pthread_join(th[i], NULL);
 		assert_int_equal(r[i].early, 0);
 		assert_true(r[i].n >= 199);
+		assert_int_equal(r[i].ret, r[i].n);
 	}
 }
 
@@ -758,18 +842,22 @@ static void test_timerfd(void **state)
 	pn_wheel_free(w);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_invalid),
 	        cmocka_unit_test(test_boundaries),
+	        cmocka_unit_test(test_null_callback_and_stats),
 	        cmocka_unit_test(test_insertion_order),
 	        cmocka_unit_test(test_large_expiry_order),
-	        cmocka_unit_test(test_model),
+	        cmocka_unit_test(test_model_1),
+	        cmocka_unit_test(test_model_2),
+	        cmocka_unit_test(test_model_3),
+	        cmocka_unit_test(test_model_4),
 	        cmocka_unit_test(test_timerfd),
 	        cmocka_unit_test(test_run_real_time),
 	};
 	/* clang-format on */
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pn_run("wheel", tests, argc, argv);
 }

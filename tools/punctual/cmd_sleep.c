@@ -278,6 +278,8 @@ static void render_json(struct sleep_matrix *x, const struct opts *o, const stru
 		json_int(&j, "priority", o->fifo);
 	json_int_if(&j, "cpu", o->cpu >= 0, o->cpu);
 	json_int(&j, "slack_before_ns", x->original_slack);
+	/* read back after the matrix put it back: equal to slack_before_ns */
+	json_int(&j, "slack_after_ns", pn_slack_get());
 	json_int(&j, "dma_latency_us", o->dma_latency);
 	json_arr(&j, "slacks_ns");
 	for (int s = 0; s < o->nslacks; s++)
@@ -459,7 +461,7 @@ static int periodic(struct opts *o)
 		if (e < 0)
 			die(1, "cannot set timer slack %lld ns: %s", (long long)o->slacks[0],
 			    pn_strerror(e));
-		slack = o->slacks[0];
+		slack = pn_slack_get(); /* read back: a realtime thread ignores the write */
 	}
 	static struct periodic_result r; /* the histogram is large */
 	int e = periodic_run(o->intervals[0], o->duration, &r);
