@@ -193,91 +193,6 @@ static void test_fixtures(void **state)
 	assert_int_equal(failed, 0);
 }
 
-/* ---- parsers ------------------------------------------------------------------------------ */
-
-static void test_parse_self(void **state)
-{
-	(void)state;
-	struct pn__cg_self s;
-	assert_int_equal(pn__cgroup_parse_self("0::/a:b\n", &s), 0);
-	assert_true(s.has_v2 && !s.has_v1);
-	assert_string_equal(s.v2_path, "/a:b");
-	assert_int_equal(pn__cgroup_parse_self("5:cpuacct:/x\n4:cpuset:/y\n3:cpuacct,cpu:/z", &s),
-	                 0);
-	assert_true(s.has_v1_cpu && s.has_v1 && !s.has_v2);
-	assert_string_equal(s.v1_cpu_path, "/z");
-	/* "cpuset" and "cpuacct" are not "cpu" */
-	assert_int_equal(pn__cgroup_parse_self("4:cpuset:/y\n2:cpuacct:/q\n", &s), 0);
-	assert_false(s.has_v1_cpu);
-	assert_int_equal(pn__cgroup_parse_self("", &s), -EIO);
-	assert_int_equal(pn__cgroup_parse_self("garbage\n:::\nx:cpu:/a\n4:cpu:rel\n", &s), -EIO);
-	assert_int_equal(pn__cgroup_parse_self(NULL, &s), -EINVAL);
-}
-
-static void test_parse_mountinfo(void **state)
-{
-	(void)state;
-	struct pn__cg_mount m;
-	const char *mi = "1 0 0:1 / /sys/fs/cgroup/a\\040b rw - cgroup cgroup rw,cpuacct,cpu\n"
-	                 "2 0 0:2 / /sys/fs/cgroup/u rw shared:1 master:2 - cgroup2 none rw\n";
-	assert_int_equal(pn__mountinfo_find(mi, 0, "/x", &m), 0);
-	assert_string_equal(m.point, "/sys/fs/cgroup/a b");
-	assert_string_equal(m.root, "/");
-	assert_false(m.outside);
-	assert_int_equal(pn__mountinfo_find(mi, 1, "/x", &m), 0);
-	assert_string_equal(m.point, "/sys/fs/cgroup/u");
-	assert_int_equal(pn__mountinfo_find(mi, 1, "/../x", &m), 0);
-	assert_true(m.outside);
-	assert_int_equal(pn__mountinfo_find("1 0 0:1 / /p rw - cgroup c rw,cpuacct\n", 0, "/", &m),
-	                 -ENOENT);
-	/* no " - " separator, too few fields */
-	assert_int_equal(pn__mountinfo_find("1 0 0:1 / /p rw cgroup c rw,cpu\n1 2\n", 0, "/", &m),
-	                 -ENOENT);
-	/* a decoded NUL cannot be in a path */
-	assert_int_equal(pn__mountinfo_find("1 0 0:1 / /p\\000 rw - cgroup2 c rw\n", 1, "/", &m),
-	                 -ENOENT);
-}
-
-static void test_parse_numbers(void **state)
-{
-	(void)state;
-	int64_t q, p, v;
-	assert_int_equal(pn__cgroup_parse_max("max 100000\n", &q, &p), 0);
-	assert_true(q == -1 && p == 100000);
-	assert_int_equal(pn__cgroup_parse_max("max", &q, &p), 0);
-	assert_true(q == -1 && p == 100000);
-	assert_int_equal(pn__cgroup_parse_max("50000 200000", &q, &p), 0);
-	assert_true(q == 50000 && p == 200000);
-	assert_int_equal(pn__cgroup_parse_max("50000", &q, &p), 0);
-	assert_true(q == 50000 && p == 100000);
-	static const char *bad_max[] = {"",          "\n",      "50000 0",   "0 100000",
-	                                "-1 100000", "max -5",  "max  1000", "50000 1000 3",
-	                                "1e5 1000",  "max 10x", " max"};
-	for (size_t i = 0; i < sizeof(bad_max) / sizeof(bad_max[0]); i++)
-		if (pn__cgroup_parse_max(bad_max[i], &q, &p) != -EIO)
-			fail_msg("cpu.max '%s' accepted", bad_max[i]);
-
-	assert_int_equal(pn__cgroup_parse_int("-1\n", &v), 0);
-	assert_int_equal(v, -1);
-	assert_int_equal(pn__cgroup_parse_int("9223372036854775807", &v), 0);
-	assert_int_equal(v, INT64_MAX);
-	assert_int_equal(pn__cgroup_parse_int("-9223372036854775808", &v), 0);
-	assert_true(v == INT64_MIN);
-	static const char *bad_int[] = {"", "-", "9223372036854775808", "1 2", "0x10", "5\n\n"};
-	for (size_t i = 0; i < sizeof(bad_int) / sizeof(bad_int[0]); i++)
-		if (pn__cgroup_parse_int(bad_int[i], &v) != -EIO)
-			fail_msg("'%s' accepted", bad_int[i]);
-
-	assert_int_equal(pn__cpulist_count("0-3,8-11\n"), 8);
-	assert_int_equal(pn__cpulist_count("0"), 1);
-	assert_int_equal(pn__cpulist_count(""), 0);
-	assert_int_equal(pn__cpulist_count("0-4095"), 4096);
-	static const char *bad_list[] = {"3-1", "0-", "-1", "0,,1", "a", "0-3,", "99999999999"};
-	for (size_t i = 0; i < sizeof(bad_list) / sizeof(bad_list[0]); i++)
-		if (pn__cpulist_count(bad_list[i]) != -EIO)
-			fail_msg("cpu list '%s' accepted", bad_list[i]);
-}
-
 static void test_einval(void **state)
 {
 	(void)state;
@@ -785,9 +700,6 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test_teardown(test_fixtures, reset),
-	        cmocka_unit_test(test_parse_self),
-	        cmocka_unit_test(test_parse_mountinfo),
-	        cmocka_unit_test(test_parse_numbers),
 	        cmocka_unit_test(test_einval),
 	        cmocka_unit_test_teardown(test_info_fields, reset),
 	        cmocka_unit_test_teardown(test_live, reset),

@@ -3,7 +3,7 @@
  * test_hist.c: the histogram's contract from punctual/hist.h. Percentiles are checked
  * against exact nearest-rank percentiles of the same sorted samples, bucket geometry over
  * the whole int64 range, and merge, reset, iteration and NULL handling. Samples come from
- * a fixed-seed splitmix64 so every run sees the same values.
+ * a fixed-seed splitmix64 (src/splitmix.h) so every run sees the same values.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include <punctual/hist.h>
+#include "splitmix.h"
 
 #define NSAMPLES 100000
 
@@ -28,11 +29,7 @@ struct rng {
 
 static uint64_t splitmix64(struct rng *r)
 {
-	uint64_t z = (r->s += UINT64_C(0x9e3779b97f4a7c15));
-
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
+	return pn__splitmix64(&r->s);
 }
 
 /* Uniform in (0, 1]: never 0, so log() of it is finite. */

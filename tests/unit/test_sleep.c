@@ -28,16 +28,9 @@
 #include <punctual/slack.h>
 #include "alarms.h"
 #include "internal.h"
+#include "splitmix.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
-
-static uint64_t next_rand(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 static const int64_t precisions[] = {0, 1, 1000, 10000, 50000, 1000000};
 #define NPREC (sizeof(precisions) / sizeof(precisions[0]))
@@ -47,8 +40,8 @@ static const int64_t precisions[] = {0, 1, 1000, 10000, 50000, 1000000};
 static void sleep_many(uint64_t *seed, int n, int64_t max_len)
 {
 	for (int i = 0; i < n; i++) {
-		int64_t len = (int64_t)(next_rand(seed) % (uint64_t)max_len);
-		int64_t p = precisions[next_rand(seed) % NPREC];
+		int64_t len = (int64_t)(pn__splitmix64(seed) % (uint64_t)max_len);
+		int64_t p = precisions[pn__splitmix64(seed) % NPREC];
 		int64_t deadline = pn_now() + len;
 		assert_int_equal(pn_sleep_until(deadline, p), 0);
 		int64_t now = pn_now();

@@ -28,18 +28,11 @@
 #include <punctual/wheel.h>
 #include "internal.h" /* the wheel's test hooks */
 #include "runner.h"
-
-static uint64_t next_rand(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
+#include "splitmix.h"
 
 static int64_t rnd(uint64_t *s, int64_t n) /* [0, n) */
 {
-	return n <= 0 ? 0 : (int64_t)(next_rand(s) % (uint64_t)n);
+	return n <= 0 ? 0 : (int64_t)(pn__splitmix64(s) % (uint64_t)n);
 }
 
 static int64_t sat(int64_t a, int64_t b)
