@@ -134,6 +134,26 @@ struct pn__waiter {
 	const sigset_t *mask;
 	_Bool eintr_any;
 };
+/* The two kinds of wait, for the library's raw system calls (wait.c) and the shim's real
+ * calls (preload_wait.c). */
+struct pollfd;
+struct epoll_event;
+struct pn__poll_waiter {
+	struct pn__waiter w;
+	struct pollfd *fds;
+	unsigned long n; /* nfds_t */
+};
+struct pn__epoll_waiter {
+	struct pn__waiter w;
+	int epfd, max;
+	struct epoll_event *ev;
+};
+/* The whole ms in ts, rounded down: where only ms timeouts exist (epoll_pwait), the spin
+ * covers the rest and the kernel never waits past it. */
+static inline int pn__ts_ms_floor(const struct timespec *ts)
+{
+	return (int)(ts->tv_sec * 1000 + ts->tv_nsec / 1000000);
+}
 /* The wait until deadline with the precision: the ready count, 0 at a time >= deadline,
  * or -errno (-EINTR when a signal handler ran, in any phase). flags: PN__SLEEP_KEEP_SLACK
  * for the shim. errno is kept. */

@@ -60,35 +60,21 @@ static int neg(int r)
 	return r < 0 ? -errno : r;
 }
 
-struct shim_poll {
-	struct pn__waiter w;
-	struct pollfd *fds;
-	nfds_t n;
-};
-
 static int wait_poll(struct pn__waiter *w, const struct timespec *ts, const sigset_t *mask)
 {
-	struct shim_poll *s = (struct shim_poll *)w;
+	struct pn__poll_waiter *s = (struct pn__poll_waiter *)w;
 	return neg(real_ppoll(s->fds, s->n, ts, mask));
 }
 
-struct shim_epoll {
-	struct pn__waiter w;
-	int epfd, max;
-	struct epoll_event *ev;
-};
-
 static int wait_epoll(struct pn__waiter *w, const struct timespec *ts, const sigset_t *mask)
 {
-	struct shim_epoll *s = (struct shim_epoll *)w;
+	struct pn__epoll_waiter *s = (struct pn__epoll_waiter *)w;
 	if (real_epoll_pwait2) {
 		int r = real_epoll_pwait2(s->epfd, s->ev, s->max, ts, mask);
 		if (r >= 0 || errno != ENOSYS)
 			return neg(r);
 	}
-	/* whole ms, rounded down: the spin covers the rest */
-	return neg(real_epoll_pwait(s->epfd, s->ev, s->max,
-	                            (int)(ts->tv_sec * 1000 + ts->tv_nsec / 1000000), mask));
+	return neg(real_epoll_pwait(s->epfd, s->ev, s->max, pn__ts_ms_floor(ts), mask));
 }
 
 /* The wait to deadline with the call's mask (NULL: the thread's), as the real call's
@@ -137,7 +123,7 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 		pn__shim_resolve_waits();
 	if (!pn__shim_active() || timeout <= 0 || !real_ppoll)
 		return real_poll(fds, n, timeout);
-	struct shim_poll s = {{.wait = wait_poll}, fds, n};
+	struct pn__poll_waiter s = {{.wait = wait_poll}, fds, n};
 	return precise_wait(&s.w, deadline_ms(timeout));
 }
 
@@ -148,7 +134,7 @@ EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const
 	int64_t d;
 	if (!pn__shim_active() || (d = deadline_ts(tmo)) < 0)
 		return real_ppoll(fds, n, tmo, mask);
-	struct shim_poll s = {{.wait = wait_poll, .mask = mask}, fds, n};
+	struct pn__poll_waiter s = {{.wait = wait_poll, .mask = mask}, fds, n};
 	return precise_wait(&s.w, d);
 }
 
@@ -177,7 +163,7 @@ EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 /* epoll_wait's and epoll_pwait's own checks (max <= 0) come from the real call. */
 static int epoll_ms(int epfd, struct epoll_event *ev, int max, int ms, const sigset_t *mask)
 {
-	struct shim_epoll s = {
+	struct pn__epoll_waiter s = {
 	        {.wait = wait_epoll, .mask = mask, .eintr_any = true}, epfd, max, ev};
 	return precise_wait(&s.w, deadline_ms(ms));
 }
@@ -210,7 +196,7 @@ EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct 
 		return (errno = ENOSYS), -1;
 	if (!pn__shim_active() || (d = deadline_ts(tmo)) < 0 || max <= 0)
 		return real_epoll_pwait2(epfd, ev, max, tmo, mask);
-	struct shim_epoll s = {
+	struct pn__epoll_waiter s = {
 	        {.wait = wait_epoll, .mask = mask, .eintr_any = true}, epfd, max, ev};
 	return precise_wait(&s.w, d);
 }

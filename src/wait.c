@@ -24,30 +24,18 @@ static int sys_result(long r)
 	return r < 0 ? -errno : (int)r;
 }
 
-struct fds_waiter {
-	struct pn__waiter w;
-	struct pollfd *fds;
-	nfds_t n;
-};
-
 static int wait_poll(struct pn__waiter *w, const struct timespec *ts, const sigset_t *mask)
 {
-	struct fds_waiter *f = (struct fds_waiter *)w;
+	struct pn__poll_waiter *f = (struct pn__poll_waiter *)w;
 	return sys_result(syscall(SYS_ppoll, f->fds, f->n, ts, mask, mask ? _NSIG / 8 : 0));
 }
-
-struct epoll_waiter {
-	struct pn__waiter w;
-	int epfd, max;
-	struct epoll_event *ev;
-};
 
 /* Set once the kernel says it has no epoll_pwait2 (before 5.11): ms timeouts then. */
 static atomic_bool no_pwait2;
 
 static int wait_epoll(struct pn__waiter *w, const struct timespec *ts, const sigset_t *mask)
 {
-	struct epoll_waiter *e = (struct epoll_waiter *)w;
+	struct pn__epoll_waiter *e = (struct pn__epoll_waiter *)w;
 	if (!atomic_load_explicit(&no_pwait2, memory_order_relaxed)) {
 		long r = syscall(SYS_epoll_pwait2, e->epfd, e->ev, e->max, ts, mask,
 		                 mask ? _NSIG / 8 : 0);
@@ -118,7 +106,7 @@ PN_API int pn_poll_until(struct pollfd *fds, nfds_t n, int64_t deadline, int64_t
 {
 	if (precision < 0)
 		return -EINVAL;
-	struct fds_waiter f = {{.wait = wait_poll}, fds, n};
+	struct pn__poll_waiter f = {{.wait = wait_poll}, fds, n};
 	return pn__wait_until(&f.w, deadline, precision, 0);
 }
 
@@ -127,6 +115,6 @@ PN_API int pn_epoll_wait_until(int epfd, struct epoll_event *ev, int max, int64_
 {
 	if (precision < 0 || max <= 0)
 		return -EINVAL;
-	struct epoll_waiter w = {{.wait = wait_epoll, .eintr_any = true}, epfd, max, ev};
+	struct pn__epoll_waiter w = {{.wait = wait_epoll, .eintr_any = true}, epfd, max, ev};
 	return pn__wait_until(&w.w, deadline, precision, 0);
 }
