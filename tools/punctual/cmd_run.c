@@ -38,9 +38,10 @@ static const char usage[] =
         "                     is the default this process inherited\n"
         "      --precise[=P]  make CMD's sleeps precise without recompiling it: preloads\n"
         "                     libpunctual-preload.so (appended to LD_PRELOAD), which makes\n"
-        "                     nanosleep, clock_nanosleep, usleep, pthread_cond_timedwait\n"
-        "                     and pthread_cond_clockwait wake never early and at most P\n"
-        "                     late (default 10us). Statically linked and setuid programs\n"
+        "                     nanosleep, clock_nanosleep, usleep, pthread_cond_timedwait,\n"
+        "                     pthread_cond_clockwait, poll, ppoll, epoll_wait, epoll_pwait\n"
+        "                     and epoll_pwait2 wake never early and at most P late\n"
+        "                     (default 10us). Statically linked and setuid programs\n"
         "                     ignore LD_PRELOAD: punctual says so and runs them anyway.\n"
         "At least one of --slack and --precise is needed.\n"
         "  -h, --help         this text\n";
