@@ -160,7 +160,7 @@ static inline int pn__ts_ms_floor(const struct timespec *ts)
 int pn__wait_until(struct pn__waiter *w, int64_t deadline, int64_t precision, int flags);
 
 /* Test hook: learns one kernel wakeup lateness into the calling thread's class for sleeps
- * of len ns, as a real wakeup would (tests/unit/test_sleep.c forces outliers with it). */
+ * of len ns, as a real wakeup would (a lone stall held back) (tests/unit/test_sleep.c forces outliers with it). */
 void pn__sleep_learn(int64_t len, int64_t late);
 
 /* Test hooks of the timer wheel (wheel_check.c; tests/unit/test_wheel.c, fuzz/fuzz_wheel.c).

@@ -17,10 +17,11 @@
  *
  * Outliers: from three samples on, a quantile never rests on the two most recent
  * samples' weight alone, so one stall (a process stopped, a vCPU descheduled for 50 ms)
- * is never the margin. A class with fewer than 32 samples takes the larger of its own
- * quantiles, doubled but capped at half the sleep (so that a stall among its first
- * samples cannot make it spin, and stop learning), and those of its best-learned
- * neighbour (the nearest class with 32 samples, else the one with most), doubled while
+ * is never the margin; in a learned class a lone wakeup later than its sleep and 8x its
+ * margin is not learned at all unless the next one is as late (learn_wakeup). A class with fewer
+ * than 32 samples takes the larger of its own quantiles, doubled but capped at half the sleep (so
+ * that a stall among its first samples cannot make it spin, and stop learning), and those of its
+ * best-learned neighbour (the nearest class with 32 samples, else the one with most), doubled while
  * that one is young.
  *
  * A thread that has learned nothing yet measures the kernel's wakeup latency with up to
@@ -66,6 +67,7 @@ struct learn {
 	float total;
 	uint32_t n;
 	uint32_t spins; /* sleeps since its last kernel sample (all spin) */
+	int64_t held;   /* a stall held back from the histogram (see learn_wakeup); 0: none */
 };
 
 struct state {
@@ -381,6 +383,29 @@ void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, i
 		pn__sleep_cancel(p);
 }
 
+/* A learned class's wakeup later than both its sleep and STALL_X times its margin is a
+ * stall (the process stopped, the vCPU taken away) or the start of a new load. One alone
+ * is held back: the quantiles' guard would ignore it, but it would take one of the two
+ * samples' worth the guard allows, and the margin would stay one outlier higher for
+ * hundreds of sleeps. The next wakeup decides: another late one means the load changed,
+ * and both are learned; an ordinary one drops it. */
+#define STALL_X 8
+static void learn_wakeup(struct learn *l, int64_t late, int64_t len)
+{
+	if (l->n >= MIN_SAMPLES) {
+		int64_t m = quantile(l, Q_MARGIN);
+		bool stall = late > len && late > STALL_X * m;
+		if (stall && !l->held) {
+			l->held = late;
+			return;
+		}
+		if (stall)
+			learn(l, l->held);
+		l->held = 0;
+	}
+	learn(l, late);
+}
+
 void pn__sleep_woke(struct pn__sleep_plan *p, bool learn_it)
 {
 	struct state *t = &T;
@@ -388,7 +413,7 @@ void pn__sleep_woke(struct pn__sleep_plan *p, bool learn_it)
 	pn__sleep_cancel(p);
 	t->st.slept_ns += woke - p->start;
 	if (learn_it) {
-		learn(&t->cls[p->k], woke - p->target - p->slack);
+		learn_wakeup(&t->cls[p->k], woke - p->target - p->slack, p->deadline - p->start);
 		t->cls[p->k].spins = 0;
 	}
 	p->now = woke;
@@ -493,7 +518,7 @@ PN_API int pn_sleep_for(int64_t ns, int64_t precision)
 
 void pn__sleep_learn(int64_t len, int64_t late)
 {
-	learn(&T.cls[class_of(len)], late);
+	learn_wakeup(&T.cls[class_of(len)], late, len);
 }
 
 PN_API int pn_sleep_stats(struct pn_sleep_stats *st)

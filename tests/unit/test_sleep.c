@@ -238,11 +238,37 @@ static void *stall_later(void *arg)
 	return NULL;
 }
 
+/* A lone stall in a learned class is not learned at all; two in a row are (the load
+ * changed). */
+static void *stall_held(void *arg)
+{
+	(void)arg;
+	struct pn_sleep_stats a, b;
+	learn_n(3 * MS, 40 * US, 64);
+	pn_sleep_stats(&a);
+	pn__sleep_learn(3 * MS, 50 * MS);
+	pn_sleep_stats(&b);
+	if (b.class_samples[11] != a.class_samples[11] ||
+	    b.class_margin_ns[11] != a.class_margin_ns[11])
+		return "a lone stall was learned at once";
+	pn__sleep_learn(3 * MS, 40 * US);
+	pn_sleep_stats(&b);
+	if (b.class_samples[11] != a.class_samples[11] + 1)
+		return "an ordinary wakeup after a stall: the stall was kept";
+	pn__sleep_learn(3 * MS, 50 * MS);
+	pn__sleep_learn(3 * MS, 50 * MS);
+	pn_sleep_stats(&b);
+	if (b.class_samples[11] != a.class_samples[11] + 3)
+		return "two late wakeups in a row were not both learned";
+	return NULL;
+}
+
 static void test_stall_never_spin_only(void **state)
 {
 	(void)state;
 	in_fresh_thread(stall_first);
 	in_fresh_thread(stall_later);
+	in_fresh_thread(stall_held);
 }
 
 /* A class that truly spins (its wakeups are later than its sleeps) probes on each sleep
