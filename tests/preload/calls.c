@@ -299,6 +299,12 @@ static void *first_sleeper(void *arg)
 
 static void t_first_sleep_signalled(void)
 {
+#if defined(__SANITIZE_THREAD__)
+	/* TSan runs a handler late, at its next intercepted call (inside the shim: the spin's
+	 * pthread_sigmask), so "a handler ran inside the call" does not say the kernel was
+	 * interrupted there: the case runs in the other builds. */
+	return;
+#endif
 	struct sigaction sa = {.sa_handler = on_usr1};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGUSR1, &sa, NULL);
