@@ -5,7 +5,8 @@
  * clock_nanosleep (CLOCK_MONOTONIC and CLOCK_REALTIME, relative and TIMER_ABSTIME),
  * usleep, pthread_cond_timedwait and pthread_cond_clockwait (how the JDK's Thread.sleep
  * waits) keep their POSIX contracts, but wake through pn_sleep_until's strategy: never
- * early, late by at most PUNCTUAL_PRECISION.
+ * early, late by at most PUNCTUAL_PRECISION. The event-loop waits (poll, the epoll
+ * family) are in preload_wait.c; what both files share, in preload.h.
  *
  * Inert unless PUNCTUAL_PRECISION is set (ns, or with a unit: 10us): every call then
  * goes straight to the real function, found once with dlsym(RTLD_NEXT).
