@@ -107,10 +107,12 @@ void pn__sleep_woke(struct pn__sleep_plan *p, _Bool learn);
 void pn__sleep_cancel(struct pn__sleep_plan *p);
 int pn__sleep_finish(struct pn__sleep_plan *p);
 /* The spin to p's deadline with signals blocked: every `every` ns (from the start when
- * check is given, and once more at the deadline) check(ctx, mask) runs with the caller's
- * signal mask; check NULL only lets the signals that mask allows in (a handler running
- * then ends the spin with -EINTR). A nonzero check result ends the spin and is returned:
- * -errno, or a wait's ready count. 0 at the deadline. */
+ * check is given) check(ctx, mask) runs with the caller's signal mask; check NULL only
+ * lets the signals that mask allows in (a handler running then ends the spin with
+ * -EINTR). A check that would still run at the deadline (by what the last ones took) is
+ * not started: the spin puts the mask back and watches the clock alone to the deadline.
+ * A nonzero check result ends the spin and is returned: -errno, or a wait's ready count.
+ * 0 at the deadline (a wait then looks at its fds once more: wait.c). */
 typedef int pn__spin_check(void *ctx, const sigset_t *mask);
 /* Lets in, for a moment, the signals that mask allows (a ppoll with a zero timeout):
  * -EINTR if a handler ran (the kernel restarts the call for a signal without one: ignored,
@@ -128,9 +130,14 @@ int pn__sleep_finish_intr(struct pn__sleep_plan *p);
  * (never NULL) with mask in force (NULL: the thread's) and returns the ready count, 0 at
  * the timeout, or -errno. mask is the mask the wait runs with (ppoll's, epoll_pwait's;
  * NULL: the thread's); eintr_any: the wait reports EINTR for a pending signal that has no
- * handler too (epoll), so the spin lets signals in apart. Embed it as a first member. */
+ * handler too (epoll), so the spin lets signals in apart. look (optional): the spin's
+ * check in one system call, a zero-timeout look at the fds and at the signals mask allows
+ * that says EINTR only for a handler, as ppoll does (epoll: a ppoll of the epoll fd, then
+ * the events are fetched only when it is ready); its result is the wait's. Embed it as a
+ * first member. */
 struct pn__waiter {
 	int (*wait)(struct pn__waiter *w, const struct timespec *timeout, const sigset_t *mask);
+	int (*look)(struct pn__waiter *w, const sigset_t *mask);
 	const sigset_t *mask;
 	_Bool eintr_any;
 };
@@ -160,7 +167,8 @@ static inline int pn__ts_ms_floor(const struct timespec *ts)
 int pn__wait_until(struct pn__waiter *w, int64_t deadline, int64_t precision, int flags);
 
 /* Test hook: learns one kernel wakeup lateness into the calling thread's class for sleeps
- * of len ns, as a real wakeup would (a lone stall held back) (tests/unit/test_sleep.c forces outliers with it). */
+ * of len ns, as a real wakeup would (a lone stall held back) (tests/unit/test_sleep.c forces
+ * outliers with it). */
 void pn__sleep_learn(int64_t len, int64_t late);
 
 /* Test hooks of the timer wheel (wheel_check.c; tests/unit/test_wheel.c, fuzz/fuzz_wheel.c).

@@ -77,6 +77,17 @@ static int wait_epoll(struct pn__waiter *w, const struct timespec *ts, const sig
 	return neg(real_epoll_pwait(s->epfd, s->ev, s->max, pn__ts_ms_floor(ts), mask));
 }
 
+/* The spin's look at an epoll set (see wait.c's look_epoll): a ppoll of the epoll fd, the
+ * events fetched only when it is ready. */
+static int look_epoll(struct pn__waiter *w, const sigset_t *mask)
+{
+	struct pn__epoll_waiter *s = (struct pn__epoll_waiter *)w;
+	struct pollfd fd = {s->epfd, POLLIN, 0};
+	struct timespec zero = {0, 0};
+	int r = neg(real_ppoll(&fd, 1, &zero, mask));
+	return r > 0 ? wait_epoll(w, &zero, NULL) : r;
+}
+
 /* The wait to deadline with the call's mask (NULL: the thread's), as the real call's
  * result: a count, 0, or -1 with errno. */
 static int precise_wait(struct pn__waiter *w, int64_t deadline)
@@ -164,7 +175,10 @@ EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 static int epoll_ms(int epfd, struct epoll_event *ev, int max, int ms, const sigset_t *mask)
 {
 	struct pn__epoll_waiter s = {
-	        {.wait = wait_epoll, .mask = mask, .eintr_any = true}, epfd, max, ev};
+	        {.wait = wait_epoll, .look = look_epoll, .mask = mask, .eintr_any = true},
+	        epfd,
+	        max,
+	        ev};
 	return precise_wait(&s.w, deadline_ms(ms));
 }
 
@@ -197,6 +211,9 @@ EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct 
 	if (!pn__shim_active() || (d = deadline_ts(tmo)) < 0 || max <= 0)
 		return real_epoll_pwait2(epfd, ev, max, tmo, mask);
 	struct pn__epoll_waiter s = {
-	        {.wait = wait_epoll, .mask = mask, .eintr_any = true}, epfd, max, ev};
+	        {.wait = wait_epoll, .look = look_epoll, .mask = mask, .eintr_any = true},
+	        epfd,
+	        max,
+	        ev};
 	return precise_wait(&s.w, d);
 }

@@ -8,6 +8,7 @@
  * that the library never reaches the preload shim's own poll and epoll functions.
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -49,6 +50,18 @@ static int wait_epoll(struct pn__waiter *w, const struct timespec *ts, const sig
 	        syscall(SYS_epoll_pwait, e->epfd, e->ev, e->max, ms, mask, mask ? _NSIG / 8 : 0));
 }
 
+/* The spin's look at an epoll set: a ppoll of the epoll fd (one system call that tells a
+ * handled signal from others), the events fetched only when it is ready; none left
+ * (another thread took them) is not a result. */
+static int look_epoll(struct pn__waiter *w, const sigset_t *mask)
+{
+	struct pn__epoll_waiter *e = (struct pn__epoll_waiter *)w;
+	struct pollfd fd = {e->epfd, POLLIN, 0};
+	struct timespec zero = {0, 0};
+	int r = sys_result(syscall(SYS_ppoll, &fd, 1, &zero, mask, _NSIG / 8));
+	return r > 0 ? w->wait(w, &zero, NULL) : r;
+}
+
 static int probe_wait(void *ctx)
 {
 	struct pn__waiter *w = ctx;
@@ -66,6 +79,8 @@ static int spin_check(void *ctx, const sigset_t *thread_mask)
 	struct pn__waiter *w = ctx;
 	struct timespec zero = {0, 0};
 	const sigset_t *mask = w->mask ? w->mask : thread_mask;
+	if (w->look)
+		return w->look(w, mask);
 	if (!w->eintr_any)
 		return w->wait(w, &zero, mask);
 	int r = w->wait(w, &zero, NULL);
@@ -95,8 +110,9 @@ int pn__wait_until(struct pn__waiter *w, int64_t deadline, int64_t precision, in
 			else
 				pn__sleep_woke(&p, true);
 		}
-		if (r == 0)
-			r = pn__sleep_spin(&p, spin_check, w, 0);
+		/* at the deadline, the real call's last look (signals are let in by then) */
+		if (r == 0 && (r = pn__sleep_spin(&p, spin_check, w, 0)) == 0)
+			r = w->wait(w, &zero, w->mask);
 	}
 	errno = e;
 	return r;
@@ -115,6 +131,7 @@ PN_API int pn_epoll_wait_until(int epfd, struct epoll_event *ev, int max, int64_
 {
 	if (precision < 0 || max <= 0)
 		return -EINVAL;
-	struct pn__epoll_waiter w = {{.wait = wait_epoll, .eintr_any = true}, epfd, max, ev};
+	struct pn__epoll_waiter w = {
+	        {.wait = wait_epoll, .look = look_epoll, .eintr_any = true}, epfd, max, ev};
 	return pn__wait_until(&w.w, deadline, precision, 0);
 }
