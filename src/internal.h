@@ -162,9 +162,11 @@ static inline int pn__ts_ms_floor(const struct timespec *ts)
 	return (int)(ts->tv_sec * 1000 + ts->tv_nsec / 1000000);
 }
 /* The wait until deadline with the precision: the ready count, 0 at a time >= deadline,
- * or -errno (-EINTR when a signal handler ran, in any phase). flags: PN__SLEEP_KEEP_SLACK
- * for the shim. errno is kept. */
-int pn__wait_until(struct pn__waiter *w, int64_t deadline, int64_t precision, int flags);
+ * or -errno (-EINTR when a signal handler ran, in any phase). plan: where the sleep plan
+ * lives (the shim's, so that a longjmp out of the wait puts the slack back), or NULL.
+ * flags: PN__SLEEP_KEEP_SLACK for the shim. errno is kept. */
+int pn__wait_until(struct pn__waiter *w, struct pn__sleep_plan *plan, int64_t deadline,
+                   int64_t precision, int flags);
 
 /* Test hook: learns one kernel wakeup lateness into the calling thread's class for sleeps
  * of len ns, as a real wakeup would (a lone stall held back) (tests/unit/test_sleep.c forces

@@ -173,7 +173,8 @@ int pn__shim_leave(int r)
 /* Sleeps until deadline on clk: 0, or EINTR when a signal handler ran before it. */
 static int precise_abs(clockid_t clk, int64_t deadline)
 {
-	struct pn__sleep_plan p;
+	struct pn__sleep_plan p = {
+	        .restore = -1}; /* a jump out before the plan: nothing to put back */
 	pn__shim_enter(&p);
 	unsigned n0 = nested;
 	pn__sleep_plan(&p, clk, deadline, pn__shim_precision,
@@ -295,7 +296,8 @@ static int real_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk, int64
 static int precise_cond(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
                         const struct timespec *abstime)
 {
-	struct pn__sleep_plan p;
+	struct pn__sleep_plan p = {
+	        .restore = -1}; /* a jump out before the plan: nothing to put back */
 	pn__shim_enter(&p);
 	unsigned n0 = nested;
 	pn__sleep_plan(&p, clk, ts_ns(abstime), pn__shim_precision, PN__SLEEP_KEEP_SLACK, NULL);

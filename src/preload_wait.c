@@ -97,9 +97,10 @@ static int precise_wait(struct pn__waiter *w, int64_t deadline)
 		sigfillset(&all);
 		pthread_sigmask(SIG_BLOCK, &all, &old);
 	}
-	pn__shim_enter(NULL);
+	struct pn__sleep_plan p = {.restore = -1};
+	pn__shim_enter(&p);
 	int r = pn__shim_leave(
-	        pn__wait_until(w, deadline, pn__shim_precision, PN__SLEEP_KEEP_SLACK));
+	        pn__wait_until(w, &p, deadline, pn__shim_precision, PN__SLEEP_KEEP_SLACK));
 	if (w->mask)
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r < 0) {

@@ -87,31 +87,32 @@ static int spin_check(void *ctx, const sigset_t *thread_mask)
 	return r ? r : pn__sleep_signals(mask);
 }
 
-int pn__wait_until(struct pn__waiter *w, int64_t deadline, int64_t precision, int flags)
+int pn__wait_until(struct pn__waiter *w, struct pn__sleep_plan *plan, int64_t deadline,
+                   int64_t precision, int flags)
 {
 	int e = errno, r;
 	struct timespec zero = {0, 0};
 	struct pn__probe probe = {probe_wait, w};
-	struct pn__sleep_plan p;
-	pn__sleep_plan(&p, CLOCK_MONOTONIC, deadline, precision, flags | PN__SLEEP_EINTR, &probe);
-	if (p.stop) {
-		r = p.stop;
-	} else if (p.past) {
+	struct pn__sleep_plan own, *p = plan ? plan : &own;
+	pn__sleep_plan(p, CLOCK_MONOTONIC, deadline, precision, flags | PN__SLEEP_EINTR, &probe);
+	if (p->stop) {
+		r = p->stop;
+	} else if (p->past) {
 		r = w->wait(w, &zero, w->mask);
 	} else {
 		r = 0;
-		if (p.kernel) {
-			int64_t left = p.target - pn_now();
+		if (p->kernel) {
+			int64_t left = p->target - pn_now();
 			struct timespec ts = {left > 0 ? left / PN_NSEC : 0,
 			                      left > 0 ? left % PN_NSEC : 0};
 			r = w->wait(w, &ts, w->mask);
 			if (r != 0)
-				pn__sleep_cancel(&p);
+				pn__sleep_cancel(p);
 			else
-				pn__sleep_woke(&p, true);
+				pn__sleep_woke(p, true);
 		}
 		/* at the deadline, the real call's last look (signals are let in by then) */
-		if (r == 0 && (r = pn__sleep_spin(&p, spin_check, w, 0)) == 0)
+		if (r == 0 && (r = pn__sleep_spin(p, spin_check, w, 0)) == 0)
 			r = w->wait(w, &zero, w->mask);
 	}
 	errno = e;
@@ -123,7 +124,7 @@ PN_API int pn_poll_until(struct pollfd *fds, nfds_t n, int64_t deadline, int64_t
 	if (precision < 0)
 		return -EINVAL;
 	struct pn__poll_waiter f = {{.wait = wait_poll}, fds, n};
-	return pn__wait_until(&f.w, deadline, precision, 0);
+	return pn__wait_until(&f.w, NULL, deadline, precision, 0);
 }
 
 PN_API int pn_epoll_wait_until(int epfd, struct epoll_event *ev, int max, int64_t deadline,
@@ -133,5 +134,5 @@ PN_API int pn_epoll_wait_until(int epfd, struct epoll_event *ev, int max, int64_
 		return -EINVAL;
 	struct pn__epoll_waiter w = {
 	        {.wait = wait_epoll, .look = look_epoll, .eintr_any = true}, epfd, max, ev};
-	return pn__wait_until(&w.w, deadline, precision, 0);
+	return pn__wait_until(&w.w, NULL, deadline, precision, 0);
 }

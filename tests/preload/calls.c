@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <sys/prctl.h>
 #include <sys/time.h>
@@ -353,6 +354,17 @@ static void t_siglongjmp(void)
 	}
 	int precise = h == 0 || shim_handled() - h == 3; /* 0: no shim */
 	report("siglongjmp out of nanosleep, 3 more", 0, 0, jumped && precise);
+	/* out of a poll's kernel wait (the shim lowered the slack for it): the slack is back */
+	long before = slack_now();
+	jumped = 0;
+	if (!sigsetjmp(jump_back, 1)) {
+		struct itimerval it = {{0, 0}, {0, 2000}};
+		setitimer(ITIMER_REAL, &it, NULL);
+		poll(NULL, 0, 50);
+	} else {
+		jumped = 1;
+	}
+	report("siglongjmp out of poll keeps the slack", 0, 0, jumped && slack_now() == before);
 }
 
 static pthread_mutex_t robust;
