@@ -313,6 +313,11 @@ int cmd_run(int argc, char **argv)
 		usage_error("missing the command to run");
 
 	char **cmd = argv + optind;
+	/* `--cpus 3 make`: optional values attach with '=', so 3 would be the command */
+	if (set.cpus && !set.cpus_n && cmd[0][0] && !cmd[0][strspn(cmd[0], "0123456789")])
+		usage_error(
+		        "--cpus %s: give the count as --cpus=%s (%s would be run as the command)",
+		        cmd[0], cmd[0], cmd[0]);
 	run_apply(&set, cmd[0]);
 	execvp(cmd[0], cmd);
 	int e = errno;
