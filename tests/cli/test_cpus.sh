@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # test_cpus.sh: `punctual cpus`: the count and its explanation as text and valid JSON,
 # agreeing with the affinity set; PUNCTUAL_CPU_COUNT and PUNCTUAL_CPU_ROUNDING (valid
-# ones honoured, invalid ones ignored and reported); --rounding; --bench; --watch ending
+# ones honoured, invalid ones ignored and reported); --rounding; --quiet; --bench; --watch ending
 # cleanly on SIGINT with one line (or one JSON object) per change; bad input: exit 2, one
 # line on stderr, nothing on stdout; and, as root with a writable v1 cpu controller, a
 # parent cgroup allowing 0.5 CPU above an unlimited leaf (count 1, the parent named),
