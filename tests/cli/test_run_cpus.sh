@@ -60,8 +60,8 @@ field() {
 # empty); sets C_JAVA C_FJP C_PY C_SYSPY C_NPROC C_ONLN C_NPROCS C_CXX and C_PROBE.
 PYCOUNT='import os; print(os.cpu_count())'
 channels() {
-	local j
-	get j "$@" java "$JAVASRC"
+	local j="- -"
+	[ -n "$JAVA" ] && get j "$@" java "$JAVASRC"
 	C_JAVA=${j%% *} C_FJP=${j#* }
 	get C_PY "$@" python3 -c "$PYCOUNT"
 	get C_SYSPY "$@" /usr/bin/python3 -c "$PYCOUNT"
@@ -85,6 +85,13 @@ all_are() {
 	pass
 }
 
+JAVA=$(command -v java)
+[ -n "$JAVA" ] || skip "the JDK: no java on PATH (scripts/bootstrap installs openjdk-17-jdk-headless)"
+# jcheck DESCRIPTION COMMAND...: a check of the JDK's answer, when there is a JDK.
+jcheck() {
+	[ -z "$JAVA" ] || check "$@"
+}
+
 # The machine's answers, without the shim.
 get PLAIN "$PROBE"
 get BASE_PY python3 -c "$PYCOUNT"
@@ -94,8 +101,8 @@ check "the probe runs: $PLAIN" test -n "$(field onln "$PLAIN")"
 # ---- forced: --cpus=3 -------------------------------------------------------------------
 channels "$PN" run --cpus=3 --
 all_are 3 "run --cpus=3"
-check "run --cpus=3: the JDK says 3 ($C_JAVA)" test "$C_JAVA" = 3
-check "run --cpus=3: the common ForkJoinPool is sized from it ($C_FJP)" test "$C_FJP" = 2
+jcheck "run --cpus=3: the JDK says 3 ($C_JAVA)" test "$C_JAVA" = 3
+jcheck "run --cpus=3: the common ForkJoinPool is sized from it ($C_FJP)" test "$C_FJP" = 2
 for f in conf nprocs_conf affinity page; do
 	check "run --cpus=3 leaves $f alone ($C_PROBE vs $PLAIN)" \
 		test "$(field $f "$C_PROBE")" = "$(field $f "$PLAIN")"
@@ -129,7 +136,7 @@ get Q "$PN" cpus -q
 check "cpus -q prints a bare count ($Q)" grep -Eqx '[1-9][0-9]*' <<<"$Q"
 channels "$PN" run --cpus --
 all_are "$Q" "run --cpus (pn_cpu_count() says $Q)"
-check "run --cpus: the JDK says $Q ($C_JAVA)" test "$C_JAVA" = "$Q"
+jcheck "run --cpus: the JDK says $Q ($C_JAVA)" test "$C_JAVA" = "$Q"
 run run --cpus -- env
 check "run --cpus leaves PUNCTUAL_CPU_COUNT to the library" \
 	sh -c "! grep -q '^PUNCTUAL_CPU_COUNT=' '$OUT'"
@@ -148,18 +155,20 @@ OMP_NUM_THREADS=4 GOMAXPROCS=5 run run --cpus=3 -- env
 check "two kept values: one line ($(cat "$ERR"))" \
 	test "$(wc -l <"$ERR")" -eq 1 -a "$(grep -c 'GOMAXPROCS=5.*OMP_NUM_THREADS=4' "$ERR")" -eq 1
 check "... the others still set" grep -qx PYTHON_CPU_COUNT=3 "$OUT"
-JAVA_TOOL_OPTIONS=-Dpn.cpus.test=kept run run --cpus=3 -- java "$JAVASRC" pn.cpus.test
-check "a user's JAVA_TOOL_OPTIONS is kept, the count appended ($(cat "$OUT"))" \
-	test "$(tail -n 1 "$OUT")" = "3 2 kept"
-check "... and nothing to report (only the JDK's own line: $(cat "$ERR"))" \
-	sh -c "! grep -q '^punctual' '$ERR'"
-JAVA_TOOL_OPTIONS="-Dpn.cpus.test=kept" run run --cpus=3 -- env
-check "JAVA_TOOL_OPTIONS appended to" \
-	grep -qx -- "JAVA_TOOL_OPTIONS=-Dpn.cpus.test=kept -XX:ActiveProcessorCount=3" "$OUT"
-JAVA_TOOL_OPTIONS=-XX:ActiveProcessorCount=2 run run --cpus=3 -- java "$JAVASRC"
-check "a user's -XX:ActiveProcessorCount=2 wins ($(cat "$OUT"))" test "$(tail -n 1 "$OUT")" = "2 1"
-check "... and is reported in one line ($(cat "$ERR"))" \
-	test "$(grep -c '^punctual run: .*kept .*JAVA_TOOL_OPTIONS=-XX:ActiveProcessorCount=2' "$ERR")" -eq 1
+if [ -n "$JAVA" ]; then
+	JAVA_TOOL_OPTIONS=-Dpn.cpus.test=kept run run --cpus=3 -- java "$JAVASRC" pn.cpus.test
+	check "a user's JAVA_TOOL_OPTIONS is kept, the count appended ($(cat "$OUT"))" \
+		test "$(tail -n 1 "$OUT")" = "3 2 kept"
+	check "... and nothing to report (only the JDK's own line: $(cat "$ERR"))" \
+		sh -c "! grep -q '^punctual' '$ERR'"
+	JAVA_TOOL_OPTIONS="-Dpn.cpus.test=kept" run run --cpus=3 -- env
+	check "JAVA_TOOL_OPTIONS appended to" \
+		grep -qx -- "JAVA_TOOL_OPTIONS=-Dpn.cpus.test=kept -XX:ActiveProcessorCount=3" "$OUT"
+	JAVA_TOOL_OPTIONS=-XX:ActiveProcessorCount=2 run run --cpus=3 -- java "$JAVASRC"
+	check "a user's -XX:ActiveProcessorCount=2 wins ($(cat "$OUT"))" test "$(tail -n 1 "$OUT")" = "2 1"
+	check "... and is reported in one line ($(cat "$ERR"))" \
+		test "$(grep -c '^punctual run: .*kept .*JAVA_TOOL_OPTIONS=-XX:ActiveProcessorCount=2' "$ERR")" -eq 1
+fi
 PUNCTUAL_CPU_COUNT=7 run run --cpus=3 -- env
 check "a user's PUNCTUAL_CPU_COUNT is kept under --cpus=3" grep -qx PUNCTUAL_CPU_COUNT=7 "$OUT"
 
@@ -199,6 +208,19 @@ usage_error "give the count as --cpus=3" run --cpus 3 true
 usage_error "nothing to set" run -- true
 
 # ---- real nested cgroups: a 0.5-CPU parent above an unlimited child ---------------------------
+# Rust's std reads the cgroup files itself, walking up to the parents: already right.
+RUST=""
+if command -v rustc >/dev/null; then
+	echo 'fn main() { println!("{}", std::thread::available_parallelism().unwrap()); }' \
+		>"$TMP/ap.rs"
+	if rustc -O -o "$TMP/ap" "$TMP/ap.rs" 2>"$TMP/rustc.err"; then
+		RUST=$TMP/ap
+	else
+		fail "rustc cannot build a probe: $(head -c 300 "$TMP/rustc.err")"
+	fi
+else
+	skip "Rust's available_parallelism(): no rustc on PATH"
+fi
 # in_cg DIR CMD...: CMD run inside cgroup DIR (the subshell moves itself in, then execs).
 in_cg() {
 	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$@"
@@ -214,7 +236,12 @@ nested_case() {
 	echo "$name, without --cpus: the JDK says $C_JAVA (JDK 17 misses the parent's quota)"
 	channels in_cg "$child" "$PN" run --cpus --
 	all_are "$q" "$name, under run --cpus"
-	check "$name, under run --cpus: the JDK says $q ($C_JAVA)" test "$C_JAVA" = "$q"
+	jcheck "$name, under run --cpus: the JDK says $q ($C_JAVA)" test "$C_JAVA" = "$q"
+	if [ -n "$RUST" ]; then
+		get r in_cg "$child" "$RUST"
+		check "$name: Rust's available_parallelism() is right without --cpus ($r)" \
+			test "$r" = "$q"
+	fi
 	channels in_cg "$child" "$PN" run --cpus=3 --
 	all_are 3 "$name, under run --cpus=3"
 }
