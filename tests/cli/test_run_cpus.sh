@@ -155,6 +155,9 @@ OMP_NUM_THREADS=4 GOMAXPROCS=5 run run --cpus=3 -- env
 check "two kept values: one line ($(cat "$ERR"))" \
 	test "$(wc -l <"$ERR")" -eq 1 -a "$(grep -c 'GOMAXPROCS=5.*OMP_NUM_THREADS=4' "$ERR")" -eq 1
 check "... the others still set" grep -qx PYTHON_CPU_COUNT=3 "$OUT"
+OMP_NUM_THREADS=$'4\nsecond line' run run --cpus=3 -- true
+check "a kept value with a newline still makes one line ($(cat "$ERR"))" \
+	test "$(wc -l <"$ERR")" -eq 1
 if [ -n "$JAVA" ]; then
 	JAVA_TOOL_OPTIONS=-Dpn.cpus.test=kept run run --cpus=3 -- java "$JAVASRC" pn.cpus.test
 	check "a user's JAVA_TOOL_OPTIONS is kept, the count appended ($(cat "$OUT"))" \
@@ -164,10 +167,11 @@ if [ -n "$JAVA" ]; then
 	JAVA_TOOL_OPTIONS="-Dpn.cpus.test=kept" run run --cpus=3 -- env
 	check "JAVA_TOOL_OPTIONS appended to" \
 		grep -qx -- "JAVA_TOOL_OPTIONS=-Dpn.cpus.test=kept -XX:ActiveProcessorCount=3" "$OUT"
-	JAVA_TOOL_OPTIONS=-XX:ActiveProcessorCount=2 run run --cpus=3 -- java "$JAVASRC"
+	JAVA_TOOL_OPTIONS="-Dpn.cpus.test=kept -XX:ActiveProcessorCount=2" run run --cpus=3 -- \
+		java "$JAVASRC"
 	check "a user's -XX:ActiveProcessorCount=2 wins ($(cat "$OUT"))" test "$(tail -n 1 "$OUT")" = "2 1"
 	check "... and is reported in one line ($(cat "$ERR"))" \
-		test "$(grep -c '^punctual run: .*kept .*JAVA_TOOL_OPTIONS=-XX:ActiveProcessorCount=2' "$ERR")" -eq 1
+		test "$(grep -c '^punctual run: .*kept .*JAVA_TOOL_OPTIONS=.*-XX:ActiveProcessorCount=2' "$ERR")" -eq 1
 fi
 PUNCTUAL_CPU_COUNT=7 run run --cpus=3 -- env
 check "a user's PUNCTUAL_CPU_COUNT is kept under --cpus=3" grep -qx PUNCTUAL_CPU_COUNT=7 "$OUT"

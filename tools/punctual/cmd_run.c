@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,12 +211,20 @@ static const char *const cpu_vars[] = {
         "PYTHON_CPU_COUNT",
 };
 
-/* Appends "NAME=VALUE" to the kept list (one line on stderr at the end). */
-static void kept_add(char *kept, size_t n, const char *name, const char *val)
+/* Appends "NAME=VALUE" to the kept list (one line on stderr at the end), "NAME=...VALUE"
+ * when VALUE is a part (cut): at most len bytes of it, control characters shown as '?'. */
+static void kept_add(char *kept, size_t n, const char *name, const char *val, size_t len, bool cut)
 {
-	size_t len = strlen(kept);
-	snprintf(kept + len, n - len, "%s%s=%.60s%s", len ? ", " : "", name, val,
-	         strlen(val) > 60 ? "..." : "");
+	size_t at = strlen(kept);
+	int w = snprintf(kept + at, n - at, "%s%s=%s", at ? ", " : "", name, cut ? "..." : "");
+	if (w < 0 || (at += (size_t)w) >= n - 1)
+		return;
+	size_t i;
+	for (i = 0; val[i] && i < len && i < 60 && at < n - 4; i++)
+		kept[at++] = (unsigned char)val[i] < 0x20 || val[i] == 0x7f ? '?' : val[i];
+	if (val[i] && i < len)
+		memcpy(kept + at, "...", 3), at += 3;
+	kept[at] = '\0';
 }
 
 static void apply_cpus(const struct run_settings *s)
@@ -227,7 +236,7 @@ static void apply_cpus(const struct run_settings *s)
 	for (size_t i = 0; i < sizeof(cpu_vars) / sizeof(cpu_vars[0]); i++) {
 		const char *v = getenv(cpu_vars[i]);
 		if (v && *v)
-			kept_add(kept, sizeof(kept), cpu_vars[i], v);
+			kept_add(kept, sizeof(kept), cpu_vars[i], v, SIZE_MAX, false);
 		else
 			set_env(cpu_vars[i], num);
 	}
@@ -235,8 +244,10 @@ static void apply_cpus(const struct run_settings *s)
 	 * since JDK 10 and 8u191, and the last one given wins, so one already there is the
 	 * user's choice. */
 	const char *jto = getenv("JAVA_TOOL_OPTIONS");
-	if (jto && strstr(jto, "-XX:ActiveProcessorCount=")) {
-		kept_add(kept, sizeof(kept), "JAVA_TOOL_OPTIONS", jto);
+	const char *apc = jto ? strstr(jto, "-XX:ActiveProcessorCount=") : NULL;
+	if (apc) { /* the flag alone: the rest of the options stays as it was */
+		kept_add(kept, sizeof(kept), "JAVA_TOOL_OPTIONS", apc, strcspn(apc, " \t\n"),
+		         apc != jto);
 	} else {
 		char *val;
 		if (asprintf(&val, "%s%s-XX:ActiveProcessorCount=%d", jto ? jto : "",
@@ -250,7 +261,7 @@ static void apply_cpus(const struct run_settings *s)
 	if (s->cpus_n) {
 		const char *v = getenv("PUNCTUAL_CPU_COUNT");
 		if (v && *v)
-			kept_add(kept, sizeof(kept), "PUNCTUAL_CPU_COUNT", v);
+			kept_add(kept, sizeof(kept), "PUNCTUAL_CPU_COUNT", v, SIZE_MAX, false);
 		else
 			set_env("PUNCTUAL_CPU_COUNT", num);
 	}
