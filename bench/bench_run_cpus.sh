@@ -73,7 +73,7 @@ echo
 echo "| run | pool workers | wall ms | periods throttled | throttled ms |"
 echo "|---|---:|---:|---:|---:|"
 for how in plain cpus; do
-	pre=() name="java (JDK 17 counts $(nproc), missing the parent's quota)"
+	pre=() name="java (availableProcessors() as the JDK counts)"
 	[ $how = cpus ] && pre=("$PN" run --cpus --) name="punctual run --cpus -- java"
 	r=$(sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$P/child" "${pre[@]}" \
 		java -cp "$tmp" ForkJoinThrottle "$P/cpu.stat" $tasks $iters 2>/dev/null | tail -n 1)
