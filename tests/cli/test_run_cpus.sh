@@ -210,6 +210,9 @@ for bad in 0 -1 abc "" 1048576 99999999999999999999 2.5 " 3" 0x10; do
 done
 usage_error "give the count as --cpus=3" run --cpus 3 true
 usage_error "nothing to set" run -- true
+usage_error "missing the command" run --cpus
+run run --cpus=2 -- /nonexistent/pn-cpus-cmd
+check "a command not found: 127 ($RC)" test "$RC" -eq 127
 
 # ---- real nested cgroups: a 0.5-CPU parent above an unlimited child ---------------------------
 # Rust's std reads the cgroup files itself, walking up to the parents: already right.
