@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # test_cpus.sh: `punctual cpus`: the count and its explanation as text and valid JSON,
 # agreeing with the affinity set; PUNCTUAL_CPU_COUNT and PUNCTUAL_CPU_ROUNDING (valid
-# ones honoured, invalid ones ignored and reported); --rounding; --bench; --watch ending
+# ones honoured, invalid ones ignored and reported); --rounding; --quiet; --bench; --watch ending
 # cleanly on SIGINT with one line (or one JSON object) per change; bad input: exit 2, one
 # line on stderr, nothing on stdout; and, as root with a writable v1 cpu controller, a
 # parent cgroup allowing 0.5 CPU above an unlimited leaf (count 1, the parent named),
@@ -66,6 +66,15 @@ jq_check "PUNCTUAL_CPU_ROUNDING=sideways ignored" \
 PUNCTUAL_CPU_ROUNDING=floor run cpus --json --rounding nearest
 jq_check "--rounding wins over the environment" '.rounding == "nearest"' "$OUT"
 
+# ---- --quiet: the bare count, like nproc ------------------------------------------------
+ok cpus -q
+check "-q prints the count alone ($(cat "$OUT"))" test "$(cat "$OUT")" = "$N"
+ok cpus --quiet
+check "--quiet prints the count alone" test "$(cat "$OUT")" = "$N"
+PUNCTUAL_CPU_COUNT=3 ok cpus -q
+check "-q honours PUNCTUAL_CPU_COUNT" test "$(cat "$OUT")" = 3
+check "-q: nothing on stderr" test ! -s "$ERR"
+
 # ---- --bench ---------------------------------------------------------------------------
 ok cpus --bench --json
 json_ok "$OUT"
@@ -113,6 +122,9 @@ usage_error "do not go together" cpus --watch --bench
 usage_error "needs --watch" cpus --interval 1s
 usage_error "interval" cpus --watch --interval 0
 usage_error "interval" cpus --watch --interval soon
+usage_error "not with --json" cpus -q --json
+usage_error "not with --json" cpus --quiet --watch
+usage_error "not with --json" cpus -q --bench
 
 # ---- a real cgroup: a parent allowing 0.5 CPU above an unlimited leaf -----------------
 # Our own place in the v1 cpu hierarchy, from /proc/self/cgroup and mountinfo.
@@ -139,6 +151,8 @@ else
 		jq_check "parent 0.5 CPU, unlimited leaf: count 1, the parent named" \
 			--arg p "${self%/}/pn_cli_$$" '.count == 1 and .limit.path == $p
 			and .limit.cpus == 0.5 and .cgroup.path == $p + "/leaf"' "$OUT"
+		run_cmd sh -c 'echo $$ >"$1/leaf/cgroup.procs" && exec "$2" cpus -q' sh "$CG" "$PN"
+		check "in the cgroup: cpus -q prints 1 ($(cat "$OUT"))" test "$(cat "$OUT")" = 1
 		# --watch in the leaf sees the parent's quota change (0.5 -> 1.5 CPUs)
 		sh -c 'echo $$ >"$1/leaf/cgroup.procs" && exec "$2" cpus --watch --interval 50ms' \
 			sh "$CG" "$PN" >"$TMP/cgw.out" 2>"$TMP/cgw.err" &

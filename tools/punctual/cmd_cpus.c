@@ -20,7 +20,8 @@
 #include "tool.h"
 
 static const char usage[] =
-        "usage: punctual cpus [--json] [--rounding R] [--watch [--interval D] | --bench]\n"
+        "usage: punctual cpus [--json | --quiet] [--rounding R] [--watch [--interval D] |\n"
+        "                     --bench]\n"
         "\n"
         "How many CPUs this process may use: min(the affinity set, the cgroup CPU limit\n"
         "rounded by R), at least 1; what pn_cpu_count() answers, and why. The cgroup limit\n"
@@ -36,6 +37,7 @@ static const char usage[] =
         "  -b, --bench         calls per second of pn_cpu_count() (cached) and\n"
         "                      pn_cpu_count_fresh() (re-reads /proc and /sys)\n"
         "  -j, --json          print JSON instead of text (with --watch: one line per change)\n"
+        "  -q, --quiet         print the bare count, like nproc: make -j\"$(punctual cpus -q)\"\n"
         "  -h, --help          this text\n";
 
 /* ---- rendering ---------------------------------------------------------------------- */
@@ -248,19 +250,16 @@ static int watch(bool json, int64_t interval_ns)
 int cmd_cpus(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	        {"rounding", required_argument, NULL, 'r'},
-	        {"watch", no_argument, NULL, 'w'},
-	        {"interval", required_argument, NULL, 'i'},
-	        {"bench", no_argument, NULL, 'b'},
-	        {"json", no_argument, NULL, 'j'},
-	        {"help", no_argument, NULL, 'h'},
-	        {0},
+	        {"rounding", required_argument, NULL, 'r'}, {"watch", no_argument, NULL, 'w'},
+	        {"interval", required_argument, NULL, 'i'}, {"bench", no_argument, NULL, 'b'},
+	        {"json", no_argument, NULL, 'j'},           {"quiet", no_argument, NULL, 'q'},
+	        {"help", no_argument, NULL, 'h'},           {0},
 	};
-	bool json = false, do_watch = false, do_bench = false, have_interval = false;
+	bool json = false, quiet = false, do_watch = false, do_bench = false, have_interval = false;
 	int64_t interval = 1000000000;
 	tool_cmd = "cpus";
 	int c;
-	while ((c = next_opt(argc, argv, ":r:wi:bjh", opts, usage)) != -1) {
+	while ((c = next_opt(argc, argv, ":r:wi:bjqh", opts, usage)) != -1) {
 		switch (c) {
 		case 'r': {
 			int p = -1;
@@ -288,6 +287,9 @@ int cmd_cpus(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
+		case 'q':
+			quiet = true;
+			break;
 		}
 	}
 	no_more_args(argc, argv);
@@ -295,6 +297,14 @@ int cmd_cpus(int argc, char **argv)
 		usage_error("--watch and --bench do not go together");
 	if (have_interval && !do_watch)
 		usage_error("--interval needs --watch");
+	if (quiet && (json || do_watch || do_bench))
+		usage_error("--quiet prints the bare count: not with --json, --watch or --bench");
+	if (quiet) {
+		out_open();
+		fprintf(out, "%d\n", pn_cpu_count());
+		out_commit();
+		return 0;
+	}
 	if (do_watch)
 		return watch(json, interval);
 

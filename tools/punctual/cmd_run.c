@@ -14,12 +14,14 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <punctual/cpus.h>
 #include <punctual/slack.h>
 #include "tool.h"
 
@@ -27,7 +29,8 @@
 enum { EXIT_CANNOT_INVOKE = 126, EXIT_NOT_FOUND = 127 };
 
 static const char usage[] =
-        "usage: punctual run [--slack VALUE] [--precise[=PRECISION]] [--] CMD [ARGS...]\n"
+        "usage: punctual run [--slack VALUE] [--precise[=PRECISION]] [--cpus[=N]] [--] CMD\n"
+        "                    [ARGS...]\n"
         "\n"
         "Runs CMD with the given settings, which it and its threads and children inherit.\n"
         "The exit status is CMD's; 127 if CMD is not found, 126 if it cannot be run.\n"
@@ -43,7 +46,15 @@ static const char usage[] =
         "                     and epoll_pwait2 wake never early and at most P late\n"
         "                     (default 10us). Statically linked and setuid programs\n"
         "                     ignore LD_PRELOAD: punctual says so and runs them anyway.\n"
-        "At least one of --slack and --precise is needed.\n"
+        "      --cpus[=N]     CMD sees N CPUs (default: what `punctual cpus` counts, the\n"
+        "                     cgroup's quota included) wherever runtimes look: the shim\n"
+        "                     answers sysconf(_SC_NPROCESSORS_ONLN) and get_nprocs(), and\n"
+        "                     JAVA_TOOL_OPTIONS gains -XX:ActiveProcessorCount=N;\n"
+        "                     GOMAXPROCS, OMP_NUM_THREADS (nproc, OpenMP, OpenBLAS),\n"
+        "                     DOTNET_PROCESSOR_COUNT and PYTHON_CPU_COUNT are set to N.\n"
+        "                     A value already set is kept (said on stderr). The affinity\n"
+        "                     mask is unchanged: CMD may still run on every CPU it had.\n"
+        "At least one of --slack, --precise and --cpus is needed.\n"
         "  -h, --help         this text\n";
 
 struct run_settings {
@@ -51,12 +62,14 @@ struct run_settings {
 	int64_t slack_ns;
 	bool precise;
 	int64_t precision_ns;
+	bool cpus;
+	int cpus_n; /* 0: pn_cpu_count()'s answer */
 };
 
 static void run_check(const struct run_settings *s)
 {
-	if (!s->slack && !s->precise)
-		usage_error("nothing to set: give --slack VALUE or --precise");
+	if (!s->slack && !s->precise && !s->cpus)
+		usage_error("nothing to set: give --slack VALUE, --precise or --cpus");
 }
 
 /* The shim: $PUNCTUAL_PRELOAD, else beside this binary (a build tree), else in the lib
@@ -137,11 +150,12 @@ static const char *preload_blocked(const char *file)
 	return why;
 }
 
-static void apply_precise(const struct run_settings *s, const char *cmd)
+/* Appends the shim to LD_PRELOAD, once for --precise and --cpus (opt names them). */
+static void add_preload(const char *opt, const char *cmd)
 {
 	const char *shim = preload_path();
 	if (!shim)
-		die(1, "--precise: libpunctual-preload.so not found (beside %s, or %s)",
+		die(1, "%s: libpunctual-preload.so not found (beside %s, or %s)", opt,
 		    "the punctual binary", PN_PRELOAD_PATH);
 	/* The loader splits LD_PRELOAD at spaces and colons and has no quoting: such a path
 	 * would preload nothing, silently. No stand-in path is clean either: a symlink in a
@@ -150,15 +164,15 @@ static void apply_precise(const struct run_settings *s, const char *cmd)
 	 * LD_PRELOAD. */
 	if (strpbrk(shim, " :"))
 		die(1,
-		    "--precise: LD_PRELOAD cannot hold '%s' (the loader splits it at spaces and "
+		    "%s: LD_PRELOAD cannot hold '%s' (the loader splits it at spaces and "
 		    "colons): set PUNCTUAL_PRELOAD to a copy at a path without them",
-		    shim);
+		    opt, shim);
 	char buf[PATH_MAX];
 	const char *file = find_cmd(cmd, buf, sizeof(buf));
 	const char *why = file ? preload_blocked(file) : NULL;
 	if (why)
-		fprintf(stderr, "punctual run: %s %s; --precise cannot apply, running it anyway\n",
-		        cmd, why);
+		fprintf(stderr, "punctual run: %s %s; %s cannot apply, running it anyway\n", cmd,
+		        why, opt);
 	const char *old = getenv("LD_PRELOAD");
 	char *val;
 	if (old && *old) {
@@ -167,17 +181,106 @@ static void apply_precise(const struct run_settings *s, const char *cmd)
 	} else {
 		val = strdup(shim);
 	}
-	char prec[32];
-	snprintf(prec, sizeof(prec), "%lld", (long long)s->precision_ns);
-	if (!val || setenv("LD_PRELOAD", val, 1) != 0 || setenv("PUNCTUAL_PRECISION", prec, 1) != 0)
+	if (!val || setenv("LD_PRELOAD", val, 1) != 0)
 		die(1, "cannot set the environment: %s", strerror(errno));
 	free(val);
 }
 
+static void set_env(const char *name, const char *val)
+{
+	if (setenv(name, val, 1) != 0)
+		die(1, "cannot set the environment: %s", strerror(errno));
+}
+
+static void apply_precise(const struct run_settings *s)
+{
+	char prec[32];
+	snprintf(prec, sizeof(prec), "%lld", (long long)s->precision_ns);
+	set_env("PUNCTUAL_PRECISION", prec);
+}
+
+/* The variables runtimes size themselves from, set to n unless the user set them (a
+ * table in punctual(1)): Go's GOMAXPROCS; OpenMP's OMP_NUM_THREADS, which libgomp and
+ * libomp, OpenBLAS and MKL (without their own variables) and coreutils nproc honour;
+ * .NET 6+'s DOTNET_PROCESSOR_COUNT; CPython 3.13+'s PYTHON_CPU_COUNT (os.cpu_count() and
+ * os.process_cpu_count()). */
+static const char *const cpu_vars[] = {
+        "GOMAXPROCS",
+        "OMP_NUM_THREADS",
+        "DOTNET_PROCESSOR_COUNT",
+        "PYTHON_CPU_COUNT",
+};
+
+/* Appends "NAME=VALUE" to the kept list (one line on stderr at the end), "NAME=...VALUE"
+ * when VALUE is a part (cut): at most len bytes of it, control characters shown as '?'. */
+static void kept_add(char *kept, size_t n, const char *name, const char *val, size_t len, bool cut)
+{
+	size_t at = strlen(kept);
+	int w = snprintf(kept + at, n - at, "%s%s=%s", at ? ", " : "", name, cut ? "..." : "");
+	if (w < 0 || (at += (size_t)w) >= n - 1)
+		return;
+	size_t i;
+	for (i = 0; val[i] && i < len && i < 60 && at < n - 4; i++)
+		kept[at++] = (unsigned char)val[i] < 0x20 || val[i] == 0x7f ? '?' : val[i];
+	if (val[i] && i < len)
+		memcpy(kept + at, "...", 3), at += 3;
+	kept[at] = '\0';
+}
+
+static void apply_cpus(const struct run_settings *s)
+{
+	int n = s->cpus_n ? s->cpus_n : pn_cpu_count();
+	char num[16], kept[1024] = "";
+	snprintf(num, sizeof(num), "%d", n);
+	set_env("PUNCTUAL_CPUS", num); /* the shim's: answers the libc count queries */
+	for (size_t i = 0; i < sizeof(cpu_vars) / sizeof(cpu_vars[0]); i++) {
+		const char *v = getenv(cpu_vars[i]);
+		if (v && *v)
+			kept_add(kept, sizeof(kept), cpu_vars[i], v, SIZE_MAX, false);
+		else
+			set_env(cpu_vars[i], num);
+	}
+	/* The JVM reads JAVA_TOOL_OPTIONS whatever launched it (JDK 5+); the flag exists
+	 * since JDK 10 and 8u191, and the last one given wins, so one already there is the
+	 * user's choice. */
+	const char *jto = getenv("JAVA_TOOL_OPTIONS");
+	const char *apc = jto ? strstr(jto, "-XX:ActiveProcessorCount=") : NULL;
+	if (apc) { /* the flag alone: the rest of the options stays as it was */
+		kept_add(kept, sizeof(kept), "JAVA_TOOL_OPTIONS", apc, strcspn(apc, " \t\n"),
+		         apc != jto);
+	} else {
+		char *val;
+		if (asprintf(&val, "%s%s-XX:ActiveProcessorCount=%d", jto ? jto : "",
+		             jto && *jto ? " " : "", n) < 0)
+			die(1, "out of memory");
+		set_env("JAVA_TOOL_OPTIONS", val);
+		free(val);
+	}
+	/* A program linked with libpunctual: a forced count overrides it too; the default
+	 * is what its own pn_cpu_count() finds (and keeps following the cgroup). */
+	if (s->cpus_n) {
+		const char *v = getenv("PUNCTUAL_CPU_COUNT");
+		if (v && *v)
+			kept_add(kept, sizeof(kept), "PUNCTUAL_CPU_COUNT", v, SIZE_MAX, false);
+		else
+			set_env("PUNCTUAL_CPU_COUNT", num);
+	}
+	if (kept[0])
+		fprintf(stderr, "punctual run: --cpus=%d: kept what the environment set: %s\n", n,
+		        kept);
+}
+
 static void run_apply(const struct run_settings *s, const char *cmd)
 {
+	if (s->precise || s->cpus)
+		add_preload(!s->cpus     ? "--precise"
+		            : s->precise ? "--precise and --cpus"
+		                         : "--cpus",
+		            cmd);
 	if (s->precise)
-		apply_precise(s, cmd);
+		apply_precise(s);
+	if (s->cpus)
+		apply_cpus(s);
 	if (s->slack) {
 		int r = pn_slack_set(s->slack_ns);
 		if (r < 0)
@@ -191,6 +294,7 @@ int cmd_run(int argc, char **argv)
 	static const struct option opts[] = {
 	        {"slack", required_argument, NULL, 's'},
 	        {"precise", optional_argument, NULL, 'P'},
+	        {"cpus", optional_argument, NULL, 'C'},
 	        {"help", no_argument, NULL, 'h'},
 	        {0},
 	};
@@ -208,6 +312,11 @@ int cmd_run(int argc, char **argv)
 			set.precise = true;
 			set.precision_ns = optarg ? opt_duration("--precise", optarg, 1) : 10000;
 			break;
+		case 'C':
+			set.cpus = true;
+			set.cpus_n =
+			        optarg ? (int)opt_long("--cpus", optarg, 1, PN_CPU_COUNT_MAX) : 0;
+			break;
 		}
 	}
 	run_check(&set);
@@ -215,6 +324,11 @@ int cmd_run(int argc, char **argv)
 		usage_error("missing the command to run");
 
 	char **cmd = argv + optind;
+	/* `--cpus 3 make`: optional values attach with '=', so 3 would be the command */
+	if (set.cpus && !set.cpus_n && cmd[0][0] && !cmd[0][strspn(cmd[0], "0123456789")])
+		usage_error(
+		        "--cpus %s: give the count as --cpus=%s (%s would be run as the command)",
+		        cmd[0], cmd[0], cmd[0]);
 	run_apply(&set, cmd[0]);
 	execvp(cmd[0], cmd);
 	int e = errno;
