@@ -222,9 +222,14 @@ static void parse_explain(int argc, char **argv, struct opts *o)
 static const char *periodic_only(const struct opts *o)
 {
 	const struct periodic_opts *p = &o->p;
-	return p->explain ? "--explain" : p->smp ? "--smp" : p->threads ? "--threads"
-	       : p->affinity ? "--affinity" : p->mlock ? "--mlock" : p->histogram ? "--histogram"
-	       : p->stop_above ? "--stop-above" : NULL;
+	return p->explain      ? "--explain"
+	       : p->smp        ? "--smp"
+	       : p->threads    ? "--threads"
+	       : p->affinity   ? "--affinity"
+	       : p->mlock      ? "--mlock"
+	       : p->histogram  ? "--histogram"
+	       : p->stop_above ? "--stop-above"
+	                       : NULL;
 }
 
 static void check_periodic(struct opts *o, bool have_duration)

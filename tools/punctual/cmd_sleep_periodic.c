@@ -86,7 +86,8 @@ static int plan_threads(const struct periodic_opts *o, int **cpus)
 	for (int c = 0; pinned && c < CPU_SETSIZE; c++)
 		if (CPU_ISSET(c, &want)) {
 			if (!CPU_ISSET(c, &allowed) && o->cpu < 0)
-				usage_error("--affinity: CPU %d is not one this process may use", c);
+				usage_error("--affinity: CPU %d is not one this process may use",
+				            c);
 			list[n++] = c;
 		}
 	int threads = o->threads ? (int)o->threads : pinned ? n : 1;
@@ -136,6 +137,8 @@ static void json_causes(struct json *j, const struct cause_table *t, const struc
 		json_obj(j, NULL);
 		json_str(j, "cause", cause_name(c));
 		json_uint(j, "count", s->count);
+		json_uint(j, "wakeups", s->wakeups);
+		json_uint(j, "missed_periods", s->count - s->wakeups);
 		json_num(j, "share", t->late ? (double)s->count / (double)t->late : 0);
 		json_int(j, "total_ns", s->total_ns);
 		json_int(j, "max_ns", s->max_ns);
@@ -209,7 +212,8 @@ static void json_thread(struct json *j, const struct run *u, int i)
 	}
 	if (u->tab) {
 		json_int(j, "explain_threshold_ns", u->tab[i].threshold);
-		json_uint(j, "late", u->tab[i].late);
+		json_uint(j, "late_deadlines", u->tab[i].late);
+		json_uint(j, "late_wakeups", u->tab[i].late_wakeups);
 		json_causes(j, &u->tab[i], &u->cg);
 	}
 	json_obj_end(j);
@@ -256,7 +260,8 @@ static void render_json(const struct run *u)
 			json_int(&j, "thread", u->stopped);
 			json_uint(&j, "cycle", r->stop_cycle);
 			json_int(&j, "late_ns", r->stop_late);
-			json_str(&j, "cause", r->stop_cause >= 0 ? cause_name(r->stop_cause) : "unknown");
+			json_str(&j, "cause",
+			         r->stop_cause >= 0 ? cause_name(r->stop_cause) : "unknown");
 			if (r->stop_level >= 0)
 				json_str(&j, "cgroup", u->cg.lv[r->stop_level].path);
 		}
@@ -266,7 +271,8 @@ static void render_json(const struct run *u)
 		json_obj(&j, "explain");
 		json_int(&j, "threshold_ns", o->explain_above);
 		json_str(&j, "threshold", o->explain_above ? "given" : "2x each thread's median");
-		json_uint(&j, "late", u->all.late);
+		json_uint(&j, "late_deadlines", u->all.late);
+		json_uint(&j, "late_wakeups", u->all.late_wakeups);
 		json_cgroup(&j, &u->cg);
 		json_obj_end(&j);
 		json_causes(&j, &u->all, &u->cg);
@@ -280,24 +286,29 @@ static void render_json(const struct run *u)
 
 static void render_explain(const struct run *u)
 {
-	char a[32], b[32], c[32], lv[700];
+	char a[64], b[32], c[32], lv[700];
 	const struct cause_table *t = &u->all;
 	if (u->o->explain_above)
-		fprintf(out, "\nwhy late: %llu wakeups later than %s\n", (unsigned long long)t->late,
-		        fmt_ns(a, sizeof(a), (double)u->o->explain_above));
+		snprintf(a, sizeof(a), "%s", fmt_ns(b, sizeof(b), (double)u->o->explain_above));
 	else
-		fprintf(out, "\nwhy late: %llu wakeups later than 2x the median (%s%s)\n",
-		        (unsigned long long)t->late, fmt_ns(a, sizeof(a), (double)u->tab[0].threshold),
-		        u->c.nthreads > 1 ? " in thread 0; each thread its own" : "");
+		snprintf(a, sizeof(a), "2x the median, %s%s",
+		         fmt_ns(b, sizeof(b), (double)u->tab[0].threshold),
+		         u->c.nthreads > 1 ? " in thread 0" : "");
+	fprintf(out,
+	        "\nwhy late: %llu wakeups later than %s, %llu late deadlines with the periods "
+	        "they overran\n",
+	        (unsigned long long)t->late_wakeups, a, (unsigned long long)t->late);
 	if (t->late) {
-		fprintf(out, "%-10s %7s %6s %10s %10s\n", "cause", "count", "share", "total",
-		        "max");
+		fprintf(out, "%-10s %9s %6s %8s %10s %10s\n", "cause", "deadlines", "share",
+		        "wakeups", "total", "max");
 		for (int k = 0; k < CAUSE_COUNT; k++) {
 			const struct cause_stat *s = &t->c[k];
 			if (!s->count)
 				continue;
-			fprintf(out, "%-10s %7llu %5.1f%% %10s %10s", cause_name(k),
-			        (unsigned long long)s->count, 100.0 * (double)s->count / (double)t->late,
+			fprintf(out, "%-10s %9llu %5.1f%% %8llu %10s %10s", cause_name(k),
+			        (unsigned long long)s->count,
+			        100.0 * (double)s->count / (double)t->late,
+			        (unsigned long long)s->wakeups,
 			        fmt_ns(b, sizeof(b), (double)s->total_ns),
 			        fmt_ns(c, sizeof(c), (double)s->max_ns));
 			if (k == CAUSE_THROTTLED) {
@@ -331,7 +342,8 @@ static void render_text(const struct run *u)
 		early += r->early;
 		/* cyclictest's summary line, in us, so both tools compare directly */
 		fprintf(out,
-		        "T:%2d (%5d) P:%2ld I:%lld C:%7llu Min:%7lld Act:%5lld Avg:%5.0f Max:%8lld\n",
+		        "T:%2d (%5d) P:%2ld I:%lld C:%7llu Min:%7lld Act:%5lld Avg:%5.0f "
+		        "Max:%8lld\n",
 		        i, (int)r->tid, o->fifo, (long long)(o->interval / 1000),
 		        (unsigned long long)pn_hist_count(h), (long long)pn_hist_min(h) / 1000,
 		        (long long)r->last / 1000, pn_hist_mean(h) / 1e3,
@@ -372,7 +384,8 @@ static int render_histogram(FILE *f, const void *arg)
 	for (long b = 0; b < u->o->histogram_max_us; b++) {
 		fprintf(f, "%06ld ", b);
 		for (int i = 0; i < n; i++)
-			fprintf(f, "%06llu%s", (unsigned long long)u->r[i].hist[b], i < n - 1 ? "\t" : "");
+			fprintf(f, "%06llu%s", (unsigned long long)u->r[i].hist[b],
+			        i < n - 1 ? "\t" : "");
 		fputc('\n', f);
 	}
 	fprintf(f, "# Total:");
@@ -387,7 +400,8 @@ static int render_histogram(FILE *f, const void *arg)
 			double v = k == 0   ? (double)pn_hist_min(h)
 			           : k == 1 ? pn_hist_mean(h)
 			                    : (double)pn_hist_max(h);
-			fprintf(f, " %05lld", pn_hist_count(h) && v > 0 ? (long long)(v / 1000) : 0LL);
+			fprintf(f, " %05lld",
+			        pn_hist_count(h) && v > 0 ? (long long)(v / 1000) : 0LL);
 		}
 	}
 	fprintf(f, "\n# Histogram Overflows:");

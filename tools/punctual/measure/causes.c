@@ -47,8 +47,8 @@
 
 const char *cause_name(int c)
 {
-	static const char *const names[CAUSE_COUNT] = {
-	        "throttled", "preempted", "migrated", "irq", "stolen", "slack", "wakeup"};
+	static const char *const names[CAUSE_COUNT] = {"throttled", "preempted", "migrated", "irq",
+	                                               "stolen",    "slack",     "wakeup"};
 	return c >= 0 && c < CAUSE_COUNT ? names[c] : "unknown";
 }
 
@@ -363,8 +363,8 @@ static void record(struct causes_thread *t, const struct cause_rec *r)
 	t->rec[t->nrec++] = *r;
 }
 
-int causes_after(struct causes_thread *t, int64_t now, int64_t late, uint64_t cycle, bool check,
-                 int8_t *level)
+int causes_after(struct causes_thread *t, int64_t now, int64_t late, uint64_t cycle,
+                 uint64_t missed, bool check, int8_t *level)
 {
 	int throttled = -1;
 	for (int i = 0; i < t->cg->n; i++) {
@@ -402,13 +402,16 @@ int causes_after(struct causes_thread *t, int64_t now, int64_t late, uint64_t cy
 			irqs = d > 0 && (double)d > 2 * rate * (double)(now - t->blk_at);
 			stolen = read_steal(t, cpu) > t->blk_steal;
 		}
-		c = irqs ? CAUSE_IRQ : stolen ? CAUSE_STOLEN : late <= t->slack ? CAUSE_SLACK
-		                                                                : CAUSE_WAKEUP;
+		c = irqs               ? CAUSE_IRQ
+		    : stolen           ? CAUSE_STOLEN
+		    : late <= t->slack ? CAUSE_SLACK
+		                       : CAUSE_WAKEUP;
 	}
 	block_snapshot(t, now, cpu, irq);
 	struct cause_rec r = {.late = late,
 	                      .run_delay = waited,
 	                      .cycle = cycle,
+	                      .missed = missed > UINT32_MAX ? UINT32_MAX : (uint32_t)missed,
 	                      .cause = (uint8_t)c,
 	                      .level = (int8_t)(c == CAUSE_THROTTLED ? throttled : -1),
 	                      .cpu = (int16_t)cpu};
@@ -428,8 +431,10 @@ void cause_table_add(struct cause_table *tab, const struct causes_thread *t, int
 		if (r->late <= threshold)
 			continue;
 		struct cause_stat *s = &tab->c[r->cause];
-		tab->late++;
-		s->count++;
+		tab->late += 1 + r->missed;
+		tab->late_wakeups++;
+		s->count += 1 + r->missed;
+		s->wakeups++;
 		s->total_ns += r->late;
 		if (r->late > s->max_ns)
 			s->max_ns = r->late;
@@ -442,7 +447,8 @@ int cause_table_level(const struct cause_table *tab)
 {
 	int best = -1;
 	for (int i = 0; i < CAUSES_LEVELS; i++)
-		if (tab->level_count[i] && (best < 0 || tab->level_count[i] > tab->level_count[best]))
+		if (tab->level_count[i] &&
+		    (best < 0 || tab->level_count[i] > tab->level_count[best]))
 			best = i;
 	return best;
 }

@@ -52,6 +52,7 @@ struct cause_rec {
 	int64_t late;      /* ns */
 	int64_t run_delay; /* runqueue wait during the sleep, ns */
 	uint64_t cycle;    /* the wakeup's number in its thread, from 0 */
+	uint32_t missed;   /* the periods it overran (the loop skips them) */
 	uint8_t cause;     /* enum cause */
 	int8_t level;      /* for throttled: the index into causes_cgroup.lv, else -1 */
 	int16_t cpu;       /* the CPU it woke on */
@@ -85,17 +86,22 @@ void causes_thread_close(struct causes_thread *t);
 /* After a wakeup at now, late ns after its deadline: reads the per-thread counters (and
  * the cgroup's where a level has a quota), and, when check, names the cause and records
  * it. The reading is the "before" of the next sleep. Returns the cause, or -1 unchecked. */
-int causes_after(struct causes_thread *t, int64_t now, int64_t late, uint64_t cycle, bool check,
-                 int8_t *level);
+int causes_after(struct causes_thread *t, int64_t now, int64_t late, uint64_t cycle,
+                 uint64_t missed, bool check, int8_t *level);
 
-/* The cause table of the records later than threshold, summed over threads. */
+/* The cause table of the records later than threshold, summed over threads. count is
+ * late deadlines: a late wakeup counts once, plus once for every period it overran, which
+ * no wakeup served and the loop skipped (a 70 ms throttle at a 1 ms interval is 71 late
+ * deadlines and one wakeup): the share of the deadlines each cause cost. */
 struct cause_stat {
-	uint64_t count;
+	uint64_t count;   /* late deadlines: wakeups + the periods they overran */
+	uint64_t wakeups; /* late wakeups */
 	int64_t total_ns, max_ns;
 };
 struct cause_table {
 	int64_t threshold;
-	uint64_t late; /* wakeups later than threshold */
+	uint64_t late;         /* late deadlines (as cause_stat.count), all causes */
+	uint64_t late_wakeups; /* wakeups later than threshold */
 	struct cause_stat c[CAUSE_COUNT];
 	uint64_t level_count[CAUSES_LEVELS]; /* throttled wakeups per level */
 };

@@ -104,10 +104,14 @@ int periodic_run(const struct periodic_config *c, int idx, struct periodic_resul
 		r->last = now - next;
 		if (r->last < 0)
 			r->early++;
+		/* the deadlines already past, which the loop skips */
+		uint64_t skip =
+		        now >= next + c->interval ? (uint64_t)((now - next) / c->interval) : 0;
 		if (attribute) {
 			int64_t t = check_above(c, h, &median);
 			int8_t level = -1;
-			int cause = causes_after(&r->causes, now, r->last, cycle, r->last > t, &level);
+			int cause = causes_after(&r->causes, now, r->last, cycle, skip, r->last > t,
+			                         &level);
 			if (c->stop_above && r->last > c->stop_above) {
 				r->stopped = true;
 				r->stop_late = r->last;

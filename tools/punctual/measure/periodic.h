@@ -19,7 +19,7 @@ struct periodic_config {
 	int hist_us;        /* rows of the 1 us histogram (cyclictest -h); 0: none */
 	const struct causes_cgroup *cg; /* with explain */
 	int nthreads;
-	const int *cpus; /* nthreads entries: the CPU to pin each thread to, or -1 */
+	const int *cpus;   /* nthreads entries: the CPU to pin each thread to, or -1 */
 	atomic_bool *stop; /* set by the thread that hits stop_above */
 };
 
@@ -29,8 +29,8 @@ struct periodic_result {
 	uint64_t early;         /* wakeups before their deadline: must be 0 */
 	int64_t last;           /* the last cycle's latency (cyclictest's "Act") */
 	int64_t elapsed;
-	int cpu;   /* pinned to, or -1 */
-	pid_t tid; /* the measuring thread */
+	int cpu;    /* pinned to, or -1 */
+	pid_t tid;  /* the measuring thread */
 	int status; /* 0, or -errno: the loop failed (clock_nanosleep, pinning) */
 	/* --histogram: hist[us] counts, overflow past hist_us, the first cycles that overflowed */
 	uint64_t *hist, overflow, *overflow_cycles;
