@@ -221,6 +221,27 @@ else
 	jq_check "the cgroup's counters are in the report" --arg p "/pn-late-$$" \
 		'.explain.cgroup.version == "v1" and any(.explain.cgroup.quota_levels[]; .path == $p and .nr_throttled > 0 and .throttled_ns > 0)' "$J"
 	check "the test cgroup is gone" test ! -d "$CG/pn-late-$$"
+
+	# probe's "why late" section in the same kind of cgroup: the cause, the counters since
+	# the cgroup was created, the recommendation that names the quota, and --prom
+	TCG=$CG/pn-late-$$
+	mkdir "$TCG"
+	echo 100000 >"$TCG/cpu.cfs_period_us"
+	echo 30000 >"$TCG/cpu.cfs_quota_us"
+	echo 262144 >"$TCG/cpu.shares"
+	sh -c "echo \$\$ > $TCG/cgroup.procs; exec timeout 60 sh -c 'while :; do :; done'" &
+	HOG=$!
+	sleep 0.3
+	run_cmd sh -c "echo \$\$ > $TCG/cgroup.procs; exec \"$PN\" probe --quick --json --prom \"$TMP/why.prom\""
+	cleanup
+	J=$OUT
+	jq_check "probe: why_late names throttled and the cgroup" --arg p "/pn-late-$$" \
+		'(.why_late.causes | max_by(.count)) as $t | $t.cause == "throttled" and $t.cgroup == $p and any(.why_late.cgroup.quota_levels[]; .path == $p and .nr_throttled > 0)' "$J"
+	jq_check "probe: the recommendation names the quota" --arg p "/pn-late-$$" \
+		'any(.recommendations[]; startswith("CFS throttling") and contains($p))' "$J"
+	check "probe --prom: throttled periods of the cgroup" \
+		grep -Eq "^punctual_cgroup_cfs_throttled_periods_total\{cgroup=\"/pn-late-$$\"\} [1-9]" "$TMP/why.prom"
+	check "probe --prom: late deadlines by cause" grep -Eq '^punctual_late_deadlines\{cause="throttled"\} [1-9]' "$TMP/why.prom"
 fi
 V2=/sys/fs/cgroup/unified
 if [ -f $V2/cgroup.controllers ] && grep -qw cpu $V2/cgroup.controllers; then

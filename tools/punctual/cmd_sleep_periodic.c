@@ -15,6 +15,7 @@
 #include <punctual/clock.h>
 #include <punctual/hist.h>
 #include <punctual/slack.h>
+#include "causes_render.h"
 #include "measure/causes.h"
 #include "measure/periodic.h"
 #include "sleep_periodic.h"
@@ -116,69 +117,6 @@ static const char *policy_name(const struct periodic_opts *o)
 	return o->fifo ? "SCHED_FIFO" : "SCHED_OTHER";
 }
 
-static void level_text(char *b, size_t n, const struct causes_cgroup *cg, int lv)
-{
-	char q[32], p[32];
-	if (lv < 0 || lv >= cg->n) {
-		snprintf(b, n, "cgroup unknown");
-		return;
-	}
-	snprintf(b, n, "cgroup %s: quota %s per %s%s", cg->lv[lv].path,
-	         fmt_ns(q, sizeof(q), (double)cg->lv[lv].quota_us * 1e3),
-	         fmt_ns(p, sizeof(p), (double)cg->lv[lv].period_us * 1e3),
-	         cg->lv[lv].burst_us > 0 ? " (with burst)" : "");
-}
-
-static void json_causes(struct json *j, const struct cause_table *t, const struct causes_cgroup *cg)
-{
-	json_arr(j, "causes");
-	for (int c = 0; c < CAUSE_COUNT; c++) {
-		const struct cause_stat *s = &t->c[c];
-		json_obj(j, NULL);
-		json_str(j, "cause", cause_name(c));
-		json_uint(j, "count", s->count);
-		json_uint(j, "wakeups", s->wakeups);
-		json_uint(j, "missed_periods", s->count - s->wakeups);
-		json_num(j, "share", t->late ? (double)s->count / (double)t->late : 0);
-		json_int(j, "total_ns", s->total_ns);
-		json_int(j, "max_ns", s->max_ns);
-		int lv = c == CAUSE_THROTTLED ? cause_table_level(t) : -1;
-		if (lv >= 0) {
-			json_str(j, "cgroup", cg->lv[lv].path);
-			json_int(j, "quota_us", cg->lv[lv].quota_us);
-			json_int(j, "period_us", cg->lv[lv].period_us);
-			json_int_if(j, "burst_us", cg->lv[lv].burst_us >= 0, cg->lv[lv].burst_us);
-		}
-		json_obj_end(j);
-	}
-	json_arr_end(j);
-}
-
-static void json_cgroup(struct json *j, const struct causes_cgroup *cg)
-{
-	json_obj(j, "cgroup");
-	json_str(j, "version", cg->v2 ? "v2" : "v1");
-	json_int(j, "levels_walked", cg->walked);
-	json_arr(j, "quota_levels");
-	for (int i = 0; i < cg->n; i++) {
-		struct cg_stat st;
-		json_obj(j, NULL);
-		json_str(j, "path", cg->lv[i].path);
-		json_int(j, "quota_us", cg->lv[i].quota_us);
-		json_int(j, "period_us", cg->lv[i].period_us);
-		json_int_if(j, "burst_us", cg->lv[i].burst_us >= 0, cg->lv[i].burst_us);
-		bool ok = causes_cgroup_stat(cg, i, &st) == 0;
-		json_int_if(j, "nr_periods", ok, (int64_t)st.nr_periods);
-		json_int_if(j, "nr_throttled", ok, (int64_t)st.nr_throttled);
-		json_int_if(j, "throttled_ns", ok, (int64_t)st.throttled_ns);
-		json_obj_end(j);
-	}
-	json_arr_end(j);
-	if (cg->note[0])
-		json_str(j, "note", cg->note);
-	json_obj_end(j);
-}
-
 static void json_thread(struct json *j, const struct run *u, int i)
 {
 	const struct periodic_result *r = &u->r[i];
@@ -214,7 +152,7 @@ static void json_thread(struct json *j, const struct run *u, int i)
 		json_int(j, "explain_threshold_ns", u->tab[i].threshold);
 		json_uint(j, "late_deadlines", u->tab[i].late);
 		json_uint(j, "late_wakeups", u->tab[i].late_wakeups);
-		json_causes(j, &u->tab[i], &u->cg);
+		cause_json_table(j, &u->tab[i], &u->cg);
 	}
 	json_obj_end(j);
 }
@@ -273,9 +211,9 @@ static void render_json(const struct run *u)
 		json_str(&j, "threshold", o->explain_above ? "given" : "2x each thread's median");
 		json_uint(&j, "late_deadlines", u->all.late);
 		json_uint(&j, "late_wakeups", u->all.late_wakeups);
-		json_cgroup(&j, &u->cg);
+		cause_json_cgroup(&j, &u->cg);
 		json_obj_end(&j);
-		json_causes(&j, &u->all, &u->cg);
+		cause_json_table(&j, &u->all, &u->cg);
 	}
 	json_arr(&j, "threads");
 	for (int i = 0; i < u->c.nthreads; i++)
@@ -286,7 +224,7 @@ static void render_json(const struct run *u)
 
 static void render_explain(const struct run *u)
 {
-	char a[64], b[32], c[32], lv[700];
+	char a[64], b[32], lv[700];
 	const struct cause_table *t = &u->all;
 	if (u->o->explain_above)
 		snprintf(a, sizeof(a), "%s", fmt_ns(b, sizeof(b), (double)u->o->explain_above));
@@ -298,29 +236,10 @@ static void render_explain(const struct run *u)
 	        "\nwhy late: %llu wakeups later than %s, %llu late deadlines with the periods "
 	        "they overran\n",
 	        (unsigned long long)t->late_wakeups, a, (unsigned long long)t->late);
-	if (t->late) {
-		fprintf(out, "%-10s %9s %6s %8s %10s %10s\n", "cause", "deadlines", "share",
-		        "wakeups", "total", "max");
-		for (int k = 0; k < CAUSE_COUNT; k++) {
-			const struct cause_stat *s = &t->c[k];
-			if (!s->count)
-				continue;
-			fprintf(out, "%-10s %9llu %5.1f%% %8llu %10s %10s", cause_name(k),
-			        (unsigned long long)s->count,
-			        100.0 * (double)s->count / (double)t->late,
-			        (unsigned long long)s->wakeups,
-			        fmt_ns(b, sizeof(b), (double)s->total_ns),
-			        fmt_ns(c, sizeof(c), (double)s->max_ns));
-			if (k == CAUSE_THROTTLED) {
-				level_text(lv, sizeof(lv), &u->cg, cause_table_level(t));
-				fprintf(out, "  %s", lv);
-			}
-			fputc('\n', out);
-		}
-	}
+	cause_text_table(out, t, &u->cg, "");
 	if (u->cg.n)
 		for (int i = 0; i < u->cg.n; i++) {
-			level_text(lv, sizeof(lv), &u->cg, i);
+			cause_level_text(lv, sizeof(lv), &u->cg, i);
 			fprintf(out, "watched: %s\n", lv);
 		}
 	else
@@ -362,7 +281,7 @@ static void render_text(const struct run *u)
 		if (r->stop_level >= 0) {
 			lv[0] = ' ';
 			lv[1] = '(';
-			level_text(lv + 2, sizeof(lv) - 3, &u->cg, r->stop_level);
+			cause_level_text(lv + 2, sizeof(lv) - 3, &u->cg, r->stop_level);
 			strcat(lv, ")");
 		}
 		fprintf(out, "stopped: thread %d woke %s late at cycle %llu: %s%s\n", u->stopped,
