@@ -352,13 +352,6 @@ static void tables(struct run *u)
 		const struct periodic_result *r = &u->r[i];
 		int64_t t = u->o->explain_above ? u->o->explain_above
 		                                : 2 * pn_hist_percentile(&r->latency, 50);
-		if (getenv("PN_DEBUG_RECS"))
-			for (size_t k = 0; k < r->causes.nrec; k++)
-				fprintf(stderr, "rec %llu late %lld rd %lld cause %s cpu %d\n",
-				        (unsigned long long)r->causes.rec[k].cycle,
-				        (long long)r->causes.rec[k].late,
-				        (long long)r->causes.rec[k].run_delay,
-				        cause_name(r->causes.rec[k].cause), r->causes.rec[k].cpu);
 		cause_table_add(&u->tab[i], &r->causes, t);
 		u->tab[i].threshold = t;
 		cause_table_add(&u->all, &r->causes, t);
