@@ -60,6 +60,8 @@ usage_error "out of range" sleep --periodic --priority 100
 usage_error "needs a file name" sleep --periodic --histogram ''
 usage_error "--histogram" sleep --periodic --histogram /nonexistent-dir/h
 usage_error "out of range" sleep --periodic --histogram "$TMP/h" --histogram-max 0
+usage_error "needs --histogram" sleep --periodic --histogram-max 100
+usage_error "needs --periodic" sleep --histogram-max 100
 usage_error "must be positive" sleep --periodic --stop-above 0
 usage_error "is not a duration" sleep --periodic --stop-above soon
 usage_error "needs a value" sleep --periodic --stop-above
@@ -158,7 +160,7 @@ jq_check "--stop-above not hit: exit 0, hit false" '.stop.hit == false' "$OUT"
 ok sleep --periodic --interval 1ms --duration 2s --explain --json
 J=$OUT
 jq_check "--explain: a causes table with every cause" \
-	'[.causes[].cause] == ["throttled","preempted","migrated","irq","stolen","slack","wakeup"] and .explain.late_deadlines == ([.causes[].count] | add)' "$J"
+	'.threads[0].attributed and [.causes[].cause] == ["throttled","preempted","migrated","irq","stolen","slack","wakeup"] and .explain.late_deadlines == ([.causes[].count] | add)' "$J"
 if jq -e '.explain.cgroup.quota_levels == []' "$J" >/dev/null; then
 	jq_check "idle, no quota anywhere: nothing throttled" '([.causes[] | select(.cause == "throttled") | .count][0]) == 0' "$J"
 else

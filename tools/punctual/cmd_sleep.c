@@ -222,14 +222,15 @@ static void parse_explain(int argc, char **argv, struct opts *o)
 static const char *periodic_only(const struct opts *o)
 {
 	const struct periodic_opts *p = &o->p;
-	return p->explain      ? "--explain"
-	       : p->smp        ? "--smp"
-	       : p->threads    ? "--threads"
-	       : p->affinity   ? "--affinity"
-	       : p->mlock      ? "--mlock"
-	       : p->histogram  ? "--histogram"
-	       : p->stop_above ? "--stop-above"
-	                       : NULL;
+	return p->explain            ? "--explain"
+	       : p->smp              ? "--smp"
+	       : p->threads          ? "--threads"
+	       : p->affinity         ? "--affinity"
+	       : p->mlock            ? "--mlock"
+	       : p->histogram        ? "--histogram"
+	       : p->histogram_max_us ? "--histogram-max"
+	       : p->stop_above       ? "--stop-above"
+	                             : NULL;
 }
 
 static void check_periodic(struct opts *o, bool have_duration)
@@ -251,6 +252,10 @@ static void check_periodic(struct opts *o, bool have_duration)
 		usage_error("--smp excludes --threads and --affinity (it is one thread per CPU)");
 	if (o->cpu >= 0 && (p->smp || p->affinity))
 		usage_error("--cpu excludes --smp and --affinity");
+	if (p->histogram_max_us && !p->histogram)
+		usage_error("--histogram-max needs --histogram");
+	if (!p->histogram_max_us)
+		p->histogram_max_us = 1000;
 	p->json = o->json;
 	p->interval = o->intervals[0];
 	p->duration = o->duration;
@@ -582,7 +587,6 @@ int cmd_sleep(int argc, char **argv)
 	tool_cmd = "sleep";
 	struct opts o = {
 	        .duration = 20 * 1000000000LL, .samples = 1000, .cpu = -1, .dma_latency = -1};
-	o.p.histogram_max_us = 1000;
 	parse(argc, argv, &o);
 	if (o.list) {
 		for (int m = 0; m < sleep_mechs_count(); m++)

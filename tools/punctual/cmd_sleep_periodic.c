@@ -149,6 +149,7 @@ static void json_thread(struct json *j, const struct run *u, int i)
 		json_obj_end(j);
 	}
 	if (u->tab) {
+		json_bool(j, "attributed", r->causes_status == 0);
 		json_int(j, "explain_threshold_ns", u->tab[i].threshold);
 		json_uint(j, "late_deadlines", u->tab[i].late);
 		json_uint(j, "late_wakeups", u->tab[i].late_wakeups);
