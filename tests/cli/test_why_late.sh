@@ -21,6 +21,7 @@ cleanup() {
 	TCG=""
 }
 trap 'cleanup; rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM # through the EXIT trap: the cgroup goes also when ctest kills us
 
 # share CAUSE FILE: the share of late deadlines CAUSE has in the report's "causes"
 share() { jq -r --arg c "$1" '[.causes[] | select(.cause == $c) | .share][0] // 0' "$2"; }

@@ -307,6 +307,7 @@ int causes_thread_open(struct causes_thread *t, const struct causes_cgroup *cg, 
 	memset(t, 0, sizeof(*t));
 	t->cg = cg;
 	t->sched_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	int open_err = t->sched_fd < 0 ? -errno : 0;
 	t->irq_fd = open("/proc/interrupts", O_RDONLY | O_CLOEXEC);
 	t->softirq_fd = open("/proc/softirqs", O_RDONLY | O_CLOEXEC);
 	t->stat_fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
@@ -326,9 +327,8 @@ int causes_thread_open(struct causes_thread *t, const struct causes_cgroup *cg, 
 	t->blk_cpu = -1;
 	block_snapshot(t, now, t->cpu, read_irqs(t, t->cpu));
 	if (t->run_delay < 0) {
-		int e = t->sched_fd < 0 ? -errno : -EIO;
 		causes_thread_close(t);
-		return e ? e : -EIO;
+		return open_err ? open_err : -EIO;
 	}
 	return 0;
 }
