@@ -38,7 +38,7 @@ static int64_t check_above(const struct periodic_config *c, const struct pn_hist
 			t = *median + *median / 4;
 		}
 	}
-	if (c->stop_above && (t < 0 || c->stop_above < t))
+	if (c->stop_above && t >= 0 && c->stop_above < t) /* t < 0: every wakeup already */
 		t = c->stop_above;
 	return t;
 }
