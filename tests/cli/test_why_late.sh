@@ -157,6 +157,12 @@ jq_check "--stop-above in JSON" '.stop.hit == true and .stop.late_ns > 1 and (.s
 ok sleep --periodic --interval 1ms --duration 200ms --stop-above 10s --json
 jq_check "--stop-above not hit: exit 0, hit false" '.stop.hit == false' "$OUT"
 
+# ---- --explain D: as the next word or after '=' (a bare number is us) ------------------
+ok sleep --periodic --interval 1ms --duration 200ms --explain 500us --json
+jq_check "--explain 500us" '.explain.threshold_ns == 500000 and .threads[0].explain_threshold_ns == 500000' "$OUT"
+ok sleep --periodic --interval 1ms --duration 200ms --explain=250 --json
+jq_check "--explain=250 is 250 us" '.explain.threshold_ns == 250000 and all(.causes[]; .max_ns == 0 or .max_ns > 250000)' "$OUT"
+
 # ---- idle: no throttling without a quota, preemption only when something runs ----------
 ok sleep --periodic --interval 1ms --duration 2s --explain --json
 J=$OUT
