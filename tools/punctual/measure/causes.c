@@ -114,7 +114,7 @@ void causes_cgroup_init(struct causes_cgroup *cg)
 	free(info);
 }
 
-static void parse_stat(const char *buf, bool v2, struct cg_stat *st)
+void causes_parse_stat(const char *buf, bool v2, struct cg_stat *st)
 {
 	*st = (struct cg_stat){0};
 	for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
@@ -140,7 +140,7 @@ int causes_cgroup_stat(const struct causes_cgroup *cg, int level, struct cg_stat
 		return -EINVAL;
 	int r = read_small(cg->lv[level].dir, "cpu.stat", buf, sizeof(buf));
 	if (r == 0)
-		parse_stat(buf, cg->v2, st);
+		causes_parse_stat(buf, cg->v2, st);
 	return r;
 }
 
@@ -170,7 +170,7 @@ static uint64_t read_throttle(int fd, bool v2)
 	struct cg_stat st;
 	if (fd < 0 || pread_str(fd, buf, sizeof(buf)) < 0)
 		return 0;
-	parse_stat(buf, v2, &st);
+	causes_parse_stat(buf, v2, &st);
 	return st.nr_throttled + st.throttled_ns;
 }
 
@@ -251,41 +251,52 @@ static uint64_t column_sum(const char *text, int col, const char *const *skip,
 	return sum;
 }
 
-static uint64_t read_irqs(struct causes_thread *t, int cpu)
+uint64_t causes_irq_sum(const char *interrupts, const char *softirqs, int cpu)
 {
 	static const char *const no_irq[] = {"LOC", "RES", NULL};
 	static const char *const softirq[] = {"HI",       "NET_TX",  "NET_RX", "BLOCK",
 	                                      "IRQ_POLL", "TASKLET", NULL};
 	uint64_t sum = 0;
-	char *text = NULL;
-	if (t->irq_fd >= 0 && pread_all(t->irq_fd, &text) == 0) {
-		int col = cpu_column(text, cpu);
-		if (col >= 0)
-			sum += column_sum(text, col, no_irq, NULL);
-		free(text);
-	}
-	if (t->softirq_fd >= 0 && pread_all(t->softirq_fd, &text) == 0) {
-		int col = cpu_column(text, cpu);
-		if (col >= 0)
-			sum += column_sum(text, col, NULL, softirq);
-		free(text);
-	}
+	int col;
+	if (interrupts && (col = cpu_column(interrupts, cpu)) >= 0)
+		sum += column_sum(interrupts, col, no_irq, NULL);
+	if (softirqs && (col = cpu_column(softirqs, cpu)) >= 0)
+		sum += column_sum(softirqs, col, NULL, softirq);
 	return sum;
 }
 
-/* Steal time of CPU cpu in /proc/stat (USER_HZ ticks), 0 where unknown. */
-static uint64_t read_steal(struct causes_thread *t, int cpu)
+static uint64_t read_irqs(struct causes_thread *t, int cpu)
 {
-	char *text = NULL, key[24];
-	uint64_t steal = 0;
-	if (t->stat_fd < 0 || pread_all(t->stat_fd, &text) < 0)
-		return 0;
+	char *irq = NULL, *soft = NULL;
+	if (t->irq_fd >= 0 && pread_all(t->irq_fd, &irq) < 0)
+		irq = NULL;
+	if (t->softirq_fd >= 0 && pread_all(t->softirq_fd, &soft) < 0)
+		soft = NULL;
+	uint64_t sum = causes_irq_sum(irq, soft, cpu);
+	free(irq);
+	free(soft);
+	return sum;
+}
+
+uint64_t causes_steal(const char *text, int cpu)
+{
+	char key[24];
 	int klen = snprintf(key, sizeof(key), "\ncpu%d ", cpu);
 	const char *p = strstr(text, key);
 	unsigned long long v[8];
 	if (p && sscanf(p + klen, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
 	                &v[3], &v[4], &v[5], &v[6], &v[7]) == 8)
-		steal = v[7];
+		return v[7];
+	return 0;
+}
+
+/* Steal time of CPU cpu in /proc/stat (USER_HZ ticks), 0 where unknown. */
+static uint64_t read_steal(struct causes_thread *t, int cpu)
+{
+	char *text = NULL;
+	if (t->stat_fd < 0 || pread_all(t->stat_fd, &text) < 0)
+		return 0;
+	uint64_t steal = causes_steal(text, cpu);
 	free(text);
 	return steal;
 }

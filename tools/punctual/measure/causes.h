@@ -47,6 +47,16 @@ struct cg_stat {
 };
 int causes_cgroup_stat(const struct causes_cgroup *cg, int level, struct cg_stat *st);
 
+/* The parsers, pure functions of the files' text (tests/unit/test_causes.c). cpu.stat
+ * (v1 throttled_time in ns, v2 throttled_usec), missing keys 0: */
+void causes_parse_stat(const char *text, bool v2, struct cg_stat *st);
+/* CPU cpu's column of /proc/interrupts (without LOC and RES) plus that of /proc/softirqs
+ * (HI NET_TX NET_RX BLOCK IRQ_POLL TASKLET); either text may be NULL; a CPU without a
+ * column (offline) adds 0. */
+uint64_t causes_irq_sum(const char *interrupts, const char *softirqs, int cpu);
+/* The steal field of CPU cpu's line in /proc/stat, 0 where absent. */
+uint64_t causes_steal(const char *stat, int cpu);
+
 /* One wakeup checked because it was later than the thread's candidate threshold. */
 struct cause_rec {
 	int64_t late;      /* ns */
