@@ -178,9 +178,13 @@ int periodic_run_threads(const struct periodic_config *c, struct periodic_result
 		return -ENOMEM;
 	}
 	int e = 0, started = 0;
+	/* small stacks: with --mlock every thread's stack is locked (8 MiB each by default) */
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 1u << 20);
 	for (int i = 0; i < c->nthreads; i++) {
 		a[i] = (struct thread_arg){c, i, &r[i]};
-		int pe = pthread_create(&th[i], NULL, thread_main, &a[i]);
+		int pe = pthread_create(&th[i], &attr, thread_main, &a[i]);
 		if (pe) {
 			e = -pe;
 			if (c->stop)
@@ -189,6 +193,7 @@ int periodic_run_threads(const struct periodic_config *c, struct periodic_result
 		}
 		started++;
 	}
+	pthread_attr_destroy(&attr);
 	for (int i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
 	for (int i = 0; i < started && !e; i++)
