@@ -208,7 +208,7 @@ static void render_json(const struct run *u)
 	}
 	if (u->tab) {
 		json_obj(&j, "explain");
-		json_int(&j, "threshold_ns", o->explain_above);
+		json_int_if(&j, "threshold_ns", o->explain_above > 0, o->explain_above);
 		json_str(&j, "threshold", o->explain_above ? "given" : "2x each thread's median");
 		json_uint(&j, "late_deadlines", u->all.late);
 		json_uint(&j, "late_wakeups", u->all.late_wakeups);
