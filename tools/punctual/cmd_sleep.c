@@ -59,7 +59,9 @@ static const char usage[] =
         "                        released when punctual exits)\n"
         "  -p, --periodic        cyclictest's loop: absolute deadlines, next += interval,\n"
         "                        counting missed periods; default interval 1ms, duration 5s\n"
-        "With --periodic:\n"
+        "  -h, --help            this text\n"
+        "\n"
+        "With --periodic (D: a bare number is us):\n"
         "      --explain[=D]     name the cause of every wakeup later than D (default 2x the\n"
         "                        run's median): throttled (a cgroup's CFS quota), preempted,\n"
         "                        migrated, irq, stolen, slack or wakeup; a table, and\n"
@@ -75,8 +77,7 @@ static const char usage[] =
         "                        format (also in --json)\n"
         "      --histogram-max US  rows of that histogram (default 1000)\n"
         "      --stop-above D    stop at the first wakeup later than D, print it with its\n"
-        "                        cause and exit 3\n"
-        "  -h, --help            this text\n";
+        "                        cause and exit 3\n";
 
 struct opts {
 	bool json, csv, periodic, list;
