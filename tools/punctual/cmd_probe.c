@@ -30,8 +30,10 @@ static const char usage[] =
         "\n"
         "The timing report for this host or container: system facts, what clocks cost,\n"
         "how late sleeps wake (current timer slack, 1 ns, pn_sleep_until), timer\n"
-        "coalescing, how many CPUs this process may use, and recommendations, each with\n"
-        "the gain measured in this run. About 20 s; --quick about 5 s. Changes nothing.\n"
+        "coalescing, how many CPUs this process may use, why sleeps wake late (the causes\n"
+        "of a 1 ms loop's late tail: CFS throttling, preemption, ...), and recommendations,\n"
+        "each with the figure measured in this run. About 23 s; --quick about 6 s. Changes\n"
+        "nothing.\n"
         "\n"
         "  -q, --quick       shorter measurements (about 5 s)\n"
         "  -j, --json        JSON (schema: docs/probe.schema.json)\n"
@@ -285,6 +287,10 @@ static void recommend(struct probe *p)
 		     "with pn_cpu_count() or `punctual cpus`, not nproc or "
 		     "sysconf(_SC_NPROCESSORS_ONLN).",
 		     p->cpu.count, p->cpu.count == 1 ? "" : "s", p->cpu.online, p->cpu.reason);
+	/* why late: only when one cause holds most of the late tail */
+	if (p->nrecos < PROBE_RECOS &&
+	    probe_why_reco(&p->why, p->recos[p->nrecos], sizeof(p->recos[0])))
+		p->nrecos++;
 	/* coalescing */
 	struct probe_timers *t = &p->timers;
 	if (t->run && t->wakeups_window < t->wakeups_exact)
@@ -344,6 +350,7 @@ int cmd_probe(int argc, char **argv)
 	measure_clocks(&p);
 	measure_sleeps(&p);
 	measure_timers(&p);
+	probe_why_measure(&p.why, p.quick);
 	recommend(&p);
 	p.elapsed = pn_now() - start;
 

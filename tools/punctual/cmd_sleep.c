@@ -4,7 +4,8 @@
  * ladder of intervals, once per timer slack value, side by side (the JDK ThreadSleep
  * table's two halves; FreeBSD's testsleep table), and `--periodic`, cyclictest's loop
  * that also counts the periods it missed. This file parses the options, sets up the
- * scheduling and renders; measure/matrix.c and measure/periodic.c measure.
+ * scheduling and renders the matrix (measure/matrix.c measures it); cmd_sleep_periodic.c
+ * runs and renders --periodic.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,8 +18,8 @@
 #include <punctual/hist.h>
 #include <punctual/slack.h>
 #include "measure/matrix.h"
-#include "measure/periodic.h"
 #include "measure/sleeps.h"
+#include "sleep_periodic.h"
 #include "tool.h"
 
 #define MAX_INTERVALS 32
@@ -27,7 +28,9 @@
 
 static const char usage[] =
         "usage: punctual sleep [OPTIONS]\n"
-        "       punctual sleep --periodic [--interval D] [--duration D] [--fifo PRIO] [--cpu N]\n"
+        "       punctual sleep --periodic [--interval D] [--duration D] [--explain[=D]]\n"
+        "                      [--smp | --threads N | --affinity LIST | --cpu N] [--fifo PRIO]\n"
+        "                      [--mlock] [--histogram FILE] [--stop-above D]\n"
         "\n"
         "How late every sleep mechanism wakes: for each interval and timer slack value, the\n"
         "actual duration and the overshoot past the deadline (median, p99, max) and the count\n"
@@ -56,10 +59,29 @@ static const char usage[] =
         "                        released when punctual exits)\n"
         "  -p, --periodic        cyclictest's loop: absolute deadlines, next += interval,\n"
         "                        counting missed periods; default interval 1ms, duration 5s\n"
-        "  -h, --help            this text\n";
+        "  -h, --help            this text\n"
+        "\n"
+        "With --periodic (D: a bare number is us):\n"
+        "      --explain[=D]     name the cause of every wakeup later than D (default 2x the\n"
+        "                        run's median): throttled (a cgroup's CFS quota), preempted,\n"
+        "                        migrated, irq, stolen, slack or wakeup; a table, and\n"
+        "                        \"causes\" in --json\n"
+        "      --smp             one thread per CPU this process may use, each pinned\n"
+        "                        (cyclictest -S)\n"
+        "      --threads N       N measuring threads (pinned round robin with --affinity)\n"
+        "      --affinity LIST   pin the threads to these CPUs, e.g. 0-3,8; one thread per\n"
+        "                        CPU unless --threads\n"
+        "      --priority PRIO   SCHED_FIFO at PRIO for every thread (as --fifo; cyclictest -p)\n"
+        "      --mlock           lock memory (mlockall, cyclictest -m)\n"
+        "      --histogram FILE  write each thread's 1 us histogram to FILE in cyclictest -h's\n"
+        "                        format (also in --json)\n"
+        "      --histogram-max US  rows of that histogram (default 1000)\n"
+        "      --stop-above D    stop at the first wakeup later than D, print it with its\n"
+        "                        cause and exit 3\n";
 
 struct opts {
 	bool json, csv, periodic, list;
+	struct periodic_opts p; /* the --periodic options */
 	int64_t duration;
 	int64_t intervals[MAX_INTERVALS];
 	int nintervals;
@@ -162,6 +184,90 @@ static void parse_mechs(struct opts *o, char *arg)
 	o->nmechs = n;
 }
 
+/* Long-only options (cyclictest's names where it has one). */
+enum {
+	OPT_EXPLAIN = 256,
+	OPT_SMP,
+	OPT_THREADS,
+	OPT_AFFINITY,
+	OPT_PRIORITY,
+	OPT_MLOCK,
+	OPT_HISTOGRAM,
+	OPT_HISTOGRAM_MAX,
+	OPT_STOP_ABOVE,
+};
+
+/* A positive lateness threshold; a bare number is us, as cyclictest -b counts. */
+static int64_t positive(const char *opt, const char *s)
+{
+	int64_t v = opt_duration(opt, s, 1000);
+	if (v <= 0)
+		usage_error("%s: '%s' must be positive", opt, s);
+	return v;
+}
+
+/* --explain takes its threshold as --explain=D or as the next word when that is a
+ * number ("--explain 500us"). */
+static void parse_explain(int argc, char **argv, struct opts *o)
+{
+	o->p.explain = true;
+	if (optarg) {
+		o->p.explain_above = positive("--explain", optarg);
+		return;
+	}
+	if (optind < argc && argv[optind][0] >= '0' && argv[optind][0] <= '9')
+		o->p.explain_above = positive("--explain", argv[optind++]);
+}
+
+/* Whether a --periodic-only option was given without --periodic, and which. */
+static const char *periodic_only(const struct opts *o)
+{
+	const struct periodic_opts *p = &o->p;
+	return p->explain            ? "--explain"
+	       : p->smp              ? "--smp"
+	       : p->threads          ? "--threads"
+	       : p->affinity         ? "--affinity"
+	       : p->mlock            ? "--mlock"
+	       : p->histogram        ? "--histogram"
+	       : p->histogram_max_us ? "--histogram-max"
+	       : p->stop_above       ? "--stop-above"
+	                             : NULL;
+}
+
+static void check_periodic(struct opts *o, bool have_duration)
+{
+	struct periodic_opts *p = &o->p;
+	if (o->nintervals > 1)
+		usage_error("--periodic takes one --interval");
+	if (o->nslacks > 1)
+		usage_error("--periodic takes one --slack value");
+	if (o->csv || o->nmechs)
+		usage_error("--periodic has no --csv or --mech");
+	if (!o->nintervals)
+		o->intervals[o->nintervals++] = 1000000;
+	if (o->intervals[0] <= 0)
+		usage_error("--interval: a period must be positive");
+	if (!have_duration)
+		o->duration = 5 * 1000000000LL;
+	if (p->smp && (p->threads || p->affinity))
+		usage_error("--smp excludes --threads and --affinity (it is one thread per CPU)");
+	if (o->cpu >= 0 && (p->smp || p->affinity))
+		usage_error("--cpu excludes --smp and --affinity");
+	if (p->histogram_max_us && !p->histogram)
+		usage_error("--histogram-max needs --histogram");
+	if (!p->histogram_max_us)
+		p->histogram_max_us = 1000;
+	p->json = o->json;
+	p->interval = o->intervals[0];
+	p->duration = o->duration;
+	p->have_slack = o->nslacks == 1;
+	p->slack = o->slacks[0];
+	p->fifo = o->fifo;
+	p->cpu = o->cpu;
+	p->dma_latency = o->dma_latency;
+	sleep_periodic_check(p);
+}
+
 static void parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
@@ -178,6 +284,15 @@ static void parse(int argc, char **argv, struct opts *o)
 	        {"fifo", required_argument, NULL, 'f'},
 	        {"dma-latency", required_argument, NULL, 'D'},
 	        {"periodic", no_argument, NULL, 'p'},
+	        {"explain", optional_argument, NULL, OPT_EXPLAIN},
+	        {"smp", no_argument, NULL, OPT_SMP},
+	        {"threads", required_argument, NULL, OPT_THREADS},
+	        {"affinity", required_argument, NULL, OPT_AFFINITY},
+	        {"priority", required_argument, NULL, OPT_PRIORITY},
+	        {"mlock", no_argument, NULL, OPT_MLOCK},
+	        {"histogram", required_argument, NULL, OPT_HISTOGRAM},
+	        {"histogram-max", required_argument, NULL, OPT_HISTOGRAM_MAX},
+	        {"stop-above", required_argument, NULL, OPT_STOP_ABOVE},
 	        {"help", no_argument, NULL, 'h'},
 	        {0},
 	};
@@ -228,24 +343,48 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 'D':
 			o->dma_latency = opt_long("--dma-latency", optarg, 0, 2000000000);
 			break;
+		case OPT_EXPLAIN:
+			parse_explain(argc, argv, o);
+			break;
+		case OPT_SMP:
+			o->p.smp = true;
+			break;
+		case OPT_THREADS:
+			o->p.threads = opt_long("--threads", optarg, 1, 4096);
+			break;
+		case OPT_AFFINITY:
+			if (!*optarg)
+				usage_error("--affinity: an empty CPU list");
+			o->p.affinity = optarg;
+			break;
+		case OPT_PRIORITY:
+			o->fifo = opt_long("--priority", optarg, 1, 99);
+			break;
+		case OPT_MLOCK:
+			o->p.mlock = true;
+			break;
+		case OPT_HISTOGRAM:
+			if (!*optarg)
+				usage_error("--histogram needs a file name");
+			o->p.histogram = optarg;
+			break;
+		case OPT_HISTOGRAM_MAX:
+			o->p.histogram_max_us = opt_long("--histogram-max", optarg, 1, 1000000);
+			break;
+		case OPT_STOP_ABOVE:
+			o->p.stop_above = positive("--stop-above", optarg);
+			break;
 		}
 	}
 	no_more_args(argc, argv);
 	if (o->json && o->csv)
 		usage_error("--json and --csv exclude each other");
 	if (o->periodic) {
-		if (o->nintervals > 1 || have_ladder)
+		if (have_ladder)
 			usage_error("--periodic takes one --interval");
-		if (o->nslacks > 1)
-			usage_error("--periodic takes one --slack value");
-		if (o->csv || o->nmechs)
-			usage_error("--periodic has no --csv or --mech");
-		if (!o->nintervals)
-			o->intervals[o->nintervals++] = 1000000;
-		if (o->intervals[0] <= 0)
-			usage_error("--interval: a period must be positive");
-		if (!have_duration)
-			o->duration = 5 * 1000000000LL;
+		check_periodic(o, have_duration);
+	} else if (periodic_only(o)) {
+		usage_error("%s needs --periodic", periodic_only(o));
 	}
 }
 
@@ -415,70 +554,6 @@ static void render_text(struct sleep_matrix *x, const struct opts *o)
 	             "baseline (its columns are its duration)\n");
 }
 
-static void render_periodic_json(const struct opts *o, const struct periodic_result *r,
-                                 int64_t slack, const struct host *host)
-{
-	struct json j;
-	json_header(&j, "sleep --periodic", host);
-	json_str(&j, "policy", policy_name(o));
-	json_int(&j, "priority", o->fifo);
-	json_int(&j, "interval_ns", o->intervals[0]);
-	json_int(&j, "duration_ns", o->duration);
-	json_int(&j, "elapsed_ns", r->elapsed);
-	json_int(&j, "slack_ns", slack);
-	json_uint(&j, "cycles", pn_hist_count(&r->latency));
-	json_uint(&j, "missed_periods", r->missed);
-	json_int(&j, "dma_latency_us", o->dma_latency);
-	json_uint(&j, "early", r->early);
-	json_hist(&j, "latency_ns", &r->latency, JSON_HIST_MEAN | JSON_HIST_BUCKETS);
-	json_end(&j);
-}
-
-static void render_periodic_text(const struct opts *o, const struct periodic_result *r,
-                                 int64_t slack)
-{
-	const struct pn_hist *h = &r->latency;
-	/* cyclictest's summary line, in us, so both tools compare directly */
-	fprintf(out, "T: 0 (%5d) P:%2ld I:%lld C:%7llu Min:%7lld Act:%5lld Avg:%5.0f Max:%8lld\n",
-	        (int)getpid(), o->fifo, (long long)(o->intervals[0] / 1000),
-	        (unsigned long long)pn_hist_count(h), (long long)pn_hist_min(h) / 1000,
-	        (long long)r->last / 1000, pn_hist_mean(h) / 1e3, (long long)pn_hist_max(h) / 1000);
-	fprintf(out,
-	        "p50 %.1f us, p99 %.1f us, p99.9 %.1f us; missed periods %llu; early %llu; "
-	        "slack %lld ns; %s\n",
-	        (double)pn_hist_percentile(h, 50) / 1e3, (double)pn_hist_percentile(h, 99) / 1e3,
-	        (double)pn_hist_percentile(h, 99.9) / 1e3, (unsigned long long)r->missed,
-	        (unsigned long long)r->early, (long long)slack, policy_name(o));
-}
-
-/* ---- --periodic ---------------------------------------------------------------------- */
-
-static int periodic(struct opts *o)
-{
-	int64_t slack = pn_slack_get();
-	if (o->nslacks) {
-		int e = pn_slack_set(o->slacks[0]);
-		if (e < 0)
-			die(1, "cannot set timer slack %lld ns: %s", (long long)o->slacks[0],
-			    pn_strerror(e));
-		slack = pn_slack_get(); /* read back: a realtime thread ignores the write */
-	}
-	static struct periodic_result r; /* the histogram is large */
-	int e = periodic_run(o->intervals[0], o->duration, &r);
-	if (e < 0)
-		die(1, "clock_nanosleep: %s", pn_strerror(e));
-	struct host host;
-	if (o->json)
-		host_read(&host);
-	out_open();
-	if (o->json)
-		render_periodic_json(o, &r, slack, &host);
-	else
-		render_periodic_text(o, &r, slack);
-	out_commit();
-	return 0;
-}
-
 /* ---- the command --------------------------------------------------------------------- */
 
 static void setup_sched(const struct opts *o)
@@ -526,7 +601,7 @@ int cmd_sleep(int argc, char **argv)
 	}
 	setup_sched(&o);
 	if (o.periodic)
-		return periodic(&o);
+		return sleep_periodic(&o.p);
 
 	if (!o.nintervals)
 		parse_ladder(&o, "default");

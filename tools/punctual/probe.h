@@ -11,6 +11,7 @@
 #include <punctual/sleep.h>
 #include "measure/clocks.h"
 #include "measure/matrix.h"
+#include "probe_why.h"
 #include "tool.h"
 
 #define PROBE_INTERVALS 3
@@ -49,6 +50,7 @@ struct probe {
 	int cpu_status; /* pn_cpu_info's: 0, or -errno and cpu is not filled */
 	int cpu_count;  /* pn_cpu_count(), which answers even then */
 	struct probe_timers timers;
+	struct probe_why why; /* probe_why.c */
 	char recos[PROBE_RECOS][640];
 	int nrecos;
 	int64_t elapsed;

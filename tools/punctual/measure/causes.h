@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/* measure/causes.h: why a wakeup was late, from counters read around it (design in causes.c). */
+#ifndef PUNCTUAL_MEASURE_CAUSES_H
+#define PUNCTUAL_MEASURE_CAUSES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Most specific first: the first that holds names a late wakeup. */
+enum cause {
+	CAUSE_THROTTLED, /* a cgroup's CFS quota ran out during the sleep */
+	CAUSE_PREEMPTED, /* runqueue wait (schedstat run_delay) for half the lateness or more */
+	CAUSE_MIGRATED,  /* woke on another CPU than it slept on */
+	CAUSE_IRQ,       /* device interrupts or softirqs on its CPU above their usual rate */
+	CAUSE_STOLEN,    /* the hypervisor reported steal time on its CPU */
+	CAUSE_SLACK,     /* within the thread's timer slack */
+	CAUSE_WAKEUP,    /* none of these: the kernel's own wakeup latency */
+	CAUSE_COUNT
+};
+/* "throttled", ..., "wakeup". */
+const char *cause_name(int c);
+
+#define CAUSES_LEVELS 16
+
+/* The cgroup levels that can throttle this process: those with a CFS quota, from its
+ * cgroup up to the mount root (the walk of pn_cpu_info). Read once, shared read-only by
+ * the measuring threads. */
+struct causes_cgroup {
+	bool v2;
+	int walked; /* levels walked; 0 when no cgroup could be read (see note) */
+	int n;      /* levels with a quota, nearest the process first */
+	struct {
+		char dir[1024]; /* the directory holding cpu.stat */
+		char path[512]; /* the cgroup path, as /proc/self/cgroup names it */
+		int64_t quota_us, period_us, burst_us; /* burst -1 when absent */
+	} lv[CAUSES_LEVELS];
+	char note[256]; /* why no level is watched, or "" */
+};
+/* Fills cg from pn_cpu_info; never fails (cg->note says what could not be read). */
+void causes_cgroup_init(struct causes_cgroup *cg);
+
+/* A level's CFS counters (v1 nr_periods / nr_throttled / throttled_time; v2 nr_periods /
+ * nr_throttled / throttled_usec, in ns here) since the cgroup was created: 0 or -errno. */
+struct cg_stat {
+	uint64_t nr_periods, nr_throttled, throttled_ns;
+};
+int causes_cgroup_stat(const struct causes_cgroup *cg, int level, struct cg_stat *st);
+
+/* The parsers, pure functions of the files' text (tests/unit/test_causes.c). cpu.stat
+ * (v1 throttled_time in ns, v2 throttled_usec), missing keys 0: */
+void causes_parse_stat(const char *text, bool v2, struct cg_stat *st);
+/* CPU cpu's column of /proc/interrupts (without LOC and RES) plus that of /proc/softirqs
+ * (HI NET_TX NET_RX BLOCK IRQ_POLL TASKLET); either text may be NULL; a CPU without a
+ * column (offline) adds 0. */
+uint64_t causes_irq_sum(const char *interrupts, const char *softirqs, int cpu);
+/* The steal field of CPU cpu's line in /proc/stat, 0 where absent. */
+uint64_t causes_steal(const char *stat, int cpu);
+
+/* One wakeup checked because it was later than the thread's candidate threshold. */
+struct cause_rec {
+	int64_t late;      /* ns */
+	int64_t run_delay; /* runqueue wait during the sleep, ns */
+	uint64_t cycle;    /* the wakeup's number in its thread, from 0 */
+	uint32_t missed;   /* the periods it overran (the loop skips them) */
+	uint8_t cause;     /* enum cause */
+	int8_t level;      /* for throttled: the index into causes_cgroup.lv, else -1 */
+	int16_t cpu;       /* the CPU it woke on */
+};
+
+/* One measuring thread's readers and what they last read. Opened, read and closed by
+ * that thread (its /proc/thread-self). */
+struct causes_thread {
+	const struct causes_cgroup *cg;
+	int sched_fd, irq_fd, softirq_fd, stat_fd;
+	int cg_fd[CAUSES_LEVELS];
+	int64_t slack;
+	/* the last read: after the previous wakeup, so before this sleep */
+	int64_t run_delay;
+	long nivcsw;
+	int cpu;
+	uint64_t thr[CAUSES_LEVELS]; /* nr_throttled + throttled_ns, summed: either rising */
+	/* the block snapshot of the per-CPU counters (irq, steal) */
+	int64_t blk_at, base_at;
+	int blk_cpu;
+	uint64_t blk_irq, base_irq, blk_steal;
+	uint64_t wakeups;
+	struct cause_rec *rec;
+	size_t nrec, cap;
+	bool oom;
+};
+/* Opens the readers in the calling thread and takes the first reading: 0 or -errno (no
+ * schedstat: then nothing can be attributed). */
+int causes_thread_open(struct causes_thread *t, const struct causes_cgroup *cg, int64_t now);
+void causes_thread_close(struct causes_thread *t);
+/* After a wakeup at now, late ns after its deadline: reads the per-thread counters (and
+ * the cgroup's where a level has a quota), and, when check, names the cause and records
+ * it. The reading is the "before" of the next sleep. Returns the cause, or -1 unchecked. */
+int causes_after(struct causes_thread *t, int64_t now, int64_t late, uint64_t cycle,
+                 uint64_t missed, bool check, int8_t *level);
+
+/* The cause table of the records later than threshold, summed over threads. count is
+ * late deadlines: a late wakeup counts once, plus once for every period it overran, which
+ * no wakeup served and the loop skipped (a 70 ms throttle at a 1 ms interval is 71 late
+ * deadlines and one wakeup): the share of the deadlines each cause cost. */
+struct cause_stat {
+	uint64_t count;   /* late deadlines: wakeups + the periods they overran */
+	uint64_t wakeups; /* late wakeups */
+	int64_t total_ns, max_ns;
+};
+struct cause_table {
+	int64_t threshold;
+	uint64_t late;         /* late deadlines (as cause_stat.count), all causes */
+	uint64_t late_wakeups; /* wakeups later than threshold */
+	struct cause_stat c[CAUSE_COUNT];
+	uint64_t level_count[CAUSES_LEVELS]; /* throttled wakeups per level */
+};
+void cause_table_add(struct cause_table *tab, const struct causes_thread *t, int64_t threshold);
+/* The level most throttled wakeups named, or -1. */
+int cause_table_level(const struct cause_table *tab);
+/* The cause with the largest count, or -1 without late wakeups. */
+int cause_table_top(const struct cause_table *tab);
+
+#endif

@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * probe_why.c: `punctual probe`'s "why late" section. Its own short loop of 1 ms periodic
+ * sleeps (measure/periodic.c, attributed by measure/causes.c) gives the cause of the late
+ * tail here and now; the cgroup's counters since it was created say whether the quota
+ * throttles this process's cgroup in general. A recommendation is made only when one cause
+ * holds most of the late deadlines, each naming what the figures point at.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <punctual/hist.h>
+#include "causes_render.h"
+#include "measure/periodic.h"
+#include "probe_why.h"
+
+static int procs_running(void)
+{
+	char buf[8192];
+	FILE *f = fopen("/proc/stat", "re");
+	int n = -1;
+	if (!f)
+		return -1;
+	while (fgets(buf, sizeof(buf), f))
+		if (sscanf(buf, "procs_running %d", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+void probe_why_measure(struct probe_why *w, bool quick)
+{
+	memset(w, 0, sizeof(*w));
+	w->run = true;
+	w->interval = 1000000;
+	w->duration = quick ? 1000000000LL : 3000000000LL;
+	causes_cgroup_init(&w->cg);
+	struct periodic_config c = {.interval = w->interval,
+	                            .duration = w->duration,
+	                            .explain = true,
+	                            .cg = &w->cg,
+	                            .nthreads = 1};
+	struct periodic_result *r = malloc(sizeof(*r));
+	if (!r)
+		die(1, "out of memory");
+	progress("probe: why late (%.0f s of 1 ms periodic sleeps)", (double)w->duration / 1e9);
+	int e = periodic_run(&c, 0, r);
+	if (e == -ENOMEM)
+		die(1, "out of memory");
+	if (e < 0)
+		die(1, "the periodic loop failed: %s", pn_strerror(e));
+	w->elapsed = r->elapsed;
+	w->cycles = pn_hist_count(&r->latency);
+	w->missed = r->missed;
+	w->early = r->early;
+	w->p50 = pn_hist_percentile(&r->latency, 50);
+	w->p99 = pn_hist_percentile(&r->latency, 99);
+	w->max = pn_hist_max(&r->latency);
+	w->status = r->causes_status;
+	cause_table_add(&w->tab, &r->causes, 2 * w->p50);
+	for (int i = 0; i < w->cg.n; i++)
+		w->st_status[i] = causes_cgroup_stat(&w->cg, i, &w->st[i]);
+	w->runnable = procs_running();
+	w->cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	periodic_free(r);
+	free(r);
+}
+
+int probe_why_reco(const struct probe_why *w, char *buf, size_t n)
+{
+	const struct cause_table *t = &w->tab;
+	int top = cause_table_top(t);
+	char a[32], b[32], c[32], d[32];
+	/* a dominant cause, over enough deadlines to be more than one accident */
+	if (!w->run || w->status < 0 || top < 0 || t->late < 10 || 2 * t->c[top].count < t->late ||
+	    t->c[top].wakeups < 2)
+		return 0;
+	double share = 100.0 * (double)t->c[top].count / (double)t->late;
+	fmt_ns(a, sizeof(a), (double)t->c[top].max_ns);
+	if (top == CAUSE_THROTTLED) {
+		int lv = cause_table_level(t);
+		if (lv < 0)
+			return 0;
+		const __typeof__(w->cg.lv[0]) *l = &w->cg.lv[lv];
+		snprintf(
+		        buf, n,
+		        "CFS throttling: %.0f%% of the late deadlines of a 1 ms loop (up to %s "
+		        "late) "
+		        "came from cgroup %s's quota, %s per %s (throttled in %llu of %llu periods "
+		        "since it was created). Raise the limit, shorten the period (a throttle "
+		        "lasts up to period - quota), or allow bursts (%s).",
+		        share, a, l->path, fmt_ns(b, sizeof(b), (double)l->quota_us * 1e3),
+		        fmt_ns(c, sizeof(c), (double)l->period_us * 1e3),
+		        (unsigned long long)w->st[lv].nr_throttled,
+		        (unsigned long long)w->st[lv].nr_periods,
+		        w->cg.v2 ? "cpu.max.burst" : "cpu.cfs_burst_us");
+		return 1;
+	}
+	if (top == CAUSE_PREEMPTED) {
+		snprintf(
+		        buf, n,
+		        "Preemption: %.0f%% of the late deadlines of a 1 ms loop (up to %s late) "
+		        "waited on the runqueue behind other runnable tasks (%d runnable now on %d "
+		        "CPUs). Give the latency-sensitive threads their own CPUs (taskset, "
+		        "cpusets), a better nice value, or SCHED_FIFO.",
+		        share, a, w->runnable, w->cpus);
+		return 1;
+	}
+	if (top == CAUSE_STOLEN || (top == CAUSE_WAKEUP && t->c[top].max_ns >= 1000000)) {
+		snprintf(buf, n,
+		         "%s: %.0f%% of the late deadlines of a 1 ms loop (up to %s late, p99 %s) "
+		         "had no cause inside this machine%s: the hypervisor %s. Ask for dedicated "
+		         "vCPUs or a less loaded host.",
+		         top == CAUSE_STOLEN ? "Steal time" : "Stalls", share, a,
+		         fmt_ns(d, sizeof(d), (double)w->p99),
+		         top == CAUSE_STOLEN ? " but steal time" : "",
+		         top == CAUSE_STOLEN ? "ran something else on this CPU"
+		                             : "most likely halted or descheduled the vCPU");
+		return 1;
+	}
+	return 0;
+}
+
+void probe_why_text(FILE *f, const struct probe_why *w)
+{
+	char a[32], b[32], c[32], lv[700];
+	fprintf(f, "\nwhy late (1 ms periodic sleeps, %.1f s)\n", (double)w->elapsed / 1e9);
+	fprintf(f, "  lateness        p50 %s, p99 %s, max %s; missed periods %llu\n",
+	        fmt_ns(a, sizeof(a), (double)w->p50), fmt_ns(b, sizeof(b), (double)w->p99),
+	        fmt_ns(c, sizeof(c), (double)w->max), (unsigned long long)w->missed);
+	if (w->status < 0)
+		fprintf(f, "  causes          unavailable: %s\n", pn_strerror(w->status));
+	else if (!w->tab.late)
+		fprintf(f, "  causes          no wakeup later than 2x the median\n");
+	else {
+		fprintf(f, "  causes of the %llu wakeups later than %s (2x the median):\n",
+		        (unsigned long long)w->tab.late_wakeups,
+		        fmt_ns(a, sizeof(a), (double)w->tab.threshold));
+		cause_text_table(f, &w->tab, &w->cg, "    ");
+	}
+	if (!w->cg.n)
+		fprintf(f, "  throttling      not possible: %s\n", w->cg.note);
+	for (int i = 0; i < w->cg.n; i++) {
+		cause_level_text(lv, sizeof(lv), &w->cg, i);
+		if (w->st_status[i] < 0)
+			fprintf(f, "  %s; cpu.stat unreadable: %s\n", lv,
+			        pn_strerror(w->st_status[i]));
+		else
+			fprintf(f,
+			        "  %s; throttled in %llu of %llu periods, %s in all, since "
+			        "created\n",
+			        lv, (unsigned long long)w->st[i].nr_throttled,
+			        (unsigned long long)w->st[i].nr_periods,
+			        fmt_ns(a, sizeof(a), (double)w->st[i].throttled_ns));
+	}
+}
+
+void probe_why_json(struct json *j, const struct probe_why *w)
+{
+	json_obj(j, "why_late");
+	json_int(j, "interval_ns", w->interval);
+	json_int(j, "elapsed_ns", w->elapsed);
+	json_uint(j, "cycles", w->cycles);
+	json_uint(j, "missed_periods", w->missed);
+	json_uint(j, "early", w->early);
+	json_int(j, "p50_ns", w->p50);
+	json_int(j, "p99_ns", w->p99);
+	json_int(j, "max_ns", w->max);
+	json_bool(j, "attributed", w->status == 0);
+	json_int(j, "threshold_ns", w->tab.threshold);
+	json_uint(j, "late_deadlines", w->tab.late);
+	json_uint(j, "late_wakeups", w->tab.late_wakeups);
+	cause_json_table(j, &w->tab, &w->cg);
+	cause_json_cgroup(j, &w->cg);
+	json_int_if(j, "runnable", w->runnable >= 0, w->runnable);
+	json_obj_end(j);
+}
+
+static void prom_label(FILE *f, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fputc('\\', f);
+		if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+}
+
+void probe_why_prom(FILE *f, const struct probe_why *w)
+{
+	fprintf(f,
+	        "# HELP punctual_late_deadlines Deadlines of the probe's 1 ms loop later than 2x "
+	        "its median (with the periods they overran), by cause.\n"
+	        "# TYPE punctual_late_deadlines gauge\n");
+	for (int c = 0; c < CAUSE_COUNT; c++)
+		fprintf(f, "punctual_late_deadlines{cause=\"%s\"} %llu\n", cause_name(c),
+		        (unsigned long long)w->tab.c[c].count);
+	static const struct {
+		const char *name, *help;
+	} m[] = {{"punctual_cgroup_cfs_periods_total", "CFS periods of a cgroup with a quota."},
+	         {"punctual_cgroup_cfs_throttled_periods_total",
+	          "CFS periods in which a cgroup with a quota was throttled."},
+	         {"punctual_cgroup_cfs_throttled_seconds_total",
+	          "Time a cgroup with a quota was throttled."}};
+	for (size_t k = 0; k < 3; k++) {
+		fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", m[k].name, m[k].help, m[k].name);
+		for (int i = 0; i < w->cg.n; i++) {
+			if (w->st_status[i] < 0)
+				continue;
+			fprintf(f, "%s{cgroup=\"", m[k].name);
+			prom_label(f, w->cg.lv[i].path);
+			const struct cg_stat *s = &w->st[i];
+			if (k == 2)
+				fprintf(f, "\"} %.9g\n", (double)s->throttled_ns / 1e9);
+			else
+				fprintf(f, "\"} %llu\n",
+				        (unsigned long long)(k == 0 ? s->nr_periods
+				                                    : s->nr_throttled));
+		}
+	}
+}

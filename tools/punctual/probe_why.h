@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/* probe_why.h: `punctual probe`'s "why late" section: a short periodic loop of its own,
+ * the causes of its late tail and the cgroup's throttling counters (probe_why.c). */
+#ifndef PUNCTUAL_PROBE_WHY_H
+#define PUNCTUAL_PROBE_WHY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "measure/causes.h"
+#include "tool.h"
+
+struct probe_why {
+	bool run;
+	int64_t interval, duration, elapsed;
+	uint64_t cycles, missed, early;
+	int64_t p50, p99, max; /* lateness, ns */
+	int status;            /* 0, or -errno: no attribution (causes_status) */
+	struct causes_cgroup cg;
+	struct cg_stat st[CAUSES_LEVELS]; /* each quota level's counters at the end */
+	int st_status[CAUSES_LEVELS];
+	struct cause_table tab; /* later than 2x the median */
+	int runnable, cpus;     /* procs_running (/proc/stat) at the end, CPUs online */
+};
+
+/* Measures (1 s with quick, else 3 s); exits 1 on failure (out of memory, the clock). */
+void probe_why_measure(struct probe_why *w, bool quick);
+/* A recommendation into buf when the figures support one (a dominant cause with enough
+ * late deadlines): 1, else 0. */
+int probe_why_reco(const struct probe_why *w, char *buf, size_t n);
+void probe_why_text(FILE *f, const struct probe_why *w);
+void probe_why_json(struct json *j, const struct probe_why *w);
+void probe_why_prom(FILE *f, const struct probe_why *w);
+
+#endif

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* sleep_periodic.h: `punctual sleep --periodic`, parsed by cmd_sleep.c, run and rendered by
+ * cmd_sleep_periodic.c. */
+#ifndef PUNCTUAL_SLEEP_PERIODIC_H
+#define PUNCTUAL_SLEEP_PERIODIC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* --stop-above hit: distinct from 1 (failure) and 2 (bad input); rtla's 2 would clash. */
+enum { EXIT_STOPPED = 3 };
+
+struct periodic_opts {
+	bool json;
+	int64_t interval, duration;
+	bool have_slack;
+	int64_t slack;
+	long fifo; /* --fifo / --priority; 0: SCHED_OTHER */
+	long cpu;  /* --cpu; -1: none */
+	long dma_latency;
+	bool explain;
+	int64_t explain_above; /* 0: 2x the median */
+	bool smp, mlock;
+	long threads;         /* 0: not given */
+	const char *affinity; /* the list as given, or NULL */
+	const char *histogram;
+	long histogram_max_us;
+	int64_t stop_above;
+};
+
+/* Checks what can be checked before measuring (the CPU list, the histogram file): exits 2
+ * with one line. */
+void sleep_periodic_check(struct periodic_opts *o);
+/* Runs and renders: 0, or EXIT_STOPPED when --stop-above stopped it; exits 1 on failure. */
+int sleep_periodic(struct periodic_opts *o);
+
+#endif
