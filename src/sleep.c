@@ -358,6 +358,7 @@ void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, i
 	}
 	now = clock_ns(clk);
 	if (now >= deadline) { /* the probe took what was left: a spin of nothing */
+		pn__sleep_cancel(p); /* the probe's slack goes back */
 		p->k = k;
 		p->start = p->now = p->target = now;
 		return;

@@ -348,6 +348,40 @@ static void test_keep_slack(void **state)
 	in_fresh_thread(keep_slack);
 }
 
+/* A first-sleep probe that takes the rest of the sleep (a loaded machine): the plan ends
+ * there, and the slack the probe lowered goes back (the shim left 1 ns behind). */
+static int slow_probe(void *ctx)
+{
+	int64_t until = *(const int64_t *)ctx;
+	while (pn_now() < until)
+		;
+	return 0;
+}
+
+static void *probe_takes_all(void *arg)
+{
+	(void)arg;
+	if (pn_slack_set(40000) != 0)
+		return "prctl failed";
+	int64_t deadline = pn_now() + 200 * US;
+	struct pn__probe probe = {slow_probe, &deadline};
+	struct pn__sleep_plan p;
+	pn__sleep_plan(&p, CLOCK_MONOTONIC, deadline, 10 * US,
+	               PN__SLEEP_KEEP_SLACK | PN__SLEEP_EINTR, &probe);
+	if (p.stop || p.kernel)
+		return "a plan whose probe took the whole sleep still waits";
+	if (pn_slack_get() != 40000)
+		return "the probe's slack stayed after the plan ended at its probe";
+	pn__sleep_finish(&p);
+	return NULL;
+}
+
+static void test_probe_takes_all(void **state)
+{
+	(void)state;
+	in_fresh_thread(probe_takes_all);
+}
+
 static volatile sig_atomic_t handled;
 static void count_signal(int sig)
 {
@@ -584,6 +618,7 @@ int main(void)
 	        cmocka_unit_test(test_stall_never_spin_only),
 	        cmocka_unit_test(test_spin_only_keeps_learning),
 	        cmocka_unit_test(test_keep_slack),
+	        cmocka_unit_test(test_probe_takes_all),
 	        cmocka_unit_test(test_spin_interrupted),
 	        cmocka_unit_test(test_probes_interrupted),
 	        cmocka_unit_test(test_stats_learning),
