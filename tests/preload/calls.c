@@ -18,6 +18,8 @@
 #include <string.h>
 #include <poll.h>
 #include <setjmp.h>
+#include <stdint.h>
+#include <ucontext.h>
 #include <sys/prctl.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -263,18 +265,40 @@ static void t_slack(void)
 }
 
 /* The first sleep of a new thread, signalled every 20 us during its first 100 us (while
- * the shim probes the wakeup latency): if a handler ran inside the call, the call returns
- * EINTR with the remaining time, as the kernel's would; if none did (a loaded machine
- * kept the sleeper off the CPU), it sleeps its 200 ms. */
-static long long first_entry, last_usr1; /* set by the sleeper and its handler */
+ * the shim probes the wakeup latency): if a handler interrupted a system call of it (the
+ * shim's or the kernel's sleep), the call returns EINTR with the remaining time, as the
+ * kernel's would; if none did (the handlers ran between system calls, which a loaded
+ * machine makes likely: the shim's code before its first one, or the program's before
+ * the call), it sleeps its 200 ms, as the kernel's would after a handler that ran just
+ * before it. */
+static long long first_entry;            /* set by the sleeper */
+static volatile sig_atomic_t in_syscall; /* a handler interrupted a system call (EINTR) */
 static int first_in;
 
-static void on_usr1(int sig)
+/* Whether the handler's context is a system call that returns EINTR: the saved return
+ * register holds -EINTR and the instruction before the saved pc is the system call
+ * (unknown architectures: assume it was). */
+static int interrupted_syscall(void *ctx)
+{
+	ucontext_t *uc = ctx;
+#if defined(__x86_64__)
+	const unsigned char *pc = (const unsigned char *)uc->uc_mcontext.gregs[REG_RIP];
+	return uc->uc_mcontext.gregs[REG_RAX] == -EINTR && pc[-2] == 0x0f && pc[-1] == 0x05;
+#elif defined(__aarch64__)
+	const uint32_t *pc = (const uint32_t *)uc->uc_mcontext.pc;
+	return (long)uc->uc_mcontext.regs[0] == -EINTR && pc[-1] == 0xd4000001u;
+#else
+	(void)uc;
+	return 1;
+#endif
+}
+
+static void on_usr1(int sig, siginfo_t *si, void *ctx)
 {
 	(void)sig;
-	long long t = ns(CLOCK_MONOTONIC);
-	if (__atomic_load_n(&first_in, __ATOMIC_ACQUIRE) && t > first_entry)
-		last_usr1 = t;
+	(void)si;
+	if (__atomic_load_n(&first_in, __ATOMIC_ACQUIRE) && interrupted_syscall(ctx))
+		in_syscall = 1;
 }
 
 static void *first_sleeper(void *arg)
@@ -289,7 +313,7 @@ static void *first_sleeper(void *arg)
 	__atomic_store_n(&first_in, 0, __ATOMIC_RELEASE);
 	long long first_exit = ns(CLOCK_MONOTONIC);
 	long long left = rem.tv_sec * 1000000000LL + rem.tv_nsec;
-	int signalled = last_usr1 > first_entry && last_usr1 < first_exit;
+	int signalled = in_syscall;
 	/* the kernel's remaining time counts to the timer's end, slack included */
 	int ok = signalled ? r == -1 && err == EINTR && left > 0 && left < 201000000 &&
 	                             first_exit - first_entry + left >= 199000000
@@ -306,7 +330,7 @@ static void t_first_sleep_signalled(void)
 	 * interrupted there: the case runs in the other builds. */
 	return;
 #endif
-	struct sigaction sa = {.sa_handler = on_usr1};
+	struct sigaction sa = {.sa_sigaction = on_usr1, .sa_flags = SA_SIGINFO};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGUSR1, &sa, NULL);
 	pthread_t t;
