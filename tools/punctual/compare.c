@@ -218,9 +218,9 @@ static void intervals(struct report *r, double z)
  * figures beside it are not comparable. */
 static bool param(const char *section, const char *key)
 {
-	static const char *const k[] = {
-	        "timers",       "min_delay_ns", "max_delay_ns", "precision_percent",
-	        "threshold_ns", "duration_ns",  "samples"};
+	static const char *const k[] = {"timers",       "min_delay_ns",
+	                                "max_delay_ns", "precision_percent",
+	                                "duration_ns",  "samples"};
 	(void)section;
 	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
 		if (strcmp(key, k[i]) == 0)
@@ -233,7 +233,7 @@ static bool ignored(const char *key)
 {
 	static const char *const k[] = {"rank",       "cycles_hz",        "limit",
 	                                "elapsed_ns", "tick_hz_estimate", "coarse_resolution_ns",
-	                                "slack_ns",   "backward"};
+	                                "slack_ns",   "backward",         "threshold_ns"};
 	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
 		if (strcmp(key, k[i]) == 0)
 			return true;
