@@ -30,7 +30,7 @@ json_ok "$J"
 jq_check "command and sides" '.command == "probe --compare" and .before.file != null and .after.file != null' "$J"
 jq_check "the slack is among the facts" 'any(.facts[]; .name == "system slack_self_ns" and .before == "50000" and .after == "1")' "$J"
 jq_check "every figure has a known verdict and rule" \
-	'all(.figures[]; (.verdict | IN("better","worse","same")) and (.rule | IN("quantile","factor","exact")))' "$J"
+	'all(.figures[]; (.verdict | IN("better","worse","same")) and (.rule | IN("quantile","range","factor","exact")))' "$J"
 jq_check "clock costs, sleep cells (p50, p99), timers and CPUs are compared" \
 	'([.figures[].section] | unique) as $s | ($s | contains(["clocks","sleeps","timers","cpus"]))
 	 and any(.figures[]; .figure | endswith("overshoot_ns p50"))
@@ -41,8 +41,8 @@ jq_check "... and none of the sleeps at the process's slack p50 worse" \
 	'all(.figures[] | select(.section == "sleeps" and (.figure | test("^(nanosleep|clock_nanosleep_abs).*process slack overshoot_ns p50$"))); .verdict != "worse")' "$J"
 jq_check "clock costs: the same (slack does not change them)" \
 	'all(.figures[] | select(.section == "clocks"); .verdict == "same")' "$J"
-jq_check "quantile rows carry their intervals, which hold their values" \
-	'all(.figures[] | select(.rule == "quantile"); .before_interval[0] <= .before and .before <= .before_interval[1] and .after_interval[0] <= .after and .after <= .after_interval[1])' "$J"
+jq_check "quantile and range rows carry their intervals, which hold their values" \
+	'all(.figures[] | select(.rule == "quantile" or .rule == "range"); .before_interval[0] <= .before and .before <= .before_interval[1] and .after_interval[0] <= .after and .after <= .after_interval[1])' "$J"
 jq_check "the summary counts the rows" \
 	'.summary.better + .summary.worse + .summary.same == (.figures | length) and .summary.better >= 1' "$J"
 

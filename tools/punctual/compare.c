@@ -8,6 +8,7 @@
  * gives two figures, p50 and p99. Figures both reports have are joined by name and get
  * a verdict that accounts for noise (the rules are at verdict(), and in punctual(1));
  * figures only one has are listed as skipped. System facts that differ come first.
+ * compare_render.c renders the result.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -17,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonread.h"
+#include "compare.h"
 #include "probe.h"
 
 #define MAX_INPUT (64 << 20)
@@ -27,32 +28,6 @@
 #define MIN_EFFECT 1.25
 /* pn_hist's resolution: a bucket is at most 1/64 of its lower bound wide. */
 #define HIST_RES (1.0 / 64)
-
-enum rule { R_QUANTILE, R_FACTOR, R_EXACT, R_PARAM };
-enum verdict { V_SAME, V_BETTER, V_WORSE };
-static const char *const rule_name[] = {"quantile", "factor", "exact", "parameter"};
-static const char *const verdict_name[] = {"same", "better", "worse"};
-
-struct fig {
-	char section[32];
-	char name[192];     /* unique in its section */
-	char parent[192];   /* the object it is in (section/name), for parameters */
-	double v, lo, hi;   /* the value and, for R_QUANTILE, its interval */
-	const struct jv *h; /* R_QUANTILE: the histogram, and the quantile */
-	double q;
-	enum rule rule;
-	int dir;   /* -1 lower is better, +1 higher is better */
-	bool time; /* a duration in ns */
-	bool used;
-};
-
-struct report {
-	const char *file;
-	struct jv *doc;
-	double slack_self; /* -1 when the report does not say */
-	struct fig *f;
-	size_t n, cap;
-};
 
 /* ---- reading ---------------------------------------------------------------------- */
 
@@ -288,9 +263,20 @@ static void object(struct report *r, const char *section, const char *path, cons
 		snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? " " : "", key);
 		if (ignored(key) || (identity(key) && m->type != JV_OBJ && m->type != JV_ARR))
 			continue;
+		char min[64], base[64];
+		double lo;
+		snprintf(min, sizeof(min), "%s_min", key);
+		snprintf(base, sizeof(base), "%.*s", (int)strlen(key) - 4, key);
+		if (m->type == JV_NUM && ends_with(key, "_min") && jv_get(o, base))
+			continue; /* the low end of its figure's range */
 		if (m->type == JV_NUM)
 			number(r, section, path, key, m->num);
-		else if (m->type == JV_OBJ && is_hist(m)) {
+		if (m->type == JV_NUM && jv_num(o, min, &lo) && lo <= m->num) {
+			struct fig *f = &r->f[r->n - 1]; /* a figure with its range [min, it] */
+			f->rule = R_RANGE;
+			f->lo = lo;
+			f->hi = m->num;
+		} else if (m->type == JV_OBJ && is_hist(m)) {
 			quantile(add(r, section, path, "%s p50", sub), m, 0.5);
 			quantile(add(r, section, path, "%s p99", sub), m, 0.99);
 		} else if (m->type == JV_OBJ || m->type == JV_ARR)
@@ -376,10 +362,6 @@ static void figures(struct report *r)
 }
 
 /* ---- facts ------------------------------------------------------------------------ */
-
-struct fact {
-	char name[64], before[192], after[192];
-};
 
 /* A scalar or an array of scalars as text, "" when absent. */
 static void scalar(const struct jv *v, char *b, size_t n)
@@ -468,6 +450,10 @@ static enum verdict verdict(const struct fig *a, const struct fig *b)
 		lower = b->hi < a->lo && b->v * MIN_EFFECT < a->v;
 		higher = b->lo > a->hi && b->v > a->v * MIN_EFFECT;
 		break;
+	case R_RANGE:
+		lower = b->hi < a->lo && b->v * MIN_EFFECT < a->v;
+		higher = b->lo > a->hi && b->v > a->v * MIN_EFFECT;
+		break;
 	case R_EXACT:
 		lower = b->v < a->v;
 		higher = b->v > a->v;
@@ -481,16 +467,6 @@ static enum verdict verdict(const struct fig *a, const struct fig *b)
 		return V_SAME;
 	return (lower ? -1 : +1) == a->dir ? V_BETTER : V_WORSE;
 }
-
-struct row {
-	const struct fig *a, *b;
-	enum verdict v;
-};
-
-struct skip {
-	const char *name, *section;
-	char why[512];
-};
 
 static const struct fig *find(const struct report *r, const struct fig *f)
 {
@@ -510,17 +486,6 @@ static bool under(const struct fig *f, const char *section, const char *parent)
 	       (strncmp(f->name, parent, n) == 0 && (f->name[n] == ' ' || f->name[n] == '\0'));
 }
 
-static const char *value_text(char *b, size_t n, const struct fig *f)
-{
-	if (isnan(f->v))
-		snprintf(b, n, "unsupported");
-	else if (f->time)
-		fmt_ns(b, n, f->v);
-	else
-		snprintf(b, n, "%.6g", f->v);
-	return b;
-}
-
 /* ---- the command ------------------------------------------------------------------ */
 
 static const char usage[] =
@@ -535,135 +500,6 @@ static const char usage[] =
         "  -j, --json           JSON\n"
         "  -w, --fail-on-worse  exit 3 when a figure got worse (for CI)\n"
         "  -h, --help           this text\n";
-
-/* A figure's name for the table: without the "_ns" its value's unit says. */
-static void display(char *b, size_t n, const char *name)
-{
-	size_t k = 0;
-	for (const char *p = name; *p && k + 1 < n; p++) {
-		if (strncmp(p, "_ns", 3) == 0 && (p[3] == ' ' || p[3] == '\0')) {
-			p += 2;
-			continue;
-		}
-		b[k++] = *p;
-	}
-	b[k] = '\0';
-}
-
-static void render_text(const struct report *a, const struct report *b, const struct fact *fa,
-                        size_t nf, const struct row *rows, size_t nr, const struct skip *sk,
-                        size_t ns, const int count[3])
-{
-	fprintf(out, "punctual probe --compare: %s -> %s\n\n", a->file, b->file);
-	if (nf) {
-		fprintf(out, "facts that differ\n");
-		for (size_t i = 0; i < nf; i++)
-			fprintf(out, "  %-24s %s -> %s\n", fa[i].name, fa[i].before, fa[i].after);
-	} else {
-		fprintf(out, "facts: the same system (kernel, clocksource, slack, CPUs)\n");
-	}
-	const char *sect = "";
-	size_t zeros = 0;
-	for (size_t i = 0; i < nr; i++) {
-		const struct row *r = &rows[i];
-		if (r->a->rule == R_EXACT && r->a->v == 0 && r->b->v == 0 &&
-		    ends_with(r->a->name, " early")) {
-			zeros++; /* a cell's early returns: 0 in both, the invariant */
-			continue;
-		}
-		if (strcmp(sect, r->a->section) != 0) {
-			sect = r->a->section;
-			fprintf(out, "\n%-60s %12s %12s %8s  %s\n", sect, "before", "after",
-			        "ratio", "verdict");
-		}
-		char name[192];
-		display(name, sizeof(name), r->a->name);
-		char x[48], y[48], q[24] = "-";
-		if (r->a->v != 0)
-			snprintf(q, sizeof(q), "%.3g", r->b->v / r->a->v);
-		fprintf(out, "  %-58.58s %12s %12s %8s  %s\n", name, value_text(x, sizeof(x), r->a),
-		        value_text(y, sizeof(y), r->b), q, verdict_name[r->v]);
-	}
-	if (zeros)
-		fprintf(out, "  (and %zu early-return counts, 0 in both)\n", zeros);
-	if (ns) {
-		fprintf(out, "\nskipped (%zu figures not in both reports or not comparable)\n", ns);
-		for (size_t i = 0; i < ns; i++)
-			fprintf(out, "  %s %s: %s\n", sk[i].section, sk[i].name, sk[i].why);
-	}
-	fprintf(out, "\n%d better, %d worse, %d the same (of %zu figures both reports have)\n",
-	        count[V_BETTER], count[V_WORSE], count[V_SAME], nr);
-}
-
-static void side(struct json *j, const char *key, const struct report *r)
-{
-	json_obj(j, key);
-	json_str(j, "file", r->file);
-	json_str(j, "version", jv_str(r->doc, "version"));
-	json_obj_end(j);
-}
-
-static void render_json(const struct report *a, const struct report *b, const struct fact *fa,
-                        size_t nf, const struct row *rows, size_t nr, const struct skip *sk,
-                        size_t ns, const int count[3])
-{
-	struct json j;
-	json_report_begin(&j, out, "probe --compare");
-	side(&j, "before", a);
-	side(&j, "after", b);
-	json_arr(&j, "facts");
-	for (size_t i = 0; i < nf; i++) {
-		json_obj(&j, NULL);
-		json_str(&j, "name", fa[i].name);
-		json_str(&j, "before", fa[i].before);
-		json_str(&j, "after", fa[i].after);
-		json_obj_end(&j);
-	}
-	json_arr_end(&j);
-	json_arr(&j, "figures");
-	for (size_t i = 0; i < nr; i++) {
-		const struct row *r = &rows[i];
-		json_obj(&j, NULL);
-		json_str(&j, "section", r->a->section);
-		json_str(&j, "figure", r->a->name);
-		json_str(&j, "unit", r->a->time ? "ns" : "");
-		json_num(&j, "before", r->a->v);
-		json_num(&j, "after", r->b->v);
-		if (r->a->v != 0)
-			json_num(&j, "ratio", r->b->v / r->a->v);
-		else
-			json_null(&j, "ratio");
-		json_str(&j, "rule", rule_name[r->a->rule]);
-		if (r->a->rule == R_QUANTILE) {
-			json_arr(&j, "before_interval");
-			json_num(&j, NULL, r->a->lo);
-			json_num(&j, NULL, r->a->hi);
-			json_arr_end(&j);
-			json_arr(&j, "after_interval");
-			json_num(&j, NULL, r->b->lo);
-			json_num(&j, NULL, r->b->hi);
-			json_arr_end(&j);
-		}
-		json_str(&j, "verdict", verdict_name[r->v]);
-		json_obj_end(&j);
-	}
-	json_arr_end(&j);
-	json_arr(&j, "skipped");
-	for (size_t i = 0; i < ns; i++) {
-		json_obj(&j, NULL);
-		json_str(&j, "section", sk[i].section);
-		json_str(&j, "figure", sk[i].name);
-		json_str(&j, "reason", sk[i].why);
-		json_obj_end(&j);
-	}
-	json_arr_end(&j);
-	json_obj(&j, "summary");
-	json_int(&j, "better", count[V_BETTER]);
-	json_int(&j, "worse", count[V_WORSE]);
-	json_int(&j, "same", count[V_SAME]);
-	json_obj_end(&j);
-	json_end(&j);
-}
 
 /* Skips the figures under (section, parent) in both reports, listing each once. */
 static void skip_under(struct report *a, struct report *b, const char *section, const char *parent,
@@ -699,7 +535,8 @@ static void parameters(struct report *a, struct report *b, struct skip *sk, size
 				skip_under(a, b, p->section, p->name, sk, ns, why);
 			} else if (q && !isnan(q->v) && q->v != p->v && k == 0) {
 				snprintf(why, sizeof(why), "different runs: %s %s -> %s", p->name,
-				         value_text(x, sizeof(x), p), value_text(y, sizeof(y), q));
+				         compare_value(x, sizeof(x), p),
+				         compare_value(y, sizeof(y), q));
 				skip_under(a, b, p->section, p->parent, sk, ns, why);
 			}
 		}
@@ -777,9 +614,9 @@ int probe_compare(int argc, char **argv)
 
 	out_open();
 	if (json)
-		render_json(&a, &b, fa, nf, rows, nr, sk, ns, count);
+		compare_json(&a, &b, fa, nf, rows, nr, sk, ns, count);
 	else
-		render_text(&a, &b, fa, nf, rows, nr, sk, ns, count);
+		compare_text(&a, &b, fa, nf, rows, nr, sk, ns, count);
 	out_commit();
 	free(rows);
 	free(sk);
