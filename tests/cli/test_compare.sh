@@ -39,8 +39,13 @@ jq_check "sleeps at the process's slack: some row better (50 us -> 1 ns)" \
 	'any(.figures[]; .section == "sleeps" and (.figure | test("process slack")) and .verdict == "better")' "$J"
 jq_check "... and none of the sleeps at the process's slack p50 worse" \
 	'all(.figures[] | select(.section == "sleeps" and (.figure | test("^(nanosleep|clock_nanosleep_abs).*process slack overshoot_ns p50$"))); .verdict != "worse")' "$J"
-jq_check "clock costs: the same (slack does not change them)" \
-	'all(.figures[] | select(.section == "clocks"); .verdict == "same")' "$J"
+# (the reads through the vDSO and the counter instructions; the CPU-time clocks, system
+# calls, can cost 1000x more in every round of a run beside CPU hogs)
+jq_check "clock costs through the vDSO and instructions: the same (slack does not change them)" \
+	--slurpfile a "$A" '[$a[0].clocks.sources[] | select(.path == "vdso" or .path == "instruction") | .id + " ns_per_read"] as $ids
+	| ($ids | length) > 0 and all(.figures[] | select(.section == "clocks" and (.figure | IN($ids[]))); .verdict == "same")' "$J"
+jq_check "every clock both have is compared" --slurpfile a "$A" \
+	'([.figures[] | select(.section == "clocks")] | length) == ($a[0].clocks.sources | length)' "$J"
 jq_check "quantile and range rows carry their intervals, which hold their values" \
 	'all(.figures[] | select(.rule == "quantile" or .rule == "range"); .before_interval[0] <= .before and .before <= .before_interval[1] and .after_interval[0] <= .after and .after <= .after_interval[1])' "$J"
 jq_check "the summary counts the rows" \

@@ -450,9 +450,9 @@ static enum verdict verdict(const struct fig *a, const struct fig *b)
 		lower = b->hi < a->lo && b->v * MIN_EFFECT < a->v;
 		higher = b->lo > a->hi && b->v > a->v * MIN_EFFECT;
 		break;
-	case R_RANGE:
-		lower = b->hi < a->lo && b->v * MIN_EFFECT < a->v;
-		higher = b->lo > a->hi && b->v > a->v * MIN_EFFECT;
+	case R_RANGE: /* apart by MIN_EFFECT: a median against the other's cheapest round */
+		lower = b->hi * MIN_EFFECT < a->lo;
+		higher = b->lo > a->hi * MIN_EFFECT;
 		break;
 	case R_EXACT:
 		lower = b->v < a->v;
