@@ -30,7 +30,7 @@ json_ok "$J"
 jq_check "command and sides" '.command == "probe --compare" and .before.file != null and .after.file != null' "$J"
 jq_check "the slack is among the facts" 'any(.facts[]; .name == "system slack_self_ns" and .before == "50000" and .after == "1")' "$J"
 jq_check "every figure has a known verdict and rule" \
-	'all(.figures[]; (.verdict | IN("better","worse","same")) and (.rule | IN("quantile","range","factor","exact")))' "$J"
+	'all(.figures[]; (.verdict | IN("better","worse","same")) and (.rule | IN("quantile","range","count","factor","exact")))' "$J"
 jq_check "clock costs, sleep cells (p50, p99), timers and CPUs are compared" \
 	'([.figures[].section] | unique) as $s | ($s | contains(["clocks","sleeps","timers","cpus"]))
 	 and any(.figures[]; .figure | endswith("overshoot_ns p50"))

@@ -26,6 +26,8 @@
 #define FACTOR 2.0
 /* A quantile's smallest change: what one shared machine drifts between two runs. */
 #define MIN_EFFECT 1.25
+/* A count changes beyond this many standard deviations of its Poisson noise. */
+#define COUNT_Z 3.0
 /* pn_hist's resolution: a bucket is at most 1/64 of its lower bound wide. */
 #define HIST_RES (1.0 / 64)
 
@@ -242,6 +244,8 @@ static void number(struct report *r, const char *section, const char *path, cons
 	} else if (strcmp(section, "cpus") == 0) {
 		f->rule = R_EXACT;
 		f->dir = +1; /* more CPUs for the process */
+	} else if (!f->time && v >= 0 && v == floor(v)) {
+		f->rule = R_COUNT; /* events counted in one run */
 	} else {
 		f->rule = R_FACTOR;
 	}
@@ -453,6 +457,10 @@ static enum verdict verdict(const struct fig *a, const struct fig *b)
 	case R_RANGE: /* apart by MIN_EFFECT: a median against the other's cheapest round */
 		lower = b->hi * MIN_EFFECT < a->lo;
 		higher = b->lo > a->hi * MIN_EFFECT;
+		break;
+	case R_COUNT: /* two Poisson counts: their difference's sd is sqrt(a + b) */
+		lower = a->v - b->v > COUNT_Z * sqrt(a->v + b->v);
+		higher = b->v - a->v > COUNT_Z * sqrt(a->v + b->v);
 		break;
 	case R_EXACT:
 		lower = b->v < a->v;

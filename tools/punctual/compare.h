@@ -9,7 +9,7 @@
 
 #include "jsonread.h"
 
-enum rule { R_QUANTILE, R_RANGE, R_FACTOR, R_EXACT, R_PARAM };
+enum rule { R_QUANTILE, R_RANGE, R_COUNT, R_FACTOR, R_EXACT, R_PARAM };
 enum verdict { V_SAME, V_BETTER, V_WORSE };
 
 struct fig {

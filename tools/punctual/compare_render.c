@@ -7,7 +7,8 @@
 #include "compare.h"
 #include "tool.h"
 
-static const char *const rule_name[] = {"quantile", "range", "factor", "exact", "parameter"};
+static const char *const rule_name[] = {"quantile", "range", "count",
+                                        "factor",   "exact", "parameter"};
 static const char *const verdict_name[] = {"same", "better", "worse"};
 
 const char *compare_value(char *b, size_t n, const struct fig *f)
