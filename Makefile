@@ -6,7 +6,7 @@ PREFIX ?= /usr/local
 RUN_ARGS ?= probe
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all run test test-asan test-tsan test-load bench fuzz install bootstrap release debug format clean
+.PHONY: all run test test-asan test-tsan test-load bench fuzz install package bootstrap release debug format clean
 
 all: release
 
@@ -65,6 +65,14 @@ fuzz: bootstrap
 
 install: release
 	@cmake --install build/release --prefix $(PREFIX)
+
+# A Debian package (CPack) of what `make install` installs, for the prefix /usr:
+# build/package/punctual_VERSION_ARCH.deb.
+package: bootstrap
+	@cmake -S . -B build/package -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
+		-DPUNCTUAL_TESTS=OFF -DPUNCTUAL_BENCH=OFF >/dev/null
+	@cmake --build build/package -j $(JOBS)
+	@cd build/package && cpack -G DEB >/dev/null && ls -1 "$$PWD"/*.deb
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')

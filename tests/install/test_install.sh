@@ -11,8 +11,9 @@ mkdir -p "$WORK"
 P=$WORK/prefix
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
+# configured for the prefix it is installed to: the systemd unit names its binary
 cmake -S "$SRC" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Release -DPUNCTUAL_TESTS=OFF \
-	-DPUNCTUAL_BENCH=OFF -DCMAKE_C_COMPILER="$CC" >/dev/null
+	-DPUNCTUAL_BENCH=OFF -DCMAKE_C_COMPILER="$CC" -DCMAKE_INSTALL_PREFIX="$P" >/dev/null
 cmake --build "$WORK/build" -j 2 >/dev/null
 cmake --install "$WORK/build" --prefix "$P" >/dev/null
 
@@ -64,6 +65,25 @@ LD_LIBRARY_PATH=$LIB "$WORK/example" >"$WORK/example.out" || fail "README exampl
 [ -s "$P/share/bash-completion/completions/punctual" ] || fail "bash completion not installed"
 PUNCTUAL_PRELOAD= "$P/bin/punctual" run --precise -- sh -c 'echo "$LD_PRELOAD"' |
 	grep -q "libpunctual-preload.so" || fail "installed punctual run --precise"
+
+# the systemd units: installed under the prefix, naming the installed binary, and valid
+U=$P/lib/systemd/system
+for u in punctual-probe.service punctual-probe.timer; do
+	[ -s "$U/$u" ] || fail "not installed: $U/$u"
+done
+grep -qx "ExecStart=$P/bin/punctual probe \$PUNCTUAL_PROBE_OPTIONS --prom \${PUNCTUAL_TEXTFILE_DIR}/punctual.prom" \
+	"$U/punctual-probe.service" || fail "punctual-probe.service: ExecStart is not the installed punctual probe --prom"
+grep -q '^Type=oneshot$' "$U/punctual-probe.service" || fail "punctual-probe.service is not a oneshot"
+grep -q '^EnvironmentFile=-/etc/default/punctual-probe$' "$U/punctual-probe.service" ||
+	fail "punctual-probe.service reads no environment file"
+grep -q '^OnUnitActiveSec=15min$' "$U/punctual-probe.timer" && grep -q '^RandomizedDelaySec=' "$U/punctual-probe.timer" ||
+	fail "punctual-probe.timer: not every 15 min with a randomized delay"
+if command -v systemd-analyze >/dev/null; then
+	systemd-analyze verify "$U/punctual-probe.service" "$U/punctual-probe.timer" >"$WORK/verify.log" 2>&1 ||
+		fail "systemd-analyze verify: $(head -n 3 "$WORK/verify.log")"
+else
+	echo "SKIP: systemd-analyze verify: systemd-analyze is not installed"
+fi
 
 # the installed tool runs
 "$P/bin/punctual" --version | grep -q '^punctual ' || fail "installed tool"

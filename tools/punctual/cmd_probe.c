@@ -27,6 +27,7 @@
 
 static const char usage[] =
         "usage: punctual probe [--quick] [--json] [--prom FILE] [--plot DIR]\n"
+        "       punctual probe --compare BEFORE.json AFTER.json [--json] [--fail-on-worse]\n"
         "\n"
         "The timing report for this host or container: system facts, what clocks cost,\n"
         "how late sleeps wake (current timer slack, 1 ns, pn_sleep_until), timer\n"
@@ -41,6 +42,8 @@ static const char usage[] =
         "                    node_exporter's textfile collector (a device or a FIFO is\n"
         "                    written in place; a symbolic link is written through)\n"
         "  -P, --plot DIR    also write PNG and SVG charts to DIR (needs gnuplot)\n"
+        "      --compare     two --json reports side by side (punctual probe --compare\n"
+        "                    --help)\n"
         "  -h, --help        this text\n";
 
 /* ---- system ---------------------------------------------------------------------- */
@@ -311,6 +314,9 @@ int cmd_probe(int argc, char **argv)
 	        {"help", no_argument, NULL, 'h'},       {0},
 	};
 	tool_cmd = "probe";
+	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--compare") == 0)
+			return probe_compare(argc, argv);
 	static struct probe p;
 	const char *prom = NULL, *plot = NULL;
 	bool json = false;

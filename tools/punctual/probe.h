@@ -71,5 +71,7 @@ void probe_plot_check(const char *dir);
 /* PNG and SVG charts through gnuplot into dir (created if missing; the data and the
  * scripts with file_write); 0 or -errno; exits 1 without gnuplot. */
 int probe_plot(const struct probe *p, const char *dir);
+/* `punctual probe --compare BEFORE AFTER` (compare.c): its own options; exit status. */
+int probe_compare(int argc, char **argv);
 
 #endif

@@ -203,6 +203,7 @@ void probe_render_json(const struct probe *p)
 		json_str(&j, "id", r->id);
 		json_str(&j, "path", r->path);
 		json_num(&j, "ns_per_read", r->cost_median);
+		json_num(&j, "ns_per_read_min", r->cost_min); /* probe --compare's noise */
 		json_int(&j, "rank", r->rank);
 		json_uint(&j, "backward", r->backward_same + (r->ordered ? r->backward_cross : 0));
 		json_obj_end(&j);

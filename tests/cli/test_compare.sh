@@ -1,0 +1,115 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# test_compare.sh: `punctual probe --compare` on a real pair of reports from this host,
+# the same probe under `punctual run --slack 50us` and `--slack 1ns`: the timer slack is
+# the fact that differs, the sleeps at the process's slack come out better, the clocks the
+# same, the reverse comparison worse (--fail-on-worse: status 3); a report against itself
+# is all "same"; reports with different cells, workloads or sections compare on what they
+# share and list what they skipped; bad input exits 2 with one line. Two --quick probes
+# in all, reused by every check.
+. "$(dirname "$0")/lib.sh"
+
+run_cmd "$PN" run --slack 50us -- "$PN" probe --quick --json
+check "probe under --slack 50us (got $RC: $(head -c 200 "$ERR"))" test "$RC" -eq 0
+A=$TMP/a.json
+cp "$OUT" "$A"
+run_cmd "$PN" run --slack 1ns -- "$PN" probe --quick --json
+check "probe under --slack 1ns (got $RC: $(head -c 200 "$ERR"))" test "$RC" -eq 0
+B=$TMP/b.json
+cp "$OUT" "$B"
+
+ok probe --compare "$A" "$B"
+T=$OUT
+check "the text names the slack as the fact that differs" grep -q '^  system slack_self_ns  *50000 -> 1$' "$T"
+check "the text has a row per section" grep -q '^clocks ' "$T"
+check "... and the summary line" grep -Eq '^[0-9]+ better, [0-9]+ worse, [0-9]+ the same' "$T"
+
+ok probe --compare --json "$A" "$B"
+J=$OUT
+json_ok "$J"
+jq_check "command and sides" '.command == "probe --compare" and .before.file != null and .after.file != null' "$J"
+jq_check "the slack is among the facts" 'any(.facts[]; .name == "system slack_self_ns" and .before == "50000" and .after == "1")' "$J"
+jq_check "every figure has a known verdict and rule" \
+	'all(.figures[]; (.verdict | IN("better","worse","same")) and (.rule | IN("quantile","range","count","factor","exact")))' "$J"
+jq_check "clock costs, sleep cells (p50, p99), timers and CPUs are compared" \
+	'([.figures[].section] | unique) as $s | ($s | contains(["clocks","sleeps","timers","cpus"]))
+	 and any(.figures[]; .figure | endswith("overshoot_ns p50"))
+	 and any(.figures[]; .figure | endswith("overshoot_ns p99"))' "$J"
+jq_check "sleeps at the process's slack: some row better (50 us -> 1 ns)" \
+	'any(.figures[]; .section == "sleeps" and (.figure | test("process slack")) and .verdict == "better")' "$J"
+jq_check "... and none of the sleeps at the process's slack p50 worse" \
+	'all(.figures[] | select(.section == "sleeps" and (.figure | test("^(nanosleep|clock_nanosleep_abs).*process slack overshoot_ns p50$"))); .verdict != "worse")' "$J"
+# (the reads through the vDSO and the counter instructions; the CPU-time clocks, system
+# calls, can cost 1000x more in every round of a run beside CPU hogs)
+jq_check "clock costs through the vDSO and instructions: the same (slack does not change them)" \
+	--slurpfile a "$A" '[$a[0].clocks.sources[] | select(.path == "vdso" or .path == "instruction") | .id + " ns_per_read"] as $ids
+	| ($ids | length) > 0 and all(.figures[] | select(.section == "clocks" and (.figure | IN($ids[]))); .verdict == "same")' "$J"
+jq_check "every clock both have is compared" --slurpfile a "$A" \
+	'([.figures[] | select(.section == "clocks")] | length) == ($a[0].clocks.sources | length)' "$J"
+jq_check "quantile and range rows carry their intervals, which hold their values" \
+	'all(.figures[] | select(.rule == "quantile" or .rule == "range"); .before_interval[0] <= .before and .before <= .before_interval[1] and .after_interval[0] <= .after and .after <= .after_interval[1])' "$J"
+jq_check "the summary counts the rows" \
+	'.summary.better + .summary.worse + .summary.same == (.figures | length) and .summary.better >= 1' "$J"
+
+# the reverse: what was better is worse; --fail-on-worse turns it into status 3
+run probe --compare --json "$B" "$A"
+json_ok "$OUT"
+jq_check "reversed: some sleep row worse" \
+	'any(.figures[]; .section == "sleeps" and .verdict == "worse")' "$OUT"
+run probe --compare --fail-on-worse "$B" "$A"
+check "--fail-on-worse with a worse row: status 3 (got $RC)" test "$RC" -eq 3
+check "... and the table still printed" grep -q 'worse' "$OUT"
+
+# a report against itself: every row the same, --fail-on-worse exits 0; stdin as -
+run_cmd sh -c '"$0" probe --compare --json --fail-on-worse - "$1" <"$1"' "$PN" "$A"
+json_ok "$OUT"
+jq_check "itself (one side from stdin): every row the same, no fact differs" \
+	'.summary.better == 0 and .summary.worse == 0 and (.facts | length) == 0 and .before.file == "-"' "$OUT"
+
+# different cells, workloads, sections: compared on what they share, the rest listed
+jq 'del(.timers) | .sleeps.cells |= map(select(.mechanism != "select")) | .why_late = {causes: [{cause: "throttled", count: 3}]}' "$A" >"$TMP/c.json"
+jq '.timers.timers = 300 | .why_late = {causes: [{cause: "throttled", count: 3}, {cause: "irq", count: 1}]} | .sleeps.cells[0].supported = false' "$B" >"$TMP/d.json"
+run probe --compare --json "$TMP/c.json" "$TMP/d.json"
+json_ok "$OUT"
+jq_check "cells only one report has are skipped, named" \
+	'any(.skipped[]; (.figure | startswith("select ")) and (.reason | startswith("only in")))' "$OUT"
+jq_check "an unsupported cell is skipped as such" 'any(.skipped[]; .reason | startswith("unsupported in"))' "$OUT"
+jq_check "a section it does not know is compared too (why_late)" \
+	'any(.figures[]; .section == "why_late" and .figure == "throttled count" and .verdict == "same")' "$OUT"
+jq_check "... and its member only one has is skipped" 'any(.skipped[]; .figure == "irq count")' "$OUT"
+jq '.timers.timers = 300' "$B" >"$TMP/e.json"
+run probe --compare --json "$B" "$TMP/e.json"
+jq_check "a different workload (timers 100 -> 300) skips that section, saying why" \
+	'(all(.figures[]; .section != "timers")) and any(.skipped[]; .section == "timers" and (.reason | test("different runs: timers 100 -> 300")))' "$OUT"
+
+# bad input: exit 2, one line, nothing on stdout
+printf '{"tool": "punctual", "command": "probe", "sleeps": [1,]}' >"$TMP/trailing.json"
+printf '{"tool": "punctual",' >"$TMP/cut.json"
+printf '\xff' >"$TMP/bytes.json"
+: >"$TMP/empty.json"
+printf '[1, 2]' >"$TMP/array.json"
+printf '{"tool": "punctual", "command": "probe", "notes": "x"}' >"$TMP/nothing.json"
+run cpus --json
+cp "$OUT" "$TMP/cpus.json"
+run probe --compare --json "$A" "$A"
+cp "$OUT" "$TMP/cmp.json"
+usage_error "No such file or directory" probe --compare "$A" "$TMP/missing.json"
+usage_error "not valid JSON: line 1, column 55: a trailing comma" probe --compare "$TMP/trailing.json" "$A"
+usage_error "not valid JSON" probe --compare "$A" "$TMP/cut.json"
+usage_error "not valid JSON" probe --compare "$A" "$TMP/bytes.json"
+usage_error "not valid JSON" probe --compare "$A" "$TMP/empty.json"
+usage_error "not a punctual report" probe --compare "$A" "$TMP/array.json"
+usage_error "a report of 'punctual cpus'" probe --compare "$TMP/cpus.json" "$A"
+usage_error "a report of 'punctual probe --compare'" probe --compare "$A" "$TMP/cmp.json"
+usage_error "no figure in common" probe --compare "$A" "$TMP/nothing.json"
+usage_error "needs two reports" probe --compare "$A"
+usage_error "needs two reports" probe --compare "$A" "$B" "$B"
+usage_error "only one report can come from standard input" probe --compare - -
+usage_error "unknown option '--quick'" probe --compare --quick "$A" "$B"
+usage_error "Is a directory" probe --compare "$A" "$TMP"
+
+# --prom into a directory that does not exist: one line, before anything is measured
+# (no progress, no report: the status and stderr say it)
+usage_error "directory $TMP/none does not exist" probe --quick --prom "$TMP/none/p.prom"
+
+finish

@@ -1,0 +1,636 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * compare.c: `punctual probe --compare BEFORE AFTER`: two probe reports (--json) side by
+ * side. The reports are read with jsonread.c and walked generically, so that sections a
+ * version adds are compared without this file knowing them: every number becomes a
+ * figure named by its path, an array element by the members that identify it (a sleep
+ * cell by mechanism, interval and which slack), and a histogram ({count, p50, p99, ...})
+ * gives two figures, p50 and p99. Figures both reports have are joined by name and get
+ * a verdict that accounts for noise (the rules are at verdict(), and in punctual(1));
+ * figures only one has are listed as skipped. System facts that differ come first.
+ * compare_render.c renders the result.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+#include "probe.h"
+
+#define MAX_INPUT (64 << 20)
+/* A figure without a spread of its own changes only beyond this factor. */
+#define FACTOR 2.0
+/* A quantile's smallest change: what one shared machine drifts between two runs. */
+#define MIN_EFFECT 1.25
+/* A count changes beyond this many standard deviations of its Poisson noise. */
+#define COUNT_Z 3.0
+/* pn_hist's resolution: a bucket is at most 1/64 of its lower bound wide. */
+#define HIST_RES (1.0 / 64)
+
+/* ---- reading ---------------------------------------------------------------------- */
+
+static char *slurp(const char *file, size_t *n)
+{
+	FILE *f = strcmp(file, "-") == 0 ? stdin : fopen(file, "rb");
+	if (!f)
+		die(EXIT_USAGE, "--compare %s: %s", file, strerror(errno));
+	size_t cap = 1 << 16, len = 0;
+	char *b = malloc(cap);
+	if (!b)
+		die(1, "out of memory");
+	for (;;) {
+		size_t k = fread(b + len, 1, cap - len, f);
+		len += k;
+		if (k == 0)
+			break;
+		if (len == cap) {
+			if (cap >= MAX_INPUT)
+				die(EXIT_USAGE,
+				    "--compare %s: larger than %d MiB, not a probe report", file,
+				    MAX_INPUT >> 20);
+			char *nb = realloc(b, cap *= 2);
+			if (!nb)
+				die(1, "out of memory");
+			b = nb;
+		}
+	}
+	if (ferror(f))
+		die(EXIT_USAGE, "--compare %s: %s", file, strerror(errno ? errno : EIO));
+	if (f != stdin)
+		fclose(f);
+	*n = len;
+	return b;
+}
+
+static void load(struct report *r, const char *file)
+{
+	size_t n;
+	char *text = slurp(file, &n), err[256];
+	int e = jv_parse(text, n, &r->doc, err, sizeof(err));
+	free(text);
+	if (e == -ENOMEM)
+		die(1, "out of memory");
+	if (e < 0)
+		die(EXIT_USAGE, "--compare %s: not valid JSON: %s", file, err);
+	const char *tool = jv_str(r->doc, "tool"), *cmd = jv_str(r->doc, "command");
+	if (!tool || strcmp(tool, "punctual") != 0)
+		die(EXIT_USAGE, "--compare %s: not a punctual report (no \"tool\": \"punctual\")",
+		    file);
+	if (!cmd || strcmp(cmd, "probe") != 0)
+		die(EXIT_USAGE,
+		    "--compare %s: a report of 'punctual %s', not of 'punctual probe --json'", file,
+		    cmd ? cmd : "?");
+	r->file = file;
+	if (!jv_num(jv_get(r->doc, "system"), "slack_self_ns", &r->slack_self))
+		r->slack_self = -1;
+}
+
+/* ---- figures ---------------------------------------------------------------------- */
+
+PN_FMT(4, 5)
+static struct fig *add(struct report *r, const char *section, const char *parent, const char *fmt,
+                       ...)
+{
+	if (r->n == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 128;
+		struct fig *nf = realloc(r->f, r->cap * sizeof(*nf));
+		if (!nf)
+			die(1, "out of memory");
+		r->f = nf;
+	}
+	struct fig *f = &r->f[r->n++];
+	memset(f, 0, sizeof(*f));
+	snprintf(f->section, sizeof(f->section), "%s", section);
+	snprintf(f->parent, sizeof(f->parent), "%s", parent);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(f->name, sizeof(f->name), fmt, ap);
+	va_end(ap);
+	f->dir = -1;
+	return f;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t a = strlen(s), b = strlen(tail);
+	return a >= b && strcmp(s + a - b, tail) == 0;
+}
+
+/* The value at quantile q of a histogram object, interpolated between the quantiles it
+ * has (min 0, p50, p99, p999, max 1) on a log scale where they are positive. */
+static double at(const struct jv *h, double q)
+{
+	static const char *const k[] = {"min", "p50", "p99", "p999", "max"};
+	static const double kq[] = {0, 0.5, 0.99, 0.999, 1};
+	double v[5];
+	for (int i = 0; i < 5; i++)
+		if (!jv_num(h, k[i], &v[i]))
+			v[i] = i ? v[i - 1] : 0;
+	if (q <= 0)
+		return v[0];
+	for (int i = 1; i < 5; i++) {
+		if (q > kq[i])
+			continue;
+		double t = (q - kq[i - 1]) / (kq[i] - kq[i - 1]);
+		if (v[i - 1] > 0 && v[i] > 0) /* latencies: a long right tail, log scale */
+			return v[i - 1] * pow(v[i] / v[i - 1], t);
+		return v[i - 1] + (v[i] - v[i - 1]) * t;
+	}
+	return v[4];
+}
+
+static bool is_hist(const struct jv *o)
+{
+	double d;
+	return jv_num(o, "count", &d) && jv_num(o, "p50", &d) && jv_num(o, "p99", &d);
+}
+
+/* A quantile of a histogram; its interval comes once every figure is known. */
+static void quantile(struct fig *f, const struct jv *h, double q)
+{
+	f->rule = R_QUANTILE;
+	f->time = true;
+	f->h = h;
+	f->q = q;
+	f->v = f->lo = f->hi = at(h, q);
+}
+
+/* The z for m quantile rows: a two-sided 5% chance that any of them is called changed
+ * by chance alone (Bonferroni: 2.5%/m on each side), by bisection on erfc. */
+static double z_for(size_t m)
+{
+	double tail = 0.025 / (double)(m ? m : 1), lo = 0, hi = 40;
+	for (int i = 0; i < 100; i++) {
+		double z = (lo + hi) / 2;
+		if (0.5 * erfc(z / M_SQRT2) > tail)
+			lo = z;
+		else
+			hi = z;
+	}
+	return hi;
+}
+
+/* Each quantile's interval: its order statistic's rank q*n +- z sqrt(n q (1-q)), as a
+ * value by interpolating between the quantiles the report has, widened to the
+ * histogram's resolution. */
+static void intervals(struct report *r, double z)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		struct fig *f = &r->f[i];
+		if (f->rule != R_QUANTILE)
+			continue;
+		double n = 0;
+		jv_num(f->h, "count", &n);
+		double d = n > 0 ? z * sqrt(f->q * (1 - f->q) / n) : 1;
+		f->lo = fmin(at(f->h, f->q - d), f->v * (1 - HIST_RES));
+		f->hi = fmax(at(f->h, f->q + d), f->v * (1 + HIST_RES));
+	}
+}
+
+/* Members that are the run's parameters rather than results: when one differs, the
+ * figures beside it are not comparable. */
+static bool param(const char *section, const char *key)
+{
+	static const char *const k[] = {"timers",       "min_delay_ns",
+	                                "max_delay_ns", "precision_percent",
+	                                "duration_ns",  "samples"};
+	(void)section;
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		if (strcmp(key, k[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Members that are not figures: identities, ranks, host facts (compared as facts). */
+static bool ignored(const char *key)
+{
+	static const char *const k[] = {"rank",       "cycles_hz",        "limit",
+	                                "elapsed_ns", "tick_hz_estimate", "coarse_resolution_ns",
+	                                "slack_ns",   "backward",         "threshold_ns"};
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		if (strcmp(key, k[i]) == 0)
+			return true;
+	return false;
+}
+
+/* The members that identify an array element, as a name ("nanosleep 100 us"). */
+static bool identity(const char *key)
+{
+	static const char *const k[] = {"id",     "mechanism", "name",       "cause",
+	                                "kind",   "level",     "source",     "window",
+	                                "thread", "cpu",       "interval_ns"};
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		if (strcmp(key, k[i]) == 0)
+			return true;
+	return false;
+}
+
+static void walk(struct report *r, const char *section, const char *path, const struct jv *v);
+
+static void number(struct report *r, const char *section, const char *path, const char *key,
+                   double v)
+{
+	struct fig *f = add(r, section, path, "%s%s%s", path, *path ? " " : "", key);
+	f->v = v;
+	f->time = ends_with(key, "_ns") || strcmp(key, "ns_per_read") == 0;
+	if (param(section, key)) {
+		f->rule = R_PARAM;
+	} else if (strstr(key, "early")) {
+		f->rule = R_EXACT; /* counted: never early, any change counts */
+	} else if (strcmp(section, "cpus") == 0) {
+		f->rule = R_EXACT;
+		f->dir = +1; /* more CPUs for the process */
+	} else if (!f->time && v >= 0 && v == floor(v)) {
+		f->rule = R_COUNT; /* events counted in one run */
+	} else {
+		f->rule = R_FACTOR;
+	}
+}
+
+static void object(struct report *r, const char *section, const char *path, const struct jv *o)
+{
+	const struct jv *sup = jv_get(o, "supported");
+	if (sup && sup->type == JV_BOOL && !sup->b) {
+		struct fig *f = add(r, section, path, "%s", path);
+		f->rule = R_PARAM;
+		f->v = NAN; /* unsupported: skipped with its figures */
+		return;
+	}
+	for (size_t i = 0; i < o->len; i++) {
+		const char *key = o->keys[i];
+		const struct jv *m = &o->v[i];
+		char sub[192];
+		snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? " " : "", key);
+		if (ignored(key) || (identity(key) && m->type != JV_OBJ && m->type != JV_ARR))
+			continue;
+		char min[64], base[64];
+		double lo;
+		snprintf(min, sizeof(min), "%s_min", key);
+		snprintf(base, sizeof(base), "%.*s", (int)strlen(key) - 4, key);
+		if (m->type == JV_NUM && ends_with(key, "_min") && jv_get(o, base))
+			continue; /* the low end of its figure's range */
+		if (m->type == JV_NUM)
+			number(r, section, path, key, m->num);
+		if (m->type == JV_NUM && jv_num(o, min, &lo) && lo <= m->num) {
+			struct fig *f = &r->f[r->n - 1]; /* a figure with its range [min, it] */
+			f->rule = R_RANGE;
+			f->lo = lo;
+			f->hi = m->num;
+		} else if (m->type == JV_OBJ && is_hist(m)) {
+			quantile(add(r, section, path, "%s p50", sub), m, 0.5);
+			quantile(add(r, section, path, "%s p99", sub), m, 0.99);
+		} else if (m->type == JV_OBJ || m->type == JV_ARR)
+			walk(r, section, sub, m);
+	}
+}
+
+/* An array element's name from its identifying members, one per slack role it has. */
+static void element(struct report *r, const char *section, const char *path, size_t idx,
+                    const struct jv *e)
+{
+	char id[160] = "";
+	size_t n = 0;
+	for (size_t i = 0; i < e->len; i++) {
+		const struct jv *m = &e->v[i];
+		if (!identity(e->keys[i]) || n >= sizeof(id) - 1)
+			continue;
+		char b[64];
+		if (m->type == JV_STR)
+			snprintf(b, sizeof(b), "%s", m->str);
+		else if (m->type == JV_NUM && ends_with(e->keys[i], "_ns"))
+			fmt_ns(b, sizeof(b), m->num);
+		else if (m->type == JV_NUM)
+			snprintf(b, sizeof(b), "%s %g", e->keys[i], m->num);
+		else
+			continue;
+		n += (size_t)snprintf(id + n, sizeof(id) - n, "%s%s", n ? " " : "", b);
+	}
+	if (!n)
+		snprintf(id, sizeof(id), "%s#%zu", path, idx);
+	/* a sleep cell: at the process's slack (the report's first column) and at 1 ns;
+	 * a process whose slack is 1 ns has one column, both */
+	double slack;
+	if (jv_num(e, "slack_ns", &slack)) {
+		char p[192];
+		if (slack == r->slack_self) {
+			snprintf(p, sizeof(p), "%s, process slack", id);
+			object(r, section, p, e);
+		}
+		if (slack == 1) {
+			snprintf(p, sizeof(p), "%s, slack 1 ns", id);
+			object(r, section, p, e);
+		}
+		return;
+	}
+	object(r, section, id, e);
+}
+
+static void walk(struct report *r, const char *section, const char *path, const struct jv *v)
+{
+	if (v->type == JV_OBJ) {
+		object(r, section, path, v);
+		return;
+	}
+	for (size_t i = 0; i < v->len; i++) {
+		const struct jv *e = &v->v[i];
+		if (e->type == JV_OBJ)
+			element(r, section, path, i, e);
+		else if (e->type == JV_NUM) {
+			char k[24];
+			snprintf(k, sizeof(k), "#%zu", i);
+			number(r, section, path, k, e->num);
+		}
+	}
+}
+
+static void figures(struct report *r)
+{
+	static const char *const skip[] = {"tool", "version", "command", "quick", "system"};
+	const struct jv *d = r->doc;
+	for (size_t i = 0; i < d->len; i++) {
+		bool s = false;
+		for (size_t k = 0; k < sizeof(skip) / sizeof(skip[0]); k++)
+			s |= strcmp(d->keys[i], skip[k]) == 0;
+		if (s)
+			continue;
+		const struct jv *m = &d->v[i];
+		if (m->type == JV_OBJ || m->type == JV_ARR)
+			walk(r, d->keys[i], "", m);
+		else if (m->type == JV_NUM && !ignored(d->keys[i]))
+			number(r, "report", "", d->keys[i], m->num);
+	}
+}
+
+/* ---- facts ------------------------------------------------------------------------ */
+
+/* A scalar or an array of scalars as text, "" when absent. */
+static void scalar(const struct jv *v, char *b, size_t n)
+{
+	b[0] = '\0';
+	if (!v)
+		snprintf(b, n, "(none)");
+	else if (v->type == JV_STR)
+		snprintf(b, n, "%s", v->str);
+	else if (v->type == JV_NUM)
+		snprintf(b, n, "%.15g", v->num);
+	else if (v->type == JV_BOOL)
+		snprintf(b, n, "%s", v->b ? "true" : "false");
+	else if (v->type == JV_NULL)
+		snprintf(b, n, "null");
+	else if (v->type == JV_ARR)
+		for (size_t i = 0, k = 0; i < v->len && k < n; i++) {
+			char e[64];
+			scalar(&v->v[i], e, sizeof(e));
+			k += (size_t)snprintf(b + k, n - k, "%s%s", i ? " " : "", e);
+		}
+}
+
+/* The facts that differ: the system section's, the report's version and sizes, and the
+ * CPU facts that are not counts (cgroup, its limit, the affinity list). */
+static size_t facts(const struct report *a, const struct report *b, struct fact *res, size_t max)
+{
+	static const char *const top[] = {"version", "quick"};
+	static const char *const cpus[] = {"cgroup_version", "cgroup_path", "limit",
+	                                   "affinity_list", "reason"};
+	size_t n = 0;
+	struct {
+		const char *sect, *key;
+	} list[64];
+	size_t nl = 0;
+	for (size_t i = 0; i < 2; i++)
+		list[nl++] = (typeof(list[0])){NULL, top[i]};
+	const struct jv *sa = jv_get(a->doc, "system"), *sb = jv_get(b->doc, "system");
+	for (size_t i = 0; sa && sa->type == JV_OBJ && i < sa->len && nl < 50; i++)
+		list[nl++] = (typeof(list[0])){"system", sa->keys[i]};
+	for (size_t i = 0; sb && sb->type == JV_OBJ && i < sb->len && nl < 55; i++)
+		if (!jv_get(sa, sb->keys[i]))
+			list[nl++] = (typeof(list[0])){"system", sb->keys[i]};
+	for (size_t i = 0; i < sizeof(cpus) / sizeof(cpus[0]); i++)
+		list[nl++] = (typeof(list[0])){"cpus", cpus[i]};
+	for (size_t i = 0; i < nl && n < max; i++) {
+		const struct jv *va, *vb;
+		if (list[i].sect) {
+			va = jv_get(jv_get(a->doc, list[i].sect), list[i].key);
+			vb = jv_get(jv_get(b->doc, list[i].sect), list[i].key);
+		} else {
+			va = jv_get(a->doc, list[i].key);
+			vb = jv_get(b->doc, list[i].key);
+		}
+		if (!va && !vb)
+			continue;
+		struct fact *f = &res[n];
+		scalar(va, f->before, sizeof(f->before));
+		scalar(vb, f->after, sizeof(f->after));
+		if (strcmp(f->before, f->after) == 0)
+			continue;
+		snprintf(f->name, sizeof(f->name), "%s%s%s", list[i].sect ? list[i].sect : "",
+		         list[i].sect ? " " : "", list[i].key);
+		n++;
+	}
+	return n;
+}
+
+/* ---- verdicts --------------------------------------------------------------------- */
+
+/*
+ * The noise rules (punctual(1), --compare):
+ * - a quantile of a histogram (a sleep cell's p50 and p99) has an interval from its
+ *   sample count and spread (intervals() above); it changed when the two intervals do
+ *   not overlap and the values differ by a factor of MIN_EFFECT at least;
+ * - a count the report makes exactly (early returns, CPUs) changed when it differs;
+ * - any other figure carries no spread of its own (a clock's cost is a median over
+ *   rounds, the timer demo's counts one run): it changed beyond a factor of FACTOR.
+ * Lower is better, but for the CPUs this process may use.
+ */
+static enum verdict verdict(const struct fig *a, const struct fig *b)
+{
+	bool lower, higher;
+	switch (a->rule) {
+	case R_QUANTILE:
+		lower = b->hi < a->lo && b->v * MIN_EFFECT < a->v;
+		higher = b->lo > a->hi && b->v > a->v * MIN_EFFECT;
+		break;
+	case R_RANGE: /* apart by MIN_EFFECT: a median against the other's cheapest round */
+		lower = b->hi * MIN_EFFECT < a->lo;
+		higher = b->lo > a->hi * MIN_EFFECT;
+		break;
+	case R_COUNT: /* two Poisson counts: their difference's sd is sqrt(a + b) */
+		lower = a->v - b->v > COUNT_Z * sqrt(a->v + b->v);
+		higher = b->v - a->v > COUNT_Z * sqrt(a->v + b->v);
+		break;
+	case R_EXACT:
+		lower = b->v < a->v;
+		higher = b->v > a->v;
+		break;
+	default:
+		lower = b->v * FACTOR < a->v;
+		higher = b->v > a->v * FACTOR;
+		break;
+	}
+	if (!lower && !higher)
+		return V_SAME;
+	return (lower ? -1 : +1) == a->dir ? V_BETTER : V_WORSE;
+}
+
+static const struct fig *find(const struct report *r, const struct fig *f)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (strcmp(r->f[i].name, f->name) == 0 && strcmp(r->f[i].section, f->section) == 0)
+			return &r->f[i];
+	return NULL;
+}
+
+/* Whether f lies in the object (section, parent) or below it. */
+static bool under(const struct fig *f, const char *section, const char *parent)
+{
+	size_t n = strlen(parent);
+	if (strcmp(f->section, section) != 0)
+		return false;
+	return !n ||
+	       (strncmp(f->name, parent, n) == 0 && (f->name[n] == ' ' || f->name[n] == '\0'));
+}
+
+/* ---- the command ------------------------------------------------------------------ */
+
+static const char usage[] =
+        "usage: punctual probe --compare BEFORE.json AFTER.json [--json] [--fail-on-worse]\n"
+        "\n"
+        "Two reports of `punctual probe --json` (a file, or - for standard input) side by\n"
+        "side: the system facts that differ, then every figure both have with the ratio\n"
+        "AFTER/BEFORE and a verdict (better, worse, same) that accounts for each report's\n"
+        "own noise (man punctual: the rules). Figures only one report has are skipped,\n"
+        "and listed.\n"
+        "\n"
+        "  -j, --json           JSON\n"
+        "  -w, --fail-on-worse  exit 3 when a figure got worse (for CI)\n"
+        "  -h, --help           this text\n";
+
+/* Skips the figures under (section, parent) in both reports, listing each once. */
+static void skip_under(struct report *a, struct report *b, const char *section, const char *parent,
+                       struct skip *sk, size_t *ns, const char *why)
+{
+	struct report *rs[2] = {a, b};
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < rs[k]->n; i++) {
+			struct fig *f = &rs[k]->f[i];
+			if (f->used || !under(f, section, parent))
+				continue;
+			f->used = true;
+			if (f->rule == R_PARAM || (k == 1 && find(a, f)))
+				continue;
+			sk[*ns] = (struct skip){.name = f->name, .section = f->section};
+			snprintf(sk[(*ns)++].why, sizeof(sk[0].why), "%s", why);
+		}
+}
+
+/* Parameters first: an object whose run differs, or that one report could not run
+ * (unsupported), is skipped whole. */
+static void parameters(struct report *a, struct report *b, struct skip *sk, size_t *ns)
+{
+	struct report *rs[2] = {a, b};
+	for (int k = 0; k < 2; k++)
+		for (size_t i = 0; i < rs[k]->n; i++) {
+			const struct fig *p = &rs[k]->f[i], *q = find(rs[!k], p);
+			if (p->rule != R_PARAM)
+				continue;
+			char why[512], x[48], y[48];
+			if (isnan(p->v)) {
+				snprintf(why, sizeof(why), "unsupported in %s", rs[k]->file);
+				skip_under(a, b, p->section, p->name, sk, ns, why);
+			} else if (q && !isnan(q->v) && q->v != p->v && k == 0) {
+				snprintf(why, sizeof(why), "different runs: %s %s -> %s", p->name,
+				         compare_value(x, sizeof(x), p),
+				         compare_value(y, sizeof(y), q));
+				skip_under(a, b, p->section, p->parent, sk, ns, why);
+			}
+		}
+}
+
+int probe_compare(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	        {"compare", no_argument, NULL, 'C'},
+	        {"json", no_argument, NULL, 'j'},
+	        {"fail-on-worse", no_argument, NULL, 'w'},
+	        {"help", no_argument, NULL, 'h'},
+	        {0},
+	};
+	bool json = false, fail_worse = false;
+	int c;
+	while ((c = next_opt(argc, argv, ":Cjwh", opts, usage)) != -1) {
+		if (c == 'j')
+			json = true;
+		else if (c == 'w')
+			fail_worse = true;
+	}
+	if (argc - optind != 2)
+		usage_error("--compare needs two reports, BEFORE.json AFTER.json (- for standard "
+		            "input)");
+	if (strcmp(argv[optind], "-") == 0 && strcmp(argv[optind + 1], "-") == 0)
+		usage_error("--compare: only one report can come from standard input");
+	static struct report a, b;
+	a.slack_self = b.slack_self = -1;
+	load(&a, argv[optind]);
+	load(&b, argv[optind + 1]);
+	figures(&a);
+	figures(&b);
+	size_t nq = 0;
+	for (size_t i = 0; i < a.n; i++)
+		nq += a.f[i].rule == R_QUANTILE;
+	double z = z_for(nq);
+	intervals(&a, z);
+	intervals(&b, z);
+
+	size_t max = a.n + b.n + 1, nr = 0, ns = 0;
+	struct row *rows = calloc(max, sizeof(*rows));
+	struct skip *sk = calloc(max, sizeof(*sk));
+	struct fact fa[64];
+	if (!rows || !sk)
+		die(1, "out of memory");
+	size_t nf = facts(&a, &b, fa, 64);
+
+	parameters(&a, &b, sk, &ns);
+	int count[3] = {0};
+	for (size_t i = 0; i < a.n; i++) {
+		struct fig *p = &a.f[i];
+		if (p->used || p->rule == R_PARAM)
+			continue;
+		struct fig *q = (struct fig *)find(&b, p);
+		if (!q || q->used) {
+			sk[ns] = (struct skip){.name = p->name, .section = p->section};
+			snprintf(sk[ns++].why, sizeof(sk[0].why), "only in %s", a.file);
+			continue;
+		}
+		p->used = q->used = true;
+		rows[nr] = (struct row){p, q, verdict(p, q)};
+		count[rows[nr++].v]++;
+	}
+	for (size_t i = 0; i < b.n; i++) {
+		struct fig *q = &b.f[i];
+		if (q->used || q->rule == R_PARAM || find(&a, q))
+			continue;
+		sk[ns] = (struct skip){.name = q->name, .section = q->section};
+		snprintf(sk[ns++].why, sizeof(sk[0].why), "only in %s", b.file);
+	}
+	if (!nr)
+		die(EXIT_USAGE, "--compare %s %s: the reports have no figure in common", a.file,
+		    b.file);
+
+	out_open();
+	if (json)
+		compare_json(&a, &b, fa, nf, rows, nr, sk, ns, count);
+	else
+		compare_text(&a, &b, fa, nf, rows, nr, sk, ns, count);
+	out_commit();
+	free(rows);
+	free(sk);
+	free(a.f);
+	free(b.f);
+	jv_free(a.doc);
+	jv_free(b.doc);
+	return fail_worse && count[V_WORSE] ? 3 : 0;
+}

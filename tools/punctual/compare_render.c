@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/* compare_render.c: `punctual probe --compare` as a table for people and as JSON. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "compare.h"
+#include "tool.h"
+
+static const char *const rule_name[] = {"quantile", "range", "count",
+                                        "factor",   "exact", "parameter"};
+static const char *const verdict_name[] = {"same", "better", "worse"};
+
+const char *compare_value(char *b, size_t n, const struct fig *f)
+{
+	if (isnan(f->v))
+		snprintf(b, n, "unsupported");
+	else if (f->time)
+		fmt_ns(b, n, f->v);
+	else
+		snprintf(b, n, "%.6g", f->v);
+	return b;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t a = strlen(s), b = strlen(tail);
+	return a >= b && strcmp(s + a - b, tail) == 0;
+}
+
+/* A figure's name for the table: without the "_ns" its value's unit says. */
+static void display(char *b, size_t n, const char *name)
+{
+	size_t k = 0;
+	for (const char *p = name; *p && k + 1 < n; p++) {
+		if (strncmp(p, "_ns", 3) == 0 && (p[3] == ' ' || p[3] == '\0')) {
+			p += 2;
+			continue;
+		}
+		b[k++] = *p;
+	}
+	b[k] = '\0';
+}
+
+void compare_text(const struct report *a, const struct report *b, const struct fact *fa, size_t nf,
+                  const struct row *rows, size_t nr, const struct skip *sk, size_t ns,
+                  const int count[3])
+{
+	fprintf(out, "punctual probe --compare: %s -> %s\n\n", a->file, b->file);
+	if (nf) {
+		fprintf(out, "facts that differ\n");
+		for (size_t i = 0; i < nf; i++)
+			fprintf(out, "  %-24s %s -> %s\n", fa[i].name, fa[i].before, fa[i].after);
+	} else {
+		fprintf(out, "facts: the same system (kernel, clocksource, slack, CPUs)\n");
+	}
+	const char *sect = "";
+	size_t zeros = 0;
+	for (size_t i = 0; i < nr; i++) {
+		const struct row *r = &rows[i];
+		if (r->a->rule == R_EXACT && r->a->v == 0 && r->b->v == 0 &&
+		    ends_with(r->a->name, " early")) {
+			zeros++; /* a cell's early returns: 0 in both, the invariant */
+			continue;
+		}
+		if (strcmp(sect, r->a->section) != 0) {
+			sect = r->a->section;
+			fprintf(out, "\n%-60s %12s %12s %8s  %s\n", sect, "before", "after",
+			        "ratio", "verdict");
+		}
+		char name[192];
+		display(name, sizeof(name), r->a->name);
+		char x[48], y[48], q[24] = "-";
+		if (r->a->v != 0)
+			snprintf(q, sizeof(q), "%.3g", r->b->v / r->a->v);
+		fprintf(out, "  %-58.58s %12s %12s %8s  %s\n", name,
+		        compare_value(x, sizeof(x), r->a), compare_value(y, sizeof(y), r->b), q,
+		        verdict_name[r->v]);
+	}
+	if (zeros)
+		fprintf(out, "  (and %zu early-return counts, 0 in both)\n", zeros);
+	if (ns) {
+		fprintf(out, "\nskipped (%zu figures not in both reports or not comparable)\n", ns);
+		for (size_t i = 0; i < ns; i++)
+			fprintf(out, "  %s %s: %s\n", sk[i].section, sk[i].name, sk[i].why);
+	}
+	fprintf(out, "\n%d better, %d worse, %d the same (of %zu figures both reports have)\n",
+	        count[V_BETTER], count[V_WORSE], count[V_SAME], nr);
+}
+
+static void side(struct json *j, const char *key, const struct report *r)
+{
+	json_obj(j, key);
+	json_str(j, "file", r->file);
+	json_str(j, "version", jv_str(r->doc, "version"));
+	json_obj_end(j);
+}
+
+void compare_json(const struct report *a, const struct report *b, const struct fact *fa, size_t nf,
+                  const struct row *rows, size_t nr, const struct skip *sk, size_t ns,
+                  const int count[3])
+{
+	struct json j;
+	json_report_begin(&j, out, "probe --compare");
+	side(&j, "before", a);
+	side(&j, "after", b);
+	json_arr(&j, "facts");
+	for (size_t i = 0; i < nf; i++) {
+		json_obj(&j, NULL);
+		json_str(&j, "name", fa[i].name);
+		json_str(&j, "before", fa[i].before);
+		json_str(&j, "after", fa[i].after);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_arr(&j, "figures");
+	for (size_t i = 0; i < nr; i++) {
+		const struct row *r = &rows[i];
+		json_obj(&j, NULL);
+		json_str(&j, "section", r->a->section);
+		json_str(&j, "figure", r->a->name);
+		json_str(&j, "unit", r->a->time ? "ns" : "");
+		json_num(&j, "before", r->a->v);
+		json_num(&j, "after", r->b->v);
+		if (r->a->v != 0)
+			json_num(&j, "ratio", r->b->v / r->a->v);
+		else
+			json_null(&j, "ratio");
+		json_str(&j, "rule", rule_name[r->a->rule]);
+		if (r->a->rule == R_QUANTILE || r->a->rule == R_RANGE) {
+			json_arr(&j, "before_interval");
+			json_num(&j, NULL, r->a->lo);
+			json_num(&j, NULL, r->a->hi);
+			json_arr_end(&j);
+			json_arr(&j, "after_interval");
+			json_num(&j, NULL, r->b->lo);
+			json_num(&j, NULL, r->b->hi);
+			json_arr_end(&j);
+		}
+		json_str(&j, "verdict", verdict_name[r->v]);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_arr(&j, "skipped");
+	for (size_t i = 0; i < ns; i++) {
+		json_obj(&j, NULL);
+		json_str(&j, "section", sk[i].section);
+		json_str(&j, "figure", sk[i].name);
+		json_str(&j, "reason", sk[i].why);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_obj(&j, "summary");
+	json_int(&j, "better", count[V_BETTER]);
+	json_int(&j, "worse", count[V_WORSE]);
+	json_int(&j, "same", count[V_SAME]);
+	json_obj_end(&j);
+	json_end(&j);
+}
