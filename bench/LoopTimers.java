@@ -12,6 +12,7 @@
 //   java LoopTimers check         deterministic output (order, counts, results) for the tests;
 //       "early" counts what runs or returns before the JDK guarantees (a task before its
 //       trigger time, select(ms) with nothing ready before ms have passed): must be 0.
+//       On stderr, whether libpunctual-preload.so is mapped.
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.nio.channels.Pipe;
@@ -189,6 +190,9 @@ public class LoopTimers {
 		System.out.println("select(30000), pipe written after 2 ms: " + r + ", readable "
 				+ key.isReadable());
 		System.out.println("early: " + early.get());
+		boolean shim = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/self/maps"))
+				.contains("libpunctual-preload.so");
+		System.err.println("shim: " + (shim ? "mapped" : "absent"));
 	}
 
 	public static void main(String[] args) throws Exception {
