@@ -17,12 +17,16 @@
  *       the raw syscall, out of the shim's reach) while this one
  *       waits in poll(10 ms) or epoll_wait(10 ms); N events each; the time from just
  *       before write() to the wait's return: p50, p99, max (us), timeouts seen.
- *   loop_waits pass CALL N     the cost of a call the shim only passes through, N calls in
- *       a tight loop: CALL is epoll0 (epoll_wait timeout 0), poll0 (poll timeout 0),
- *       epollinf (epoll_wait timeout -1 on a ready fd); prints ns per call.
+ *   loop_waits pass CALL N     the cost of a call the shim only passes through: N rounds of
+ *       two tight loops of 1000 calls, one through the symbol the program binds to (the
+ *       shim's, under it) and one straight to libc's function, alternating, in the same
+ *       moments; CALL is epoll0 (epoll_wait timeout 0), poll0 (poll timeout 0), epollinf
+ *       (epoll_wait timeout -1 on a ready fd), select0 (select, a zero timeval); prints the median
+ * ns per call of each: "bound direct".
  *
  * Exit status 1 if any wait returned before the instant it asked for.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -227,29 +231,88 @@ static int events(const char *label, int n)
 	return 0;
 }
 
-static int pass(const char *call, int n)
+/* One block of n calls of kind through the symbol the program binds to (the shim's,
+ * when preloaded) or, direct, libc's own; ns per call. */
+typedef int (*epoll_wait_fn)(int, struct epoll_event *, int, int);
+typedef int (*poll_fn)(struct pollfd *, nfds_t, int);
+typedef int (*select_fn)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
+static epoll_wait_fn libc_epoll_wait;
+static poll_fn libc_poll;
+static select_fn libc_select;
+
+static int select0(select_fn sel)
+{
+	fd_set r;
+	FD_ZERO(&r);
+	FD_SET(rfd, &r);
+	struct timeval tv = {0, 0};
+	return sel(rfd + 1, &r, NULL, NULL, &tv);
+}
+
+static double block(int kind, int direct, int n, int ready)
+{
+	struct epoll_event ev[4];
+	struct pollfd pf = {rfd, POLLIN, 0};
+	epoll_wait_fn ew = direct ? libc_epoll_wait : epoll_wait;
+	poll_fn pl = direct ? libc_poll : poll;
+	select_fn sl = direct ? libc_select : select;
+	int64_t t0 = now();
+	for (int i = 0; i < n; i++) {
+		int r = kind == 0   ? ew(epfd, ev, 4, 0)
+		        : kind == 1 ? pl(&pf, 1, 0)
+		        : kind == 2 ? ew(ready, ev, 4, -1) - 1
+		                    : select0(sl);
+		if (r != 0)
+			die("pass");
+	}
+	return (double)(now() - t0) / n;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* rounds of two blocks of 1000 calls, one through the program's binding and one
+ * straight to libc (found in libc.so.6 itself, past any preload), alternating: the
+ * medians of each, ns per call, "bound direct". */
+static int pass(const char *call, int rounds)
 {
 	setup();
 	int p[2];
 	if (pipe(p) || write(p[1], "x", 1) != 1)
 		die("pipe");
 	int ready = epoll_create1(0);
-	struct epoll_event e = {.events = EPOLLIN, .data.fd = p[0]}, ev[4];
+	struct epoll_event e = {.events = EPOLLIN, .data.fd = p[0]};
 	if (ready < 0 || epoll_ctl(ready, EPOLL_CTL_ADD, p[0], &e))
 		die("epoll");
-	struct pollfd pf = {rfd, POLLIN, 0};
-	int kind = strcmp(call, "epoll0") == 0 ? 0 : strcmp(call, "poll0") == 0 ? 1 : 2;
-	if (strcmp(call, "epollinf") && kind == 2)
+	const char *const kinds[] = {"epoll0", "poll0", "epollinf", "select0"};
+	int kind = 0;
+	while (kind < 4 && strcmp(call, kinds[kind]))
+		kind++;
+	if (kind == 4)
 		return 2;
-	int64_t t0 = now();
-	for (int i = 0; i < n; i++) {
-		int r = kind == 0   ? epoll_wait(epfd, ev, 4, 0)
-		        : kind == 1 ? poll(&pf, 1, 0)
-		                    : epoll_wait(ready, ev, 4, -1) - 1;
-		if (r != 0)
-			die(call);
+	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	if (!libc || !(libc_epoll_wait = (epoll_wait_fn)dlsym(libc, "epoll_wait")) ||
+	    !(libc_poll = (poll_fn)dlsym(libc, "poll")) ||
+	    !(libc_select = (select_fn)dlsym(libc, "select")))
+		die("dlsym libc");
+	double *bound = malloc(sizeof(double) * (size_t)rounds);
+	double *direct = malloc(sizeof(double) * (size_t)rounds);
+	if (!bound || !direct)
+		die("malloc");
+	block(kind, 0, 1000, ready); /* warm up */
+	block(kind, 1, 1000, ready);
+	for (int i = 0; i < rounds; i++) {
+		bound[i] = block(kind, 0, 1000, ready);
+		direct[i] = block(kind, 1, 1000, ready);
 	}
-	printf("%.1f\n", (double)(now() - t0) / n);
+	qsort(bound, (size_t)rounds, sizeof(double), cmp_double);
+	qsort(direct, (size_t)rounds, sizeof(double), cmp_double);
+	printf("%.1f %.1f\n", bound[rounds / 2], direct[rounds / 2]);
+	free(bound);
+	free(direct);
 	return 0;
 }
 
