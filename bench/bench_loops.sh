@@ -17,6 +17,10 @@ HERE=$(dirname "$0")
 PY=python3 NODE=node
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 [ -x /usr/bin/node ] && NODE=/usr/bin/node
+JAVA=java JAVAC=javac
+for j in /usr/lib/jvm/java-17-openjdk-*/bin; do
+	[ -x "$j/javac" ] && JAVA=$j/java JAVAC=$j/javac
+done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -179,9 +183,9 @@ if command -v "$NODE" >/dev/null; then
 	done
 	echo
 fi
-if command -v javac >/dev/null && command -v java >/dev/null; then
-	javac -d "$tmp" "$HERE/LoopTimers.java"
-	echo "The JDK ($(java -version 2>&1 | head -n 1)): ScheduledThreadPoolExecutor.schedule(1 ms)"
+if command -v "$JAVAC" >/dev/null && command -v "$JAVA" >/dev/null; then
+	"$JAVAC" -d "$tmp" "$HERE/LoopTimers.java"
+	echo "The JDK ($("$JAVA" -version 2>&1 | head -n 1)): ScheduledThreadPoolExecutor.schedule(1 ms)"
 	echo "on one worker thread (it waits in LockSupport.parkNanos: pthread_cond_timedwait with"
 	echo "a ns deadline, so the JDK adds no rounding; \"vs its deadline\" is against the task's"
 	echo "trigger time, read with getDelay as it runs), and Selector.select(1) on an idle pipe"
@@ -189,9 +193,9 @@ if command -v javac >/dev/null && command -v java >/dev/null; then
 	echo "to round, so its deadline is the asked one); 1000 each after 200. The wait's column:"
 	echo "the traced cond waits of <= 1 ms, the epoll waits of 1 ms."
 	echo
-	WAIT_TRACE=$tmp/jt.0 LD_PRELOAD=$TRACE taskset -c 0 java -cp "$tmp" LoopTimers bench "plain" >"$tmp/java.0"
+	WAIT_TRACE=$tmp/jt.0 LD_PRELOAD=$TRACE taskset -c 0 "$JAVA" -cp "$tmp" LoopTimers bench "plain" >"$tmp/java.0"
 	WAIT_TRACE=$tmp/jt.1 LD_PRELOAD=$TRACE taskset -c 0 "$PN" run --precise -- \
-		java -cp "$tmp" LoopTimers bench "punctual run --precise" >"$tmp/java.1"
+		"$JAVA" -cp "$tmp" LoopTimers bench "punctual run --precise" >"$tmp/java.1"
 	echo "| timer | run | vs asked p50 | p99 | vs its deadline p50 | p99 | CPU % | the wait p50 | p99 |"
 	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
 	for k in 0 1; do

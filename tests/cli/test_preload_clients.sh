@@ -12,6 +12,10 @@ BENCH=${2:?usage: $0 PUNCTUAL BENCH_DIR}
 PY=python3 NODE=node
 [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
 [ -x /usr/bin/node ] && NODE=/usr/bin/node
+JAVA=java JAVAC=javac
+for j in /usr/lib/jvm/java-17-openjdk-*/bin; do
+	[ -x "$j/javac" ] && JAVA=$j/java JAVAC=$j/javac
+done
 
 # same NAME SHIMLINE CMD...: CMD's stdout plain and under each precision is the same,
 # ends with "early: 0", and under the shim stderr has SHIMLINE (a grep -E pattern).
@@ -55,9 +59,9 @@ else
 	skip "no node"
 fi
 
-if command -v javac >/dev/null && command -v java >/dev/null; then
-	if javac -d "$TMP" "$BENCH/LoopTimers.java" 2>"$TMP/javac.err"; then
-		same "java ScheduledThreadPoolExecutor, Selector" '^shim: mapped' java -cp "$TMP" LoopTimers check
+if command -v "$JAVAC" >/dev/null && command -v "$JAVA" >/dev/null; then
+	if "$JAVAC" -d "$TMP" "$BENCH/LoopTimers.java" 2>"$TMP/javac.err"; then
+		same "java ScheduledThreadPoolExecutor, Selector" '^shim: mapped' "$JAVA" -cp "$TMP" LoopTimers check
 	else
 		fail "javac LoopTimers.java: $(head -c 400 "$TMP/javac.err")"
 	fi
