@@ -165,7 +165,7 @@ if command -v "$NODE" >/dev/null; then
 	echo "chain of setTimeout, 1000 at 1 ms, 150 at 10 ms, after 50. libuv's loop clock is"
 	echo "CLOCK_MONOTONIC truncated to ms, and a timer is due at its start on that clock +"
 	echo "the delay: \"vs its deadline\" is against that ms instant, which precedes the call +"
-	echo "delay by the truncated fraction of a ms (0-1 ms, half on average); libuv's epoll"
+	echo "delay by the truncated fraction of a ms at the call (0-1 ms); libuv's epoll"
 	echo "timeout counts whole ms from the same truncated clock, so its wait ends about the"
 	echo "call + delay, not at libuv's deadline: that rounding shows in \"vs its deadline\","
 	echo "not in \"vs asked\". The wait's column: the traced waits of exactly the delay."
