@@ -6,23 +6,21 @@
  *
  *   loop_waits waits LABEL N   epoll_wait(1 ms), poll(1 ms), ppoll(100 us),
  *       epoll_pwait2(100 us), select(100 us) on an idle fd (a pipe nobody writes), N of
- *       each after 100 to warm up, alternating wait by wait with a pure spin to the same
- *       kind of deadline (now + the timeout): the machine's floor, measured in the same
- *       moments. Lateness = return - (call time + timeout), the instant the call asked
- *       the kernel for. Row: p50, p99, max (us), early returns, CPU % (this thread's CPU
- *       time during the waits / their wall time: the spins are not counted), the floor's
- *       p99 and the target max(2 us, 1.5x floor p99), met or missed.
- *   loop_waits events LABEL N  event latency: a second thread writes a pipe at random
- *       instants (0.5-12 ms apart, the same seeded sequence in every run; it sleeps with
- *       the raw syscall, out of the shim's reach) while this one
- *       waits in poll(10 ms) or epoll_wait(10 ms); N events each; the time from just
- *       before write() to the wait's return: p50, p99, max (us), timeouts seen.
- *   loop_waits pass CALL N     the cost of a call the shim only passes through: N rounds of
- *       two tight loops of 1000 calls, one through the symbol the program binds to (the
- *       shim's, under it) and one straight to libc's function, alternating, in the same
- *       moments; CALL is epoll0 (epoll_wait timeout 0), poll0 (poll timeout 0), epollinf
- *       (epoll_wait timeout -1 on a ready fd), select0 (select, a zero timeval); prints the median
- * ns per call of each: "bound direct".
+ *       each after 100 to warm up, and epoll_wait(10 ms), N / 5 after 20, alternating wait by wait
+ * with a pure spin to the same kind of deadline (now + the timeout): the machine's floor, measured
+ * in the same moments. Lateness = return - (call time + timeout), the instant the call asked the
+ * kernel for. Row: p50, p99, max (us), early returns, CPU % (this thread's CPU time during the
+ * waits / their wall time: the spins are not counted), the floor's p99 and the target max(2
+ * us, 1.5x floor p99), met or missed. loop_waits events LABEL N  event latency: a second thread
+ * writes a pipe at random instants (0.5-12 ms apart, the same seeded sequence in every run; it
+ * sleeps with the raw syscall, out of the shim's reach) while this one waits in poll(10 ms) or
+ * epoll_wait(10 ms); N events each; the time from just before write() to the wait's return: p50,
+ * p99, max (us), timeouts seen. loop_waits pass CALL N     the cost of a call the shim only passes
+ * through: N rounds of two tight loops of 1000 calls, one through the symbol the program binds to
+ * (the shim's, under it) and one straight to libc's function, alternating, in the same moments;
+ * CALL is epoll0 (epoll_wait timeout 0), poll0 (poll timeout 0), epollinf (epoll_wait timeout -1 on
+ * a ready fd), select0 (select, a zero timeval); prints the median ns per call of each: "bound
+ * direct".
  *
  * Exit status 1 if any wait returned before the instant it asked for.
  */
@@ -68,10 +66,11 @@ static void die(const char *what)
 	exit(2);
 }
 
-enum { EPOLL_WAIT, POLL, PPOLL, EPOLL_PWAIT2, SELECT, NCALLS };
-static const char *const names[NCALLS] = {"epoll_wait(1 ms)", "poll(1 ms)", "ppoll(100 us)",
-                                          "epoll_pwait2(100 us)", "select(100 us)"};
-static const int64_t timeouts[NCALLS] = {1000000, 1000000, 100000, 100000, 100000};
+enum { EPOLL_WAIT, POLL, PPOLL, EPOLL_PWAIT2, SELECT, EPOLL_WAIT10, NCALLS };
+static const char *const names[NCALLS] = {"epoll_wait(1 ms)", "poll(1 ms)",
+                                          "ppoll(100 us)",    "epoll_pwait2(100 us)",
+                                          "select(100 us)",   "epoll_wait(10 ms)"};
+static const int64_t timeouts[NCALLS] = {1000000, 1000000, 100000, 100000, 100000, 10000000};
 
 static int rfd, epfd;
 
@@ -83,6 +82,7 @@ static int wait_once(int call)
 	struct timespec ts = {0, timeouts[call]};
 	switch (call) {
 	case EPOLL_WAIT:
+	case EPOLL_WAIT10:
 		return epoll_wait(epfd, ev, 4, (int)(timeouts[call] / 1000000));
 	case POLL:
 		return poll(&p, 1, (int)(timeouts[call] / 1000000));
@@ -121,8 +121,10 @@ static int waits(const char *label, int n)
 	int total_early = 0;
 	for (int call = 0; call < NCALLS; call++) {
 		int64_t to = timeouts[call], cpu = 0, wall = 0;
-		int early = 0;
-		for (int i = -100; i < n; i++) {
+		int early = 0, n_all = n;
+		if (to >= 10000000) /* 10 ms: a fifth as many, and 20 to warm up */
+			n = n_all / 5;
+		for (int i = to >= 10000000 ? -20 : -100; i < n; i++) {
 			int64_t c0 = thread_cpu(), t0 = now();
 			int r = wait_once(call);
 			int64_t t1 = now(), c1 = thread_cpu();
@@ -151,6 +153,7 @@ static int waits(const char *label, int n)
 		       100.0 * (double)cpu / (double)wall, floor99, target,
 		       p99 <= target ? "met" : "missed");
 		total_early += early;
+		n = n_all;
 	}
 	free(late);
 	free(spin);
