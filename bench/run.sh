@@ -24,6 +24,7 @@ cs=/sys/devices/system/clocksource/clocksource0
 	"$(dirname "$0")/bench_preload.sh" "$B"
 	"$(dirname "$0")/bench_stall.sh" "$B"
 	"$(dirname "$0")/bench_why.sh" "$B/punctual"
+	"$(dirname "$0")/bench_loops.sh" "$B"
 	"$B/bench/bench_cpus" "$(dirname "$0")" "$B/bench"
 	"$(dirname "$0")/bench_run_cpus.sh" "$B"
 	"$B/bench/bench_wheel"
