@@ -55,8 +55,13 @@ test-load: bootstrap
 	[ $$a -eq 0 ] && [ $$t -eq 0 ]
 
 # Benchmarks against their peers, side by side in one run; writes docs/BENCHMARKS.md.
-bench: release
-	@./bench/run.sh build/release docs/BENCHMARKS.md
+# TIMEOUT_C_DIR=/path/to/a/checkout/of/wahern/timeout adds timeout.c to bench_wheel's
+# table (built from there, never part of the project); without it the column is absent.
+TIMEOUT_C_DIR ?=
+bench: bootstrap
+	@cmake --preset release -DTIMEOUT_C_DIR=$(if $(TIMEOUT_C_DIR),$(abspath $(TIMEOUT_C_DIR))) >/dev/null
+	@cmake --build --preset release -j $(JOBS)
+	@TIMEOUT_C_DIR=$(if $(TIMEOUT_C_DIR),$(abspath $(TIMEOUT_C_DIR))) ./bench/run.sh build/release docs/BENCHMARKS.md
 
 # libFuzzer harnesses (fuzz/), each for FUZZ_SECONDS (default 60); built with clang.
 FUZZ_SECONDS ?= 60

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench_wheel.c: pn_wheel against the timers of libuv (uv_timer), libevent (evtimer),
- * libev (ev_timer) and sd-event (sd_event_add_time), driven through their public APIs
+ * libev (ev_timer), sd-event (sd_event_add_time) and, when built with TIMEOUT_C_DIR,
+ * wahern/timeout's hashed wheel (timeout.c), driven through their public APIs
  * behind one small table of function pointers (wahern/timeout's bench layout), in one
  * run; then the wakeup counts of the same workloads: offline optimum, pn_wheel,
  * sd-event and no coalescing. Prints a Markdown section on stdout. Each peer is in its
@@ -61,6 +62,9 @@ static const struct peer *const peers[] = {
 #endif
 #ifdef PN_HAVE_SDEVENT
         &bench_wheel_sdevent,
+#endif
+#ifdef PN_HAVE_TIMEOUT_C
+        &bench_wheel_timeout,
 #endif
 };
 #define NPEERS (sizeof(peers) / sizeof(peers[0]))

@@ -75,6 +75,6 @@ struct peer {
 extern size_t fired_total;
 
 extern const struct peer bench_wheel_pn, bench_wheel_libuv, bench_wheel_libevent, bench_wheel_libev,
-        bench_wheel_sdevent;
+        bench_wheel_sdevent, bench_wheel_timeout;
 
 #endif
