@@ -204,12 +204,94 @@ static inline void unlink_timer(struct pn_wheel *w, struct pn_timer *t)
 		sl->dirty = true;
 }
 
-/* Advances cur to nk (> cur): every slot whose range nk reaches is emptied and its
- * timers filed again, into the due list or a finer level. */
-static void advance(struct pn_wheel *w, uint64_t nk)
+/* The timers an expiry fires, as (deadline, link) records in w->sortbuf (the first of
+ * its halves) instead of a list: they are collected while cascading, so that no list of
+ * them is walked again before the sort (each walk of timers scattered in the caller's
+ * memory is a cache miss a timer). Unlinked meanwhile; nothing runs until they are
+ * linked into the firing list. */
+struct due_set {
+	size_t n;
+	int64_t lo, hi, prev;
+	bool sorted;
+	bool spilled; /* the buffer could not grow: the due list holds them instead */
+};
+
+static void due_set_init(struct due_set *ds)
 {
-	struct pn_timer_link todo;
-	list_init(&todo);
+	*ds = (struct due_set){0, INT64_MAX, INT64_MIN, INT64_MIN, true, false};
+}
+
+/* Doubles the buffer (at least 1024 records); false when it cannot. */
+static bool grow_sortbuf(struct pn_wheel *w, size_t n)
+{
+	size_t ncap = w->sortcap ? 2 * w->sortcap : 1024;
+	struct pn__srec *b = w->sort_fail ? NULL : malloc(2 * ncap * sizeof(*b));
+	if (!b)
+		return false;
+	if (n)
+		memcpy(b, w->sortbuf, n * sizeof(*b));
+	free(w->sortbuf);
+	w->sortbuf = b;
+	w->sortcap = ncap;
+	return true;
+}
+
+/* Adds due timer t (not linked) to ds, or, once the buffer cannot grow, files it and
+ * every record before it in the due list (in their order, so that equal deadlines keep
+ * theirs). */
+static void collect(struct pn_wheel *w, struct due_set *ds, struct pn_timer *t)
+{
+	if (__builtin_expect(!ds->spilled && ds->n == w->sortcap, 0) && !grow_sortbuf(w, ds->n)) {
+		ds->spilled = true;
+		for (size_t i = 0; i < ds->n; i++) {
+			struct pn_timer *r = pn__timer_of(w->sortbuf[i].l);
+			place(w, r, r->seq & SEQMASK);
+		}
+		ds->n = 0;
+	}
+	if (ds->spilled) {
+		place(w, t, t->seq & SEQMASK);
+		return;
+	}
+	int64_t d = t->deadline;
+	ds->lo = d < ds->lo ? d : ds->lo;
+	ds->hi = d > ds->hi ? d : ds->hi;
+	ds->sorted = ds->sorted && d >= ds->prev;
+	ds->prev = d;
+	w->sortbuf[ds->n++] = (struct pn__srec){(uint64_t)d, &t->link};
+}
+
+/* Files t, whose slot nk passed, again: into a finer level, or the due list (or ds). */
+static inline void refile(struct pn_wheel *w, uint64_t nk, struct due_set *ds, struct pn_timer *t)
+{
+	if (key_of(t->deadline) > nk) {
+		place(w, t, t->seq & SEQMASK);
+		w->st.cascaded++;
+	} else if (ds) {
+		collect(w, ds, t);
+	} else {
+		place(w, t, t->seq & SEQMASK);
+	}
+}
+
+/* Lanes advance() walks at once: see there. */
+#define LANES 8
+
+/* Advances cur to nk (> cur): every slot whose range nk reaches is emptied and its
+ * timers filed again, into the due list (or ds, when not NULL) or a finer level.
+ *
+ * The walk of the passed slots' lists is what this costs: each step is a cache miss
+ * whose address the step before gives. The slots are spliced into LANES lists in turn
+ * and the lanes walked side by side, so that up to LANES misses are under way at once
+ * instead of one. A slot's timers stay in their order (timers with equal keys share a
+ * slot, so they are filed and collected in insertion order); nothing else depends on
+ * the order in which slots are refiled. */
+static void advance(struct pn_wheel *w, uint64_t nk, struct due_set *ds)
+{
+	struct pn_timer_link lane[LANES];
+	unsigned nsl = 0;
+	for (int k = 0; k < LANES; k++)
+		list_init(&lane[k]);
 	for (int level = 0; level < NLEVEL; level++) {
 		uint64_t bm = w->bitmap[level];
 		if (!bm)
@@ -227,17 +309,31 @@ static void advance(struct pn_wheel *w, uint64_t nk)
 		}
 		for (uint64_t m = bm & mask; m; m &= m - 1) {
 			int s = __builtin_ctzll(m);
-			list_splice(&w->slots[level * SLOTS + s].head, &todo);
+			list_splice(&w->slots[level * SLOTS + s].head, &lane[nsl++ % LANES]);
 		}
 		w->bitmap[level] &= ~mask;
 	}
 	w->cur = nk;
-	while (!list_empty(&todo)) {
-		struct pn_timer *t = pn__timer_of(todo.next);
-		list_del(&t->link);
-		place(w, t, t->seq & SEQMASK);
-		if (key_of(t->deadline) > nk)
-			w->st.cascaded++;
+	struct pn_timer_link *p[LANES];
+	int live = 0;
+	for (int k = 0; k < LANES; k++) {
+		p[k] = NULL;
+		if (!list_empty(&lane[k])) {
+			lane[k].prev->next = NULL;
+			p[k] = lane[k].next;
+			live++;
+		}
+	}
+	while (live) {
+		for (int k = 0; k < LANES; k++) {
+			struct pn_timer_link *l = p[k];
+			if (!l)
+				continue;
+			p[k] = l->next;
+			live -= !p[k];
+			__builtin_prefetch(p[k]); /* the lane's next step, while the others run */
+			refile(w, nk, ds, pn__timer_of(l));
+		}
 	}
 }
 
@@ -324,6 +420,55 @@ static struct pn_timer_link *sort_due(struct pn_wheel *w, int64_t now)
 	pl->next = h;
 	h->prev = pl;
 	return after;
+}
+
+/* Adds the due list's timers to ds (an expiry's first step, when every one is due), and
+ * empties the list; when the buffer cannot hold them, leaves them there and marks ds
+ * spilled. */
+static void collect_due_list(struct pn_wheel *w, struct due_set *ds)
+{
+	struct pn_timer_link *h = &w->slots[DUE].head;
+	for (struct pn_timer_link *l = h->next; l != h; l = l->next) {
+		if (ds->n == w->sortcap && !grow_sortbuf(w, ds->n)) {
+			due_set_init(ds);
+			ds->spilled = true;
+			return;
+		}
+		collect(w, ds, pn__timer_of(l));
+	}
+	list_init(h);
+}
+
+/* Sorts ds's records by deadline, stably (equal deadlines keep their order, which is
+ * insertion order: timers with equal keys always share a list, and lists are collected
+ * in their order), and links their timers in that order as the firing list (empty
+ * before); returns the sorted records. The records come in slot order, not deadline
+ * order; n is small enough for a merge sort (radix_min), or the radix sort's passes run
+ * over the range present. */
+static struct pn__srec *link_firing(struct pn_wheel *w, struct due_set *ds)
+{
+	struct pn__srec *r = w->sortbuf;
+	size_t n = ds->n;
+	if (!ds->sorted) {
+		for (size_t i = 0; i < n; i++)
+			r[i].key -= (uint64_t)ds->lo;
+		if (n < w->radix_min)
+			r = pn__srec_sort(r, w->sortbuf + w->sortcap, n);
+		else
+			r = pn__radix_sort(r, w->sortbuf + w->sortcap, n,
+			                   (uint64_t)ds->hi - (uint64_t)ds->lo);
+	}
+	struct pn_timer_link *h = &w->slots[FIRE].head, *pl = h;
+	for (size_t i = 0; i < n; i++) {
+		struct pn_timer_link *l = r[i].l;
+		l->prev = pl;
+		pl->next = l;
+		pl = l;
+		mark_firing(pn__timer_of(l));
+	}
+	pl->next = h;
+	h->prev = pl;
+	return r;
 }
 
 PN_API int pn_timer_init(struct pn_timer *t, pn_timer_fn *fn, void *arg)
@@ -499,7 +644,7 @@ PN_API int pn_wheel_window(struct pn_wheel *w, int64_t *earliest, int64_t *wake)
 	 * would all go to the unsorted due list. Not from a callback. */
 	bool advanced = !w->in_expire && kb > w->cur && kb - w->cur <= WINDOW_AHEAD;
 	if (advanced)
-		advance(w, kb);
+		advance(w, kb, NULL);
 	int64_t e = list_max_deadline(&w->slots[FIRE].head, b);
 	int64_t d = list_max_deadline(&w->slots[DUE].head, b);
 	if (d > e)
@@ -563,22 +708,45 @@ PN_API int pn_wheel_expire(struct pn_wheel *w, int64_t now)
 		w->cur = nk;
 		return 0;
 	}
-	if (nk > w->cur)
-		advance(w, nk);
 	struct slot *due = &w->slots[DUE];
 	struct pn_timer_link *firing = &w->slots[FIRE].head;
-	if (list_empty(&due->head))
-		return 0;
-	/* When now < cur (a caller's clock behind an earlier call) some due timers are not
-	 * due yet: only the prefix up to now fires. */
-	list_splice_before(&due->head, sort_due(w, now), firing); /* firing was empty */
-	if (!list_empty(&due->head))
-		due->dirty = true; /* its minimum may have fired */
+	struct due_set ds;
+	struct pn__srec *r = NULL; /* the records of the timers to fire, in order */
+	if (nk > w->cur) {
+		/* Every timer in the due list is due (its key <= cur < nk), and so is every
+		 * one advance() files there: they are collected as records instead. */
+		due_set_init(&ds);
+		collect_due_list(w, &ds);
+		advance(w, nk, &ds);
+		if (!ds.spilled) {
+			if (ds.n == 0)
+				return 0;
+			r = link_firing(w, &ds);
+		}
+	}
+	if (!r) {
+		if (list_empty(&due->head))
+			return 0;
+		/* When now < cur (a caller's clock behind an earlier call) some due timers
+		 * are not due yet: only the prefix up to now fires. */
+		list_splice_before(&due->head, sort_due(w, now), firing); /* firing was empty */
+		if (!list_empty(&due->head))
+			due->dirty = true; /* its minimum may have fired */
+	}
 	int64_t fired = 0;
 	w->in_expire = true;
 	while (!list_empty(firing)) {
+		/* The records give the timers to come, which a walk of the list would reach
+		 * one cache miss at a time: fetch them ahead (a stale record's timer, cancelled
+		 * and freed by a callback, is only prefetched, never read). */
+		if (r && (size_t)fired + 8 < ds.n)
+			__builtin_prefetch(r[fired + 8].l, 1);
 		struct pn_timer *t = pn__timer_of(firing->next);
-		unlink_timer(w, t);
+		struct pn_timer_link *nx = t->link.next; /* unlink the firing list's first */
+		firing->next = nx;
+		nx->prev = firing;
+		t->link.next = t->link.prev = NULL;
+		w->count--;
 		if (t->period > 0)
 			rearm(w, t, now);
 		fired++;

@@ -149,3 +149,35 @@ struct pn__srec *pn__radix_sort(struct pn__srec *src, struct pn__srec *dst, size
 	}
 	return src;
 }
+
+struct pn__srec *pn__srec_sort(struct pn__srec *src, struct pn__srec *dst, size_t n)
+{
+	enum { RUN = 8 };
+	for (size_t lo = 0; lo < n; lo += RUN) {
+		size_t hi = lo + RUN < n ? lo + RUN : n;
+		for (size_t i = lo + 1; i < hi; i++) {
+			struct pn__srec x = src[i];
+			size_t j = i;
+			for (; j > lo && x.key < src[j - 1].key; j--)
+				src[j] = src[j - 1];
+			src[j] = x;
+		}
+	}
+	for (size_t width = RUN; width < n; width *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * width) {
+			size_t mid = lo + width < n ? lo + width : n;
+			size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+			size_t i = lo, j = mid, k = lo;
+			while (i < mid && j < hi)
+				dst[k++] = src[j].key < src[i].key ? src[j++] : src[i++];
+			while (i < mid)
+				dst[k++] = src[i++];
+			while (j < hi)
+				dst[k++] = src[j++];
+		}
+		struct pn__srec *x = src;
+		src = dst;
+		dst = x;
+	}
+	return src;
+}

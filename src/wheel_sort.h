@@ -34,4 +34,9 @@ struct pn__srec {
 struct pn__srec *pn__radix_sort(struct pn__srec *src, struct pn__srec *dst, size_t n,
                                 uint64_t range);
 
+/* Sorts src[0..n) by key, stably, using dst (room for n) as the other half: insertion
+ * sorts of runs of 8, then bottom-up merges, for record lists too short for the radix
+ * sort's passes to pay. Returns the half that holds the result (src or dst). */
+struct pn__srec *pn__srec_sort(struct pn__srec *src, struct pn__srec *dst, size_t n);
+
 #endif
