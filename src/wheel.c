@@ -221,11 +221,23 @@ static void due_set_init(struct due_set *ds)
 	*ds = (struct due_set){0, INT64_MAX, INT64_MIN, INT64_MIN, true, false};
 }
 
+/* The sort buffer for cap records: two halves of cap records, then the bucket sort's
+ * cap counts. */
+static inline size_t sortbuf_size(size_t cap)
+{
+	return 2 * cap * sizeof(struct pn__srec) + cap * sizeof(uint32_t);
+}
+
+static inline uint32_t *sortcount(const struct pn_wheel *w)
+{
+	return (uint32_t *)(w->sortbuf + 2 * w->sortcap);
+}
+
 /* Doubles the buffer (at least 1024 records); false when it cannot. */
 static bool grow_sortbuf(struct pn_wheel *w, size_t n)
 {
 	size_t ncap = w->sortcap ? 2 * w->sortcap : 1024;
-	struct pn__srec *b = w->sort_fail ? NULL : malloc(2 * ncap * sizeof(*b));
+	struct pn__srec *b = w->sort_fail || ncap > UINT32_MAX ? NULL : malloc(sortbuf_size(ncap));
 	if (!b)
 		return false;
 	if (n)
@@ -317,22 +329,20 @@ static void advance(struct pn_wheel *w, uint64_t nk, struct due_set *ds)
 	struct pn_timer_link *p[LANES];
 	int live = 0;
 	for (int k = 0; k < LANES; k++) {
-		p[k] = NULL;
 		if (!list_empty(&lane[k])) {
 			lane[k].prev->next = NULL;
-			p[k] = lane[k].next;
-			live++;
+			p[live++] = lane[k].next;
 		}
 	}
+	/* Lanes p[0 .. live) are not done; a finished one takes the last one's place. */
 	while (live) {
-		for (int k = 0; k < LANES; k++) {
+		for (int k = 0; k < live; k++) {
 			struct pn_timer_link *l = p[k];
-			if (!l)
-				continue;
 			p[k] = l->next;
-			live -= !p[k];
 			__builtin_prefetch(p[k]); /* the lane's next step, while the others run */
 			refile(w, nk, ds, pn__timer_of(l));
+			if (!p[k])
+				p[k--] = p[--live];
 		}
 	}
 }
@@ -388,7 +398,7 @@ static struct pn_timer_link *sort_due(struct pn_wheel *w, int64_t now)
 	if (n > cap) {
 		/* src and dst halves of 2 x cap records */
 		size_t ncap = n > 2 * cap ? n : 2 * cap;
-		struct pn__srec *b = w->sort_fail ? NULL : malloc(2 * ncap * sizeof(*b));
+		struct pn__srec *b = w->sort_fail ? NULL : malloc(sortbuf_size(ncap));
 		if (!b) {
 			pn__list_sort(h);
 			return mark_due_prefix(h, now);
@@ -455,8 +465,8 @@ static struct pn__srec *link_firing(struct pn_wheel *w, struct due_set *ds)
 		if (n < w->radix_min)
 			r = pn__srec_sort(r, w->sortbuf + w->sortcap, n);
 		else
-			r = pn__radix_sort(r, w->sortbuf + w->sortcap, n,
-			                   (uint64_t)ds->hi - (uint64_t)ds->lo);
+			r = pn__bucket_sort(r, w->sortbuf + w->sortcap, sortcount(w), w->sortcap, n,
+			                    (uint64_t)ds->hi - (uint64_t)ds->lo);
 	}
 	struct pn_timer_link *h = &w->slots[FIRE].head, *pl = h;
 	for (size_t i = 0; i < n; i++) {

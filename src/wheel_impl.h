@@ -46,7 +46,7 @@ struct pn_wheel {
 	 * by pn_wheel_expire, sorted (its min is not kept). */
 	struct slot slots[NSLOT + 2];
 	struct pn_wheel_stats st;
-	struct pn__srec *sortbuf; /* expiry's radix sort: 2 x sortcap records, grown on demand */
+	struct pn__srec *sortbuf; /* expiry's sorts: 2 x sortcap records and sortcap counts */
 	size_t sortcap;
 	/* test knobs (pn__wheel_sort_tune): the shortest due list the radix sort takes, and
 	 * whether growing its buffer fails */

@@ -181,3 +181,61 @@ struct pn__srec *pn__srec_sort(struct pn__srec *src, struct pn__srec *dst, size_
 	}
 	return src;
 }
+
+/* Stable insertion sort of a[0..n), for short runs. */
+static void srec_insertion(struct pn__srec *a, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		struct pn__srec x = a[i];
+		size_t j = i;
+		for (; j > 0 && x.key < a[j - 1].key; j--)
+			a[j] = a[j - 1];
+		a[j] = x;
+	}
+}
+
+struct pn__srec *pn__bucket_sort(struct pn__srec *src, struct pn__srec *dst, uint32_t *count,
+                                 size_t ncount, size_t n, uint64_t range)
+{
+	/* about 2 records a bucket: the power of 2 at or above n / 2 */
+	size_t nb = 2;
+	while (nb < n / 2)
+		nb *= 2;
+	int shift = 0;
+	while ((range >> shift) >= nb)
+		shift++;
+	nb = (size_t)(range >> shift) + 1;
+	if (nb > ncount)
+		return pn__radix_sort(src, dst, n, range);
+	memset(count, 0, nb * sizeof(*count));
+	for (size_t i = 0; i < n; i++)
+		count[src[i].key >> shift]++;
+	uint32_t sum = 0;
+	for (size_t b = 0; b < nb; b++) {
+		uint32_t c = count[b];
+		count[b] = sum;
+		sum += c;
+	}
+	for (size_t i = 0; i < n; i++)
+		dst[count[src[i].key >> shift]++] = src[i];
+	if (shift == 0)
+		return dst; /* a bucket's keys are equal */
+	/* count[b] is now where bucket b + 1 starts */
+	uint64_t low = (1ULL << shift) - 1;
+	for (size_t b = 0, at = 0; b < nb; at = count[b++]) {
+		size_t c = count[b] - at;
+		if (c <= 32) {
+			srec_insertion(dst + at, c);
+			continue;
+		}
+		/* A crowded bucket (a cluster of deadlines): its keys share their high bits;
+		 * sorted the same way over the low ones, with the counts after these. */
+		for (size_t i = at; i < at + c; i++)
+			dst[i].key &= low;
+		struct pn__srec *r =
+		        pn__bucket_sort(dst + at, src + at, count + nb, ncount - nb, c, low);
+		if (r != dst + at)
+			memcpy(dst + at, r, c * sizeof(*r));
+	}
+	return dst;
+}
