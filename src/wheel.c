@@ -189,6 +189,12 @@ static inline void place(struct pn_wheel *w, struct pn_timer *t, uint64_t seq)
 static inline void unlink_timer(struct pn_wheel *w, struct pn_timer *t)
 {
 	unsigned id = id_of(t);
+	if (__builtin_expect(id == FIREA, 0)) {
+		w->firing[(uintptr_t)t->link.prev] = NULL;
+		t->link.next = t->link.prev = NULL;
+		w->count--;
+		return;
+	}
 	struct slot *sl = &w->slots[id];
 	struct pn_timer_link *n = t->link.next, *p = t->link.prev;
 	p->next = n;
@@ -204,11 +210,11 @@ static inline void unlink_timer(struct pn_wheel *w, struct pn_timer *t)
 		sl->dirty = true;
 }
 
-/* The timers an expiry fires, as (deadline, link) records in w->sortbuf (the first of
- * its halves) instead of a list: they are collected while cascading, so that no list of
- * them is walked again before the sort (each walk of timers scattered in the caller's
- * memory is a cache miss a timer). Unlinked meanwhile; nothing runs until they are
- * linked into the firing list. */
+/* The timers an expiry fires, collected while cascading into the firing array, with a
+ * (deadline, index) sort record each, instead of into a list: no list of them is
+ * walked again before they fire (each walk of timers scattered in the caller's memory
+ * is a cache miss a timer), and each is marked as firing (id FIREA) while its line is
+ * at hand. Nothing runs until they fire. */
 struct due_set {
 	size_t n;
 	int64_t lo, hi, prev;
@@ -221,56 +227,74 @@ static void due_set_init(struct due_set *ds)
 	*ds = (struct due_set){0, INT64_MAX, INT64_MIN, INT64_MIN, true, false};
 }
 
-/* The sort buffer for cap records: two halves of cap records, then the bucket sort's
- * cap counts. */
+/* The buffer for cap records: two halves of cap sort records, the firing array, the
+ * bucket sort's counts. */
 static inline size_t sortbuf_size(size_t cap)
 {
-	return 2 * cap * sizeof(struct pn__srec) + cap * sizeof(uint32_t);
+	return cap * (2 * sizeof(struct pn__srec) + sizeof(struct pn_timer *) + sizeof(uint32_t));
 }
 
 static inline uint32_t *sortcount(const struct pn_wheel *w)
 {
-	return (uint32_t *)(w->sortbuf + 2 * w->sortcap);
+	return (uint32_t *)(w->firing + w->sortcap);
 }
 
-/* Doubles the buffer (at least 1024 records); false when it cannot. */
+/* Replaces the buffer with b (cap records), keeping the first n records and timers. */
+static void set_sortbuf(struct pn_wheel *w, struct pn__srec *b, size_t cap, size_t n)
+{
+	struct pn_timer **f = (struct pn_timer **)(b + 2 * cap);
+	if (n) {
+		memcpy(b, w->sortbuf, n * sizeof(*b));
+		memcpy(f, w->firing, n * sizeof(*f));
+	}
+	free(w->sortbuf);
+	w->sortbuf = b;
+	w->sortcap = cap;
+	w->firing = f;
+}
+
+/* Doubles the buffer (at least 1024 records), keeping n; false when it cannot. */
 static bool grow_sortbuf(struct pn_wheel *w, size_t n)
 {
 	size_t ncap = w->sortcap ? 2 * w->sortcap : 1024;
 	struct pn__srec *b = w->sort_fail || ncap > UINT32_MAX ? NULL : malloc(sortbuf_size(ncap));
 	if (!b)
 		return false;
-	if (n)
-		memcpy(b, w->sortbuf, n * sizeof(*b));
-	free(w->sortbuf);
-	w->sortbuf = b;
-	w->sortcap = ncap;
+	set_sortbuf(w, b, ncap, n);
 	return true;
 }
 
-/* Adds due timer t (not linked) to ds, or, once the buffer cannot grow, files it and
- * every record before it in the due list (in their order, so that equal deadlines keep
- * theirs). */
+/* Files the collected timers in the due list, in their order (equal deadlines keep
+ * theirs): the buffer could not grow. */
+static void spill(struct pn_wheel *w, struct due_set *ds)
+{
+	ds->spilled = true;
+	for (size_t i = 0; i < ds->n; i++)
+		place(w, w->firing[i], w->firing[i]->seq & SEQMASK);
+	ds->n = 0;
+}
+
+/* Adds due timer t (not linked) to ds, or, once the buffer cannot grow, files it in the
+ * due list. */
 static void collect(struct pn_wheel *w, struct due_set *ds, struct pn_timer *t)
 {
-	if (__builtin_expect(!ds->spilled && ds->n == w->sortcap, 0) && !grow_sortbuf(w, ds->n)) {
-		ds->spilled = true;
-		for (size_t i = 0; i < ds->n; i++) {
-			struct pn_timer *r = pn__timer_of(w->sortbuf[i].l);
-			place(w, r, r->seq & SEQMASK);
-		}
-		ds->n = 0;
-	}
+	if (__builtin_expect(!ds->spilled && ds->n == w->sortcap, 0) && !grow_sortbuf(w, ds->n))
+		spill(w, ds);
 	if (ds->spilled) {
 		place(w, t, t->seq & SEQMASK);
 		return;
 	}
 	int64_t d = t->deadline;
+	size_t i = ds->n++;
 	ds->lo = d < ds->lo ? d : ds->lo;
 	ds->hi = d > ds->hi ? d : ds->hi;
 	ds->sorted = ds->sorted && d >= ds->prev;
 	ds->prev = d;
-	w->sortbuf[ds->n++] = (struct pn__srec){(uint64_t)d, &t->link};
+	w->sortbuf[i] = (struct pn__srec){(uint64_t)d, i};
+	w->firing[i] = t;
+	t->seq = (t->seq & SEQMASK) | (uint64_t)FIREA << IDSHIFT;
+	t->link.next = &t->link;
+	t->link.prev = (struct pn_timer_link *)i;
 }
 
 /* Files t, whose slot nk passed, again: into a finer level, or the due list (or ds). */
@@ -387,7 +411,7 @@ static struct pn_timer_link *sort_due(struct pn_wheel *w, int64_t now)
 		sorted = sorted && d >= prev;
 		prev = d;
 		if (n < cap)
-			buf[n] = (struct pn__srec){(uint64_t)d, l};
+			buf[n] = (struct pn__srec){(uint64_t)d, (uintptr_t)l};
 	}
 	if (sorted)
 		return mark_due_prefix(h, now);
@@ -403,12 +427,13 @@ static struct pn_timer_link *sort_due(struct pn_wheel *w, int64_t now)
 			pn__list_sort(h);
 			return mark_due_prefix(h, now);
 		}
-		free(w->sortbuf);
-		w->sortbuf = buf = b;
-		w->sortcap = cap = ncap;
+		set_sortbuf(w, b, ncap, 0);
+		buf = b;
+		cap = ncap;
 		size_t i = 0;
 		for (struct pn_timer_link *l = h->next; l != h; l = l->next, i++)
-			buf[i] = (struct pn__srec){(uint64_t)pn__timer_of(l)->deadline, l};
+			buf[i] = (struct pn__srec){(uint64_t)pn__timer_of(l)->deadline,
+			                           (uintptr_t)l};
 	}
 	struct pn__srec *src = buf;
 	for (size_t i = 0; i < n; i++)
@@ -418,7 +443,7 @@ static struct pn_timer_link *sort_due(struct pn_wheel *w, int64_t now)
 	uint64_t nowkey = (uint64_t)now - (uint64_t)lo; /* keys are deadline - lo */
 	bool past = now < lo;
 	for (size_t i = 0; i < n; i++) {
-		struct pn_timer_link *l = src[i].l;
+		struct pn_timer_link *l = (struct pn_timer_link *)src[i].v;
 		l->prev = pl;
 		pl->next = l;
 		pl = l;
@@ -433,52 +458,38 @@ static struct pn_timer_link *sort_due(struct pn_wheel *w, int64_t now)
 }
 
 /* Adds the due list's timers to ds (an expiry's first step, when every one is due), and
- * empties the list; when the buffer cannot hold them, leaves them there and marks ds
- * spilled. */
+ * empties the list; when the buffer cannot hold them, files them all there again and
+ * marks ds spilled. */
 static void collect_due_list(struct pn_wheel *w, struct due_set *ds)
 {
-	struct pn_timer_link *h = &w->slots[DUE].head;
-	for (struct pn_timer_link *l = h->next; l != h; l = l->next) {
-		if (ds->n == w->sortcap && !grow_sortbuf(w, ds->n)) {
-			due_set_init(ds);
-			ds->spilled = true;
-			return;
-		}
-		collect(w, ds, pn__timer_of(l));
-	}
+	struct pn_timer_link *h = &w->slots[DUE].head, *l = h->next;
+	if (l == h)
+		return;
+	h->prev->next = NULL; /* collect() rewrites the links: walk a chain */
 	list_init(h);
+	while (l) {
+		struct pn_timer_link *nx = l->next;
+		collect(w, ds, pn__timer_of(l));
+		l = nx;
+	}
 }
 
 /* Sorts ds's records by deadline, stably (equal deadlines keep their order, which is
  * insertion order: timers with equal keys always share a list, and lists are collected
- * in their order), and links their timers in that order as the firing list (empty
- * before); returns the sorted records. The records come in slot order, not deadline
- * order; n is small enough for a merge sort (radix_min), or the radix sort's passes run
- * over the range present. */
-static struct pn__srec *link_firing(struct pn_wheel *w, struct due_set *ds)
+ * in their order); returns them. They come in slot order, not deadline order: a merge
+ * sort when there are few (radix_min), else the bucket sort. */
+static struct pn__srec *sort_firing(struct pn_wheel *w, struct due_set *ds)
 {
 	struct pn__srec *r = w->sortbuf;
 	size_t n = ds->n;
-	if (!ds->sorted) {
-		for (size_t i = 0; i < n; i++)
-			r[i].key -= (uint64_t)ds->lo;
-		if (n < w->radix_min)
-			r = pn__srec_sort(r, w->sortbuf + w->sortcap, n);
-		else
-			r = pn__bucket_sort(r, w->sortbuf + w->sortcap, sortcount(w), w->sortcap, n,
-			                    (uint64_t)ds->hi - (uint64_t)ds->lo);
-	}
-	struct pn_timer_link *h = &w->slots[FIRE].head, *pl = h;
-	for (size_t i = 0; i < n; i++) {
-		struct pn_timer_link *l = r[i].l;
-		l->prev = pl;
-		pl->next = l;
-		pl = l;
-		mark_firing(pn__timer_of(l));
-	}
-	pl->next = h;
-	h->prev = pl;
-	return r;
+	if (ds->sorted)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		r[i].key -= (uint64_t)ds->lo;
+	if (n < w->radix_min)
+		return pn__srec_sort(r, w->sortbuf + w->sortcap, n);
+	return pn__bucket_sort(r, w->sortbuf + w->sortcap, sortcount(w), w->sortcap, n,
+	                       (uint64_t)ds->hi - (uint64_t)ds->lo);
 }
 
 PN_API int pn_timer_init(struct pn_timer *t, pn_timer_fn *fn, void *arg)
@@ -593,6 +604,13 @@ static bool next_wake(struct pn_wheel *w, int64_t *best)
 		b = list_min_latest(&w->slots[FIRE].head);
 		found = true;
 	}
+	for (size_t i = 0; i < w->nfiring; i++) {
+		const struct pn_timer *t = w->firing[i];
+		if (t) {
+			b = t->latest < b ? t->latest : b;
+			found = true;
+		}
+	}
 	if (!list_empty(&w->slots[DUE].head)) {
 		int64_t m = slot_min(&w->slots[DUE]);
 		if (m < b)
@@ -656,6 +674,11 @@ PN_API int pn_wheel_window(struct pn_wheel *w, int64_t *earliest, int64_t *wake)
 	if (advanced)
 		advance(w, kb, NULL);
 	int64_t e = list_max_deadline(&w->slots[FIRE].head, b);
+	for (size_t i = 0; i < w->nfiring; i++) {
+		const struct pn_timer *t = w->firing[i];
+		if (t && t->deadline <= b && t->deadline > e)
+			e = t->deadline;
+	}
 	int64_t d = list_max_deadline(&w->slots[DUE].head, b);
 	if (d > e)
 		e = d;
@@ -705,6 +728,16 @@ static void rearm(struct pn_wheel *w, struct pn_timer *t, int64_t now)
 	w->count++;
 }
 
+/* Fires t, just unlinked: re-arms it if periodic, then calls it. */
+static inline void fire(struct pn_wheel *w, struct pn_timer *t, int64_t now)
+{
+	if (t->period > 0)
+		rearm(w, t, now);
+	w->st.fired++;
+	if (t->fn)
+		t->fn(w, t, t->arg);
+}
+
 PN_API int pn_wheel_expire(struct pn_wheel *w, int64_t now)
 {
 	if (!w)
@@ -720,50 +753,55 @@ PN_API int pn_wheel_expire(struct pn_wheel *w, int64_t now)
 	}
 	struct slot *due = &w->slots[DUE];
 	struct pn_timer_link *firing = &w->slots[FIRE].head;
-	struct due_set ds;
-	struct pn__srec *r = NULL; /* the records of the timers to fire, in order */
+	int64_t fired = 0;
 	if (nk > w->cur) {
 		/* Every timer in the due list is due (its key <= cur < nk), and so is every
-		 * one advance() files there: they are collected as records instead. */
+		 * one advance() files there: they are collected into the firing array. */
+		struct due_set ds;
 		due_set_init(&ds);
 		collect_due_list(w, &ds);
 		advance(w, nk, &ds);
 		if (!ds.spilled) {
 			if (ds.n == 0)
 				return 0;
-			r = link_firing(w, &ds);
+			struct pn__srec *r = sort_firing(w, &ds);
+			struct pn_timer **fa = w->firing;
+			size_t n = ds.n;
+			w->nfiring = n;
+			w->in_expire = true;
+			for (size_t i = 0; i < n; i++) {
+				/* The records give the timers to come, which are cache misses:
+				 * fetch them ahead (an entry a callback cancelled is NULL). */
+				if (i + 8 < n)
+					__builtin_prefetch(fa[r[i + 8].v], 1);
+				struct pn_timer *t = fa[r[i].v];
+				if (!t)
+					continue;
+				fa[r[i].v] = NULL;
+				t->link.next = t->link.prev = NULL;
+				w->count--;
+				fire(w, t, now);
+				fired++;
+			}
+			w->nfiring = 0;
+			goto done;
 		}
 	}
-	if (!r) {
-		if (list_empty(&due->head))
-			return 0;
-		/* When now < cur (a caller's clock behind an earlier call) some due timers
-		 * are not due yet: only the prefix up to now fires. */
-		list_splice_before(&due->head, sort_due(w, now), firing); /* firing was empty */
-		if (!list_empty(&due->head))
-			due->dirty = true; /* its minimum may have fired */
-	}
-	int64_t fired = 0;
+	if (list_empty(&due->head))
+		return 0;
+	/* When now < cur (a caller's clock behind an earlier call) some due timers are not
+	 * due yet: only the prefix up to now fires. */
+	list_splice_before(&due->head, sort_due(w, now), firing); /* firing was empty */
+	if (!list_empty(&due->head))
+		due->dirty = true; /* its minimum may have fired */
 	w->in_expire = true;
 	while (!list_empty(firing)) {
-		/* The records give the timers to come, which a walk of the list would reach
-		 * one cache miss at a time: fetch them ahead (a stale record's timer, cancelled
-		 * and freed by a callback, is only prefetched, never read). */
-		if (r && (size_t)fired + 8 < ds.n)
-			__builtin_prefetch(r[fired + 8].l, 1);
 		struct pn_timer *t = pn__timer_of(firing->next);
-		struct pn_timer_link *nx = t->link.next; /* unlink the firing list's first */
-		firing->next = nx;
-		nx->prev = firing;
-		t->link.next = t->link.prev = NULL;
-		w->count--;
-		if (t->period > 0)
-			rearm(w, t, now);
+		unlink_timer(w, t);
+		fire(w, t, now);
 		fired++;
-		w->st.fired++;
-		if (t->fn)
-			t->fn(w, t, t->arg);
 	}
+done:
 	w->in_expire = false;
 	if (fired)
 		w->st.expires++;

@@ -19,6 +19,7 @@
 #define NSLOT        (NLEVEL * SLOTS) /* slot ids 0 .. NSLOT - 1: level * SLOTS + digit */
 #define DUE          NSLOT            /* the due list's slot id */
 #define FIRE         (NSLOT + 1)      /* the firing list's slot id */
+#define FIREA        (NSLOT + 2)      /* the firing array's id (not a slot) */
 #define IDSHIFT      52               /* seq's top 12 bits: the slot id the timer is in */
 #define SEQMASK      ((1ULL << IDSHIFT) - 1)
 #define WINDOW_AHEAD (1ULL << 24) /* 16.8 ms: pn_wheel_window advances to wakeups this close */
@@ -46,8 +47,15 @@ struct pn_wheel {
 	 * by pn_wheel_expire, sorted (its min is not kept). */
 	struct slot slots[NSLOT + 2];
 	struct pn_wheel_stats st;
-	struct pn__srec *sortbuf; /* expiry's sorts: 2 x sortcap records and sortcap counts */
+	/* Expiry's buffer: 2 x sortcap sort records, then the firing array (sortcap
+	 * timers), then sortcap counts (the bucket sort's). */
+	struct pn__srec *sortbuf;
 	size_t sortcap;
+	/* The firing array: firing[0 .. nfiring) are the timers pn_wheel_expire is firing
+	 * in its records' order (NULL: fired or cancelled); such a timer carries id FIREA,
+	 * its link.next points to itself and its link.prev holds its index. */
+	struct pn_timer **firing;
+	size_t nfiring;
 	/* test knobs (pn__wheel_sort_tune): the shortest due list the radix sort takes, and
 	 * whether growing its buffer fails */
 	size_t radix_min;

@@ -22,10 +22,11 @@ static inline struct pn_timer *pn__timer_of(struct pn_timer_link *l)
 /* Sorts the circular list headed by h by deadline, stably: O(n log n), no allocation. */
 void pn__list_sort(struct pn_timer_link *h);
 
-/* A due timer as the radix sort sees it: its key (deadline - the smallest one) and link. */
+/* A due timer as the sorts see it: its key (deadline - the smallest one) and what names
+ * it (its link, or its index in the wheel's firing array). */
 struct pn__srec {
 	uint64_t key;
-	struct pn_timer_link *l;
+	uintptr_t v;
 };
 
 /* Sorts src[0..n) by key, stably, using dst (room for n) as the other half: 8-bit digits

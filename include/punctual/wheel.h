@@ -43,7 +43,7 @@ struct pn_timer_link {
 /* Public so that callers embed it; the fields are the wheel's: read them, never write
  * them (pn_timer_init and the pn_wheel_* calls do). */
 struct pn_timer {
-	struct pn_timer_link link; /* in a slot's list, the due or the firing list */
+	struct pn_timer_link link; /* in a slot's list, the due or firing list, or firing */
 	int64_t deadline;          /* never fires before this instant */
 	int64_t latest;            /* deadline + precision, saturated at INT64_MAX */
 	int64_t period;            /* 0: one-shot */
