@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wheel_sort.c: the timer wheel's two stable sorts by deadline (wheel_sort.h): a merge
- * sort of a timer list that allocates nothing, and an LSD radix sort of (key, link)
- * records for long due lists.
+ * wheel_sort.c: the timer wheel's stable sorts by deadline (wheel_sort.h): a merge sort
+ * of a timer list that allocates nothing, and sorts of (key, value) records in the
+ * wheel's buffer: an LSD radix sort, a bucket sort (expiry's, for spread and clustered
+ * deadlines alike) and a merge sort for short record lists.
  */
 #include <stdbool.h>
 #include <string.h>
