@@ -226,16 +226,26 @@ static inline void unlink_timer(struct pn_wheel *w, struct pn_timer *t)
  * walked again before they fire (each walk of timers scattered in the caller's memory
  * is a cache miss a timer), and each is marked as firing (id FIREA) while its line is
  * at hand. Nothing runs until they fire. */
+/* Lanes advance() walks at once (see there); a record's value is the timer's index in
+ * the firing array, with its lane above bit LANESHIFT. */
+#define LANES     8
+#define LANESHIFT 32
+#define IDXMASK   ((1ULL << LANESHIFT) - 1)
+
 struct due_set {
-	size_t n;
-	int64_t lo, hi, prev;
-	bool sorted;
-	bool spilled; /* the buffer could not grow: the due list holds them instead */
+	size_t n, cap; /* records; room (the buffer's, 0 once spilled) */
+	int64_t lo, hi;
+	int64_t prev[LANES]; /* the last deadline collected from each lane */
+	unsigned lanes;      /* bit k: lane k collected from */
+	bool sorted;         /* each lane's records came in order */
+	bool spilled;        /* the buffer could not grow: the due list holds them instead */
 };
 
-static void due_set_init(struct due_set *ds)
+static void due_set_init(struct due_set *ds, size_t cap)
 {
-	*ds = (struct due_set){0, INT64_MAX, INT64_MIN, INT64_MIN, true, false};
+	*ds = (struct due_set){.cap = cap, .lo = INT64_MAX, .hi = INT64_MIN, .sorted = true};
+	for (int k = 0; k < LANES; k++)
+		ds->prev[k] = INT64_MIN;
 }
 
 /* The buffer for cap records: two halves of cap sort records, the firing array, the
@@ -282,90 +292,124 @@ static void spill(struct pn_wheel *w, struct due_set *ds)
 	ds->spilled = true;
 	for (size_t i = 0; i < ds->n; i++)
 		place(w, w->firing[i], w->firing[i]->seq & SEQMASK);
-	ds->n = 0;
+	ds->n = ds->cap = 0;
 }
 
-/* Adds due timer t (not linked) to ds, or, once the buffer cannot grow, files it in the
- * due list. */
-static void collect(struct pn_wheel *w, struct due_set *ds, struct pn_timer *t)
+static void collect_full(struct pn_wheel *w, struct due_set *ds, struct pn_timer *t, unsigned lane);
+
+/* Adds due timer t (not linked), walked in lane lane, to ds, or, once the buffer cannot
+ * grow, files it in the due list. */
+static inline void collect(struct pn_wheel *w, struct due_set *ds, struct pn_timer *t,
+                           unsigned lane)
 {
-	if (__builtin_expect(!ds->spilled && ds->n == w->sortcap, 0) && !grow_sortbuf(w, ds->n))
-		spill(w, ds);
-	if (ds->spilled) {
-		place(w, t, t->seq & SEQMASK);
+	if (__builtin_expect(ds->n == ds->cap, 0)) {
+		collect_full(w, ds, t, lane);
 		return;
 	}
 	int64_t d = t->deadline;
 	size_t i = ds->n++;
 	ds->lo = d < ds->lo ? d : ds->lo;
 	ds->hi = d > ds->hi ? d : ds->hi;
-	ds->sorted = ds->sorted && d >= ds->prev;
-	ds->prev = d;
-	w->sortbuf[i] = (struct pn__srec){(uint64_t)d, i};
+	ds->sorted &= d >= ds->prev[lane];
+	ds->prev[lane] = d;
+	ds->lanes |= 1u << lane;
+	w->sortbuf[i] = (struct pn__srec){(uint64_t)d, i | (uintptr_t)lane << LANESHIFT};
 	w->firing[i] = t;
 	t->seq = (t->seq & SEQMASK) | (uint64_t)FIREA << IDSHIFT;
 	t->link.next = &t->link;
 	t->link.prev = (struct pn_timer_link *)i;
 }
 
+/* collect() with the buffer full: grows it, or spills (then ds->cap is 0 and every
+ * later timer comes here and goes to the due list). */
+static __attribute__((noinline)) void collect_full(struct pn_wheel *w, struct due_set *ds,
+                                                   struct pn_timer *t, unsigned lane)
+{
+	if (!ds->spilled && grow_sortbuf(w, ds->n)) {
+		ds->cap = w->sortcap;
+		collect(w, ds, t, lane);
+		return;
+	}
+	if (!ds->spilled)
+		spill(w, ds);
+	place(w, t, t->seq & SEQMASK);
+}
+
+/* Fetches the timer at p (NULL or stale: only a hint) into the cache for writing: both
+ * of its lines, since the caller's array need not align it to one. */
+static inline void prefetch_timer(const void *p)
+{
+	__builtin_prefetch(p, 1);
+	/* integer arithmetic: p may be NULL */
+	__builtin_prefetch((const void *)((uintptr_t)p + sizeof(struct pn_timer) - 1), 1);
+}
+
 /* Files t, whose slot nk passed, again: into a finer level, or the due list (or ds). */
-static inline void refile(struct pn_wheel *w, uint64_t nk, struct due_set *ds, struct pn_timer *t)
+static inline void refile(struct pn_wheel *w, uint64_t nk, struct due_set *ds, struct pn_timer *t,
+                          unsigned lane)
 {
 	if (key_of(t->deadline) > nk) {
 		place(w, t, t->seq & SEQMASK);
 		w->st.cascaded++;
 	} else if (ds) {
-		collect(w, ds, t);
+		collect(w, ds, t, lane);
 	} else {
 		place(w, t, t->seq & SEQMASK);
 	}
 }
 
-/* Lanes advance() walks at once: see there. */
-#define LANES 8
-
 /* Advances cur to nk (> cur): every slot whose range nk reaches is emptied and its
  * timers filed again, into the due list (or ds, when not NULL) or a finer level.
  *
  * The walk of the passed slots' lists is what this costs: each step is a cache miss
- * whose address the step before gives. The slots are spliced into LANES lists in turn
- * and the lanes walked side by side, so that up to LANES misses are under way at once
- * instead of one. A slot's timers stay in their order (timers with equal keys share a
- * slot, so they are filed and collected in insertion order); nothing else depends on
- * the order in which slots are refiled. */
+ * whose address the step before gives. For an expiry (ds), the slots are spliced into
+ * LANES lanes and the lanes walked side by side, so that up to LANES misses are under
+ * way at once instead of one. The passed slots, in the order taken (levels up, digits
+ * up), hold increasing ranges of keys; each lane takes a run of them, so the lanes hold
+ * increasing ranges too, and within a lane the order is the slots' (timers with equal
+ * keys share a slot, so they are collected in insertion order): when every lane comes
+ * in order, ordering the records by lane orders them (sort_firing). The due list
+ * (pn_wheel_window's advance) keeps the single walk, in order. */
 static void advance(struct pn_wheel *w, uint64_t nk, struct due_set *ds)
 {
 	struct pn_timer_link lane[LANES];
-	unsigned nsl = 0;
+	uint64_t masks[NLEVEL];
+	unsigned nsl = 0, lanes = ds ? LANES : 1;
 	for (int k = 0; k < LANES; k++)
 		list_init(&lane[k]);
 	for (int level = 0; level < NLEVEL; level++) {
 		uint64_t bm = w->bitmap[level];
+		masks[level] = 0;
 		if (!bm)
 			continue;
 		int up = (level + 1) * BITS;
-		uint64_t mask;
 		if (up < 64 && (nk >> up) != (w->cur >> up)) {
-			mask = ~0ULL; /* nk is past this level's whole block */
+			masks[level] = ~0ULL; /* nk is past this level's whole block */
 		} else {
 			int dc = digit(w->cur, level), dn = digit(nk, level);
 			if (dn == dc)
 				continue;
 			uint64_t upto = dn == 63 ? ~0ULL : (2ULL << dn) - 1;
-			mask = upto & ~((2ULL << dc) - 1); /* digits dc+1 .. dn */
+			masks[level] = upto & ~((2ULL << dc) - 1); /* digits dc+1 .. dn */
 		}
-		for (uint64_t m = bm & mask; m; m &= m - 1) {
+		nsl += (unsigned)__builtin_popcountll(bm & masks[level]);
+	}
+	unsigned j = 0;
+	for (int level = 0; level < NLEVEL; level++) {
+		for (uint64_t m = w->bitmap[level] & masks[level]; m; m &= m - 1) {
 			int s = __builtin_ctzll(m);
-			list_splice(&w->slots[level * SLOTS + s].head, &lane[nsl++ % LANES]);
+			list_splice(&w->slots[level * SLOTS + s].head, &lane[j++ * lanes / nsl]);
 		}
-		w->bitmap[level] &= ~mask;
+		w->bitmap[level] &= ~masks[level];
 	}
 	w->cur = nk;
 	struct pn_timer_link *p[LANES];
+	unsigned id[LANES];
 	int live = 0;
-	for (int k = 0; k < LANES; k++) {
+	for (unsigned k = 0; k < lanes; k++) {
 		if (!list_empty(&lane[k])) {
 			lane[k].prev->next = NULL;
+			id[live] = k;
 			p[live++] = lane[k].next;
 		}
 	}
@@ -374,10 +418,14 @@ static void advance(struct pn_wheel *w, uint64_t nk, struct due_set *ds)
 		for (int k = 0; k < live; k++) {
 			struct pn_timer_link *l = p[k];
 			p[k] = l->next;
-			__builtin_prefetch(p[k]); /* the lane's next step, while the others run */
-			refile(w, nk, ds, pn__timer_of(l));
-			if (!p[k])
-				p[k--] = p[--live];
+			prefetch_timer(p[k]); /* the lane's next step, while the others run */
+			refile(w, nk, ds, pn__timer_of(l), id[k]);
+			if (!p[k]) {
+				live--;
+				p[k] = p[live];
+				id[k] = id[live];
+				k--;
+			}
 		}
 	}
 }
@@ -480,7 +528,7 @@ static void collect_due_list(struct pn_wheel *w, struct due_set *ds)
 	list_init(h);
 	while (l) {
 		struct pn_timer_link *nx = l->next;
-		collect(w, ds, pn__timer_of(l));
+		collect(w, ds, pn__timer_of(l), 0); /* keys <= cur: before every lane's */
 		l = nx;
 	}
 }
@@ -491,15 +539,29 @@ static void collect_due_list(struct pn_wheel *w, struct due_set *ds)
  * sort when there are few (radix_min), else the bucket sort. */
 static struct pn__srec *sort_firing(struct pn_wheel *w, struct due_set *ds)
 {
-	struct pn__srec *r = w->sortbuf;
+	struct pn__srec *r = w->sortbuf, *o = w->sortbuf + w->sortcap;
 	size_t n = ds->n;
-	if (ds->sorted)
-		return r;
+	if (ds->sorted && !(ds->lanes & (ds->lanes - 1)))
+		return r; /* one lane */
+	if (ds->sorted) {
+		/* every lane in order: ordering by lane, stably, is ordering by deadline */
+		size_t at[LANES] = {0};
+		for (size_t i = 0; i < n; i++)
+			at[r[i].v >> LANESHIFT]++;
+		for (size_t k = 0, sum = 0; k < LANES; k++) {
+			size_t c = at[k];
+			at[k] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			o[at[r[i].v >> LANESHIFT]++] = r[i];
+		return o;
+	}
 	for (size_t i = 0; i < n; i++)
 		r[i].key -= (uint64_t)ds->lo;
 	if (n < w->radix_min)
-		return pn__srec_sort(r, w->sortbuf + w->sortcap, n);
-	return pn__bucket_sort(r, w->sortbuf + w->sortcap, sortcount(w), w->sortcap, n,
+		return pn__srec_sort(r, o, n);
+	return pn__bucket_sort(r, o, sortcount(w), w->sortcap, n,
 	                       (uint64_t)ds->hi - (uint64_t)ds->lo);
 }
 
@@ -769,7 +831,7 @@ PN_API int pn_wheel_expire(struct pn_wheel *w, int64_t now)
 		/* Every timer in the due list is due (its key <= cur < nk), and so is every
 		 * one advance() files there: they are collected into the firing array. */
 		struct due_set ds;
-		due_set_init(&ds);
+		due_set_init(&ds, w->sortcap);
 		collect_due_list(w, &ds);
 		advance(w, nk, &ds);
 		if (!ds.spilled) {
@@ -784,11 +846,12 @@ PN_API int pn_wheel_expire(struct pn_wheel *w, int64_t now)
 				/* The records give the timers to come, which are cache misses:
 				 * fetch them ahead (an entry a callback cancelled is NULL). */
 				if (i + 8 < n)
-					__builtin_prefetch(fa[r[i + 8].v], 1);
-				struct pn_timer *t = fa[r[i].v];
+					prefetch_timer(fa[r[i + 8].v & IDXMASK]);
+				size_t x = r[i].v & IDXMASK;
+				struct pn_timer *t = fa[x];
 				if (!t)
 					continue;
-				fa[r[i].v] = NULL;
+				fa[x] = NULL;
 				t->link.next = t->link.prev = NULL;
 				w->count--;
 				fire(w, t, now);

@@ -225,6 +225,17 @@ struct pn__srec *pn__bucket_sort(struct pn__srec *src, struct pn__srec *dst, uin
 	uint64_t low = (1ULL << shift) - 1;
 	for (size_t b = 0, at = 0; b < nb; at = count[b++]) {
 		size_t c = count[b] - at;
+		if (c <= 1)
+			continue;
+		if (c == 2) {
+			struct pn__srec *x = dst + at;
+			if (x[1].key < x[0].key) {
+				struct pn__srec y = x[0];
+				x[0] = x[1];
+				x[1] = y;
+			}
+			continue;
+		}
 		if (c <= 32) {
 			srec_insertion(dst + at, c);
 			continue;

@@ -715,6 +715,31 @@ static void test_spill_midway(void **state)
 	}
 }
 
+/* Deadlines added in order (a constant timeout), some equal, spread over many slots of
+ * several levels: one expiry fires them in order (each lane of the cascade comes in
+ * order, so it orders them by lane instead of sorting). */
+static void test_in_order_across_slots(void **state)
+{
+	(void)state;
+	for (int spread = 0; spread < 3; spread++) {
+		struct pn_wheel *w;
+		assert_int_equal(pn_wheel_new(&w), 0);
+		assert_int_equal(pn_wheel_expire(w, 1000), 0);
+		int64_t d = 5000, step = spread == 0 ? 3 : spread == 1 ? 1000 : 700000;
+		for (int i = 0; i < NBIG; i++) {
+			pn_timer_init(&big[i], record_big, NULL);
+			d += i % 3 ? step : 0; /* every third equal to the one before */
+			assert_int_equal(pn_wheel_add(w, &big[i], d, 0), 0);
+		}
+		assert_int_equal(pn_wheel_check(w), 0);
+		nbig = 0;
+		assert_int_equal(pn_wheel_expire(w, d), NBIG);
+		for (int k = 0; k < NBIG; k++)
+			assert_int_equal(big_order[k], k);
+		pn_wheel_free(w);
+	}
+}
+
 /* A callback cancels and frees timers still to fire (heap memory: ASan sees any touch
  * after the free), or re-adds them; the rest fire in order. */
 static struct pn_timer *heap_t[64];
@@ -1021,6 +1046,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_insertion_order),
 	        cmocka_unit_test(test_large_expiry_order),
 	        cmocka_unit_test(test_spill_midway),
+	        cmocka_unit_test(test_in_order_across_slots),
 	        cmocka_unit_test(test_cancel_free_while_firing),
 	        cmocka_unit_test(test_record_sorts),
 	        cmocka_unit_test(test_model_1),
