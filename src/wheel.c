@@ -221,70 +221,6 @@ static inline void unlink_timer(struct pn_wheel *w, struct pn_timer *t)
 		sl->dirty = true;
 }
 
-/* The timers an expiry fires, collected while cascading into the firing array, with a
- * (deadline, index) sort record each, instead of into a list: no list of them is
- * walked again before they fire (each walk of timers scattered in the caller's memory
- * is a cache miss a timer), and each is marked as firing (id FIREA) while its line is
- * at hand. Nothing runs until they fire. */
-/* Lanes advance() walks at once (see there); a record's value is the timer's index in
- * the firing array, with its lane above bit LANESHIFT. */
-#define LANES     8
-#define LANESHIFT 32
-#define IDXMASK   ((1ULL << LANESHIFT) - 1)
-
-struct due_set {
-	size_t n, cap; /* records; room (the buffer's, 0 once spilled) */
-	int64_t lo, hi;
-	int64_t prev[LANES]; /* the last deadline collected from each lane */
-	unsigned lanes;      /* bit k: lane k collected from */
-	bool sorted;         /* each lane's records came in order */
-	bool spilled;        /* the buffer could not grow: the due list holds them instead */
-};
-
-static void due_set_init(struct due_set *ds, size_t cap)
-{
-	*ds = (struct due_set){.cap = cap, .lo = INT64_MAX, .hi = INT64_MIN, .sorted = true};
-	for (int k = 0; k < LANES; k++)
-		ds->prev[k] = INT64_MIN;
-}
-
-/* The buffer for cap records: two halves of cap sort records, the firing array, the
- * bucket sort's counts. */
-static inline size_t sortbuf_size(size_t cap)
-{
-	return cap * (2 * sizeof(struct pn__srec) + sizeof(struct pn_timer *) + sizeof(uint32_t));
-}
-
-static inline uint32_t *sortcount(const struct pn_wheel *w)
-{
-	return (uint32_t *)(w->firing + w->sortcap);
-}
-
-/* Replaces the buffer with b (cap records), keeping the first n records and timers. */
-static void set_sortbuf(struct pn_wheel *w, struct pn__srec *b, size_t cap, size_t n)
-{
-	struct pn_timer **f = (struct pn_timer **)(b + 2 * cap);
-	if (n) {
-		memcpy(b, w->sortbuf, n * sizeof(*b));
-		memcpy(f, w->firing, n * sizeof(*f));
-	}
-	free(w->sortbuf);
-	w->sortbuf = b;
-	w->sortcap = cap;
-	w->firing = f;
-}
-
-/* Doubles the buffer (at least 1024 records), keeping n; false when it cannot. */
-static bool grow_sortbuf(struct pn_wheel *w, size_t n)
-{
-	size_t ncap = w->sortcap ? 2 * w->sortcap : 1024;
-	struct pn__srec *b = w->sort_fail || ncap > UINT32_MAX ? NULL : malloc(sortbuf_size(ncap));
-	if (!b)
-		return false;
-	set_sortbuf(w, b, ncap, n);
-	return true;
-}
-
 /* Files the collected timers in the due list, in their order (equal deadlines keep
  * theirs): the buffer could not grow. */
 static void spill(struct pn_wheel *w, struct due_set *ds)
@@ -325,7 +261,7 @@ static inline void collect(struct pn_wheel *w, struct due_set *ds, struct pn_tim
 static __attribute__((noinline)) void collect_full(struct pn_wheel *w, struct due_set *ds,
                                                    struct pn_timer *t, unsigned lane)
 {
-	if (!ds->spilled && grow_sortbuf(w, ds->n)) {
+	if (!ds->spilled && pn__wheel_grow_sortbuf(w, ds->n)) {
 		ds->cap = w->sortcap;
 		collect(w, ds, t, lane);
 		return;
@@ -430,92 +366,6 @@ static void advance(struct pn_wheel *w, uint64_t nk, struct due_set *ds)
 	}
 }
 
-static inline void mark_firing(struct pn_timer *t)
-{
-	t->seq = (t->seq & SEQMASK) | (uint64_t)FIRE << IDSHIFT;
-}
-
-/* Marks the due list's timers up to now as firing (the list is sorted); returns the
- * first one after now, or the head. */
-static struct pn_timer_link *mark_due_prefix(struct pn_timer_link *h, int64_t now)
-{
-	struct pn_timer_link *l = h->next;
-	for (; l != h && pn__timer_of(l)->deadline <= now; l = l->next)
-		mark_firing(pn__timer_of(l));
-	return l;
-}
-
-/* Sorts the due list by deadline, stably (equal deadlines keep their list order, which
- * is insertion order), and marks the timers up to now as firing; returns the first timer
- * after now, or the head when all are due.
- *
- * Expiry walks lists of timers scattered in the caller's memory, so the walks are what
- * it costs. One walk finds the range and whether the list is in order already (then
- * nothing moves) and copies (deadline, link) records into a buffer the wheel keeps; a
- * list longer than the buffer has ever been grows it and takes a second walk. The
- * records are sorted by an LSD radix sort over the range present, O(n) where a list sort
- * is O(n log n) with a pointer chase per step, and the list is relinked from them in one
- * pass, which marks the firing prefix too. Short lists, or no memory, take list_sort. */
-static struct pn_timer_link *sort_due(struct pn_wheel *w, int64_t now)
-{
-	struct pn_timer_link *h = &w->slots[DUE].head;
-	struct pn__srec *buf = w->sortbuf;
-	size_t n = 0, cap = w->sortcap;
-	int64_t lo = INT64_MAX, hi = INT64_MIN, prev = INT64_MIN;
-	bool sorted = true;
-	for (struct pn_timer_link *l = h->next; l != h; l = l->next, n++) {
-		int64_t d = pn__timer_of(l)->deadline;
-		lo = d < lo ? d : lo;
-		hi = d > hi ? d : hi;
-		sorted = sorted && d >= prev;
-		prev = d;
-		if (n < cap)
-			buf[n] = (struct pn__srec){(uint64_t)d, (uintptr_t)l};
-	}
-	if (sorted)
-		return mark_due_prefix(h, now);
-	if (n < w->radix_min) {
-		pn__list_sort(h);
-		return mark_due_prefix(h, now);
-	}
-	if (n > cap) {
-		/* src and dst halves of 2 x cap records */
-		size_t ncap = n > 2 * cap ? n : 2 * cap;
-		struct pn__srec *b = w->sort_fail ? NULL : malloc(sortbuf_size(ncap));
-		if (!b) {
-			pn__list_sort(h);
-			return mark_due_prefix(h, now);
-		}
-		set_sortbuf(w, b, ncap, 0);
-		buf = b;
-		cap = ncap;
-		size_t i = 0;
-		for (struct pn_timer_link *l = h->next; l != h; l = l->next, i++)
-			buf[i] = (struct pn__srec){(uint64_t)pn__timer_of(l)->deadline,
-			                           (uintptr_t)l};
-	}
-	struct pn__srec *src = buf;
-	for (size_t i = 0; i < n; i++)
-		src[i].key -= (uint64_t)lo;
-	src = pn__radix_sort(src, buf + cap, n, (uint64_t)hi - (uint64_t)lo);
-	struct pn_timer_link *pl = h, *after = h;
-	uint64_t nowkey = (uint64_t)now - (uint64_t)lo; /* keys are deadline - lo */
-	bool past = now < lo;
-	for (size_t i = 0; i < n; i++) {
-		struct pn_timer_link *l = (struct pn_timer_link *)src[i].v;
-		l->prev = pl;
-		pl->next = l;
-		pl = l;
-		if (!past && src[i].key <= nowkey)
-			mark_firing(pn__timer_of(l));
-		else if (after == h)
-			after = l;
-	}
-	pl->next = h;
-	h->prev = pl;
-	return after;
-}
-
 /* Adds the due list's timers to ds (an expiry's first step, when every one is due), and
  * empties the list; when the buffer cannot hold them, files them all there again and
  * marks ds spilled. */
@@ -531,38 +381,6 @@ static void collect_due_list(struct pn_wheel *w, struct due_set *ds)
 		collect(w, ds, pn__timer_of(l), 0); /* keys <= cur: before every lane's */
 		l = nx;
 	}
-}
-
-/* Sorts ds's records by deadline, stably (equal deadlines keep their order, which is
- * insertion order: timers with equal keys always share a list, and lists are collected
- * in their order); returns them. They come in slot order, not deadline order: a merge
- * sort when there are few (radix_min), else the bucket sort. */
-static struct pn__srec *sort_firing(struct pn_wheel *w, struct due_set *ds)
-{
-	struct pn__srec *r = w->sortbuf, *o = w->sortbuf + w->sortcap;
-	size_t n = ds->n;
-	if (ds->sorted && !(ds->lanes & (ds->lanes - 1)))
-		return r; /* one lane */
-	if (ds->sorted) {
-		/* every lane in order: ordering by lane, stably, is ordering by deadline */
-		size_t at[LANES] = {0};
-		for (size_t i = 0; i < n; i++)
-			at[r[i].v >> LANESHIFT]++;
-		for (size_t k = 0, sum = 0; k < LANES; k++) {
-			size_t c = at[k];
-			at[k] = sum;
-			sum += c;
-		}
-		for (size_t i = 0; i < n; i++)
-			o[at[r[i].v >> LANESHIFT]++] = r[i];
-		return o;
-	}
-	for (size_t i = 0; i < n; i++)
-		r[i].key -= (uint64_t)ds->lo;
-	if (n < w->radix_min)
-		return pn__srec_sort(r, o, n);
-	return pn__bucket_sort(r, o, sortcount(w), w->sortcap, n,
-	                       (uint64_t)ds->hi - (uint64_t)ds->lo);
 }
 
 PN_API int pn_timer_init(struct pn_timer *t, pn_timer_fn *fn, void *arg)
@@ -837,7 +655,7 @@ PN_API int pn_wheel_expire(struct pn_wheel *w, int64_t now)
 		if (!ds.spilled) {
 			if (ds.n == 0)
 				return 0;
-			struct pn__srec *r = sort_firing(w, &ds);
+			struct pn__srec *r = pn__wheel_sort_firing(w, &ds);
 			struct pn_timer **fa = w->firing;
 			size_t n = ds.n;
 			w->nfiring = n;
@@ -865,7 +683,7 @@ PN_API int pn_wheel_expire(struct pn_wheel *w, int64_t now)
 		return 0;
 	/* When now < cur (a caller's clock behind an earlier call) some due timers are not
 	 * due yet: only the prefix up to now fires. */
-	list_splice_before(&due->head, sort_due(w, now), firing); /* firing was empty */
+	list_splice_before(&due->head, pn__wheel_sort_due(w, now), firing); /* firing was empty */
 	if (!list_empty(&due->head))
 		due->dirty = true; /* its minimum may have fired */
 	w->in_expire = true;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * wheel_impl.h: the timer wheel's layout (see wheel.c's design comment), shared by
- * wheel.c and wheel_check.c (the invariant checker and the test hooks). Internal.
+ * wheel.c, wheel_sort.c (expiry's buffer and sorts) and wheel_check.c (the invariant
+ * checker and the test hooks). Internal.
  */
 #ifndef PUNCTUAL_WHEEL_IMPL_H
 #define PUNCTUAL_WHEEL_IMPL_H
@@ -111,5 +112,48 @@ static inline int64_t list_min_latest(const struct pn_timer_link *h)
 			m = pn__timer_of((struct pn_timer_link *)n)->latest;
 	return m;
 }
+
+/* The timers an expiry fires, collected while cascading into the firing array, with a
+ * (deadline, index) sort record each, instead of into a list: no list of them is
+ * walked again before they fire (each walk of timers scattered in the caller's memory
+ * is a cache miss a timer), and each is marked as firing (id FIREA) while its line is
+ * at hand. Nothing runs until they fire. */
+/* Lanes advance() walks at once (see there); a record's value is the timer's index in
+ * the firing array, with its lane above bit LANESHIFT. */
+#define LANES     8
+#define LANESHIFT 32
+#define IDXMASK   ((1ULL << LANESHIFT) - 1)
+
+struct due_set {
+	size_t n, cap; /* records; room (the buffer's, 0 once spilled) */
+	int64_t lo, hi;
+	int64_t prev[LANES]; /* the last deadline collected from each lane */
+	unsigned lanes;      /* bit k: lane k collected from */
+	bool sorted;         /* each lane's records came in order */
+	bool spilled;        /* the buffer could not grow: the due list holds them instead */
+};
+
+static inline void due_set_init(struct due_set *ds, size_t cap)
+{
+	*ds = (struct due_set){.cap = cap, .lo = INT64_MAX, .hi = INT64_MIN, .sorted = true};
+	for (int k = 0; k < LANES; k++)
+		ds->prev[k] = INT64_MIN;
+}
+
+static inline void mark_firing(struct pn_timer *t)
+{
+	t->seq = (t->seq & SEQMASK) | (uint64_t)FIRE << IDSHIFT;
+}
+
+/* wheel_sort.c's part of expiry (wheel.c calls them). */
+
+/* Doubles w's buffer (at least 1024 records), keeping its first n records and timers;
+ * false when it cannot (or the sort_fail knob is set). */
+bool pn__wheel_grow_sortbuf(struct pn_wheel *w, size_t n);
+/* Sorts the due list by deadline, stably, and marks its timers up to now as firing;
+ * returns the first timer after now, or the list's head. */
+struct pn_timer_link *pn__wheel_sort_due(struct pn_wheel *w, int64_t now);
+/* Orders ds's records (in w's buffer) by deadline, stably; returns them. */
+struct pn__srec *pn__wheel_sort_firing(struct pn_wheel *w, struct due_set *ds);
 
 #endif
