@@ -6,8 +6,9 @@
  * next/window; callbacks read further operations from the same input, so they add,
  * cancel and re-arm timers, themselves included.
  * After every operation pn_wheel_check must pass, pn_wheel_next must equal the smallest
- * deadline + precision over pending timers, the count must match, and no timer may
- * fire before its deadline. Any failure aborts.
+ * deadline + precision over pending timers, the count must match, no timer may fire
+ * before its deadline, and an expiry fires in (deadline, insertion) order. Any failure
+ * aborts.
  *
  * `make fuzz` (fuzz/run.sh) builds and runs it with the others; by hand:
  *   clang -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
@@ -38,6 +39,24 @@ static struct pn_timer timers[NT];
 static int64_t now;
 static int depth;
 static bool on_time; /* the expiry is at pn_wheel_next's time */
+/* Each timer's deadline and insertion order as last added (or re-armed), and the last
+ * (deadline, order) the expiry in progress fired: firing must follow that order. */
+static int64_t shadow_d[NT];
+static uint64_t shadow_seq[NT], seq_next;
+static int64_t last_d;
+static uint64_t last_seq;
+static bool fired_any;
+
+static void begin_expiry(void)
+{
+	fired_any = false;
+}
+
+static void added(const struct pn_timer *t)
+{
+	shadow_d[t - timers] = t->deadline;
+	shadow_seq[t - timers] = seq_next++;
+}
 
 static uint64_t take(int bytes)
 {
@@ -104,9 +123,17 @@ static void op(struct pn_wheel *w);
 static void on_fire(struct pn_wheel *w, struct pn_timer *t, void *arg)
 {
 	(void)arg;
-	int64_t d = t->period ? INT64_MIN : t->deadline; /* periodic: already re-armed */
+	int id = (int)(t - timers);
+	int64_t d = shadow_d[id]; /* periodic: t is already re-armed */
 	if (d > now)
 		abort(); /* early */
+	if (fired_any && (d < last_d || (d == last_d && shadow_seq[id] < last_seq)))
+		abort(); /* out of (deadline, insertion) order */
+	fired_any = true;
+	last_d = d;
+	last_seq = shadow_seq[id];
+	if (t->period)
+		added(t); /* re-armed, with the wheel's next insertion order */
 	if (on_time && !t->period && now > t->latest)
 		abort(); /* woken on time, yet past its window */
 	if (depth < 4 && in.n) {
@@ -125,11 +152,13 @@ static void op(struct pn_wheel *w)
 	case 1:
 		if (pn_wheel_add(w, t, sat(now, value() - value()), value()) != 0)
 			abort();
+		added(t);
 		break;
 	case 2:
 		if (pn_wheel_add_periodic(w, t, sat(now, value() - value()), value(),
 		                          value() | 1) != 0)
 			abort();
+		added(t);
 		break;
 	case 3:
 		if (pn_wheel_cancel(w, t) < 0)
@@ -139,6 +168,7 @@ static void op(struct pn_wheel *w)
 	case 5:
 		if (depth == 0) {
 			now = sat(now, value());
+			begin_expiry();
 			if (pn_wheel_expire(w, now) < 0)
 				abort();
 		} else if (pn_wheel_expire(w, now) != -EBUSY) {
@@ -153,6 +183,7 @@ static void op(struct pn_wheel *w)
 					now = wake; /* on time: fires inside windows */
 					on_time = true;
 				}
+				begin_expiry();
 				if (pn_wheel_expire(w, now) < 0)
 					abort();
 				on_time = false;
@@ -160,8 +191,15 @@ static void op(struct pn_wheel *w)
 		}
 		break;
 	case 7:
-		if (depth == 0 && pn_wheel_expire(w, sat(now, -value())) < 0)
-			abort(); /* a clock behind: nothing early */
+		if (depth == 0) {
+			int64_t behind = sat(now, -value());
+			int64_t keep = now;
+			now = behind; /* what on_fire compares with */
+			begin_expiry();
+			if (pn_wheel_expire(w, behind) < 0)
+				abort(); /* a clock behind: nothing early */
+			now = keep;
+		}
 		break;
 	}
 }
@@ -173,8 +211,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	in = (struct input){data, size};
 	depth = 0;
-	/* 16 timers never make a due list long enough for the radix sort: one input bit
-	 * lowers its threshold to 2, another makes its buffer fail (the list sort). */
+	seq_next = 0;
+	fired_any = false;
+	/* 16 timers never make a due set long enough for the bucket (or radix) sort: one
+	 * input bit lowers its threshold to 2, another makes the buffer fail (then the due
+	 * list and its list sort are used). */
 	unsigned sort = (unsigned)take(1);
 	pn__wheel_sort_tune(w, sort & 2, sort & 1 ? 2 : 129);
 	now = (int64_t)take(8);

@@ -76,6 +76,20 @@ PN_API int pn_wheel_check(struct pn_wheel *w)
 		return -EUCLEAN;
 	if ((r = check_list(w, FIRE, &n)))
 		return r;
+	/* The firing array: only inside an expiry; each timer in it knows its index. */
+	if (w->nfiring > w->sortcap || (!w->in_expire && w->nfiring))
+		return -EUCLEAN;
+	for (size_t i = 0; i < w->nfiring; i++) {
+		const struct pn_timer *t = w->firing[i];
+		if (!t)
+			continue;
+		if (id_of(t) != FIREA || t->link.next != &t->link ||
+		    t->link.prev != (const struct pn_timer_link *)i || t->latest < t->deadline ||
+		    t->period < 0 || key_of(t->deadline) > w->cur ||
+		    !seq_before(t->seq & SEQMASK, w->seq & SEQMASK))
+			return -EUCLEAN;
+		n++;
+	}
 	if (n != w->count || w->count < 0)
 		return -EUCLEAN;
 	return 0;

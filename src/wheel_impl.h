@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * wheel_impl.h: the timer wheel's layout (see wheel.c's design comment), shared by
- * wheel.c and wheel_check.c (the invariant checker and the test hooks). Internal.
+ * wheel.c, wheel_sort.c (expiry's buffer and sorts) and wheel_check.c (the invariant
+ * checker and the test hooks). Internal.
  */
 #ifndef PUNCTUAL_WHEEL_IMPL_H
 #define PUNCTUAL_WHEEL_IMPL_H
@@ -19,6 +20,7 @@
 #define NSLOT        (NLEVEL * SLOTS) /* slot ids 0 .. NSLOT - 1: level * SLOTS + digit */
 #define DUE          NSLOT            /* the due list's slot id */
 #define FIRE         (NSLOT + 1)      /* the firing list's slot id */
+#define FIREA        (NSLOT + 2)      /* the firing array's id (not a slot) */
 #define IDSHIFT      52               /* seq's top 12 bits: the slot id the timer is in */
 #define SEQMASK      ((1ULL << IDSHIFT) - 1)
 #define WINDOW_AHEAD (1ULL << 24) /* 16.8 ms: pn_wheel_window advances to wakeups this close */
@@ -46,8 +48,15 @@ struct pn_wheel {
 	 * by pn_wheel_expire, sorted (its min is not kept). */
 	struct slot slots[NSLOT + 2];
 	struct pn_wheel_stats st;
-	struct pn__srec *sortbuf; /* expiry's radix sort: 2 x sortcap records, grown on demand */
+	/* Expiry's buffer: 2 x sortcap sort records, then the firing array (sortcap
+	 * timers), then sortcap counts (the bucket sort's). */
+	struct pn__srec *sortbuf;
 	size_t sortcap;
+	/* The firing array: firing[0 .. nfiring) are the timers pn_wheel_expire is firing
+	 * in its records' order (NULL: fired or cancelled); such a timer carries id FIREA,
+	 * its link.next points to itself and its link.prev holds its index. */
+	struct pn_timer **firing;
+	size_t nfiring;
 	/* test knobs (pn__wheel_sort_tune): the shortest due list the radix sort takes, and
 	 * whether growing its buffer fails */
 	size_t radix_min;
@@ -103,5 +112,48 @@ static inline int64_t list_min_latest(const struct pn_timer_link *h)
 			m = pn__timer_of((struct pn_timer_link *)n)->latest;
 	return m;
 }
+
+/* The timers an expiry fires, collected while cascading into the firing array, with a
+ * (deadline, index) sort record each, instead of into a list: no list of them is
+ * walked again before they fire (each walk of timers scattered in the caller's memory
+ * is a cache miss a timer), and each is marked as firing (id FIREA) while its line is
+ * at hand. Nothing runs until they fire. */
+/* Lanes advance() walks at once (see there); a record's value is the timer's index in
+ * the firing array, with its lane above bit LANESHIFT. */
+#define LANES     8
+#define LANESHIFT 32
+#define IDXMASK   ((1ULL << LANESHIFT) - 1)
+
+struct due_set {
+	size_t n, cap; /* records; room (the buffer's, 0 once spilled) */
+	int64_t lo, hi;
+	int64_t prev[LANES]; /* the last deadline collected from each lane */
+	unsigned lanes;      /* bit k: lane k collected from */
+	bool sorted;         /* each lane's records came in order */
+	bool spilled;        /* the buffer could not grow: the due list holds them instead */
+};
+
+static inline void due_set_init(struct due_set *ds, size_t cap)
+{
+	*ds = (struct due_set){.cap = cap, .lo = INT64_MAX, .hi = INT64_MIN, .sorted = true};
+	for (int k = 0; k < LANES; k++)
+		ds->prev[k] = INT64_MIN;
+}
+
+static inline void mark_firing(struct pn_timer *t)
+{
+	t->seq = (t->seq & SEQMASK) | (uint64_t)FIRE << IDSHIFT;
+}
+
+/* wheel_sort.c's part of expiry (wheel.c calls them). */
+
+/* Doubles w's buffer (at least 1024 records), keeping its first n records and timers;
+ * false when it cannot (or the sort_fail knob is set). */
+bool pn__wheel_grow_sortbuf(struct pn_wheel *w, size_t n);
+/* Sorts the due list by deadline, stably, and marks its timers up to now as firing;
+ * returns the first timer after now, or the list's head. */
+struct pn_timer_link *pn__wheel_sort_due(struct pn_wheel *w, int64_t now);
+/* Orders ds's records (in w's buffer) by deadline, stably; returns them. */
+struct pn__srec *pn__wheel_sort_firing(struct pn_wheel *w, struct due_set *ds);
 
 #endif

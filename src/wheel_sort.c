@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wheel_sort.c: the timer wheel's two stable sorts by deadline (wheel_sort.h): a merge
- * sort of a timer list that allocates nothing, and an LSD radix sort of (key, link)
- * records for long due lists.
+ * wheel_sort.c: the timer wheel's stable sorts by deadline (wheel_sort.h): a merge sort
+ * of a timer list that allocates nothing, and sorts of (key, value) records in the
+ * wheel's buffer: an LSD radix sort, a bucket sort (expiry's, for spread and clustered
+ * deadlines alike) and a merge sort for short record lists. Then expiry's use of them
+ * (wheel_impl.h): the buffer, the due list's sort and the firing array's order.
  */
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "wheel_impl.h"
 #include "wheel_sort.h"
 
 static inline bool before(const struct pn_timer *a, const struct pn_timer *b)
@@ -148,4 +152,257 @@ struct pn__srec *pn__radix_sort(struct pn__srec *src, struct pn__srec *dst, size
 		dst = x;
 	}
 	return src;
+}
+
+struct pn__srec *pn__srec_sort(struct pn__srec *src, struct pn__srec *dst, size_t n)
+{
+	enum { RUN = 8 };
+	for (size_t lo = 0; lo < n; lo += RUN) {
+		size_t hi = lo + RUN < n ? lo + RUN : n;
+		for (size_t i = lo + 1; i < hi; i++) {
+			struct pn__srec x = src[i];
+			size_t j = i;
+			for (; j > lo && x.key < src[j - 1].key; j--)
+				src[j] = src[j - 1];
+			src[j] = x;
+		}
+	}
+	for (size_t width = RUN; width < n; width *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * width) {
+			size_t mid = lo + width < n ? lo + width : n;
+			size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+			size_t i = lo, j = mid, k = lo;
+			while (i < mid && j < hi)
+				dst[k++] = src[j].key < src[i].key ? src[j++] : src[i++];
+			while (i < mid)
+				dst[k++] = src[i++];
+			while (j < hi)
+				dst[k++] = src[j++];
+		}
+		struct pn__srec *x = src;
+		src = dst;
+		dst = x;
+	}
+	return src;
+}
+
+/* Stable insertion sort of a[0..n), for short runs. */
+static void srec_insertion(struct pn__srec *a, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		struct pn__srec x = a[i];
+		size_t j = i;
+		for (; j > 0 && x.key < a[j - 1].key; j--)
+			a[j] = a[j - 1];
+		a[j] = x;
+	}
+}
+
+struct pn__srec *pn__bucket_sort(struct pn__srec *src, struct pn__srec *dst, uint32_t *count,
+                                 size_t ncount, size_t n, uint64_t range)
+{
+	/* about 2 records a bucket: the power of 2 at or above n / 2 */
+	size_t nb = 2;
+	while (nb < n / 2)
+		nb *= 2;
+	int shift = 0;
+	while ((range >> shift) >= nb)
+		shift++;
+	nb = (size_t)(range >> shift) + 1;
+	if (nb > ncount)
+		return pn__radix_sort(src, dst, n, range);
+	memset(count, 0, nb * sizeof(*count));
+	for (size_t i = 0; i < n; i++)
+		count[src[i].key >> shift]++;
+	uint32_t sum = 0;
+	for (size_t b = 0; b < nb; b++) {
+		uint32_t c = count[b];
+		count[b] = sum;
+		sum += c;
+	}
+	for (size_t i = 0; i < n; i++)
+		dst[count[src[i].key >> shift]++] = src[i];
+	if (shift == 0)
+		return dst; /* a bucket's keys are equal */
+	/* count[b] is now where bucket b + 1 starts */
+	uint64_t low = (1ULL << shift) - 1;
+	for (size_t b = 0, at = 0; b < nb; at = count[b++]) {
+		size_t c = count[b] - at;
+		if (c <= 1)
+			continue;
+		if (c == 2) {
+			struct pn__srec *x = dst + at;
+			if (x[1].key < x[0].key) {
+				struct pn__srec y = x[0];
+				x[0] = x[1];
+				x[1] = y;
+			}
+			continue;
+		}
+		if (c <= 32) {
+			srec_insertion(dst + at, c);
+			continue;
+		}
+		/* A crowded bucket (a cluster of deadlines): its keys share their high bits;
+		 * sorted the same way over the low ones, with the counts after these. */
+		for (size_t i = at; i < at + c; i++)
+			dst[i].key &= low;
+		struct pn__srec *r =
+		        pn__bucket_sort(dst + at, src + at, count + nb, ncount - nb, c, low);
+		if (r != dst + at)
+			memcpy(dst + at, r, c * sizeof(*r));
+	}
+	return dst;
+}
+
+/* ---- expiry's buffer and its sorts (wheel_impl.h) ---- */
+
+/* The buffer for cap records: two halves of cap sort records, the firing array, the
+ * bucket sort's counts. */
+static inline size_t sortbuf_size(size_t cap)
+{
+	return cap * (2 * sizeof(struct pn__srec) + sizeof(struct pn_timer *) + sizeof(uint32_t));
+}
+
+static inline uint32_t *sortcount(const struct pn_wheel *w)
+{
+	return (uint32_t *)(w->firing + w->sortcap);
+}
+
+/* Replaces the buffer with b (cap records), keeping the first n records and timers. */
+static void set_sortbuf(struct pn_wheel *w, struct pn__srec *b, size_t cap, size_t n)
+{
+	struct pn_timer **f = (struct pn_timer **)(b + 2 * cap);
+	if (n) {
+		memcpy(b, w->sortbuf, n * sizeof(*b));
+		memcpy(f, w->firing, n * sizeof(*f));
+	}
+	free(w->sortbuf);
+	w->sortbuf = b;
+	w->sortcap = cap;
+	w->firing = f;
+}
+
+/* Doubles the buffer (at least 1024 records), keeping n; false when it cannot. */
+bool pn__wheel_grow_sortbuf(struct pn_wheel *w, size_t n)
+{
+	size_t ncap = w->sortcap ? 2 * w->sortcap : 1024;
+	struct pn__srec *b = w->sort_fail || ncap > UINT32_MAX ? NULL : malloc(sortbuf_size(ncap));
+	if (!b)
+		return false;
+	set_sortbuf(w, b, ncap, n);
+	return true;
+}
+
+/* Marks the due list's timers up to now as firing (the list is sorted); returns the
+ * first one after now, or the head. */
+static struct pn_timer_link *mark_due_prefix(struct pn_timer_link *h, int64_t now)
+{
+	struct pn_timer_link *l = h->next;
+	for (; l != h && pn__timer_of(l)->deadline <= now; l = l->next)
+		mark_firing(pn__timer_of(l));
+	return l;
+}
+
+/* Sorts the due list by deadline, stably (equal deadlines keep their list order, which
+ * is insertion order), and marks the timers up to now as firing; returns the first timer
+ * after now, or the head when all are due.
+ *
+ * Expiry walks lists of timers scattered in the caller's memory, so the walks are what
+ * it costs. One walk finds the range and whether the list is in order already (then
+ * nothing moves) and copies (deadline, link) records into a buffer the wheel keeps; a
+ * list longer than the buffer has ever been grows it and takes a second walk. The
+ * records are sorted by an LSD radix sort over the range present, O(n) where a list sort
+ * is O(n log n) with a pointer chase per step, and the list is relinked from them in one
+ * pass, which marks the firing prefix too. Short lists, or no memory, take list_sort. */
+struct pn_timer_link *pn__wheel_sort_due(struct pn_wheel *w, int64_t now)
+{
+	struct pn_timer_link *h = &w->slots[DUE].head;
+	struct pn__srec *buf = w->sortbuf;
+	size_t n = 0, cap = w->sortcap;
+	int64_t lo = INT64_MAX, hi = INT64_MIN, prev = INT64_MIN;
+	bool sorted = true;
+	for (struct pn_timer_link *l = h->next; l != h; l = l->next, n++) {
+		int64_t d = pn__timer_of(l)->deadline;
+		lo = d < lo ? d : lo;
+		hi = d > hi ? d : hi;
+		sorted = sorted && d >= prev;
+		prev = d;
+		if (n < cap)
+			buf[n] = (struct pn__srec){(uint64_t)d, (uintptr_t)l};
+	}
+	if (sorted)
+		return mark_due_prefix(h, now);
+	if (n < w->radix_min) {
+		pn__list_sort(h);
+		return mark_due_prefix(h, now);
+	}
+	if (n > cap) {
+		/* src and dst halves of 2 x cap records */
+		size_t ncap = n > 2 * cap ? n : 2 * cap;
+		struct pn__srec *b = w->sort_fail ? NULL : malloc(sortbuf_size(ncap));
+		if (!b) {
+			pn__list_sort(h);
+			return mark_due_prefix(h, now);
+		}
+		set_sortbuf(w, b, ncap, 0);
+		buf = b;
+		cap = ncap;
+		size_t i = 0;
+		for (struct pn_timer_link *l = h->next; l != h; l = l->next, i++)
+			buf[i] = (struct pn__srec){(uint64_t)pn__timer_of(l)->deadline,
+			                           (uintptr_t)l};
+	}
+	struct pn__srec *src = buf;
+	for (size_t i = 0; i < n; i++)
+		src[i].key -= (uint64_t)lo;
+	src = pn__radix_sort(src, buf + cap, n, (uint64_t)hi - (uint64_t)lo);
+	struct pn_timer_link *pl = h, *after = h;
+	uint64_t nowkey = (uint64_t)now - (uint64_t)lo; /* keys are deadline - lo */
+	bool past = now < lo;
+	for (size_t i = 0; i < n; i++) {
+		struct pn_timer_link *l = (struct pn_timer_link *)src[i].v;
+		l->prev = pl;
+		pl->next = l;
+		pl = l;
+		if (!past && src[i].key <= nowkey)
+			mark_firing(pn__timer_of(l));
+		else if (after == h)
+			after = l;
+	}
+	pl->next = h;
+	h->prev = pl;
+	return after;
+}
+
+/* Sorts ds's records by deadline, stably (equal deadlines keep their order, which is
+ * insertion order: timers with equal keys always share a list, and lists are collected
+ * in their order); returns them. They come in slot order, not deadline order: a merge
+ * sort when there are few (radix_min), else the bucket sort. */
+struct pn__srec *pn__wheel_sort_firing(struct pn_wheel *w, struct due_set *ds)
+{
+	struct pn__srec *r = w->sortbuf, *o = w->sortbuf + w->sortcap;
+	size_t n = ds->n;
+	if (ds->sorted && !(ds->lanes & (ds->lanes - 1)))
+		return r; /* one lane */
+	if (ds->sorted) {
+		/* every lane in order: ordering by lane, stably, is ordering by deadline */
+		size_t at[LANES] = {0};
+		for (size_t i = 0; i < n; i++)
+			at[r[i].v >> LANESHIFT]++;
+		for (size_t k = 0, sum = 0; k < LANES; k++) {
+			size_t c = at[k];
+			at[k] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			o[at[r[i].v >> LANESHIFT]++] = r[i];
+		return o;
+	}
+	for (size_t i = 0; i < n; i++)
+		r[i].key -= (uint64_t)ds->lo;
+	if (n < w->radix_min)
+		return pn__srec_sort(r, o, n);
+	return pn__bucket_sort(r, o, sortcount(w), w->sortcap, n,
+	                       (uint64_t)ds->hi - (uint64_t)ds->lo);
 }

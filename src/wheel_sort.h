@@ -22,10 +22,11 @@ static inline struct pn_timer *pn__timer_of(struct pn_timer_link *l)
 /* Sorts the circular list headed by h by deadline, stably: O(n log n), no allocation. */
 void pn__list_sort(struct pn_timer_link *h);
 
-/* A due timer as the radix sort sees it: its key (deadline - the smallest one) and link. */
+/* A due timer as the sorts see it: its key (deadline - the smallest one) and what names
+ * it (its link, or its index in the wheel's firing array). */
 struct pn__srec {
 	uint64_t key;
-	struct pn_timer_link *l;
+	uintptr_t v;
 };
 
 /* Sorts src[0..n) by key, stably, using dst (room for n) as the other half: 8-bit digits
@@ -33,5 +34,20 @@ struct pn__srec {
  * shares costs no pass. Returns the half that holds the result (src or dst). */
 struct pn__srec *pn__radix_sort(struct pn__srec *src, struct pn__srec *dst, size_t n,
                                 uint64_t range);
+
+/* Sorts src[0..n) by key, stably, using dst (room for n) as the other half and count
+ * (ncount counts) as scratch: one counting pass into about n / 2 buckets by the key's
+ * high bits (range is the largest key, > 0), then insertion sorts of the buckets, and a
+ * crowded bucket (a cluster of deadlines) sorted the same way over its low bits. About
+ * 3 passes over the records, where the radix sort takes 2 a byte of range (it is the
+ * fallback when the counts run out). Changes the keys; returns the half that holds the
+ * result (src or dst). */
+struct pn__srec *pn__bucket_sort(struct pn__srec *src, struct pn__srec *dst, uint32_t *count,
+                                 size_t ncount, size_t n, uint64_t range);
+
+/* Sorts src[0..n) by key, stably, using dst (room for n) as the other half: insertion
+ * sorts of runs of 8, then bottom-up merges, for record lists too short for the radix
+ * sort's passes to pay. Returns the half that holds the result (src or dst). */
+struct pn__srec *pn__srec_sort(struct pn__srec *src, struct pn__srec *dst, size_t n);
 
 #endif

@@ -43,7 +43,7 @@ struct pn_timer_link {
 /* Public so that callers embed it; the fields are the wheel's: read them, never write
  * them (pn_timer_init and the pn_wheel_* calls do). */
 struct pn_timer {
-	struct pn_timer_link link; /* in a slot's list, the due or the firing list */
+	struct pn_timer_link link; /* in a slot's list, the due or firing list, or firing */
 	int64_t deadline;          /* never fires before this instant */
 	int64_t latest;            /* deadline + precision, saturated at INT64_MAX */
 	int64_t period;            /* 0: one-shot */
@@ -108,9 +108,9 @@ PN_API int pn_wheel_window(struct pn_wheel *w, int64_t *earliest, int64_t *wake)
  * call, so a callback that re-arms itself in the past cannot loop forever. On an empty
  * wheel it only sets the wheel's time to now: a caller on a simulated timebase does so
  * once before adding (timers are filed relative to that time; any deadline still works,
- * only slower if far behind it). The wheel keeps a sort buffer that grows to the
- * longest unsorted due list it has seen (freed by pn_wheel_free); when it cannot grow,
- * expiry sorts in place. Returns the number fired (saturated at INT32_MAX); -EINVAL for
+ * only slower if far behind it). The wheel keeps a buffer that grows to the most timers
+ * one expiry has fired (freed by pn_wheel_free); when it cannot grow, expiry sorts in
+ * place. Returns the number fired (saturated at INT32_MAX); -EINVAL for
  * NULL; -EBUSY if called from a callback of the same wheel. */
 PN_API int pn_wheel_expire(struct pn_wheel *w, int64_t now);
 

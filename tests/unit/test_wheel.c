@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -26,7 +27,8 @@
 
 #include <punctual/clock.h>
 #include <punctual/wheel.h>
-#include "internal.h" /* the wheel's test hooks */
+#include "internal.h"   /* the wheel's test hooks */
+#include "wheel_sort.h" /* its sorts, tested directly */
 #include "runner.h"
 #include "splitmix.h"
 
@@ -665,6 +667,205 @@ static void test_large_expiry_order(void **state)
 	large_expiry_order(true, wrap, false);
 }
 
+/* The buffer grows for one expiry, then cannot grow for a larger one: the timers already
+ * collected go back to the due list mid-cascade (with the due list itself collected
+ * first when window() filled it), and the order still holds. */
+static void test_spill_midway(void **state)
+{
+	(void)state;
+	for (int with_window = 0; with_window < 2; with_window++) {
+		struct pn_wheel *w;
+		uint64_t seed = 5;
+		int64_t seq = 0;
+		assert_int_equal(pn_wheel_new(&w), 0);
+		assert_int_equal(pn_wheel_expire(w, 1000), 0);
+		for (int i = 0; i < 1500; i++) {
+			pn_timer_init(&big[i], record_big, NULL);
+			assert_int_equal(pn_wheel_add(w, &big[i], 2000 + rnd(&seed, 5000000), 0),
+			                 0);
+		}
+		nbig = 0;
+		assert_int_equal(pn_wheel_expire(w, 10000000), 1500); /* grows to 2048 */
+		pn__wheel_sort_tune(w, true, 129);
+		for (int i = 0; i < NBIG; i++) {
+			pn_timer_init(&big[i], record_big, NULL);
+			int64_t d = 10000000 +
+			            (i % 4 ? 1 + rnd(&seed, 5000000) : (1 + rnd(&seed, 20)) << 12);
+			assert_int_equal(pn_wheel_add(w, &big[i], d, 0), 0);
+			big_seq[i] = seq++;
+		}
+		for (int i = 0; i < NBIG; i += 5) {
+			assert_int_equal(pn_wheel_add(w, &big[i], big[i].deadline, 3), 0);
+			big_seq[i] = seq++;
+		}
+		int64_t e, l;
+		if (with_window)
+			assert_int_equal(pn_wheel_window(w, &e, &l), 0);
+		assert_int_equal(pn_wheel_check(w), 0);
+		nbig = 0;
+		assert_int_equal(pn_wheel_expire(w, 20000000), NBIG);
+		for (int k = 1; k < NBIG; k++) {
+			int a = big_order[k - 1], b = big_order[k];
+			assert_true(
+			        big[a].deadline < big[b].deadline ||
+			        (big[a].deadline == big[b].deadline && big_seq[a] < big_seq[b]));
+		}
+		assert_int_equal(pn_wheel_check(w), 0);
+		pn_wheel_free(w);
+	}
+}
+
+/* Deadlines added in order (a constant timeout), some equal, spread over many slots of
+ * several levels: one expiry fires them in order (each lane of the cascade comes in
+ * order, so it orders them by lane instead of sorting). */
+static void test_in_order_across_slots(void **state)
+{
+	(void)state;
+	for (int spread = 0; spread < 3; spread++) {
+		struct pn_wheel *w;
+		assert_int_equal(pn_wheel_new(&w), 0);
+		assert_int_equal(pn_wheel_expire(w, 1000), 0);
+		int64_t d = 5000, step = spread == 0 ? 3 : spread == 1 ? 1000 : 700000;
+		for (int i = 0; i < NBIG; i++) {
+			pn_timer_init(&big[i], record_big, NULL);
+			d += i % 3 ? step : 0; /* every third equal to the one before */
+			assert_int_equal(pn_wheel_add(w, &big[i], d, 0), 0);
+		}
+		assert_int_equal(pn_wheel_check(w), 0);
+		nbig = 0;
+		assert_int_equal(pn_wheel_expire(w, d), NBIG);
+		for (int k = 0; k < NBIG; k++)
+			assert_int_equal(big_order[k], k);
+		pn_wheel_free(w);
+	}
+}
+
+/* A callback cancels and frees timers still to fire (heap memory: ASan sees any touch
+ * after the free), or re-adds them; the rest fire in order. */
+static struct pn_timer *heap_t[64];
+static int heap_fired[64], nheap;
+
+static void heap_cb(struct pn_wheel *w, struct pn_timer *t, void *arg)
+{
+	int id = (int)(intptr_t)arg;
+	heap_fired[nheap++] = id;
+	assert_int_equal(pn_wheel_check(w), 0);
+	if (id % 4 == 0 && id + 1 < 64 && heap_t[id + 1]) {
+		assert_int_equal(pn_wheel_cancel(w, heap_t[id + 1]), 1);
+		free(heap_t[id + 1]);
+		heap_t[id + 1] = NULL;
+	} else if (id % 4 == 2 && id + 1 < 64 && heap_t[id + 1]) {
+		assert_int_equal(pn_wheel_add(w, heap_t[id + 1], t->deadline + 1000000, 0), 0);
+	}
+	int64_t wake;
+	assert_int_equal(pn_wheel_next(w, &wake), pn_wheel_count(w) ? 0 : -ENOENT);
+}
+
+static void test_cancel_free_while_firing(void **state)
+{
+	(void)state;
+	struct pn_wheel *w;
+	uint64_t seed = 77;
+	assert_int_equal(pn_wheel_new(&w), 0);
+	assert_int_equal(pn_wheel_expire(w, 0), 0);
+	for (int i = 0; i < 64; i++) {
+		heap_t[i] = malloc(sizeof(*heap_t[i]));
+		assert_non_null(heap_t[i]);
+		pn_timer_init(heap_t[i], heap_cb, (void *)(intptr_t)i);
+		/* deadlines in id order, so that id + 1 fires after id */
+		assert_int_equal(pn_wheel_add(w, heap_t[i], 1000 + i * 1000 + rnd(&seed, 999), 0),
+		                 0);
+	}
+	nheap = 0;
+	int r = pn_wheel_expire(w, 1000000);
+	assert_int_equal(r, nheap);
+	for (int k = 0; k < nheap; k++) {
+		if (k)
+			assert_true(heap_fired[k] > heap_fired[k - 1]);
+		assert_true(heap_fired[k] % 4 != 1); /* cancelled before its turn */
+		assert_true(heap_fired[k] % 4 != 3); /* re-added past now */
+	}
+	assert_int_equal(nheap, 32);
+	assert_int_equal(pn_wheel_count(w), 16);
+	assert_int_equal(pn_wheel_check(w), 0);
+	nheap = 0;
+	assert_int_equal(pn_wheel_expire(w, 3000000), 16);
+	for (int k = 0; k < nheap; k++)
+		assert_true(heap_fired[k] % 4 == 3);
+	pn_wheel_free(w);
+	for (int i = 0; i < 64; i++)
+		free(heap_t[i]);
+}
+
+/* The record sorts against a stable reference: spread, clustered and equal keys, short
+ * lists, and the bucket sort with too few counts (its radix fallback, also inside a
+ * crowded bucket). A record's value is its index, so stability is the values' order. */
+static int cmp_srec(const void *a, const void *b)
+{
+	const struct pn__srec *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->v < y->v ? -1 : x->v > y->v;
+}
+
+static void test_record_sorts(void **state)
+{
+	(void)state;
+	enum { MAXN = 3000 };
+	static struct pn__srec in[MAXN], a[MAXN], b[MAXN], ref[MAXN];
+	static uint32_t count[MAXN];
+	uint64_t seed = 3;
+	static const size_t sizes[] = {2, 3, 31, 33, 100, 1000, MAXN};
+	for (int shape = 0; shape < 5; shape++) {
+		for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+			size_t n = sizes[si];
+			uint64_t range = 0;
+			for (size_t i = 0; i < n; i++) {
+				uint64_t k;
+				if (shape == 0)
+					k = (uint64_t)rnd(&seed, 1000000);
+				else if (shape == 1) /* clusters: 3 of 100 keys each */
+					k = (uint64_t)rnd(&seed, 3) * 10000000 +
+					    (uint64_t)rnd(&seed, 100);
+				else if (shape == 2)
+					k = 7;
+				else if (shape == 3) /* the whole range */
+					k = pn__splitmix64(&seed);
+				else /* one crowded bucket among spread keys */
+					k = i % 2 ? 5000000 + (uint64_t)rnd(&seed, 64)
+					          : (uint64_t)rnd(&seed, 1LL << 40);
+				in[i] = (struct pn__srec){k, i};
+				range = k > range ? k : range;
+			}
+			uint64_t lo = UINT64_MAX;
+			for (size_t i = 0; i < n; i++)
+				lo = in[i].key < lo ? in[i].key : lo;
+			for (size_t i = 0; i < n; i++)
+				in[i].key -= lo;
+			range -= lo;
+			memcpy(ref, in, n * sizeof(*in));
+			qsort(ref, n, sizeof(*ref), cmp_srec);
+			for (int sort = 0; sort < 4; sort++) {
+				if (range == 0 && sort != 2)
+					continue; /* the radix and bucket sorts take range > 0 */
+				memcpy(a, in, n * sizeof(*in));
+				struct pn__srec *r;
+				if (sort == 0)
+					r = pn__bucket_sort(a, b, count, MAXN, n, range);
+				else if (sort == 1)
+					r = pn__bucket_sort(a, b, count, 40, n,
+					                    range); /* few counts */
+				else if (sort == 2)
+					r = pn__srec_sort(a, b, n);
+				else
+					r = pn__radix_sort(a, b, n, range);
+				for (size_t i = 0; i < n; i++)
+					assert_int_equal(r[i].v, ref[i].v);
+			}
+		}
+	}
+}
+
 static void test_invalid(void **state)
 {
 	(void)state;
@@ -844,6 +1045,10 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_null_callback_and_stats),
 	        cmocka_unit_test(test_insertion_order),
 	        cmocka_unit_test(test_large_expiry_order),
+	        cmocka_unit_test(test_spill_midway),
+	        cmocka_unit_test(test_in_order_across_slots),
+	        cmocka_unit_test(test_cancel_free_while_firing),
+	        cmocka_unit_test(test_record_sorts),
 	        cmocka_unit_test(test_model_1),
 	        cmocka_unit_test(test_model_2),
 	        cmocka_unit_test(test_model_3),
