@@ -72,10 +72,10 @@
  * of deadlines sorted the same way over its low bits); and fires from the array in the
  * records' order, prefetching the timers to come. A callback that cancels or re-adds a
  * timer still to fire clears its entry (the timer holds its index), so freeing it after
- * is safe. Measured against wahern/timeout, which pops due timers unsorted
- * (the acceptance check's side-by-side, timeout.c built outside the project): the cascade's walk,
- * not the order, is what costs once the timers are out of cache, so the passed slots are walked in
- * LANES lanes side by side; with the batch in cache the sort and the bookkeeping for windows remain
+ * is safe. Measured against wahern/timeout, which pops due timers unsorted (built
+ * outside the project, side by side): the cascade's walk, not the order, is what costs
+ * once the timers are out of cache, so the passed slots are walked in LANES lanes side
+ * by side; with the batch in cache the sort and the bookkeeping for windows remain
  * (about 130 instructions a timer for add + expire against timeout.c's 70).
  * When the expiry does not move cur (a caller's clock behind an earlier call) or the
  * buffer cannot grow, the due list is sorted instead (sort_due: records and an LSD
