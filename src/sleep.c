@@ -13,7 +13,10 @@
  *    precision - p99 and in the sleep's length (a power of two, so the slack rarely
  *    changes: no prctl per call);
  *  - otherwise slack 1 ns, clock_nanosleep to deadline - margin, margin = the class's
- *    p99.9 lateness, then spin on pn_now() with the CPU's pause/yield to the deadline.
+ *    p99.9 lateness, then spin on pn_now() with the CPU's pause/yield to the deadline;
+ *  - but where the class's spins keep losing the CPU to other tasks (LOST_NS), slack
+ *    1 ns and the kernel to the deadline: a kernel wait is woken ahead of a CPU hog, a
+ *    spinner waits out its slices.
  *
  * Outliers: from three samples on, a quantile never rests on the two most recent
  * samples' weight alone, so one stall (a process stopped, a vCPU descheduled for 50 ms)
@@ -59,7 +62,16 @@
 #define MIN_SAMPLES   32
 #define EXPLORE       1024 /* spin-only sleeps before a class tries the kernel again */
 #define EXPLORE_CHEAP 16   /* ... when the probes say wakeups got cheap */
-#define PROBE_ROOM    4    /* a probe needs this many times the worst wakeup seen */
+/* A spin that ends LOST_NS past its deadline lost the CPU to another task (a scheduler
+ * slice is milliseconds: a spinner competes with every runnable task on its CPU, where a
+ * kernel wait is woken ahead of them). A class whose spins lose more than LOST_RATE of
+ * the time (decayed by 1/32 a spin) waits in the kernel to the deadline at 1 ns slack,
+ * spinning every LOST_EXPLORE-th sleep to see whether the CPU is free again. */
+#define LOST_NS      200000
+#define LOST_DECAY   (1.0f / 32)
+#define LOST_RATE    0.125f
+#define LOST_EXPLORE 16
+#define PROBE_ROOM   4 /* a probe needs this many times the worst wakeup seen */
 
 struct learn {
 	float w[NB];
@@ -68,6 +80,8 @@ struct learn {
 	uint32_t n;
 	uint32_t spins; /* sleeps since its last kernel sample (all spin) */
 	int64_t held;   /* a stall held back from the histogram (see learn_wakeup); 0: none */
+	float lost;     /* decayed share of its spins that lost the CPU (see spin_lost) */
+	uint32_t calm;  /* sleeps since it last spun while lost is high */
 };
 
 struct state {
@@ -357,14 +371,19 @@ void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, i
 		return;
 	}
 	now = clock_ns(clk);
-	if (now >= deadline) { /* the probe took what was left: a spin of nothing */
+	if (now >= deadline) {       /* the probe took what was left: a spin of nothing */
 		pn__sleep_cancel(p); /* the probe's slack goes back */
 		p->k = k;
 		p->start = p->now = p->target = now;
 		return;
 	}
 	int64_t slack;
-	if (precision > kernel_q) {
+	struct learn *c = &t->cls[k];
+	bool lost = c->lost > LOST_RATE && ++c->calm % LOST_EXPLORE != 0;
+	if (lost && precision <= kernel_q) { /* the spin would lose the CPU */
+		slack = 1;
+		p->target = deadline;
+	} else if (precision > kernel_q) {
 		/* the slack may use what the precision leaves, but never more than the
 		 * sleep's own length: a huge precision must not make a short sleep long */
 		int64_t room = precision - kernel_q;
@@ -422,10 +441,13 @@ void pn__sleep_woke(struct pn__sleep_plan *p, bool learn_it)
 
 static void finish_count(struct state *t, struct pn__sleep_plan *p, int64_t spin_start, int64_t now)
 {
-	if (spin_start < p->deadline)
+	if (spin_start < p->deadline) {
 		t->st.spun_ns += now - spin_start;
-	else
+		struct learn *c = &t->cls[p->k];
+		c->lost += ((now - p->deadline > LOST_NS ? 1.0f : 0.0f) - c->lost) * LOST_DECAY;
+	} else {
 		t->st.kernel_only++;
+	}
 	t->st.sleeps++;
 	if (now < p->deadline) /* cannot happen: the callers' loops; counted if it ever does */
 		t->st.early++;

@@ -382,6 +382,55 @@ static void test_probe_takes_all(void **state)
 	in_fresh_thread(probe_takes_all);
 }
 
+/* Spins that lose the CPU (a check that runs 300 us past the deadline stands for a slice
+ * another task took): the class then waits in the kernel to the deadline, and still
+ * spins now and then to see whether the CPU came back. */
+static int run_past(void *ctx, const sigset_t *mask)
+{
+	(void)mask;
+	int64_t until = *(const int64_t *)ctx + 300 * US;
+	while (pn_now() < until)
+		;
+	return 0;
+}
+
+static void *spins_lose(void *arg)
+{
+	(void)arg;
+	learn_n(2 * MS, 20 * US, 64);
+	for (int i = 0; i < 8; i++) {
+		int64_t d = pn_now() + 2 * MS;
+		struct pn__sleep_plan p;
+		pn__sleep_plan(&p, CLOCK_MONOTONIC, d, US, 0, NULL);
+		if (i == 0 && (!p.kernel || p.target >= d))
+			return "a learned class did not spin before its spins lost";
+		pn__sleep_cancel(&p);
+		pn__sleep_spin(&p, run_past, &d, 0);
+	}
+	int kernel = 0, spun = 0;
+	for (int i = 0; i < 32; i++) {
+		int64_t d = pn_now() + 2 * MS;
+		struct pn__sleep_plan p;
+		pn__sleep_plan(&p, CLOCK_MONOTONIC, d, US, 0, NULL);
+		if (p.kernel && p.target == d && p.slack == 1)
+			kernel++;
+		else
+			spun++;
+		pn__sleep_cancel(&p);
+	}
+	if (kernel < 24)
+		return "a class whose spins lose the CPU still spins";
+	if (spun == 0)
+		return "a class whose spins lost never spins again to see";
+	return NULL;
+}
+
+static void test_spins_lose(void **state)
+{
+	(void)state;
+	in_fresh_thread(spins_lose);
+}
+
 static volatile sig_atomic_t handled;
 static void count_signal(int sig)
 {
@@ -619,6 +668,7 @@ int main(void)
 	        cmocka_unit_test(test_spin_only_keeps_learning),
 	        cmocka_unit_test(test_keep_slack),
 	        cmocka_unit_test(test_probe_takes_all),
+	        cmocka_unit_test(test_spins_lose),
 	        cmocka_unit_test(test_spin_interrupted),
 	        cmocka_unit_test(test_probes_interrupted),
 	        cmocka_unit_test(test_stats_learning),
