@@ -353,7 +353,10 @@ EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec
 }
 
 /* The semaphores: the kernel part is the real sem_timedwait (which sanitizers intercept,
- * unlike sem_clockwait) to the plan's target, the spin's look a sem_trywait. A futex wait
+ * unlike sem_clockwait) to the plan's target, given on CLOCK_REALTIME just before the
+ * wait, the spin's look a sem_trywait. The deadline is monotonic from the call on: a step
+ * of CLOCK_REALTIME during the wait moves only the kernel part (forwards: the spin is
+ * longer; backwards: the kernel part is later, as the real call would be). A futex wait
  * ends with EINTR for a handler, never restarting: eintr_any, so the spin lets signals
  * in apart. */
 struct sem_waiter {
