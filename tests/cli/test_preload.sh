@@ -1,16 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# test_preload.sh PUNCTUAL CALLS STATIC STALL WAITS WAITS_MORE: `punctual run --precise`: a
-# program using every interposed sleep, one using every interposed event-loop wait, and one
-# using select, pselect, the semaphores and sigtimedwait (then every waiting call with an
-# event just before its deadline, and 10^4 mixed waits and sleeps of every interposed
-# call) behave the same with and without libpunctual-preload.so (return
+# test_preload.sh PUNCTUAL CALLS STATIC STALL WAITS: `punctual run --precise`: a program
+# using every interposed sleep, and one using every interposed event-loop wait, behave the
+# same with and without libpunctual-preload.so (return
 # values, errno, remaining times, mutex held, timer slack), never early, and the shim was
 # really in use; the slack --slack set stays the command's; a stall does not stay the
 # learned margin; LD_PRELOAD is appended to; the exit status passes through; static and
 # setuid programs are reported; bad input exits 2.
 . "$(dirname "$0")/lib.sh"
-CALLS=$2 STATIC=$3 STALL=$4 WAITS=$5 WAITS_MORE=$6
+CALLS=$2 STATIC=$3 STALL=$4 WAITS=$5
 # A sanitized CALLS has its runtime as a dependency; the preloaded shim comes before it.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 
@@ -47,23 +45,6 @@ for args in "--precise" "--precise=1us --slack 1" "--precise=0"; do
 	check "waits $args: exit 0, never early ($rc: $(head -c 300 "$TMP/waits.shim.err"))" test $rc -eq 0
 	check "waits $args: made precise" grep -Eq '^shim: loaded, [1-9][0-9]* calls' "$TMP/waits.shim.err"
 	check "waits $args: the same results as without the shim" diff "$TMP/waits.plain" "$TMP/waits.shim"
-done
-
-# select, __select, pselect, sem_timedwait, sem_clockwait, sigtimedwait: the same lines
-# (fd_sets, time left, siginfo, errno) with and without the shim, each made precise; an
-# event just before the deadline (in the shim's spin) is never a timeout; none early.
-"$WAITS_MORE" >"$TMP/more.plain" 2>"$TMP/more.plain.err"
-check "the waits_more program runs without the shim, never early ($(head -c 300 "$TMP/more.plain.err"))" test $? -eq 0
-check "the waits_more program printed its cases" test "$(wc -l <"$TMP/more.plain")" -ge 100
-for args in "--precise" "--precise=1us --slack 1" "--precise=0" "--precise=100ms"; do
-	# shellcheck disable=SC2086
-	"$PN" run $args -- "$WAITS_MORE" >"$TMP/more.shim" 2>"$TMP/more.shim.err"
-	rc=$?
-	check "waits_more $args: exit 0, never early, no event missed ($rc: $(head -c 300 "$TMP/more.shim.err"))" test $rc -eq 0
-	check "waits_more $args: every call made precise ($(grep -m3 'not made precise' "$TMP/more.shim.err"))" \
-		sh -c "! grep -q 'not made precise' '$TMP/more.shim.err'"
-	check "waits_more $args: made precise" grep -Eq '^shim: loaded, [1-9][0-9]* calls' "$TMP/more.shim.err"
-	check "waits_more $args: the same results as without the shim" diff "$TMP/more.plain" "$TMP/more.shim"
 done
 
 # The slack: --slack's value stays the command's whatever slack the shim's own waits use

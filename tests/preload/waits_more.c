@@ -8,10 +8,11 @@
  * sigtimedwait's siginfo). Then, for every waiting call the shim covers (poll and epoll
  * too), an event (a pipe written, a semaphore posted, a signal sent) just before the
  * deadline, where the shim spins: it must be reported, never a timeout. Last, 10^4 mixed
- * short waits and sleeps of every interposed call over four threads, none early. One line
- * per case: the output must be the same with and without the shim. On stderr, the calls
- * the shim did not make precise (when it is loaded). Exits 1 if a wait returned early or
- * missed an event that came before its deadline.
+ * short waits and sleeps of every interposed call over four threads, none early (the
+ * argument: how many per thread, 2500 unless told). One line per case: the output must be
+ * the same with and without the shim. On stderr, the calls the shim did not make precise
+ * (when it is loaded). Exits 1 if a wait returned early or missed an event that came
+ * before its deadline.
  */
 #define _GNU_SOURCE
 #undef _FORTIFY_SOURCE
@@ -734,6 +735,8 @@ static void t_late_events(void)
 
 /* ---- 10^4 mixed waits and sleeps, four threads, none early ------------------------- */
 
+static int mixed_n = 2500; /* per thread: 10^4 in all */
+
 static void *mixed(void *arg)
 {
 	unsigned seed = (unsigned)(size_t)arg;
@@ -742,7 +745,7 @@ static void *mixed(void *arg)
 		return NULL;
 	struct ctx c;
 	ctx_open(&c, q[0]);
-	for (int i = 0; i < 2500; i++) {
+	for (int i = 0; i < mixed_n; i++) {
 		enum kind k = (enum kind)(rand_r(&seed) % NKINDS);
 		long long len = ms_only(k)                ? 1000000
 		                : rand_r(&seed) % 16 == 0 ? 1000000 + rand_r(&seed) % 2000000
@@ -755,9 +758,11 @@ static void *mixed(void *arg)
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 1) /* the mixed waits per thread, for quicker runs */
+		mixed_n = atoi(argv[1]);
 	handled = (unsigned long (*)(void))dlsym(RTLD_DEFAULT, "punctual_preload_handled");
 	loaded = handled != NULL;
 	main_thread = pthread_self();
