@@ -21,7 +21,8 @@
  * epoll_pwait2 is in force for the whole call as the kernel would make it: the shim
  * blocks every signal from entry to return, and each phase waits with the call's mask.
  * sem_*wait return 0 having taken the semaphore, or ETIMEDOUT, EINTR; sigtimedwait the
- * signal taken (its siginfo filled) or EAGAIN, EINTR.
+ * signal taken (its siginfo filled) or EAGAIN, EINTR, and the set's signals go to it, not
+ * to their handlers, in every phase.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -434,11 +435,12 @@ EXPORT int sem_clockwait(sem_t *sem, clockid_t clk, const struct timespec *absti
 	return precise_sem(sem, d);
 }
 
-/* sigtimedwait: every phase is the real call, the spin's look one with a zero timeout,
- * which hands over a signal of the set that came (pending: the spin blocks them all);
- * then the signals the thread's mask allows are let in, those of the set excepted, so
- * that one arriving just then stays pending for the next look, as the kernel would hand
- * it to this call rather than to a handler. */
+/* sigtimedwait: every phase is the real call, the spin's look one with a zero timeout.
+ * The set's signals are blocked in the thread for the whole call (the real call takes
+ * them blocked or not): one that comes between two phases, or while the spin lets other
+ * signals in, stays pending for the next look, as the kernel would hand it to this call,
+ * never to a handler. A wait that a handler ends says EINTR, one that a signal without
+ * a handler wakes too (a stop): eintr_any. */
 struct sig_waiter {
 	struct pn__waiter w;
 	const sigset_t *set;
@@ -447,17 +449,10 @@ struct sig_waiter {
 
 static int wait_sig(struct pn__waiter *w, const struct timespec *ts, const sigset_t *mask)
 {
+	(void)mask; /* always NULL: the thread's */
 	struct sig_waiter *s = (struct sig_waiter *)w;
 	int r = real_sigtimedwait(s->set, s->info, ts);
-	if (r > 0)
-		return r;
-	if (errno != EAGAIN)
-		return -errno;
-	if (!mask || ts->tv_sec || ts->tv_nsec) /* mask: the spin's look */
-		return 0;
-	sigset_t m;
-	sigorset(&m, mask, s->set);
-	return pn__sleep_signals(&m);
+	return r > 0 ? r : errno == EAGAIN ? 0 : -errno;
 }
 
 EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *tmo)
@@ -467,9 +462,11 @@ EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct times
 	int64_t d;
 	if (!pn__shim_active() || pn__null_arg(set) || (d = deadline_ts(tmo)) < 0)
 		return real_sigtimedwait(set, info, tmo);
-	struct sig_waiter s = {{.wait = wait_sig}, set, info};
-	int r = precise_wait(&s.w, d);
-	if (r == 0)
-		errno = EAGAIN;
+	sigset_t old;
+	pthread_sigmask(SIG_BLOCK, set, &old);
+	struct sig_waiter s = {{.wait = wait_sig, .eintr_any = true}, set, info};
+	int r = precise_wait(&s.w, d), e = r == 0 ? EAGAIN : errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = e;
 	return r == 0 ? -1 : r;
 }
