@@ -304,10 +304,11 @@ static int64_t deadline_tv(const struct timeval *tv)
 {
 	if (!tv || tv->tv_sec < 0 || tv->tv_usec < 0 || (tv->tv_sec == 0 && tv->tv_usec == 0))
 		return -1;
-	int64_t d;
+	int64_t d, us;
 	if (__builtin_mul_overflow((int64_t)tv->tv_sec, PN_NSEC, &d) ||
-	    __builtin_add_overflow(d, (int64_t)tv->tv_usec * 1000 + pn_now(), &d))
-		return -1;
+	    __builtin_mul_overflow((int64_t)tv->tv_usec, 1000, &us) ||
+	    __builtin_add_overflow(d, us, &d) || __builtin_add_overflow(d, pn_now(), &d))
+		return -1; /* centuries: nothing to make precise */
 	return d;
 }
 

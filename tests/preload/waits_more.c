@@ -195,12 +195,14 @@ static int in_syscall(pid_t tid, long nr)
 static void *event_at(void *arg)
 {
 	struct event *v = arg;
-	while (now() < v->at)
-		;
-	/* an unblocked signal sent before the call waits would go to its handler */
+	/* an unblocked signal sent before the call is under way would go to its handler: not
+	 * before the thread was seen in rt_sigtimedwait (under the shim, the set is blocked
+	 * from then on) */
 	for (long long end = now() + 2000000000; v->waiting && now() < end;)
 		if (in_syscall(v->waiting, SYS_rt_sigtimedwait))
 			break;
+	while (now() < v->at)
+		;
 	if (v->kind == 0) {
 		if (write(p[1], "x", 1) != 1)
 			return NULL;
@@ -741,7 +743,8 @@ static void t_late_events(void)
 			                  .at = s + len - 1000 - rand_r(&seed) % 40000,
 			                  .sem = &c.sem,
 			                  .to = main_thread,
-			                  .sig = i % 2 ? SIGUSR2 : SIGUSR1};
+			                  .sig = i % 2 ? SIGUSR2 : SIGUSR1,
+			                  .waiting = k == K_SIGTIMEDWAIT ? main_tid : 0};
 			pthread_t t;
 			event_start(&t, &v);
 			int r = call(&c, p[0], k, len);
