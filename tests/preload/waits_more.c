@@ -20,6 +20,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -176,7 +177,8 @@ struct event {
 	sem_t *sem;
 	pthread_t to;
 	int sig;
-	pid_t waiting; /* if set: not before this thread is in rt_sigtimedwait */
+	pid_t waiting;   /* if set: not before this thread is in rt_sigtimedwait... */
+	long long until; /* ...which must be before this instant, else no event (done: max) */
 };
 
 /* Whether thread tid is in system call nr now (or the kernel does not say). */
@@ -198,9 +200,11 @@ static void *event_at(void *arg)
 	/* an unblocked signal sent before the call is under way would go to its handler: not
 	 * before the thread was seen in rt_sigtimedwait (under the shim, the set is blocked
 	 * from then on) */
-	for (long long end = now() + 2000000000; v->waiting && now() < end;)
-		if (in_syscall(v->waiting, SYS_rt_sigtimedwait))
-			break;
+	while (v->waiting && !in_syscall(v->waiting, SYS_rt_sigtimedwait))
+		if (now() >= v->until) {
+			v->done = LLONG_MAX;
+			return NULL;
+		}
 	while (now() < v->at)
 		;
 	if (v->kind == 0) {
@@ -513,7 +517,8 @@ static void t_sigtimedwait(void)
 		                  .at = now() + 20000000,
 		                  .to = main_thread,
 		                  .sig = sig,
-		                  .waiting = main_tid};
+		                  .waiting = main_tid,
+		                  .until = now() + 1000000000};
 		event_start(&th, &v);
 		t = ts(1000000000);
 		memset(&info, 0, sizeof(info));
@@ -744,7 +749,8 @@ static void t_late_events(void)
 			                  .sem = &c.sem,
 			                  .to = main_thread,
 			                  .sig = i % 2 ? SIGUSR2 : SIGUSR1,
-			                  .waiting = k == K_SIGTIMEDWAIT ? main_tid : 0};
+			                  .waiting = k == K_SIGTIMEDWAIT ? main_tid : 0,
+			                  .until = s + len};
 			pthread_t t;
 			event_start(&t, &v);
 			int r = call(&c, p[0], k, len);
