@@ -358,9 +358,9 @@ EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec
  * unlike sem_clockwait) to the plan's target, given on CLOCK_REALTIME just before the
  * wait, the spin's look a sem_trywait. The deadline is monotonic from the call on: a step
  * of CLOCK_REALTIME during the wait moves only the kernel part (forwards: the spin is
- * longer; backwards: the kernel part ends later, as the real sem_timedwait would). A futex wait
- * ends with EINTR for a handler, never restarting: eintr_any, so the spin lets signals
- * in apart. */
+ * longer; backwards: the kernel part ends later, as the real sem_timedwait would). A
+ * futex wait ends with EINTR for a handler, never restarting: eintr_any, so the spin lets
+ * signals in apart. */
 struct sem_waiter {
 	struct pn__waiter w;
 	sem_t *sem;
