@@ -209,14 +209,6 @@ static int precise_rel(int64_t ns, struct timespec *rem)
 	return r;
 }
 
-/* glibc declares these arguments nonnull, so a plain NULL test may be compiled away; a
- * NULL must still reach the real function, which reports it as the original would. */
-static inline bool null_arg(const void *p)
-{
-	__asm__("" : "+r"(p));
-	return p == NULL;
-}
-
 bool pn__shim_active(void)
 {
 	if (pn__shim_precision < 0)
@@ -328,7 +320,7 @@ EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 {
 	if (!real_cond_timedwait)
 		resolve();
-	if (!pn__shim_active() || null_arg(c) || null_arg(m) || null_arg(abstime) ||
+	if (!pn__shim_active() || pn__null_arg(c) || pn__null_arg(m) || pn__null_arg(abstime) ||
 	    !ts_valid(abstime))
 		return real_cond_timedwait(c, m, abstime);
 	return precise_cond(c, m, cond_clock(c), abstime);
@@ -341,7 +333,7 @@ EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid
 		resolve();
 	if (!real_cond_clockwait)
 		return EINVAL;
-	if (!pn__shim_active() || null_arg(c) || null_arg(m) || null_arg(abstime) ||
+	if (!pn__shim_active() || pn__null_arg(c) || pn__null_arg(m) || pn__null_arg(abstime) ||
 	    !ts_valid(abstime) || (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME))
 		return real_cond_clockwait(c, m, clk, abstime);
 	return precise_cond(c, m, clk, abstime);

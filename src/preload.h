@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * preload.h: what the preload shim's two files share (preload.c: the sleeps, cond waits
- * and the state; preload_wait.c: the event-loop waits). Internal to
+ * and the state; preload_wait.c: the event-loop, semaphore and signal waits). Internal to
  * libpunctual-preload.so, whose version script exports none of it.
  */
 #ifndef PUNCTUAL_PRELOAD_H
@@ -23,7 +23,15 @@ bool pn__shim_active(void);
  * out of it; NULL for a wait) and counts the call; leave returns r. */
 void pn__shim_enter(struct pn__sleep_plan *p);
 int pn__shim_leave(int r);
-/* Finds the real poll and epoll functions (preload_wait.c); called at load time. */
+/* glibc declares some arguments nonnull, so a plain NULL test may be compiled away; a
+ * NULL must still reach the real function, which reports it as the original would. */
+static inline bool pn__null_arg(const void *p)
+{
+	__asm__("" : "+r"(p));
+	return p == NULL;
+}
+/* Finds the real poll, epoll, select, semaphore and sigtimedwait functions
+ * (preload_wait.c); called at load time. */
 void pn__shim_resolve_waits(void);
 
 #endif

@@ -1,25 +1,38 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * preload_wait.c: the preload shim's event-loop waits: poll, ppoll, epoll_wait,
- * epoll_pwait, epoll_pwait2 and glibc's fortified __poll_chk and __ppoll_chk. A positive
- * timeout becomes deadline = call time + timeout, and the wait is pn__wait_until's
- * (wait.c) through the real functions (cancellation points, as the program's calls
- * were): it ends at that instant rather than that instant plus slack plus the wakeup
- * latency; an fd that becomes ready ends it at once in every phase. Timeout -1 (or NULL:
- * infinite) and 0 (non-blocking) go straight to the real call, as do malformed arguments.
+ * preload_wait.c: the preload shim's waits on something besides time: poll, ppoll,
+ * epoll_wait, epoll_pwait, epoll_pwait2, select (and its public alias __select), pselect,
+ * glibc's fortified __poll_chk and __ppoll_chk, sem_timedwait, sem_clockwait and
+ * sigtimedwait. A positive timeout becomes deadline = call time + timeout (an absolute
+ * one, sem_*wait's, is converted to a monotonic deadline at the call), and the wait is
+ * pn__wait_until's (wait.c) through the real functions (cancellation points, as the
+ * program's calls were): it ends at that instant rather than that instant plus slack
+ * plus the wakeup latency; an fd that becomes ready, a semaphore posted or a signal
+ * waited for ends it at once in every phase. Timeout -1 (or NULL: infinite) and 0
+ * (non-blocking) go straight to the real call, as do malformed arguments and absolute
+ * timeouts already past (the real call's one attempt, ETIMEDOUT).
  *
- * Results are the real call's: the ready count with revents or the events array, 0 with
- * every revents 0, -1 with errno (EINTR when a signal handler ran, in any phase).
- * ppoll's, epoll_pwait's and epoll_pwait2's sigmask is in force for the whole call as the
- * kernel would make it: the shim blocks every signal from entry to return, and each
- * phase waits with the call's mask.
+ * Results are the real call's: the ready count with revents, the events array or the
+ * ready fd_sets, 0 with every revents 0 or every set cleared, -1 with errno (EINTR when a
+ * signal handler ran, in any phase). select's sets are put back to the caller's before
+ * every look (the kernel overwrites them), and to the caller's on an error as the kernel
+ * leaves them; select stores the time left in its timeval (0 at the timeout), pselect
+ * never touches its timespec. The sigmask of ppoll, pselect, epoll_pwait and
+ * epoll_pwait2 is in force for the whole call as the kernel would make it: the shim
+ * blocks every signal from entry to return, and each phase waits with the call's mask.
+ * sem_*wait return 0 having taken the semaphore, or ETIMEDOUT, EINTR; sigtimedwait the
+ * signal taken (its siginfo filled) or EAGAIN, EINTR, and the set's signals go to it, not
+ * to their handlers, in every phase.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/epoll.h>
+#include <sys/select.h>
 #include <time.h>
 
 #include <punctual/clock.h>
@@ -35,6 +48,13 @@ typedef int (*epoll_pwait2_fn)(int, struct epoll_event *, int, const struct time
 typedef int (*poll_chk_fn)(struct pollfd *, nfds_t, int, size_t);
 typedef int (*ppoll_chk_fn)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *,
                             size_t);
+typedef int (*select_fn)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
+typedef int (*pselect_fn)(int, fd_set *, fd_set *, fd_set *, const struct timespec *,
+                          const sigset_t *);
+typedef int (*sem_trywait_fn)(sem_t *);
+typedef int (*sem_timedwait_fn)(sem_t *, const struct timespec *);
+typedef int (*sem_clockwait_fn)(sem_t *, clockid_t, const struct timespec *);
+typedef int (*sigtimedwait_fn)(const sigset_t *, siginfo_t *, const struct timespec *);
 
 static poll_fn real_poll;
 static ppoll_fn real_ppoll;
@@ -43,6 +63,12 @@ static epoll_pwait_fn real_epoll_pwait;
 static epoll_pwait2_fn real_epoll_pwait2;
 static poll_chk_fn real_poll_chk;
 static ppoll_chk_fn real_ppoll_chk;
+static select_fn real_select;
+static pselect_fn real_pselect;
+static sem_trywait_fn real_sem_trywait;
+static sem_timedwait_fn real_sem_timedwait;
+static sem_clockwait_fn real_sem_clockwait;
+static sigtimedwait_fn real_sigtimedwait;
 
 void pn__shim_resolve_waits(void)
 {
@@ -53,6 +79,12 @@ void pn__shim_resolve_waits(void)
 	real_epoll_pwait2 = (epoll_pwait2_fn)dlsym(RTLD_NEXT, "epoll_pwait2");
 	real_poll_chk = (poll_chk_fn)dlsym(RTLD_NEXT, "__poll_chk");
 	real_ppoll_chk = (ppoll_chk_fn)dlsym(RTLD_NEXT, "__ppoll_chk");
+	real_select = (select_fn)dlsym(RTLD_NEXT, "select");
+	real_pselect = (pselect_fn)dlsym(RTLD_NEXT, "pselect");
+	real_sem_trywait = (sem_trywait_fn)dlsym(RTLD_NEXT, "sem_trywait");
+	real_sem_timedwait = (sem_timedwait_fn)dlsym(RTLD_NEXT, "sem_timedwait");
+	real_sem_clockwait = (sem_clockwait_fn)dlsym(RTLD_NEXT, "sem_clockwait");
+	real_sigtimedwait = (sigtimedwait_fn)dlsym(RTLD_NEXT, "sigtimedwait");
 }
 
 static int neg(int r)
@@ -217,4 +249,225 @@ EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct 
 	        max,
 	        ev};
 	return precise_wait(&s.w, d);
+}
+
+/* select and pselect: each look starts from the caller's sets, as the call did. The
+ * kernel reads and writes the first nfds bits, in whole longs; more than FD_SETSIZE fds
+ * (sets the program allocated itself) go to the real call. */
+#define SET_LONGS (FD_SETSIZE / (8 * sizeof(long)))
+struct select_waiter {
+	struct pn__waiter w;
+	int n;
+	size_t bytes;
+	fd_set *set[3];
+	unsigned long orig[3][SET_LONGS];
+};
+
+static void sets_restore(struct select_waiter *s)
+{
+	for (int i = 0; i < 3; i++)
+		if (s->set[i])
+			memcpy(s->set[i], s->orig[i], s->bytes);
+}
+
+/* pselect lets a signal without a handler restart it (ERESTARTNOHAND): not eintr_any */
+static int wait_select(struct pn__waiter *w, const struct timespec *ts, const sigset_t *mask)
+{
+	struct select_waiter *s = (struct select_waiter *)w;
+	sets_restore(s);
+	return neg(real_pselect(s->n, s->set[0], s->set[1], s->set[2], ts, mask));
+}
+
+static int precise_select(int n, fd_set *r, fd_set *wr, fd_set *e, int64_t deadline,
+                          const sigset_t *mask)
+{
+	size_t bits = 8 * sizeof(long);
+	struct select_waiter s;
+	s.w = (struct pn__waiter){.wait = wait_select, .mask = mask};
+	s.n = n;
+	s.bytes = (n + bits - 1) / bits * sizeof(long);
+	s.set[0] = r;
+	s.set[1] = wr;
+	s.set[2] = e;
+	for (int i = 0; i < 3; i++)
+		if (s.set[i])
+			memcpy(s.orig[i], s.set[i], s.bytes);
+	int ret = precise_wait(&s.w, deadline);
+	if (ret < 0) /* the kernel leaves the sets alone on an error (EINTR) */
+		sets_restore(&s);
+	return ret;
+}
+
+/* select's timeout in us: tv_usec may exceed a second (glibc normalizes it); negative
+ * parts are malformed (EINVAL). -1 for the real call, as deadline_ts. */
+static int64_t deadline_tv(const struct timeval *tv)
+{
+	if (!tv || tv->tv_sec < 0 || tv->tv_usec < 0 || (tv->tv_sec == 0 && tv->tv_usec == 0))
+		return -1;
+	int64_t d, us;
+	if (__builtin_mul_overflow((int64_t)tv->tv_sec, PN_NSEC, &d) ||
+	    __builtin_mul_overflow((int64_t)tv->tv_usec, 1000, &us) ||
+	    __builtin_add_overflow(d, us, &d) || __builtin_add_overflow(d, pn_now(), &d))
+		return -1; /* centuries: nothing to make precise */
+	return d;
+}
+
+static int shim_select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+{
+	if (!real_select)
+		pn__shim_resolve_waits();
+	int64_t d;
+	if (!pn__shim_active() || (d = deadline_tv(tv)) < 0 || n < 0 || n > FD_SETSIZE ||
+	    !real_pselect)
+		return real_select(n, r, w, e, tv);
+	int ret = precise_select(n, r, w, e, d, NULL);
+	int err = errno;
+	/* the time left, rounded down to the us, on every return (Linux's select) */
+	int64_t left = ret == 0 ? 0 : d - pn_now();
+	if (left < 0)
+		left = 0;
+	tv->tv_sec = left / PN_NSEC;
+	tv->tv_usec = left % PN_NSEC / 1000;
+	errno = err;
+	return ret;
+}
+
+EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+{
+	return shim_select(n, r, w, e, tv);
+}
+
+EXPORT int __select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv);
+EXPORT int __select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+{
+	return shim_select(n, r, w, e, tv);
+}
+
+EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *tmo,
+                   const sigset_t *mask)
+{
+	if (!real_pselect)
+		pn__shim_resolve_waits();
+	int64_t d;
+	if (!pn__shim_active() || (d = deadline_ts(tmo)) < 0 || n < 0 || n > FD_SETSIZE)
+		return real_pselect(n, r, w, e, tmo, mask);
+	return precise_select(n, r, w, e, d, mask);
+}
+
+/* The semaphores: the kernel part is the real sem_timedwait (which sanitizers intercept,
+ * unlike sem_clockwait) to the plan's target, given on CLOCK_REALTIME just before the
+ * wait, the spin's look a sem_trywait. The deadline is monotonic from the call on: a step
+ * of CLOCK_REALTIME during the wait moves only the kernel part (forwards: the spin is
+ * longer; backwards: the kernel part ends later, as the real sem_timedwait would). A
+ * futex wait ends with EINTR for a handler, never restarting: eintr_any, so the spin lets
+ * signals in apart. */
+struct sem_waiter {
+	struct pn__waiter w;
+	sem_t *sem;
+};
+
+static int wait_sem(struct pn__waiter *w, const struct timespec *ts, const sigset_t *mask)
+{
+	(void)mask; /* always NULL: the thread's */
+	struct sem_waiter *s = (struct sem_waiter *)w;
+	if (ts->tv_sec == 0 && ts->tv_nsec == 0)
+		return real_sem_trywait(s->sem) == 0 ? 1 : errno == EAGAIN ? 0 : -errno;
+	struct timespec abs;
+	clock_gettime(CLOCK_REALTIME, &abs);
+	abs.tv_sec += ts->tv_sec;
+	abs.tv_nsec += ts->tv_nsec;
+	if (abs.tv_nsec >= PN_NSEC) {
+		abs.tv_sec++;
+		abs.tv_nsec -= PN_NSEC;
+	}
+	return real_sem_timedwait(s->sem, &abs) == 0 ? 1 : errno == ETIMEDOUT ? 0 : -errno;
+}
+
+/* An absolute timeout on clk as a monotonic deadline: -1 for the real call (malformed,
+ * or already past: its one attempt). The clock is read before pn_now(), so that the
+ * deadline can only come out later than the instant, never earlier. */
+static int64_t deadline_abs(clockid_t clk, const struct timespec *abs)
+{
+	if (pn__null_arg(abs) || abs->tv_sec < 0 || abs->tv_nsec < 0 || abs->tv_nsec >= PN_NSEC)
+		return -1;
+	if (clk == CLOCK_MONOTONIC)
+		return (int64_t)abs->tv_sec < INT64_MAX / PN_NSEC - 1 ? pn__ts_ns(abs) : -1;
+	int64_t then = pn__clock_ns(clk), left;
+	if ((int64_t)abs->tv_sec >= INT64_MAX / PN_NSEC - 1)
+		return -1;
+	left = pn__ts_ns(abs) - then;
+	int64_t now = pn_now();
+	return left > 0 && now < INT64_MAX - left ? now + left : -1;
+}
+
+static int precise_sem(sem_t *sem, int64_t deadline)
+{
+	struct sem_waiter s = {{.wait = wait_sem, .eintr_any = true}, sem};
+	int r = precise_wait(&s.w, deadline);
+	if (r > 0)
+		return 0;
+	if (r == 0)
+		errno = ETIMEDOUT;
+	return -1;
+}
+
+EXPORT int sem_timedwait(sem_t *sem, const struct timespec *abstime)
+{
+	if (!real_sem_timedwait)
+		pn__shim_resolve_waits();
+	int64_t d;
+	if (!pn__shim_active() || !real_sem_trywait || pn__null_arg(sem) ||
+	    (d = deadline_abs(CLOCK_REALTIME, abstime)) < 0 || d <= pn_now())
+		return real_sem_timedwait(sem, abstime);
+	return precise_sem(sem, d);
+}
+
+EXPORT int sem_clockwait(sem_t *sem, clockid_t clk, const struct timespec *abstime)
+{
+	if (!real_sem_clockwait)
+		pn__shim_resolve_waits();
+	if (!real_sem_clockwait)
+		return (errno = ENOSYS), -1;
+	int64_t d;
+	if (!pn__shim_active() || !real_sem_trywait || !real_sem_timedwait || pn__null_arg(sem) ||
+	    (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME) ||
+	    (d = deadline_abs(clk, abstime)) < 0 || d <= pn_now())
+		return real_sem_clockwait(sem, clk, abstime);
+	return precise_sem(sem, d);
+}
+
+/* sigtimedwait: every phase is the real call, the spin's look one with a zero timeout.
+ * The set's signals are blocked in the thread for the whole call (the real call takes
+ * them blocked or not): one that comes between two phases, or while the spin lets other
+ * signals in, stays pending for the next look, as the kernel would hand it to this call,
+ * never to a handler. A wait that a handler ends says EINTR, one that a signal without
+ * a handler wakes too (a stop): eintr_any. */
+struct sig_waiter {
+	struct pn__waiter w;
+	const sigset_t *set;
+	siginfo_t *info;
+};
+
+static int wait_sig(struct pn__waiter *w, const struct timespec *ts, const sigset_t *mask)
+{
+	(void)mask; /* always NULL: the thread's */
+	struct sig_waiter *s = (struct sig_waiter *)w;
+	int r = real_sigtimedwait(s->set, s->info, ts);
+	return r > 0 ? r : errno == EAGAIN ? 0 : -errno;
+}
+
+EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *tmo)
+{
+	if (!real_sigtimedwait)
+		pn__shim_resolve_waits();
+	int64_t d;
+	if (!pn__shim_active() || pn__null_arg(set) || (d = deadline_ts(tmo)) < 0)
+		return real_sigtimedwait(set, info, tmo);
+	sigset_t old;
+	pthread_sigmask(SIG_BLOCK, set, &old);
+	struct sig_waiter s = {{.wait = wait_sig, .eintr_any = true}, set, info};
+	int r = precise_wait(&s.w, d), e = r == 0 ? EAGAIN : errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = e;
+	return r == 0 ? -1 : r;
 }
