@@ -12,15 +12,8 @@ PN=$B/punctual
 L=$B/bench/loop_waits
 TRACE=$B/bench/libwait_trace.so
 HERE=$(dirname "$0")
-# The system's runtimes (Debian's python3, nodejs, openjdk-17: scripts/bootstrap), not
-# whatever a user's PATH puts first (pyenv, nvm).
-PY=python3 NODE=node
-[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
-[ -x /usr/bin/node ] && NODE=/usr/bin/node
-JAVA=java JAVAC=javac
-for j in /usr/lib/jvm/java-17-openjdk-*/bin; do
-	[ -x "$j/javac" ] && JAVA=$j/java JAVAC=$j/javac
-done
+# shellcheck source=bench/runtimes.sh
+. "$HERE/runtimes.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

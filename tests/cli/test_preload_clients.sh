@@ -9,13 +9,8 @@
 # shim must really be in them (stderr). A runtime that is absent is skipped.
 . "$(dirname "$0")/lib.sh"
 BENCH=${2:?usage: $0 PUNCTUAL BENCH_DIR}
-PY=python3 NODE=node
-[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
-[ -x /usr/bin/node ] && NODE=/usr/bin/node
-JAVA=java JAVAC=javac
-for j in /usr/lib/jvm/java-17-openjdk-*/bin; do
-	[ -x "$j/javac" ] && JAVA=$j/java JAVAC=$j/javac
-done
+# shellcheck source=bench/runtimes.sh
+. "$BENCH/runtimes.sh"
 
 # same NAME SHIMLINE CMD...: CMD's stdout plain and under each precision is the same,
 # ends with "early: 0", and under the shim stderr has SHIMLINE (a grep -E pattern).

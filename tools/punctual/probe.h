@@ -65,6 +65,8 @@ void probe_render_json(const struct probe *p);
 /* Writes the Prometheus text exposition to path with file_write: atomically (temp file
  * + rename) for a regular file or a new name, in place for a device; 0 or -errno. */
 int probe_write_prom(const struct probe *p, const char *path);
+/* A Prometheus label value: backslash, double quote and newline escaped. */
+void prom_label(FILE *f, const char *v);
 /* Before measuring: exits 2 with one line if dir cannot be written or created or
  * has a control character (it goes into gnuplot scripts), 1 without gnuplot. */
 void probe_plot_check(const char *dir);

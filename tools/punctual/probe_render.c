@@ -272,8 +272,7 @@ void probe_render_json(const struct probe *p)
 
 /* ---- Prometheus -------------------------------------------------------------------- */
 
-/* A label value: backslash, double quote and newline escaped. */
-static void label(FILE *f, const char *v)
+void prom_label(FILE *f, const char *v)
 {
 	for (; *v; v++) {
 		if (*v == '\\' || *v == '"')
@@ -295,13 +294,13 @@ static int render_prom(FILE *f, const void *arg)
 	const struct probe *p = arg;
 	help(f, "punctual_host_info", "gauge", "Host facts from punctual probe (always 1).");
 	fputs("punctual_host_info{kernel=\"", f);
-	label(f, p->host.kernel);
+	prom_label(f, p->host.kernel);
 	fputs("\",cpu=\"", f);
-	label(f, p->host.cpu);
+	prom_label(f, p->host.cpu);
 	fputs("\",virtualization=\"", f);
-	label(f, p->virt);
+	prom_label(f, p->virt);
 	fputs("\",clocksource=\"", f);
-	label(f, p->host.clocksource);
+	prom_label(f, p->host.clocksource);
 	fprintf(f, "\",version=\"%s\"} 1\n", PUNCTUAL_VERSION);
 
 	help(f, "punctual_tick_hertz", "gauge",
@@ -318,7 +317,7 @@ static int render_prom(FILE *f, const void *arg)
 	help(f, "punctual_clock_read_seconds", "gauge", "Median cost of one clock read.");
 	for (int i = 0; i < p->nclocks; i++) {
 		fprintf(f, "punctual_clock_read_seconds{source=\"");
-		label(f, p->clocks[i].id);
+		prom_label(f, p->clocks[i].id);
 		fprintf(f, "\",path=\"%s\"} %.6g\n", p->clocks[i].path,
 		        p->clocks[i].cost_median / 1e9);
 	}

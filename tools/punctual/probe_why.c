@@ -14,6 +14,7 @@
 #include <punctual/hist.h>
 #include "causes_render.h"
 #include "measure/periodic.h"
+#include "probe.h"
 #include "probe_why.h"
 
 static int procs_running(void)
@@ -176,18 +177,6 @@ void probe_why_json(struct json *j, const struct probe_why *w)
 	cause_json_cgroup(j, &w->cg);
 	json_int_if(j, "runnable", w->runnable >= 0, w->runnable);
 	json_obj_end(j);
-}
-
-static void prom_label(FILE *f, const char *v)
-{
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			fputc('\\', f);
-		if (*v == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*v, f);
-	}
 }
 
 void probe_why_prom(FILE *f, const struct probe_why *w)
