@@ -81,6 +81,10 @@ enum {
 	/* A signal handler that runs during the plan's latency probes ends the plan with
 	 * .stop = -EINTR (the shim's nanosleep then returns EINTR); without it they resume. */
 	PN__SLEEP_EINTR = 2,
+	/* The spin reads the clock through libc's clock_gettime, the way the program reads it
+	 * once the call returns: that path (libc's wrapper, its page) is then warm, where
+	 * after a sleep it costs up to 1 us at the p99 here (the shim). */
+	PN__SLEEP_LIBC_CLOCK = 4,
 };
 /* A plan's probe, for waits that watch fds (wait.c): wait(ctx) waits 1 ns and returns 0,
  * the ready count (which ends the plan), or -errno. NULL: a plain 1 ns ppoll. */
@@ -99,6 +103,7 @@ struct pn__sleep_plan {
 	_Bool kernel; /* wait in the kernel until target first */
 	int stop;     /* the probes ended the plan: -EINTR (PN__SLEEP_EINTR), another
 	               * -errno, or the ready count of the probe's fds */
+	_Bool looked; /* pn__sleep_spin's last check ran, ending by the deadline */
 	const struct pn__probe *probe;
 };
 void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, int64_t precision,
@@ -109,10 +114,15 @@ int pn__sleep_finish(struct pn__sleep_plan *p);
 /* The spin to p's deadline with signals blocked: every `every` ns (from the start when
  * check is given) check(ctx, mask) runs with the caller's signal mask; check NULL only
  * lets the signals that mask allows in (a handler running then ends the spin with
- * -EINTR). A check that would still run at the deadline (by what the last ones took) is
- * not started: the spin puts the mask back and watches the clock alone to the deadline.
+ * -EINTR). The checks stop a few us before the deadline (by what the last ones and the
+ * mask took, see sleep.c): the spin puts the mask back and watches the clock alone.
  * A nonzero check result ends the spin and is returned: -errno, or a wait's ready count.
- * 0 at the deadline (a wait then looks at its fds once more: wait.c). */
+ * 0 at the deadline. The last check starts within PN__LOOK_WINDOW_NS of the deadline, in
+ * the stretch with the mask put back, so that it ends there (p->looked); when the spin
+ * could not take it (preempted at the end), the wait looks at its fds once more after
+ * the deadline (wait.c). An event in that window may so be seen by the program's next
+ * call rather than this one, as one that comes while the real call returns. */
+#define PN__LOOK_WINDOW_NS 1000
 typedef int pn__spin_check(void *ctx, const sigset_t *mask);
 /* Lets in, for a moment, the signals that mask allows (a ppoll with a zero timeout):
  * -EINTR if a handler ran (the kernel restarts the call for a signal without one: ignored,

@@ -178,7 +178,7 @@ static int precise_abs(clockid_t clk, int64_t deadline)
 	pn__shim_enter(&p);
 	unsigned n0 = nested;
 	pn__sleep_plan(&p, clk, deadline, pn__shim_precision,
-	               PN__SLEEP_KEEP_SLACK | PN__SLEEP_EINTR, NULL);
+	               PN__SLEEP_KEEP_SLACK | PN__SLEEP_EINTR | PN__SLEEP_LIBC_CLOCK, NULL);
 	if (p.stop)
 		return pn__shim_leave(-p.stop);
 	if (p.past)
@@ -194,12 +194,13 @@ static int precise_abs(clockid_t clk, int64_t deadline)
 	return pn__shim_leave(pn__sleep_finish_intr(&p));
 }
 
-/* Sleeps ns on the monotonic clock (a relative sleep is a duration whatever the clock);
- * on EINTR stores what remains in *rem, as the kernel does. */
-static int precise_rel(int64_t ns, struct timespec *rem)
+/* Sleeps ns from now (the call time, read first thing) on the monotonic clock (a
+ * relative sleep is a duration whatever the clock); on EINTR stores what remains in
+ * *rem, as the kernel does. */
+static int precise_rel(int64_t now, int64_t ns, struct timespec *rem)
 {
 	int64_t deadline;
-	if (__builtin_add_overflow(pn_now(), ns, &deadline))
+	if (__builtin_add_overflow(now, ns, &deadline))
 		deadline = INT64_MAX;
 	int r = precise_abs(CLOCK_MONOTONIC, deadline);
 	if (r == EINTR && rem) {
@@ -222,11 +223,12 @@ bool pn__shim_active(void)
 
 EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
 {
+	int64_t now = pn_now();
 	if (!real_nanosleep)
 		resolve();
 	if (!pn__shim_active() || !req || !ts_valid(req))
 		return real_nanosleep(req, rem);
-	int r = precise_rel(ts_ns(req), rem);
+	int r = precise_rel(now, ts_ns(req), rem);
 	if (r) {
 		errno = r;
 		return -1;
@@ -237,6 +239,7 @@ EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
 EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req,
                            struct timespec *rem)
 {
+	int64_t now = pn_now();
 	if (!real_clock_nanosleep)
 		resolve();
 	if (!pn__shim_active() || !req || !ts_valid(req) || (flags & ~TIMER_ABSTIME) ||
@@ -244,16 +247,17 @@ EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req,
 		return real_clock_nanosleep(clk, flags, req, rem);
 	if (flags & TIMER_ABSTIME)
 		return precise_abs(clk, ts_ns(req));
-	return precise_rel(ts_ns(req), rem);
+	return precise_rel(now, ts_ns(req), rem);
 }
 
 EXPORT int usleep(useconds_t us)
 {
+	int64_t now = pn_now();
 	if (!real_usleep)
 		resolve();
 	if (!pn__shim_active())
 		return real_usleep(us);
-	int r = precise_rel((int64_t)us * 1000, NULL);
+	int r = precise_rel(now, (int64_t)us * 1000, NULL);
 	if (r) {
 		errno = r;
 		return -1;
@@ -292,7 +296,8 @@ static int precise_cond(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
 	        .restore = -1}; /* a jump out before the plan: nothing to put back */
 	pn__shim_enter(&p);
 	unsigned n0 = nested;
-	pn__sleep_plan(&p, clk, ts_ns(abstime), pn__shim_precision, PN__SLEEP_KEEP_SLACK, NULL);
+	pn__sleep_plan(&p, clk, ts_ns(abstime), pn__shim_precision,
+	               PN__SLEEP_KEEP_SLACK | PN__SLEEP_LIBC_CLOCK, NULL);
 	if (p.past)
 		return pn__shim_leave(real_wait(c, m, clk, ts_ns(abstime)));
 	int r = real_wait(c, m, clk, p.kernel ? p.target : p.start);

@@ -131,8 +131,8 @@ static int precise_wait(struct pn__waiter *w, int64_t deadline)
 	}
 	struct pn__sleep_plan p = {.restore = -1};
 	pn__shim_enter(&p);
-	int r = pn__shim_leave(
-	        pn__wait_until(w, &p, deadline, pn__shim_precision, PN__SLEEP_KEEP_SLACK));
+	int r = pn__shim_leave(pn__wait_until(w, &p, deadline, pn__shim_precision,
+	                                      PN__SLEEP_KEEP_SLACK | PN__SLEEP_LIBC_CLOCK));
 	if (w->mask)
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r < 0) {
@@ -142,41 +142,50 @@ static int precise_wait(struct pn__waiter *w, int64_t deadline)
 	return r;
 }
 
-static int64_t deadline_ms(int ms)
+/* The call time of a call with a timeout, read first thing: whatever the shim does
+ * before the wait then counts against the wait, not after its deadline. */
+static inline int64_t call_time(bool timed)
 {
-	return pn_now() + (int64_t)ms * 1000000;
+	return timed ? pn_now() : 0;
 }
 
-/* A positive timespec's deadline, or -1 when the call goes to the real function: NULL
- * (infinite), zero (non-blocking) or malformed (the real call reports it). */
-static int64_t deadline_ts(const struct timespec *ts)
+static int64_t deadline_ms(int64_t now, int ms)
+{
+	return now + (int64_t)ms * 1000000;
+}
+
+/* A positive timespec's deadline from now, or -1 when the call goes to the real function:
+ * NULL (infinite), zero (non-blocking) or malformed (the real call reports it). */
+static int64_t deadline_ts(int64_t now, const struct timespec *ts)
 {
 	if (!ts || ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= PN_NSEC ||
 	    (ts->tv_sec == 0 && ts->tv_nsec == 0))
 		return -1;
 	int64_t d;
 	if (__builtin_mul_overflow((int64_t)ts->tv_sec, PN_NSEC, &d) ||
-	    __builtin_add_overflow(d, ts->tv_nsec + pn_now(), &d))
+	    __builtin_add_overflow(d, ts->tv_nsec + now, &d))
 		return -1; /* centuries: nothing to make precise */
 	return d;
 }
 
 EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
+	int64_t now = call_time(timeout > 0);
 	if (!real_poll)
 		pn__shim_resolve_waits();
 	if (!pn__shim_active() || timeout <= 0 || !real_ppoll)
 		return real_poll(fds, n, timeout);
 	struct pn__poll_waiter s = {{.wait = wait_poll}, fds, n};
-	return precise_wait(&s.w, deadline_ms(timeout));
+	return precise_wait(&s.w, deadline_ms(now, timeout));
 }
 
 EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *mask)
 {
+	int64_t now = call_time(tmo != NULL);
 	if (!real_ppoll)
 		pn__shim_resolve_waits();
 	int64_t d;
-	if (!pn__shim_active() || (d = deadline_ts(tmo)) < 0)
+	if (!pn__shim_active() || (d = deadline_ts(now, tmo)) < 0)
 		return real_ppoll(fds, n, tmo, mask);
 	struct pn__poll_waiter s = {{.wait = wait_poll, .mask = mask}, fds, n};
 	return precise_wait(&s.w, d);
@@ -205,43 +214,47 @@ EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 }
 
 /* epoll_wait's and epoll_pwait's own checks (max <= 0) come from the real call. */
-static int epoll_ms(int epfd, struct epoll_event *ev, int max, int ms, const sigset_t *mask)
+static int epoll_ms(int epfd, struct epoll_event *ev, int max, int64_t now, int ms,
+                    const sigset_t *mask)
 {
 	struct pn__epoll_waiter s = {
 	        {.wait = wait_epoll, .look = look_epoll, .mask = mask, .eintr_any = true},
 	        epfd,
 	        max,
 	        ev};
-	return precise_wait(&s.w, deadline_ms(ms));
+	return precise_wait(&s.w, deadline_ms(now, ms));
 }
 
 EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 {
+	int64_t now = call_time(timeout > 0);
 	if (!real_epoll_wait)
 		pn__shim_resolve_waits();
 	if (!pn__shim_active() || timeout <= 0 || max <= 0 || !real_epoll_pwait)
 		return real_epoll_wait(epfd, ev, max, timeout);
-	return epoll_ms(epfd, ev, max, timeout, NULL);
+	return epoll_ms(epfd, ev, max, now, timeout, NULL);
 }
 
 EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask)
 {
+	int64_t now = call_time(timeout > 0);
 	if (!real_epoll_pwait)
 		pn__shim_resolve_waits();
 	if (!pn__shim_active() || timeout <= 0 || max <= 0)
 		return real_epoll_pwait(epfd, ev, max, timeout, mask);
-	return epoll_ms(epfd, ev, max, timeout, mask);
+	return epoll_ms(epfd, ev, max, now, timeout, mask);
 }
 
 EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *tmo,
                         const sigset_t *mask)
 {
+	int64_t now = call_time(tmo != NULL);
 	if (!real_epoll_pwait2)
 		pn__shim_resolve_waits();
 	int64_t d;
 	if (!real_epoll_pwait2)
 		return (errno = ENOSYS), -1;
-	if (!pn__shim_active() || (d = deadline_ts(tmo)) < 0 || max <= 0)
+	if (!pn__shim_active() || (d = deadline_ts(now, tmo)) < 0 || max <= 0)
 		return real_epoll_pwait2(epfd, ev, max, tmo, mask);
 	struct pn__epoll_waiter s = {
 	        {.wait = wait_epoll, .look = look_epoll, .mask = mask, .eintr_any = true},
@@ -300,24 +313,24 @@ static int precise_select(int n, fd_set *r, fd_set *wr, fd_set *e, int64_t deadl
 
 /* select's timeout in us: tv_usec may exceed a second (glibc normalizes it); negative
  * parts are malformed (EINVAL). -1 for the real call, as deadline_ts. */
-static int64_t deadline_tv(const struct timeval *tv)
+static int64_t deadline_tv(int64_t now, const struct timeval *tv)
 {
 	if (!tv || tv->tv_sec < 0 || tv->tv_usec < 0 || (tv->tv_sec == 0 && tv->tv_usec == 0))
 		return -1;
 	int64_t d, us;
 	if (__builtin_mul_overflow((int64_t)tv->tv_sec, PN_NSEC, &d) ||
 	    __builtin_mul_overflow((int64_t)tv->tv_usec, 1000, &us) ||
-	    __builtin_add_overflow(d, us, &d) || __builtin_add_overflow(d, pn_now(), &d))
+	    __builtin_add_overflow(d, us, &d) || __builtin_add_overflow(d, now, &d))
 		return -1; /* centuries: nothing to make precise */
 	return d;
 }
 
-static int shim_select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+static int shim_select(int64_t now, int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 {
 	if (!real_select)
 		pn__shim_resolve_waits();
 	int64_t d;
-	if (!pn__shim_active() || (d = deadline_tv(tv)) < 0 || n < 0 || n > FD_SETSIZE ||
+	if (!pn__shim_active() || (d = deadline_tv(now, tv)) < 0 || n < 0 || n > FD_SETSIZE ||
 	    !real_pselect)
 		return real_select(n, r, w, e, tv);
 	int ret = precise_select(n, r, w, e, d, NULL);
@@ -334,22 +347,23 @@ static int shim_select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *t
 
 EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 {
-	return shim_select(n, r, w, e, tv);
+	return shim_select(call_time(tv != NULL), n, r, w, e, tv);
 }
 
 EXPORT int __select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv);
 EXPORT int __select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 {
-	return shim_select(n, r, w, e, tv);
+	return shim_select(call_time(tv != NULL), n, r, w, e, tv);
 }
 
 EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *tmo,
                    const sigset_t *mask)
 {
+	int64_t now = call_time(tmo != NULL);
 	if (!real_pselect)
 		pn__shim_resolve_waits();
 	int64_t d;
-	if (!pn__shim_active() || (d = deadline_ts(tmo)) < 0 || n < 0 || n > FD_SETSIZE)
+	if (!pn__shim_active() || (d = deadline_ts(now, tmo)) < 0 || n < 0 || n > FD_SETSIZE)
 		return real_pselect(n, r, w, e, tmo, mask);
 	return precise_select(n, r, w, e, d, mask);
 }
@@ -458,10 +472,11 @@ static int wait_sig(struct pn__waiter *w, const struct timespec *ts, const sigse
 
 EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *tmo)
 {
+	int64_t now = call_time(tmo != NULL);
 	if (!real_sigtimedwait)
 		pn__shim_resolve_waits();
 	int64_t d;
-	if (!pn__shim_active() || pn__null_arg(set) || (d = deadline_ts(tmo)) < 0)
+	if (!pn__shim_active() || pn__null_arg(set) || (d = deadline_ts(now, tmo)) < 0)
 		return real_sigtimedwait(set, info, tmo);
 	sigset_t old;
 	pthread_sigmask(SIG_BLOCK, set, &old);

@@ -318,6 +318,16 @@ static inline int64_t clock_ns(clockid_t clk)
 	return clk == CLOCK_MONOTONIC ? pn_now() : pn__clock_ns(clk);
 }
 
+/* The spin's clock (PN__SLEEP_LIBC_CLOCK) */
+static inline int64_t spin_ns(const struct pn__sleep_plan *p)
+{
+	if (!(p->flags & PN__SLEEP_LIBC_CLOCK))
+		return clock_ns(p->clk);
+	struct timespec t;
+	clock_gettime(p->clk, &t);
+	return pn__ts_ns(&t);
+}
+
 /* A class that spins every time (margin >= len): one probe instead of spinning that long,
  * and whether this sleep should explore (sleep half in the kernel). */
 static bool spin_only_learn(struct state *t, struct pn__sleep_plan *p, int k, int64_t len)
@@ -457,10 +467,10 @@ static void finish_count(struct state *t, struct pn__sleep_plan *p, int64_t spin
 
 int pn__sleep_finish(struct pn__sleep_plan *p)
 {
-	int64_t start = clock_ns(p->clk), now = start;
+	int64_t start = spin_ns(p), now = start;
 	while (now < p->deadline) {
 		pn__arch_relax();
-		now = clock_ns(p->clk);
+		now = spin_ns(p);
 	}
 	finish_count(&T, p, start, now);
 	return 0;
@@ -476,15 +486,22 @@ int pn__sleep_signals(const sigset_t *mask)
 	return err == EINTR ? -EINTR : 0;
 }
 
-/* A check (a system call) takes 0.2-1 us here; one that straddles the deadline makes the
- * spin late by what is left of it. So a check whose expected length (the shorter of the
- * last two: one preempted check must not stop the looking) would reach the deadline is
- * not started: for that last stretch the spin puts the signal mask back and watches the
- * clock alone. A handler that runs then ran as the call ended, as one the kernel delivers
- * on the way out of a call that timed out. */
+/* The spin's end. A check is a system call: 0.5 us here, 1-3 us when the vCPU was just
+ * taken away; one that straddles the deadline makes the spin late by what is left of it,
+ * and so does any system call after the deadline (1-2 us at the p99, the whole lateness a
+ * precise wait may have). So the checks stop PN__SPIN_GUARD_NS plus the expected length
+ * of the mask's system call (timed when the spin blocked) and of a check (the longer of
+ * the last two, at most PN__LOOK_WINDOW_NS) before the deadline; the spin puts the mask
+ * back, and watches the clock alone, apart from the last check (with a check function):
+ * started its expected length before the deadline, so that it ends there. p->looked says
+ * whether that one ran (a spin that reached the deadline in a stalled system call did
+ * not: the caller looks once more, late anyway). A handler that runs in that last stretch
+ * ran as the call ended, as one the kernel delivers on the way out of a call that timed
+ * out. */
+#define PN__SPIN_GUARD_NS 3000
 int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, int64_t every)
 {
-	int64_t start = clock_ns(p->clk), now = start;
+	int64_t start = spin_ns(p), now = start;
 	if (now >= p->deadline)
 		return pn__sleep_finish(p);
 	sigset_t all, mask;
@@ -492,22 +509,33 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 	pthread_sigmask(SIG_BLOCK, &all, &mask);
 	bool blocked = true;
 	int r = 0;
-	int64_t cost = 0, last = INT64_MAX;
-	for (int64_t next = check ? now : now + every; now < p->deadline; now = clock_ns(p->clk)) {
-		if (blocked && now + cost >= p->deadline) {
+	/* the mask's own system call: putting it back must end before the deadline too */
+	int64_t unmask = spin_ns(p) - now;
+	now += unmask;
+	int64_t cost = PN__LOOK_WINDOW_NS, last = 0; /* until a check is timed */
+	bool looked = !check;                        /* a plain sleep has no last look to take */
+	for (int64_t next = check ? now : now + every; now < p->deadline; now = spin_ns(p)) {
+		if (blocked && now + unmask + cost + PN__SPIN_GUARD_NS >= p->deadline) {
 			pthread_sigmask(SIG_SETMASK, &mask, NULL);
 			blocked = false;
 		} else if (blocked && now >= next) {
 			if ((r = check ? check(ctx, &mask) : pn__sleep_signals(&mask)) != 0)
 				break;
-			int64_t t = clock_ns(p->clk), took = t - now;
-			cost = took < last ? took : last;
+			int64_t t = spin_ns(p), took = t - now;
+			cost = took > last ? took : last;
+			if (cost > PN__LOOK_WINDOW_NS)
+				cost = PN__LOOK_WINDOW_NS;
 			last = took;
 			next = t + every;
+		} else if (!blocked && !looked && now + cost >= p->deadline) {
+			looked = true;
+			if ((r = check(ctx, &mask)) != 0)
+				break;
 		} else {
 			pn__arch_relax();
 		}
 	}
+	p->looked = looked;
 	if (blocked)
 		pthread_sigmask(SIG_SETMASK, &mask, NULL);
 	if (r) {

@@ -111,9 +111,11 @@ int pn__wait_until(struct pn__waiter *w, struct pn__sleep_plan *plan, int64_t de
 			else
 				pn__sleep_woke(p, true);
 		}
-		/* at the deadline, the real call's last look (signals are let in by then) */
-		if (r == 0 && (r = pn__sleep_spin(p, spin_check, w, 0)) == 0)
-			r = w->wait(w, &zero, w->mask);
+		/* the real call's last look: the spin's last check, timed to end at the deadline,
+		 * or, when the spin could not take it (a stall at the end, no spin at all), one
+		 * now (signals are let in by then) */
+		if (r == 0 && (r = pn__sleep_spin(p, spin_check, w, 0)) == 0 && !p->looked)
+			r = w->look ? w->look(w, w->mask) : w->wait(w, &zero, w->mask);
 	}
 	errno = e;
 	return r;
