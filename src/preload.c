@@ -170,8 +170,12 @@ int pn__shim_leave(int r)
 	return r;
 }
 
-/* Sleeps until deadline on clk: 0, or EINTR when a signal handler ran before it. */
-static int precise_abs(clockid_t clk, int64_t deadline)
+/* The program's return address, taken in the function it called (see the plan's warm) */
+#define RET __builtin_return_address(0)
+
+/* Sleeps until deadline on clk: 0, or EINTR when a signal handler ran before it. ret:
+ * where the program's call returns. */
+__attribute__((noinline)) static int precise_abs(clockid_t clk, int64_t deadline, const void *ret)
 {
 	struct pn__sleep_plan p = {
 	        .restore = -1}; /* a jump out before the plan: nothing to put back */
@@ -179,6 +183,8 @@ static int precise_abs(clockid_t clk, int64_t deadline)
 	unsigned n0 = nested;
 	pn__sleep_plan(&p, clk, deadline, pn__shim_precision,
 	               PN__SLEEP_KEEP_SLACK | PN__SLEEP_EINTR | PN__SLEEP_LIBC_CLOCK, NULL);
+	p.warm[0] = ret;
+	p.warm[1] = RET;
 	if (p.stop)
 		return pn__shim_leave(-p.stop);
 	if (p.past)
@@ -197,12 +203,12 @@ static int precise_abs(clockid_t clk, int64_t deadline)
 /* Sleeps ns from now (the call time, read first thing) on the monotonic clock (a
  * relative sleep is a duration whatever the clock); on EINTR stores what remains in
  * *rem, as the kernel does. */
-static int precise_rel(int64_t now, int64_t ns, struct timespec *rem)
+static int precise_rel(int64_t now, int64_t ns, struct timespec *rem, const void *ret)
 {
 	int64_t deadline;
 	if (__builtin_add_overflow(now, ns, &deadline))
 		deadline = INT64_MAX;
-	int r = precise_abs(CLOCK_MONOTONIC, deadline);
+	int r = precise_abs(CLOCK_MONOTONIC, deadline, ret);
 	if (r == EINTR && rem) {
 		int64_t left = deadline - pn_now();
 		*rem = ns_ts(left > 0 ? left : 0);
@@ -228,7 +234,7 @@ EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
 		resolve();
 	if (!pn__shim_active() || !req || !ts_valid(req))
 		return real_nanosleep(req, rem);
-	int r = precise_rel(now, ts_ns(req), rem);
+	int r = precise_rel(now, ts_ns(req), rem, RET);
 	if (r) {
 		errno = r;
 		return -1;
@@ -246,8 +252,8 @@ EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req,
 	    (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME))
 		return real_clock_nanosleep(clk, flags, req, rem);
 	if (flags & TIMER_ABSTIME)
-		return precise_abs(clk, ts_ns(req));
-	return precise_rel(now, ts_ns(req), rem);
+		return precise_abs(clk, ts_ns(req), RET);
+	return precise_rel(now, ts_ns(req), rem, RET);
 }
 
 EXPORT int usleep(useconds_t us)
@@ -257,7 +263,7 @@ EXPORT int usleep(useconds_t us)
 		resolve();
 	if (!pn__shim_active())
 		return real_usleep(us);
-	int r = precise_rel(now, (int64_t)us * 1000, NULL);
+	int r = precise_rel(now, (int64_t)us * 1000, NULL, RET);
 	if (r) {
 		errno = r;
 		return -1;
@@ -290,7 +296,7 @@ static int real_wait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk, int64
  * already past when the plan only spins, so the mutex is checked and cycled as the
  * original would); the spin runs with the mutex released. */
 static int precise_cond(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
-                        const struct timespec *abstime)
+                        const struct timespec *abstime, const void *ret)
 {
 	struct pn__sleep_plan p = {
 	        .restore = -1}; /* a jump out before the plan: nothing to put back */
@@ -298,6 +304,7 @@ static int precise_cond(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
 	unsigned n0 = nested;
 	pn__sleep_plan(&p, clk, ts_ns(abstime), pn__shim_precision,
 	               PN__SLEEP_KEEP_SLACK | PN__SLEEP_LIBC_CLOCK, NULL);
+	p.warm[0] = ret;
 	if (p.past)
 		return pn__shim_leave(real_wait(c, m, clk, ts_ns(abstime)));
 	int r = real_wait(c, m, clk, p.kernel ? p.target : p.start);
@@ -328,7 +335,7 @@ EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 	if (!pn__shim_active() || pn__null_arg(c) || pn__null_arg(m) || pn__null_arg(abstime) ||
 	    !ts_valid(abstime))
 		return real_cond_timedwait(c, m, abstime);
-	return precise_cond(c, m, cond_clock(c), abstime);
+	return precise_cond(c, m, cond_clock(c), abstime, RET);
 }
 
 EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
@@ -341,7 +348,7 @@ EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid
 	if (!pn__shim_active() || pn__null_arg(c) || pn__null_arg(m) || pn__null_arg(abstime) ||
 	    !ts_valid(abstime) || (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME))
 		return real_cond_clockwait(c, m, clk, abstime);
-	return precise_cond(c, m, clk, abstime);
+	return precise_cond(c, m, clk, abstime, RET);
 }
 
 /* A signal handler that jumps out of a sleep leaves the shim: the slack goes back and the

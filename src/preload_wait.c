@@ -120,10 +120,16 @@ static int look_epoll(struct pn__waiter *w, const sigset_t *mask)
 	return r > 0 ? wait_epoll(w, &zero, NULL) : r;
 }
 
+/* The program's return address, taken in the function it called (see the plan's warm) */
+#define RET __builtin_return_address(0)
+
 /* The wait to deadline with the call's mask (NULL: the thread's), as the real call's
- * result: a count, 0, or -1 with errno. */
-static int precise_wait(struct pn__waiter *w, int64_t deadline)
+ * result: a count, 0, or -1 with errno. ret: where the program's call returns. */
+__attribute__((noinline)) static int precise_wait(struct pn__waiter *w, int64_t deadline,
+                                                  const void *ret)
 {
+	w->ret[0] = ret;
+	w->ret[1] = RET;
 	sigset_t all, old;
 	if (w->mask) {
 		sigfillset(&all);
@@ -168,37 +174,47 @@ static int64_t deadline_ts(int64_t now, const struct timespec *ts)
 	return d;
 }
 
-EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
+static int shim_poll(int64_t now, struct pollfd *fds, nfds_t n, int timeout, const void *ret)
 {
-	int64_t now = call_time(timeout > 0);
 	if (!real_poll)
 		pn__shim_resolve_waits();
 	if (!pn__shim_active() || timeout <= 0 || !real_ppoll)
 		return real_poll(fds, n, timeout);
 	struct pn__poll_waiter s = {{.wait = wait_poll}, fds, n};
-	return precise_wait(&s.w, deadline_ms(now, timeout));
+	return precise_wait(&s.w, deadline_ms(now, timeout), ret);
 }
 
-EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *mask)
+EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
-	int64_t now = call_time(tmo != NULL);
+	return shim_poll(call_time(timeout > 0), fds, n, timeout, RET);
+}
+
+static int shim_ppoll(int64_t now, struct pollfd *fds, nfds_t n, const struct timespec *tmo,
+                      const sigset_t *mask, const void *ret)
+{
 	if (!real_ppoll)
 		pn__shim_resolve_waits();
 	int64_t d;
 	if (!pn__shim_active() || (d = deadline_ts(now, tmo)) < 0)
 		return real_ppoll(fds, n, tmo, mask);
 	struct pn__poll_waiter s = {{.wait = wait_poll, .mask = mask}, fds, n};
-	return precise_wait(&s.w, d);
+	return precise_wait(&s.w, d, ret);
+}
+
+EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *mask)
+{
+	return shim_ppoll(call_time(tmo != NULL), fds, n, tmo, mask, RET);
 }
 
 EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
 EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
 {
+	int64_t now = call_time(timeout > 0);
 	if (!real_poll_chk)
 		pn__shim_resolve_waits();
 	if (fdslen / sizeof(*fds) < n) /* the overflow the fortified call exists to stop */
 		return real_poll_chk(fds, n, timeout, fdslen);
-	return poll(fds, n, timeout);
+	return shim_poll(now, fds, n, timeout, RET);
 }
 
 EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
@@ -206,23 +222,24 @@ EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
                        const sigset_t *mask, size_t fdslen)
 {
+	int64_t now = call_time(tmo != NULL);
 	if (!real_ppoll_chk)
 		pn__shim_resolve_waits();
 	if (fdslen / sizeof(*fds) < n)
 		return real_ppoll_chk(fds, n, tmo, mask, fdslen);
-	return ppoll(fds, n, tmo, mask);
+	return shim_ppoll(now, fds, n, tmo, mask, RET);
 }
 
 /* epoll_wait's and epoll_pwait's own checks (max <= 0) come from the real call. */
 static int epoll_ms(int epfd, struct epoll_event *ev, int max, int64_t now, int ms,
-                    const sigset_t *mask)
+                    const sigset_t *mask, const void *ret)
 {
 	struct pn__epoll_waiter s = {
 	        {.wait = wait_epoll, .look = look_epoll, .mask = mask, .eintr_any = true},
 	        epfd,
 	        max,
 	        ev};
-	return precise_wait(&s.w, deadline_ms(now, ms));
+	return precise_wait(&s.w, deadline_ms(now, ms), ret);
 }
 
 EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
@@ -232,7 +249,7 @@ EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 		pn__shim_resolve_waits();
 	if (!pn__shim_active() || timeout <= 0 || max <= 0 || !real_epoll_pwait)
 		return real_epoll_wait(epfd, ev, max, timeout);
-	return epoll_ms(epfd, ev, max, now, timeout, NULL);
+	return epoll_ms(epfd, ev, max, now, timeout, NULL, RET);
 }
 
 EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask)
@@ -242,7 +259,7 @@ EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, c
 		pn__shim_resolve_waits();
 	if (!pn__shim_active() || timeout <= 0 || max <= 0)
 		return real_epoll_pwait(epfd, ev, max, timeout, mask);
-	return epoll_ms(epfd, ev, max, now, timeout, mask);
+	return epoll_ms(epfd, ev, max, now, timeout, mask, RET);
 }
 
 EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *tmo,
@@ -261,7 +278,7 @@ EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct 
 	        epfd,
 	        max,
 	        ev};
-	return precise_wait(&s.w, d);
+	return precise_wait(&s.w, d, RET);
 }
 
 /* select and pselect: each look starts from the caller's sets, as the call did. The
@@ -292,7 +309,7 @@ static int wait_select(struct pn__waiter *w, const struct timespec *ts, const si
 }
 
 static int precise_select(int n, fd_set *r, fd_set *wr, fd_set *e, int64_t deadline,
-                          const sigset_t *mask)
+                          const sigset_t *mask, const void *ret)
 {
 	size_t bits = 8 * sizeof(long);
 	struct select_waiter s;
@@ -305,10 +322,10 @@ static int precise_select(int n, fd_set *r, fd_set *wr, fd_set *e, int64_t deadl
 	for (int i = 0; i < 3; i++)
 		if (s.set[i])
 			memcpy(s.orig[i], s.set[i], s.bytes);
-	int ret = precise_wait(&s.w, deadline);
-	if (ret < 0) /* the kernel leaves the sets alone on an error (EINTR) */
+	int got = precise_wait(&s.w, deadline, ret);
+	if (got < 0) /* the kernel leaves the sets alone on an error (EINTR) */
 		sets_restore(&s);
-	return ret;
+	return got;
 }
 
 /* select's timeout in us: tv_usec may exceed a second (glibc normalizes it); negative
@@ -325,7 +342,8 @@ static int64_t deadline_tv(int64_t now, const struct timeval *tv)
 	return d;
 }
 
-static int shim_select(int64_t now, int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+static int shim_select(int64_t now, int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv,
+                       const void *ret_to)
 {
 	if (!real_select)
 		pn__shim_resolve_waits();
@@ -333,7 +351,7 @@ static int shim_select(int64_t now, int n, fd_set *r, fd_set *w, fd_set *e, stru
 	if (!pn__shim_active() || (d = deadline_tv(now, tv)) < 0 || n < 0 || n > FD_SETSIZE ||
 	    !real_pselect)
 		return real_select(n, r, w, e, tv);
-	int ret = precise_select(n, r, w, e, d, NULL);
+	int ret = precise_select(n, r, w, e, d, NULL, ret_to);
 	int err = errno;
 	/* the time left, rounded down to the us, on every return (Linux's select) */
 	int64_t left = ret == 0 ? 0 : d - pn_now();
@@ -347,13 +365,13 @@ static int shim_select(int64_t now, int n, fd_set *r, fd_set *w, fd_set *e, stru
 
 EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 {
-	return shim_select(call_time(tv != NULL), n, r, w, e, tv);
+	return shim_select(call_time(tv != NULL), n, r, w, e, tv, RET);
 }
 
 EXPORT int __select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv);
 EXPORT int __select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 {
-	return shim_select(call_time(tv != NULL), n, r, w, e, tv);
+	return shim_select(call_time(tv != NULL), n, r, w, e, tv, RET);
 }
 
 EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *tmo,
@@ -365,7 +383,7 @@ EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec
 	int64_t d;
 	if (!pn__shim_active() || (d = deadline_ts(now, tmo)) < 0 || n < 0 || n > FD_SETSIZE)
 		return real_pselect(n, r, w, e, tmo, mask);
-	return precise_select(n, r, w, e, d, mask);
+	return precise_select(n, r, w, e, d, mask, RET);
 }
 
 /* The semaphores: the kernel part is the real sem_timedwait (which sanitizers intercept,
@@ -414,10 +432,10 @@ static int64_t deadline_abs(clockid_t clk, const struct timespec *abs)
 	return left > 0 && now < INT64_MAX - left ? now + left : -1;
 }
 
-static int precise_sem(sem_t *sem, int64_t deadline)
+static int precise_sem(sem_t *sem, int64_t deadline, const void *ret)
 {
 	struct sem_waiter s = {{.wait = wait_sem, .eintr_any = true}, sem};
-	int r = precise_wait(&s.w, deadline);
+	int r = precise_wait(&s.w, deadline, ret);
 	if (r > 0)
 		return 0;
 	if (r == 0)
@@ -433,7 +451,7 @@ EXPORT int sem_timedwait(sem_t *sem, const struct timespec *abstime)
 	if (!pn__shim_active() || !real_sem_trywait || pn__null_arg(sem) ||
 	    (d = deadline_abs(CLOCK_REALTIME, abstime)) < 0 || d <= pn_now())
 		return real_sem_timedwait(sem, abstime);
-	return precise_sem(sem, d);
+	return precise_sem(sem, d, RET);
 }
 
 EXPORT int sem_clockwait(sem_t *sem, clockid_t clk, const struct timespec *abstime)
@@ -447,7 +465,7 @@ EXPORT int sem_clockwait(sem_t *sem, clockid_t clk, const struct timespec *absti
 	    (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME) ||
 	    (d = deadline_abs(clk, abstime)) < 0 || d <= pn_now())
 		return real_sem_clockwait(sem, clk, abstime);
-	return precise_sem(sem, d);
+	return precise_sem(sem, d, RET);
 }
 
 /* sigtimedwait: every phase is the real call, the spin's look one with a zero timeout.
@@ -481,7 +499,7 @@ EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct times
 	sigset_t old;
 	pthread_sigmask(SIG_BLOCK, set, &old);
 	struct sig_waiter s = {{.wait = wait_sig, .eintr_any = true}, set, info};
-	int r = precise_wait(&s.w, d), e = r == 0 ? EAGAIN : errno;
+	int r = precise_wait(&s.w, d, RET), e = r == 0 ? EAGAIN : errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = e;
 	return r == 0 ? -1 : r;

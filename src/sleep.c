@@ -465,10 +465,19 @@ static void finish_count(struct state *t, struct pn__sleep_plan *p, int64_t spin
 		t->st.late++;
 }
 
+/* The spin's touch of the code its return runs (the plan's warm) */
+static inline void warm(const struct pn__sleep_plan *p)
+{
+	for (int i = 0; i < PN__WARM; i++)
+		if (p->warm[i])
+			pn__arch_touch(p->warm[i]);
+}
+
 int pn__sleep_finish(struct pn__sleep_plan *p)
 {
 	int64_t start = spin_ns(p), now = start;
 	while (now < p->deadline) {
+		warm(p);
 		pn__arch_relax();
 		now = spin_ns(p);
 	}
@@ -504,6 +513,7 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 	int64_t start = spin_ns(p), now = start;
 	if (now >= p->deadline)
 		return pn__sleep_finish(p);
+	p->warm[PN__WARM - 1] = __builtin_return_address(0);
 	sigset_t all, mask;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &mask);
@@ -532,6 +542,7 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 			if ((r = check(ctx, &mask)) != 0)
 				break;
 		} else {
+			warm(p);
 			pn__arch_relax();
 		}
 	}
@@ -552,12 +563,11 @@ int pn__sleep_finish_intr(struct pn__sleep_plan *p)
 	return -pn__sleep_spin(p, NULL, NULL, PN__SIGCHECK_NS);
 }
 
-PN_API int pn_sleep_until(int64_t deadline, int64_t precision)
+static int sleep_until(int64_t deadline, int64_t precision, const void *ret)
 {
-	if (precision < 0)
-		return -EINVAL;
 	struct pn__sleep_plan p;
 	pn__sleep_plan(&p, CLOCK_MONOTONIC, deadline, precision, 0, NULL);
+	p.warm[0] = ret;
 	if (p.past)
 		return 0;
 	if (p.kernel) {
@@ -568,6 +578,13 @@ PN_API int pn_sleep_until(int64_t deadline, int64_t precision)
 	return pn__sleep_finish(&p);
 }
 
+PN_API int pn_sleep_until(int64_t deadline, int64_t precision)
+{
+	if (precision < 0)
+		return -EINVAL;
+	return sleep_until(deadline, precision, __builtin_return_address(0));
+}
+
 PN_API int pn_sleep_for(int64_t ns, int64_t precision)
 {
 	if (ns < 0 || precision < 0)
@@ -575,7 +592,7 @@ PN_API int pn_sleep_for(int64_t ns, int64_t precision)
 	int64_t now = pn_now(), deadline;
 	if (__builtin_add_overflow(now, ns, &deadline))
 		deadline = INT64_MAX;
-	return pn_sleep_until(deadline, precision);
+	return sleep_until(deadline, precision, __builtin_return_address(0));
 }
 
 void pn__sleep_learn(int64_t len, int64_t late)

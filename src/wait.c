@@ -95,6 +95,9 @@ int pn__wait_until(struct pn__waiter *w, struct pn__sleep_plan *plan, int64_t de
 	struct pn__probe probe = {probe_wait, w};
 	struct pn__sleep_plan own, *p = plan ? plan : &own;
 	pn__sleep_plan(p, CLOCK_MONOTONIC, deadline, precision, flags | PN__SLEEP_EINTR, &probe);
+	p->warm[0] = w->ret[0];
+	p->warm[1] = w->ret[1];
+	p->warm[2] = __builtin_return_address(0);
 	if (p->stop) {
 		r = p->stop;
 	} else if (p->past) {
@@ -125,7 +128,8 @@ PN_API int pn_poll_until(struct pollfd *fds, nfds_t n, int64_t deadline, int64_t
 {
 	if (precision < 0)
 		return -EINVAL;
-	struct pn__poll_waiter f = {{.wait = wait_poll}, fds, n};
+	struct pn__poll_waiter f = {
+	        {.wait = wait_poll, .ret = {__builtin_return_address(0)}}, fds, n};
 	return pn__wait_until(&f.w, NULL, deadline, precision, 0);
 }
 
@@ -134,7 +138,12 @@ PN_API int pn_epoll_wait_until(int epfd, struct epoll_event *ev, int max, int64_
 {
 	if (precision < 0 || max <= 0)
 		return -EINVAL;
-	struct pn__epoll_waiter w = {
-	        {.wait = wait_epoll, .look = look_epoll, .eintr_any = true}, epfd, max, ev};
+	struct pn__epoll_waiter w = {{.wait = wait_epoll,
+	                              .look = look_epoll,
+	                              .eintr_any = true,
+	                              .ret = {__builtin_return_address(0)}},
+	                             epfd,
+	                             max,
+	                             ev};
 	return pn__wait_until(&w.w, NULL, deadline, precision, 0);
 }

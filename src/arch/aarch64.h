@@ -28,6 +28,14 @@ static inline void pn__arch_relax(void)
 	__asm__ __volatile__("yield" ::: "memory");
 }
 
+/* One load from p (code or data), so that its page's translation is cached. */
+static inline void pn__arch_touch(const void *p)
+{
+	unsigned v;
+	__asm__ __volatile__("ldrb %w0, [%1]" : "=r"(v) : "r"(p));
+	(void)v;
+}
+
 /* The architecture requires a constant-rate, system-wide counter. */
 static inline int pn__arch_cycles_invariant(void)
 {

@@ -23,6 +23,11 @@ static inline void pn__arch_relax(void)
 	__asm__ __volatile__("" ::: "memory");
 }
 
+static inline void pn__arch_touch(const void *p)
+{
+	__builtin_prefetch(p);
+}
+
 static inline int pn__arch_cycles_invariant(void)
 {
 	return 0;

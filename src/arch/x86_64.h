@@ -30,6 +30,15 @@ static inline void pn__arch_relax(void)
 	__builtin_ia32_pause();
 }
 
+/* One load from p (code or data), so that its page's translation is cached: a plain
+ * assembly load, which sanitizers do not see (p may be code). */
+static inline void pn__arch_touch(const void *p)
+{
+	unsigned char v;
+	__asm__ __volatile__("movb (%1), %0" : "=q"(v) : "r"(p));
+	(void)v;
+}
+
 /* Invariant TSC: CPUID 0x80000007 EDX bit 8 (constant rate in every P-, C- and T-state). */
 static inline int pn__arch_cycles_invariant(void)
 {
