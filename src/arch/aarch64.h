@@ -28,7 +28,8 @@ static inline void pn__arch_relax(void)
 	__asm__ __volatile__("yield" ::: "memory");
 }
 
-/* One load from p (code or data), so that its page's translation is cached. */
+/* One load from p (readable code or data: libpunctual's own), so that its page's
+ * translation is cached. */
 static inline void pn__arch_touch(const void *p)
 {
 	unsigned v;

@@ -30,8 +30,8 @@ static inline void pn__arch_relax(void)
 	__builtin_ia32_pause();
 }
 
-/* One load from p (code or data), so that its page's translation is cached: a plain
- * assembly load, which sanitizers do not see (p may be code). */
+/* One load from p (readable code or data: libpunctual's own), so that its page's
+ * translation is cached: a plain assembly load, which sanitizers do not see. */
 static inline void pn__arch_touch(const void *p)
 {
 	unsigned char v;
