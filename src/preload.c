@@ -170,9 +170,6 @@ int pn__shim_leave(int r)
 	return r;
 }
 
-/* The program's return address, taken in the function it called (see the plan's warm) */
-#define RET __builtin_return_address(0)
-
 /* Sleeps until deadline on clk: 0, or EINTR when a signal handler ran before it. ret:
  * where the program's call returns. */
 __attribute__((noinline)) static int precise_abs(clockid_t clk, int64_t deadline, const void *ret)

@@ -12,6 +12,9 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+/* The program's return address, taken in the function it called (see the plan's warm) */
+#define RET __builtin_return_address(0)
+
 struct pn__sleep_plan;
 
 /* PUNCTUAL_PRECISION in ns, or -1: the shim is inert. */

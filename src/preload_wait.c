@@ -120,9 +120,6 @@ static int look_epoll(struct pn__waiter *w, const sigset_t *mask)
 	return r > 0 ? wait_epoll(w, &zero, NULL) : r;
 }
 
-/* The program's return address, taken in the function it called (see the plan's warm) */
-#define RET __builtin_return_address(0)
-
 /* The wait to deadline with the call's mask (NULL: the thread's), as the real call's
  * result: a count, 0, or -1 with errno. ret: where the program's call returns. */
 __attribute__((noinline)) static int precise_wait(struct pn__waiter *w, int64_t deadline,

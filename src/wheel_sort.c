@@ -154,19 +154,23 @@ struct pn__srec *pn__radix_sort(struct pn__srec *src, struct pn__srec *dst, size
 	return src;
 }
 
+/* Stable insertion sort of a[0..n), for short runs. */
+static void srec_insertion(struct pn__srec *a, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		struct pn__srec x = a[i];
+		size_t j = i;
+		for (; j > 0 && x.key < a[j - 1].key; j--)
+			a[j] = a[j - 1];
+		a[j] = x;
+	}
+}
+
 struct pn__srec *pn__srec_sort(struct pn__srec *src, struct pn__srec *dst, size_t n)
 {
 	enum { RUN = 8 };
-	for (size_t lo = 0; lo < n; lo += RUN) {
-		size_t hi = lo + RUN < n ? lo + RUN : n;
-		for (size_t i = lo + 1; i < hi; i++) {
-			struct pn__srec x = src[i];
-			size_t j = i;
-			for (; j > lo && x.key < src[j - 1].key; j--)
-				src[j] = src[j - 1];
-			src[j] = x;
-		}
-	}
+	for (size_t lo = 0; lo < n; lo += RUN)
+		srec_insertion(src + lo, lo + RUN < n ? RUN : n - lo);
 	for (size_t width = RUN; width < n; width *= 2) {
 		for (size_t lo = 0; lo < n; lo += 2 * width) {
 			size_t mid = lo + width < n ? lo + width : n;
@@ -184,18 +188,6 @@ struct pn__srec *pn__srec_sort(struct pn__srec *src, struct pn__srec *dst, size_
 		dst = x;
 	}
 	return src;
-}
-
-/* Stable insertion sort of a[0..n), for short runs. */
-static void srec_insertion(struct pn__srec *a, size_t n)
-{
-	for (size_t i = 1; i < n; i++) {
-		struct pn__srec x = a[i];
-		size_t j = i;
-		for (; j > 0 && x.key < a[j - 1].key; j--)
-			a[j] = a[j - 1];
-		a[j] = x;
-	}
 }
 
 struct pn__srec *pn__bucket_sort(struct pn__srec *src, struct pn__srec *dst, uint32_t *count,
