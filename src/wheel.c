@@ -64,19 +64,20 @@
  * one list (placement depends only on the key and cur), so appends keep them in
  * insertion order (the model test checks every firing order). Cascading mixes
  * deadlines, so expiry orders what it fires with a stable sort, and only that: an
- * expiry that moves cur collects the due list and every timer its cascade finds due
- * straight into a firing array in the buffer the wheel keeps, with a (deadline, index)
- * record each, marking each as firing while its cache line is at hand (advance,
- * collect); sorts the records (nothing when they came in order, a merge sort when few,
- * else a bucket sort: about n / 2 buckets by the high bits, insertion sorts, a cluster
- * of deadlines sorted the same way over its low bits); and fires from the array in the
- * records' order, prefetching the timers to come. A callback that cancels or re-adds a
- * timer still to fire clears its entry (the timer holds its index), so freeing it after
- * is safe. Measured against wahern/timeout, which pops due timers unsorted (built
- * outside the project, side by side): the cascade's walk, not the order, is what costs
- * once the timers are out of cache, so the passed slots are walked in LANES lanes side
- * by side; with the batch in cache the sort and the bookkeeping for windows remain
- * (about 130 instructions a timer for add + expire against timeout.c's 70).
+ * expiry that moves cur from c to n collects the due list and every timer its cascade
+ * finds due straight into a firing array in the buffer the wheel keeps, marking each as
+ * firing while its cache line is at hand (advance_expire, collect), with a (key, index)
+ * record each, chained by index into one of NBKT buckets by key over (c, n]; then it
+ * copies the records out bucket by bucket, sorting the few a bucket mostly holds with an
+ * insertion sort and a crowded one (a cluster of deadlines) again over its own range
+ * (pn__wheel_sort_firing), and fires from the array in the records' order, prefetching
+ * the timers to come. A callback that cancels or re-adds a timer still to fire clears
+ * its entry (the timer holds its index), so freeing it after is safe. Measured against
+ * wahern/timeout, which pops due timers unsorted (built outside the project, side by
+ * side): the cascade's walk is what costs, so LANES of the passed slots' lists are
+ * walked side by side (a lane a list: the timers of a 10 s jump sit mostly in a few
+ * coarse slots); out of cache (10^6 timers) that brings add + expire near timeout.c's,
+ * in cache (10^5) the instructions for the order and the windows remain.
  * When the expiry does not move cur (a caller's clock behind an earlier call) or the
  * buffer cannot grow, the due list is sorted instead (sort_due: records and an LSD
  * radix sort, or without memory a merge sort over the links) and fired from a firing
@@ -227,48 +228,47 @@ static void spill(struct pn_wheel *w, struct due_set *ds)
 {
 	ds->spilled = true;
 	for (size_t i = 0; i < ds->n; i++)
-		place(w, w->firing[i], w->firing[i]->seq & SEQMASK);
+		place(w, ds->fa[i], ds->fa[i]->seq & SEQMASK);
 	ds->n = ds->cap = 0;
+	memset(w->bbits, 0, sizeof(w->bbits));
 }
 
-static void collect_full(struct pn_wheel *w, struct due_set *ds, struct pn_timer *t, unsigned lane);
+static struct due_set collect_full(struct pn_wheel *w, struct due_set ds, struct pn_timer *t);
 
-/* Adds due timer t (not linked), walked in lane lane, to ds, or, once the buffer cannot
- * grow, files it in the due list. */
-static inline void collect(struct pn_wheel *w, struct due_set *ds, struct pn_timer *t,
-                           unsigned lane)
+/* Adds due timer t (not linked, key k) to ds: its record (key, index) at the end of its
+ * bucket's chain, its entry in the firing array, its mark; or, once the buffer cannot
+ * grow, files it in the due list. ds is the caller's local copy: the slow path takes
+ * and returns it by value, so that its fields stay in registers. */
+static inline void collect(struct pn_wheel *w, struct due_set *ds, struct pn_timer *t, uint64_t k)
 {
 	if (__builtin_expect(ds->n == ds->cap, 0)) {
-		collect_full(w, ds, t, lane);
+		*ds = collect_full(w, *ds, t);
 		return;
 	}
-	int64_t d = t->deadline;
-	size_t i = ds->n++;
-	ds->lo = d < ds->lo ? d : ds->lo;
-	ds->hi = d > ds->hi ? d : ds->hi;
-	ds->sorted &= d >= ds->prev[lane];
-	ds->prev[lane] = d;
-	ds->lanes |= 1u << lane;
-	w->sortbuf[i] = (struct pn__srec){(uint64_t)d, i | (uintptr_t)lane << LANESHIFT};
-	w->firing[i] = t;
+	uint32_t i = (uint32_t)ds->n++;
+	size_t b = k > ds->bkey ? (size_t)((k - ds->bkey) >> ds->shift) : 0;
+	ds->r[i] = (struct pn__srec){k, i};
+	pn__chain_append(w->bbits, w->btail, ds->link, b, i);
+	ds->fa[i] = t;
 	t->seq = (t->seq & SEQMASK) | (uint64_t)FIREA << IDSHIFT;
 	t->link.next = &t->link;
-	t->link.prev = (struct pn_timer_link *)i;
+	t->link.prev = (struct pn_timer_link *)(uintptr_t)i;
 }
 
-/* collect() with the buffer full: grows it, or spills (then ds->cap is 0 and every
+/* collect() with the buffer full: grows it, or spills (then ds.cap is 0 and every
  * later timer comes here and goes to the due list). */
-static __attribute__((noinline)) void collect_full(struct pn_wheel *w, struct due_set *ds,
-                                                   struct pn_timer *t, unsigned lane)
+static __attribute__((noinline)) struct due_set collect_full(struct pn_wheel *w, struct due_set ds,
+                                                             struct pn_timer *t)
 {
-	if (!ds->spilled && pn__wheel_grow_sortbuf(w, ds->n)) {
-		ds->cap = w->sortcap;
-		collect(w, ds, t, lane);
-		return;
+	if (!ds.spilled && pn__wheel_grow_sortbuf(w, ds.n)) {
+		due_set_parts(&ds, w);
+		collect(w, &ds, t, key_of(t->deadline));
+		return ds;
 	}
-	if (!ds->spilled)
-		spill(w, ds);
+	if (!ds.spilled)
+		spill(w, &ds);
 	place(w, t, t->seq & SEQMASK);
+	return ds;
 }
 
 /* Fetches the timer at p (NULL or stale: only a hint) into the cache for writing: both
@@ -280,97 +280,119 @@ static inline void prefetch_timer(const void *p)
 	__builtin_prefetch((const void *)((uintptr_t)p + sizeof(struct pn_timer) - 1), 1);
 }
 
-/* Files t, whose slot nk passed, again: into a finer level, or the due list (or ds). */
-static inline void refile(struct pn_wheel *w, uint64_t nk, struct due_set *ds, struct pn_timer *t,
-                          unsigned lane)
+/* Files t, whose slot nk passed, again: into a finer level, or the due list (or ds).
+ * Returns whether it cascaded. */
+static inline bool refile(struct pn_wheel *w, uint64_t nk, struct due_set *ds, struct pn_timer *t)
 {
-	if (key_of(t->deadline) > nk) {
+	uint64_t k = key_of(t->deadline);
+	if (k > nk || !ds) {
 		place(w, t, t->seq & SEQMASK);
-		w->st.cascaded++;
-	} else if (ds) {
-		collect(w, ds, t, lane);
-	} else {
-		place(w, t, t->seq & SEQMASK);
+		return k > nk;
 	}
+	collect(w, ds, t, k);
+	return false;
 }
 
-/* Advances cur to nk (> cur): every slot whose range nk reaches is emptied and its
- * timers filed again, into the due list (or ds, when not NULL) or a finer level.
- *
- * The walk of the passed slots' lists is what this costs: each step is a cache miss
- * whose address the step before gives. For an expiry (ds), the slots are spliced into
- * LANES lanes and the lanes walked side by side, so that up to LANES misses are under
- * way at once instead of one. The passed slots, in the order taken (levels up, digits
- * up), hold increasing ranges of keys; each lane takes a run of them, so the lanes hold
- * increasing ranges too, and within a lane the order is the slots' (timers with equal
- * keys share a slot, so they are collected in insertion order): when every lane comes
- * in order, ordering the records by lane orders them (sort_firing). The due list
- * (pn_wheel_window's advance) keeps the single walk, in order. */
-static void advance(struct pn_wheel *w, uint64_t nk, struct due_set *ds)
+/* Empties every slot whose range nk (> cur) reaches into chain[] (each list ended by a
+ * NULL), in order (levels up, digits up), and moves cur to nk; returns how many. */
+static unsigned detach(struct pn_wheel *w, uint64_t nk, struct pn_timer_link **chain)
 {
-	struct pn_timer_link lane[LANES];
-	uint64_t masks[NLEVEL];
-	unsigned nsl = 0, lanes = ds ? LANES : 1;
-	for (int k = 0; k < LANES; k++)
-		list_init(&lane[k]);
+	unsigned nch = 0;
 	for (int level = 0; level < NLEVEL; level++) {
-		uint64_t bm = w->bitmap[level];
-		masks[level] = 0;
+		uint64_t bm = w->bitmap[level], mask;
 		if (!bm)
 			continue;
 		int up = (level + 1) * BITS;
 		if (up < 64 && (nk >> up) != (w->cur >> up)) {
-			masks[level] = ~0ULL; /* nk is past this level's whole block */
+			mask = ~0ULL; /* nk is past this level's whole block */
 		} else {
 			int dc = digit(w->cur, level), dn = digit(nk, level);
 			if (dn == dc)
 				continue;
 			uint64_t upto = dn == 63 ? ~0ULL : (2ULL << dn) - 1;
-			masks[level] = upto & ~((2ULL << dc) - 1); /* digits dc+1 .. dn */
+			mask = upto & ~((2ULL << dc) - 1); /* digits dc+1 .. dn */
 		}
-		nsl += (unsigned)__builtin_popcountll(bm & masks[level]);
-	}
-	unsigned j = 0;
-	for (int level = 0; level < NLEVEL; level++) {
-		for (uint64_t m = w->bitmap[level] & masks[level]; m; m &= m - 1) {
-			int s = __builtin_ctzll(m);
-			list_splice(&w->slots[level * SLOTS + s].head, &lane[j++ * lanes / nsl]);
+		for (uint64_t m = bm & mask; m; m &= m - 1) {
+			struct slot *sl = &w->slots[level * SLOTS + __builtin_ctzll(m)];
+			sl->head.prev->next = NULL;
+			chain[nch++] = sl->head.next;
+			__builtin_prefetch(sl->head.next, 1);
+			list_init(&sl->head);
 		}
-		w->bitmap[level] &= ~masks[level];
+		w->bitmap[level] = bm & ~mask;
 	}
 	w->cur = nk;
-	struct pn_timer_link *p[LANES];
-	unsigned id[LANES];
-	int live = 0;
-	for (unsigned k = 0; k < lanes; k++) {
-		if (!list_empty(&lane[k])) {
-			lane[k].prev->next = NULL;
-			id[live] = k;
-			p[live++] = lane[k].next;
+	return nch;
+}
+
+/* Advances cur to nk (> cur) for pn_wheel_window: every slot whose range nk reaches is
+ * emptied and its timers filed again, into the due list or a finer level, walked one
+ * list after the other in slot order (so that the due list comes in order as often as
+ * it can: sort_due then has nothing to do). */
+static void advance(struct pn_wheel *w, uint64_t nk)
+{
+	struct pn_timer_link *chain[NSLOT];
+	unsigned nch = detach(w, nk, chain);
+	uint64_t cascaded = 0;
+	for (unsigned c = 0; c < nch; c++) {
+		for (struct pn_timer_link *l = chain[c], *nx; l; l = nx) {
+			nx = l->next;
+			prefetch_timer(nx);
+			cascaded += refile(w, nk, NULL, pn__timer_of(l));
 		}
 	}
-	/* Lanes p[0 .. live) are not done; a finished one takes the last one's place. */
+	w->st.cascaded += cascaded;
+}
+
+/* Advances cur to nk (> cur) for an expiry: the passed slots' timers due by nk go to ds,
+ * the others to a finer level.
+ *
+ * The walk of the lists is what this costs: each step is a cache miss whose address the
+ * step before gives. So LANES of the lists are walked side by side, each lane taking the
+ * next list when its own ends, so that up to LANES misses are under way at once instead
+ * of one (a lane per list, not a run of lists per lane: a few coarse slots often hold
+ * most of the timers). Each list is walked in its order (timers with equal keys share a
+ * slot, so they are collected in insertion order, which is all that the buckets' stable
+ * order needs). Measured against a first pass that only walks and a second that files:
+ * no faster at 10^5 timers, slower at 10^6 (the second pass misses again). */
+static void advance_expire(struct pn_wheel *w, uint64_t nk, struct due_set *dsp)
+{
+	struct pn_timer_link *chain[NSLOT];
+	unsigned nch = detach(w, nk, chain);
+	struct due_set ds = *dsp;
+	struct pn_timer_link *p[LANES];
+	unsigned next = 0, live = 0;
+	uint64_t cascaded = 0;
+	while (live < LANES && next < nch)
+		p[live++] = chain[next++];
+	/* Lanes p[0 .. live) are not done; a finished one takes the next list, or, when
+	 * none is left, the last lane's place. */
 	while (live) {
-		for (int k = 0; k < live; k++) {
+		for (unsigned k = 0; k < live; k++) {
 			struct pn_timer_link *l = p[k];
 			p[k] = l->next;
 			prefetch_timer(p[k]); /* the lane's next step, while the others run */
-			refile(w, nk, ds, pn__timer_of(l), id[k]);
+			cascaded += refile(w, nk, &ds, pn__timer_of(l));
 			if (!p[k]) {
-				live--;
-				p[k] = p[live];
-				id[k] = id[live];
-				k--;
+				if (next < nch) {
+					p[k] = chain[next++];
+				} else {
+					p[k] = p[--live];
+					k--;
+				}
 			}
 		}
 	}
+	w->st.cascaded += cascaded;
+	*dsp = ds;
 }
 
 /* Adds the due list's timers to ds (an expiry's first step, when every one is due), and
  * empties the list; when the buffer cannot hold them, files them all there again and
  * marks ds spilled. */
-static void collect_due_list(struct pn_wheel *w, struct due_set *ds)
+static void collect_due_list(struct pn_wheel *w, struct due_set *dsp)
 {
+	struct due_set ds = *dsp;
 	struct pn_timer_link *h = &w->slots[DUE].head, *l = h->next;
 	if (l == h)
 		return;
@@ -378,9 +400,10 @@ static void collect_due_list(struct pn_wheel *w, struct due_set *ds)
 	list_init(h);
 	while (l) {
 		struct pn_timer_link *nx = l->next;
-		collect(w, ds, pn__timer_of(l), 0); /* keys <= cur: before every lane's */
+		collect(w, &ds, pn__timer_of(l), key_of(pn__timer_of(l)->deadline)); /* bucket 0 */
 		l = nx;
 	}
+	*dsp = ds;
 }
 
 PN_API int pn_timer_init(struct pn_timer *t, pn_timer_fn *fn, void *arg)
@@ -563,7 +586,7 @@ PN_API int pn_wheel_window(struct pn_wheel *w, int64_t *earliest, int64_t *wake)
 	 * would all go to the unsorted due list. Not from a callback. */
 	bool advanced = !w->in_expire && kb > w->cur && kb - w->cur <= WINDOW_AHEAD;
 	if (advanced)
-		advance(w, kb, NULL);
+		advance(w, kb);
 	int64_t e = list_max_deadline(&w->slots[FIRE].head, b);
 	for (size_t i = 0; i < w->nfiring; i++) {
 		const struct pn_timer *t = w->firing[i];
@@ -649,13 +672,13 @@ PN_API int pn_wheel_expire(struct pn_wheel *w, int64_t now)
 		/* Every timer in the due list is due (its key <= cur < nk), and so is every
 		 * one advance() files there: they are collected into the firing array. */
 		struct due_set ds;
-		due_set_init(&ds, w->sortcap);
+		due_set_init(&ds, w, w->cur, nk);
 		collect_due_list(w, &ds);
-		advance(w, nk, &ds);
+		advance_expire(w, nk, &ds);
 		if (!ds.spilled) {
 			if (ds.n == 0)
 				return 0;
-			struct pn__srec *r = pn__wheel_sort_firing(w, &ds);
+			struct pn__srec *r = pn__wheel_sort_firing(w);
 			struct pn_timer **fa = w->firing;
 			size_t n = ds.n;
 			w->nfiring = n;

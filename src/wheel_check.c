@@ -92,6 +92,10 @@ PN_API int pn_wheel_check(struct pn_wheel *w)
 	}
 	if (n != w->count || w->count < 0)
 		return -EUCLEAN;
+	/* Expiry's buckets are emptied before anything fires: clear whenever one can look. */
+	for (size_t i = 0; i < NBKT / 64; i++)
+		if (w->bbits[i])
+			return -EUCLEAN;
 	return 0;
 }
 

@@ -23,6 +23,8 @@
 #define FIREA        (NSLOT + 2)      /* the firing array's id (not a slot) */
 #define IDSHIFT      52               /* seq's top 12 bits: the slot id the timer is in */
 #define SEQMASK      ((1ULL << IDSHIFT) - 1)
+#define BKTBITS      12 /* expiry's buckets (see due_set): NBKT = 2^BKTBITS */
+#define NBKT         (1 << BKTBITS)
 #define WINDOW_AHEAD (1ULL << 24) /* 16.8 ms: pn_wheel_window advances to wakeups this close */
 
 _Static_assert(sizeof(struct pn_timer) <= 64, "struct pn_timer must fit in 64 bytes");
@@ -57,6 +59,10 @@ struct pn_wheel {
 	 * its link.next points to itself and its link.prev holds its index. */
 	struct pn_timer **firing;
 	size_t nfiring;
+	/* Expiry's buckets: bit b of bbits says bucket b holds records, the last of them
+	 * btail[b] (see pn__chain_append); all clear between expiries. */
+	uint64_t bbits[NBKT / 64];
+	uint32_t btail[NBKT];
 	/* test knobs (pn__wheel_sort_tune): the shortest due list the radix sort takes, and
 	 * whether growing its buffer fails */
 	size_t radix_min;
@@ -113,31 +119,65 @@ static inline int64_t list_min_latest(const struct pn_timer_link *h)
 	return m;
 }
 
-/* The timers an expiry fires, collected while cascading into the firing array, with a
- * (deadline, index) sort record each, instead of into a list: no list of them is
- * walked again before they fire (each walk of timers scattered in the caller's memory
- * is a cache miss a timer), and each is marked as firing (id FIREA) while its line is
- * at hand. Nothing runs until they fire. */
-/* Lanes advance() walks at once (see there); a record's value is the timer's index in
- * the firing array, with its lane above bit LANESHIFT. */
-#define LANES     8
-#define LANESHIFT 32
-#define IDXMASK   ((1ULL << LANESHIFT) - 1)
+/* The timers an expiry fires, collected while cascading into the firing array instead
+ * of into a list: no list of them is walked again before they fire (each walk of timers
+ * scattered in the caller's memory is a cache miss a timer), and each is marked as firing
+ * (id FIREA) while its line is at hand. Each gets a record in the buffer (its key), and
+ * the records are chained, by index, into NBKT buckets by key over the range the expiry
+ * passes: the order comes from the buckets, and only a bucket's few records are sorted
+ * (pn__wheel_sort_firing). Nothing runs until they fire. */
+/* Lanes advance() walks at once (see there). */
+#define LANES   8
+#define IDXMASK 0xffffffffULL
 
 struct due_set {
 	size_t n, cap; /* records; room (the buffer's, 0 once spilled) */
-	int64_t lo, hi;
-	int64_t prev[LANES]; /* the last deadline collected from each lane */
-	unsigned lanes;      /* bit k: lane k collected from */
-	bool sorted;         /* each lane's records came in order */
-	bool spilled;        /* the buffer could not grow: the due list holds them instead */
+	uint64_t bkey; /* keys <= bkey go to bucket 0, others to (key - bkey) >> shift */
+	int shift;     /* (the expiry's new key - bkey) >> shift < NBKT */
+	bool spilled;  /* the buffer could not grow: the due list holds them instead */
+	/* the buffer's parts, as of the last time it grew */
+	struct pn__srec *r;
+	struct pn_timer **fa;
+	uint32_t *link;
 };
 
-static inline void due_set_init(struct due_set *ds, size_t cap)
+/* The bucket sort's counts, after the firing array; expiry's chains use them first. */
+static inline uint32_t *pn__sortcount(const struct pn_wheel *w)
 {
-	*ds = (struct due_set){.cap = cap, .lo = INT64_MAX, .hi = INT64_MIN, .sorted = true};
-	for (int k = 0; k < LANES; k++)
-		ds->prev[k] = INT64_MIN;
+	return (uint32_t *)(w->firing + w->sortcap);
+}
+
+static inline void due_set_parts(struct due_set *ds, const struct pn_wheel *w)
+{
+	ds->cap = w->sortcap;
+	ds->r = w->sortbuf;
+	ds->fa = w->firing;
+	ds->link = w->sortbuf ? pn__sortcount(w) : NULL;
+}
+
+/* ds for an expiry of w that moves its time from key cur to nk (> cur). */
+static inline void due_set_init(struct due_set *ds, const struct pn_wheel *w, uint64_t cur,
+                                uint64_t nk)
+{
+	int bits = 64 - __builtin_clzll(nk - cur);
+	*ds = (struct due_set){.bkey = cur, .shift = bits > BKTBITS ? bits - BKTBITS : 0};
+	due_set_parts(ds, w);
+}
+
+/* Appends record i to bucket b's chain. A chain is circular through link (its last
+ * record's link is its first), so that a bucket needs only its last record (tail[b])
+ * and the append takes no branch. */
+static inline void pn__chain_append(uint64_t *bits, uint32_t *tail, uint32_t *link, size_t b,
+                                    uint32_t i)
+{
+	uint64_t bit = 1ULL << (b % 64), word = bits[b / 64];
+	link[i] = i;
+	uint32_t t = word & bit ? tail[b] : i;
+	uint32_t h = link[t];
+	link[t] = i;
+	link[i] = h;
+	bits[b / 64] = word | bit;
+	tail[b] = i;
 }
 
 static inline void mark_firing(struct pn_timer *t)
@@ -153,7 +193,8 @@ bool pn__wheel_grow_sortbuf(struct pn_wheel *w, size_t n);
 /* Sorts the due list by deadline, stably, and marks its timers up to now as firing;
  * returns the first timer after now, or the list's head. */
 struct pn_timer_link *pn__wheel_sort_due(struct pn_wheel *w, int64_t now);
-/* Orders ds's records (in w's buffer) by deadline, stably; returns them. */
-struct pn__srec *pn__wheel_sort_firing(struct pn_wheel *w, struct due_set *ds);
+/* Orders the records an expiry collected (in w's buffer) by deadline, stably, and
+ * clears the buckets; returns them. */
+struct pn__srec *pn__wheel_sort_firing(struct pn_wheel *w);
 
 #endif

@@ -256,11 +256,6 @@ static inline size_t sortbuf_size(size_t cap)
 	return cap * (2 * sizeof(struct pn__srec) + sizeof(struct pn_timer *) + sizeof(uint32_t));
 }
 
-static inline uint32_t *sortcount(const struct pn_wheel *w)
-{
-	return (uint32_t *)(w->firing + w->sortcap);
-}
-
 /* Replaces the buffer with b (cap records), keeping the first n records and timers. */
 static void set_sortbuf(struct pn_wheel *w, struct pn__srec *b, size_t cap, size_t n)
 {
@@ -268,6 +263,7 @@ static void set_sortbuf(struct pn_wheel *w, struct pn__srec *b, size_t cap, size
 	if (n) {
 		memcpy(b, w->sortbuf, n * sizeof(*b));
 		memcpy(f, w->firing, n * sizeof(*f));
+		memcpy(f + cap, pn__sortcount(w), n * sizeof(uint32_t)); /* expiry's chains */
 	}
 	free(w->sortbuf);
 	w->sortbuf = b;
@@ -367,34 +363,108 @@ struct pn_timer_link *pn__wheel_sort_due(struct pn_wheel *w, int64_t now)
 	return after;
 }
 
-/* Sorts ds's records by deadline, stably (equal deadlines keep their order, which is
- * insertion order: timers with equal keys always share a list, and lists are collected
- * in their order); returns them. They come in slot order, not deadline order: a merge
- * sort when there are few (radix_min), else the bucket sort. */
-struct pn__srec *pn__wheel_sort_firing(struct pn_wheel *w, struct due_set *ds)
+enum { FEW = 32, CROWDS = 64 };
+
+/* Sorts x[0..n) by key, stably, with scratch (room for n) and the counts free: the
+ * bucket sort over the keys' range. */
+static void bucket_sort_span(struct pn_wheel *w, struct pn__srec *x, struct pn__srec *scratch,
+                             size_t n)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (size_t i = 0; i < n; i++) {
+		lo = x[i].key < lo ? x[i].key : lo;
+		hi = x[i].key > hi ? x[i].key : hi;
+	}
+	if (lo == hi)
+		return; /* equal keys: in order already */
+	for (size_t i = 0; i < n; i++)
+		x[i].key -= lo;
+	struct pn__srec *y = pn__bucket_sort(x, scratch, pn__sortcount(w), w->sortcap, n, hi - lo);
+	if (y != x)
+		memcpy(x, y, n * sizeof(*x));
+}
+
+/* Copies the records that the first nw words of w's buckets chain (through the counts,
+ * see pn__chain_append) from src to dst, bucket by bucket in order, and clears those
+ * buckets; a bucket's few records are sorted there, a crowded one (more than FEW) is
+ * listed in crowd[] as (start, length), to be sorted once src is free. Returns how many
+ * were listed, or CROWDS + 1 when more than CROWDS crowded; *m: the records copied. */
+static size_t emit(struct pn_wheel *w, const struct pn__srec *src, struct pn__srec *dst, size_t nw,
+                   size_t crowd[CROWDS][2], size_t *m)
+{
+	const uint32_t *link = pn__sortcount(w);
+	size_t at = 0, nc = 0;
+	for (size_t wi = 0; wi < nw; wi++) {
+		for (uint64_t bm = w->bbits[wi]; bm; bm &= bm - 1) {
+			size_t b = wi * 64 + (size_t)__builtin_ctzll(bm), from = at;
+			uint32_t e = w->btail[b], i = link[e];
+			for (;;) {
+				dst[at++] = src[i];
+				if (i == e)
+					break;
+				i = link[i];
+			}
+			if (at - from <= FEW) {
+				srec_insertion(dst + from, at - from);
+			} else if (nc < CROWDS) {
+				crowd[nc][0] = from;
+				crowd[nc++][1] = at - from;
+			} else {
+				nc = CROWDS + 1;
+			}
+		}
+		w->bbits[wi] = 0;
+	}
+	*m = at;
+	return nc;
+}
+
+/* Sorts o[0..n), the records of one crowded bucket, by key, stably, with r (room for n)
+ * as the other half: they go into about n / 2 of the wheel's buckets (clear, and left
+ * clear) over their own range and come back out in the buckets' order, as expiry's do;
+ * a crowded one again (a cluster within the cluster) takes the bucket sort. */
+static void sort_span(struct pn_wheel *w, struct pn__srec *o, struct pn__srec *r, size_t n)
+{
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (size_t i = 0; i < n; i++) {
+		lo = o[i].key < lo ? o[i].key : lo;
+		hi = o[i].key > hi ? o[i].key : hi;
+	}
+	if (lo == hi)
+		return; /* equal keys: in order already */
+	memcpy(r, o, n * sizeof(*r));
+	int want = 1, bits = 64 - __builtin_clzll(hi - lo);
+	while (want < BKTBITS && (2ULL << want) < n / 2)
+		want++;
+	int shift = bits > want ? bits - want : 0;
+	for (uint32_t j = 0; j < n; j++)
+		pn__chain_append(w->bbits, w->btail, pn__sortcount(w),
+		                 (size_t)((r[j].key - lo) >> shift), j);
+	size_t crowd[CROWDS][2], m;
+	size_t nc = emit(w, r, o, (size_t)((hi - lo) >> shift) / 64 + 1, crowd, &m);
+	if (nc > CROWDS)
+		bucket_sort_span(w, o, r, n);
+	else
+		for (size_t k = 0; k < nc; k++)
+			bucket_sort_span(w, o + crowd[k][0], r, crowd[k][1]);
+}
+
+/* Orders the records an expiry collected by key, stably (equal deadlines keep their
+ * order, which is insertion order: timers with equal keys always share a list, lists
+ * are collected in their order, and a bucket's chain keeps the order of collection):
+ * the buckets are copied out in order, each bucket's few records sorted there, and then
+ * each crowded bucket (a cluster of deadlines) sorted again over its own range, once
+ * the records' half is free (or, past CROWDS of them, everything at once). Clears the
+ * buckets; returns the sorted records. */
+struct pn__srec *pn__wheel_sort_firing(struct pn_wheel *w)
 {
 	struct pn__srec *r = w->sortbuf, *o = w->sortbuf + w->sortcap;
-	size_t n = ds->n;
-	if (ds->sorted && !(ds->lanes & (ds->lanes - 1)))
-		return r; /* one lane */
-	if (ds->sorted) {
-		/* every lane in order: ordering by lane, stably, is ordering by deadline */
-		size_t at[LANES] = {0};
-		for (size_t i = 0; i < n; i++)
-			at[r[i].v >> LANESHIFT]++;
-		for (size_t k = 0, sum = 0; k < LANES; k++) {
-			size_t c = at[k];
-			at[k] = sum;
-			sum += c;
-		}
-		for (size_t i = 0; i < n; i++)
-			o[at[r[i].v >> LANESHIFT]++] = r[i];
-		return o;
-	}
-	for (size_t i = 0; i < n; i++)
-		r[i].key -= (uint64_t)ds->lo;
-	if (n < w->radix_min)
-		return pn__srec_sort(r, o, n);
-	return pn__bucket_sort(r, o, sortcount(w), w->sortcap, n,
-	                       (uint64_t)ds->hi - (uint64_t)ds->lo);
+	size_t crowd[CROWDS][2], m;
+	size_t nc = emit(w, r, o, NBKT / 64, crowd, &m);
+	if (nc > CROWDS)
+		bucket_sort_span(w, o, r, m);
+	else
+		for (size_t k = 0; k < nc; k++)
+			sort_span(w, o + crowd[k][0], r, crowd[k][1]);
+	return o;
 }

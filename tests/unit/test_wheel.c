@@ -667,6 +667,73 @@ static void test_large_expiry_order(void **state)
 	large_expiry_order(true, wrap, false);
 }
 
+/* One expiry over 10 s of timers, with the shapes that take each of the buckets' paths
+ * (pn__wheel_sort_firing): timers alone in their bucket, a few a bucket (insertion sort),
+ * a cluster crowding one bucket (sorted again over its range), a cluster within that
+ * cluster (the bucket sort), a crowd of equal deadlines, and more crowded buckets than
+ * the sort keeps a list of (everything sorted at once), at the top and within a crowd. Each expiry
+ * must fire all of them in (deadline, insertion) order; some are re-added so that insertion order
+ * is not the order of the array. */
+static void expiry_buckets(int shape)
+{
+	struct pn_wheel *w;
+	uint64_t seed = 7 + (uint64_t)shape;
+	int64_t seq = 0, s = 1000000000;
+	int n = 0;
+	assert_int_equal(pn_wheel_new(&w), 0);
+	assert_int_equal(pn_wheel_expire(w, 0), 0);
+	for (; n < (shape >= 3 ? 100 : 2000); n++) /* spread over the 10 s */
+		big[n] = (struct pn_timer){.deadline = 1 + rnd(&seed, 10 * s)};
+	if (shape == 0 || shape == 1) /* 1000 within 1 ms: one or two buckets of 4.2 ms */
+		for (int k = 0; k < 1000; k++, n++)
+			big[n] = (struct pn_timer){.deadline = 5 * s + rnd(&seed, 1000000)};
+	if (shape == 1) /* and 600 within 64 ns of each other inside that */
+		for (int k = 0; k < 600; k++, n++)
+			big[n] = (struct pn_timer){.deadline = 5 * s + 500000 + rnd(&seed, 63)};
+	if (shape == 2) /* 500 equal deadlines */
+		for (int k = 0; k < 500; k++, n++)
+			big[n] = (struct pn_timer){.deadline = 3 * s};
+	if (shape == 3) /* 70 crowded buckets, 40 timers each within 1 us */
+		for (int c = 0; c < 70; c++)
+			for (int k = 0; k < 40; k++, n++)
+				big[n] = (struct pn_timer){.deadline = (c + 1) * 140000000LL +
+				                                       rnd(&seed, 1000)};
+	if (shape == 4) /* 70 such crowds within one bucket (4.2 ms), 50 us apart */
+		for (int c = 0; c < 70; c++)
+			for (int k = 0; k < 40; k++, n++)
+				big[n] = (struct pn_timer){.deadline = 5 * s + c * 50000LL +
+				                                       rnd(&seed, 100)};
+	assert_true(n <= NBIG);
+	for (int i = 0; i < n; i++) {
+		int64_t d = big[i].deadline;
+		pn_timer_init(&big[i], record_big, NULL);
+		assert_int_equal(pn_wheel_add(w, &big[i], d, 0), 0);
+		big_seq[i] = seq++;
+	}
+	for (int i = 0; i < n; i += 3) {
+		assert_int_equal(pn_wheel_add(w, &big[i], big[i].deadline, 7), 0);
+		big_seq[i] = seq++;
+	}
+	assert_int_equal(pn_wheel_check(w), 0);
+	nbig = 0;
+	assert_int_equal(pn_wheel_expire(w, 10 * s + 1), n);
+	assert_int_equal(nbig, n);
+	for (int k = 1; k < n; k++) {
+		int a = big_order[k - 1], b = big_order[k];
+		assert_true(big[a].deadline < big[b].deadline ||
+		            (big[a].deadline == big[b].deadline && big_seq[a] < big_seq[b]));
+	}
+	assert_int_equal(pn_wheel_check(w), 0); /* the buckets are clear again */
+	pn_wheel_free(w);
+}
+
+static void test_expiry_buckets(void **state)
+{
+	(void)state;
+	for (int shape = 0; shape < 5; shape++)
+		expiry_buckets(shape);
+}
+
 /* The buffer grows for one expiry, then cannot grow for a larger one: the timers already
  * collected go back to the due list mid-cascade (with the due list itself collected
  * first when window() filled it), and the order still holds. */
@@ -1045,6 +1112,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_null_callback_and_stats),
 	        cmocka_unit_test(test_insertion_order),
 	        cmocka_unit_test(test_large_expiry_order),
+	        cmocka_unit_test(test_expiry_buckets),
 	        cmocka_unit_test(test_spill_midway),
 	        cmocka_unit_test(test_in_order_across_slots),
 	        cmocka_unit_test(test_cancel_free_while_firing),
