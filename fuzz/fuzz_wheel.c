@@ -116,6 +116,14 @@ static void verify(struct pn_wheel *w)
 		abort();
 	if (pending && (pn_wheel_window(w, &e, &wake) != 0 || e > wake || wake != min))
 		abort();
+	/* earliest: the latest deadline among the timers due by the wakeup */
+	int64_t emax = INT64_MIN;
+	for (int i = 0; pending && i < NT; i++)
+		if (pn_timer_pending(&timers[i]) == 1 && timers[i].deadline <= wake &&
+		    timers[i].deadline > emax)
+			emax = timers[i].deadline;
+	if (pending && e != emax)
+		abort();
 }
 
 static void op(struct pn_wheel *w);
@@ -213,11 +221,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	depth = 0;
 	seq_next = 0;
 	fired_any = false;
-	/* 16 timers never make a due set long enough for the bucket (or radix) sort: one
-	 * input bit lowers its threshold to 2, another makes the buffer fail (then the due
-	 * list and its list sort are used). */
+	/* 16 timers never crowd an expiry's bucket, nor make a list long enough for the
+	 * records' sort: one input bit makes every bucket of two timers or more a crowd,
+	 * another lowers the records' threshold to 2, a third makes the buffer fail (then
+	 * the list sort is used). */
 	unsigned sort = (unsigned)take(1);
-	pn__wheel_sort_tune(w, sort & 2, sort & 1 ? 2 : 129);
+	pn__wheel_sort_tune(w, sort & 2, sort & 1 ? 2 : 129, sort & 4 ? 1 : 32);
 	now = (int64_t)take(8);
 	if (pn_wheel_expire(w, now) != 0) /* empty: adopts the time */
 		abort();

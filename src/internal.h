@@ -195,11 +195,12 @@ int pn__wait_until(struct pn__waiter *w, struct pn__sleep_plan *plan, int64_t de
 void pn__sleep_learn(int64_t len, int64_t late);
 
 /* Test hooks of the timer wheel (wheel_check.c; tests/unit/test_wheel.c, fuzz/fuzz_wheel.c).
- * sort_tune: for wheel w, fail makes the expiry's sort buffer fail to grow (the list sort
- * is used), radix_min is the shortest due list sorted by radix (default 129). seq_set
- * sets the next insertion sequence number, to cross its 2^52 wrap. */
+ * sort_tune: for wheel w, fail makes the sorts' buffer fail to grow (the list sort is
+ * used), radix_min is the shortest list sorted by records (default 129), few the most
+ * timers an expiry's bucket sorts by insertion (default 32; more: a crowd, sorted as a
+ * list). seq_set sets the next insertion sequence number, to cross its 2^52 wrap. */
 struct pn_wheel;
-void pn__wheel_sort_tune(struct pn_wheel *w, _Bool fail, size_t radix_min);
+void pn__wheel_sort_tune(struct pn_wheel *w, _Bool fail, size_t radix_min, int few);
 void pn__wheel_seq_set(struct pn_wheel *w, uint64_t seq);
 
 #endif

@@ -63,26 +63,23 @@
  * Order: equal deadlines fire in insertion order. Timers with equal keys always share
  * one list (placement depends only on the key and cur), so appends keep them in
  * insertion order (the model test checks every firing order). Cascading mixes
- * deadlines, so expiry orders what it fires with a stable sort, and only that: an
- * expiry that moves cur from c to n collects the due list and every timer its cascade
- * finds due straight into a firing array in the buffer the wheel keeps, marking each as
- * firing while its cache line is at hand (advance_expire, collect), with a (key, index)
- * record each, chained by index into one of NBKT buckets by key over (c, n]; then it
- * copies the records out bucket by bucket, sorting the few a bucket mostly holds with an
- * insertion sort and a crowded one (a cluster of deadlines) again over its own range
- * (pn__wheel_sort_firing), and fires from the array in the records' order, prefetching
- * the timers to come. A callback that cancels or re-adds a timer still to fire clears
- * its entry (the timer holds its index), so freeing it after is safe. Measured against
- * wahern/timeout, which pops due timers unsorted (built outside the project, side by
- * side): the cascade's walk is what costs, so LANES of the passed slots' lists are
- * walked side by side (a lane a list: the timers of a 10 s jump sit mostly in a few
- * coarse slots); out of cache (10^6 timers) that brings add + expire near timeout.c's,
- * in cache (10^5) the instructions for the order and the windows remain.
- * When the expiry does not move cur (a caller's clock behind an earlier call) or the
- * buffer cannot grow, the due list is sorted instead (sort_due: records and an LSD
- * radix sort, or without memory a merge sort over the links) and fired from a firing
- * list. Timers added by callbacks with deadline <= now go to the due list and fire at
- * the next expiry, which bounds every pn_wheel_expire call.
+ * deadlines, so expiry orders what it fires, and only that: an expiry that moves cur
+ * from c to n takes the due list and every timer its cascade finds due straight into
+ * one of NBKT buckets by key over (c, n], by the timers' own links, marking each as
+ * firing while its cache line is at hand (advance_expire, collect); then it fires the
+ * buckets in order, each sorted first (fire_buckets, sort_bucket): an insertion sort for
+ * the few timers a bucket mostly holds, the records' sort for a crowded one (a cluster
+ * of deadlines; pn__wheel_sort_list). Insertion order survives: timers with equal keys
+ * come from one list, in its order, into one bucket. A callback that cancels or re-adds
+ * a timer still to fire unlinks it from its bucket, so freeing it after is safe.
+ * Measured against wahern/timeout (built outside the project, side by side), which pops
+ * due timers unsorted: the cascade's walk is what costs, so LANES of the passed slots'
+ * lists are walked side by side (a lane a list: the timers of a long jump sit mostly in
+ * a few coarse slots). When the expiry does not move cur (a caller's clock behind an
+ * earlier call), the due list is sorted instead (sort_due: records and the bucket sort,
+ * or without memory a merge sort over the links) and fired from a firing list. Timers
+ * added by callbacks with deadline <= now go to the due list and fire at the next
+ * expiry, which bounds every pn_wheel_expire call.
  *
  * Time: a new wheel's cur is pn_now(), so timers are filed near their final level from
  * the start (cur far from the deadlines would put them all in the top level and
@@ -200,13 +197,7 @@ static inline void place(struct pn_wheel *w, struct pn_timer *t, uint64_t seq)
 /* Unlinks pending t from wherever it is, keeping bitmaps and minima right. */
 static inline void unlink_timer(struct pn_wheel *w, struct pn_timer *t)
 {
-	unsigned id = id_of(t);
-	if (__builtin_expect(id == FIREA, 0)) {
-		w->firing[(uintptr_t)t->link.prev] = NULL;
-		t->link.next = t->link.prev = NULL;
-		w->count--;
-		return;
-	}
+	unsigned id = id_of(t); /* a bucket's timer: FIRE, which needs nothing more */
 	struct slot *sl = &w->slots[id];
 	struct pn_timer_link *n = t->link.next, *p = t->link.prev;
 	p->next = n;
@@ -222,53 +213,21 @@ static inline void unlink_timer(struct pn_wheel *w, struct pn_timer *t)
 		sl->dirty = true;
 }
 
-/* Files the collected timers in the due list, in their order (equal deadlines keep
- * theirs): the buffer could not grow. */
-static void spill(struct pn_wheel *w, struct due_set *ds)
-{
-	ds->spilled = true;
-	for (size_t i = 0; i < ds->n; i++)
-		place(w, ds->fa[i], ds->fa[i]->seq & SEQMASK);
-	ds->n = ds->cap = 0;
-	memset(w->bbits, 0, sizeof(w->bbits));
-}
-
-static struct due_set collect_full(struct pn_wheel *w, struct due_set ds, struct pn_timer *t);
-
-/* Adds due timer t (not linked, key k) to ds: its record (key, index) at the end of its
- * bucket's chain, its entry in the firing array, its mark; or, once the buffer cannot
- * grow, files it in the due list. ds is the caller's local copy: the slow path takes
- * and returns it by value, so that its fields stay in registers. */
+/* Adds due timer t (not linked, key k) to ds: at the end of its bucket's list, marked as
+ * firing. A bucket's head is set up by its first timer: the append takes the head
+ * itself as the last node then, with no branch. */
 static inline void collect(struct pn_wheel *w, struct due_set *ds, struct pn_timer *t, uint64_t k)
 {
-	if (__builtin_expect(ds->n == ds->cap, 0)) {
-		*ds = collect_full(w, *ds, t);
-		return;
-	}
-	uint32_t i = (uint32_t)ds->n++;
 	size_t b = k > ds->bkey ? (size_t)((k - ds->bkey) >> ds->shift) : 0;
-	ds->r[i] = (struct pn__srec){k, i};
-	pn__chain_append(w->bbits, w->btail, ds->link, b, i);
-	ds->fa[i] = t;
-	t->seq = (t->seq & SEQMASK) | (uint64_t)FIREA << IDSHIFT;
-	t->link.next = &t->link;
-	t->link.prev = (struct pn_timer_link *)(uintptr_t)i;
-}
-
-/* collect() with the buffer full: grows it, or spills (then ds.cap is 0 and every
- * later timer comes here and goes to the due list). */
-static __attribute__((noinline)) struct due_set collect_full(struct pn_wheel *w, struct due_set ds,
-                                                             struct pn_timer *t)
-{
-	if (!ds.spilled && pn__wheel_grow_sortbuf(w, ds.n)) {
-		due_set_parts(&ds, w);
-		collect(w, &ds, t, key_of(t->deadline));
-		return ds;
-	}
-	if (!ds.spilled)
-		spill(w, &ds);
-	place(w, t, t->seq & SEQMASK);
-	return ds;
+	uint64_t bit = 1ULL << (b % 64), word = w->bbits[b / 64];
+	struct pn_timer_link *h = &w->bkt[b], *last = word & bit ? h->prev : h;
+	w->bbits[b / 64] = word | bit;
+	t->link.next = h;
+	t->link.prev = last;
+	last->next = &t->link;
+	h->prev = &t->link;
+	t->seq = (t->seq & SEQMASK) | (uint64_t)FIRE << IDSHIFT;
+	ds->n++;
 }
 
 /* Fetches the timer at p (NULL or stale: only a hint) into the cache for writing: both
@@ -388,8 +347,7 @@ static void advance_expire(struct pn_wheel *w, uint64_t nk, struct due_set *dsp)
 }
 
 /* Adds the due list's timers to ds (an expiry's first step, when every one is due), and
- * empties the list; when the buffer cannot hold them, files them all there again and
- * marks ds spilled. */
+ * empties the list. */
 static void collect_due_list(struct pn_wheel *w, struct due_set *dsp)
 {
 	struct due_set ds = *dsp;
@@ -436,6 +394,7 @@ PN_API int pn_wheel_new(struct pn_wheel **wp)
 	 * the top level and cascade them all at the first expiry. */
 	w->cur = key_of(pn_now());
 	w->radix_min = PN__SORT_RUN + 1; /* shorter lists: the merge sort on the links */
+	w->few = 32;
 	*wp = w;
 	return 0;
 }
@@ -518,11 +477,15 @@ static bool next_wake(struct pn_wheel *w, int64_t *best)
 		b = list_min_latest(&w->slots[FIRE].head);
 		found = true;
 	}
-	for (size_t i = 0; i < w->nfiring; i++) {
-		const struct pn_timer *t = w->firing[i];
-		if (t) {
-			b = t->latest < b ? t->latest : b;
-			found = true;
+	for (size_t wi = 0; w->in_expire && wi < NBKT / 64; wi++) { /* buckets to fire */
+		for (uint64_t bm = w->bbits[wi]; bm; bm &= bm - 1) {
+			const struct pn_timer_link *h =
+			        &w->bkt[wi * 64 + (size_t)__builtin_ctzll(bm)];
+			if (!list_empty(h)) {
+				int64_t m = list_min_latest(h);
+				b = m < b ? m : b;
+				found = true;
+			}
 		}
 	}
 	if (!list_empty(&w->slots[DUE].head)) {
@@ -588,10 +551,12 @@ PN_API int pn_wheel_window(struct pn_wheel *w, int64_t *earliest, int64_t *wake)
 	if (advanced)
 		advance(w, kb);
 	int64_t e = list_max_deadline(&w->slots[FIRE].head, b);
-	for (size_t i = 0; i < w->nfiring; i++) {
-		const struct pn_timer *t = w->firing[i];
-		if (t && t->deadline <= b && t->deadline > e)
-			e = t->deadline;
+	for (size_t wi = 0; w->in_expire && wi < NBKT / 64; wi++) { /* buckets to fire */
+		for (uint64_t bm = w->bbits[wi]; bm; bm &= bm - 1) {
+			int64_t m = list_max_deadline(
+			        &w->bkt[wi * 64 + (size_t)__builtin_ctzll(bm)], b);
+			e = m > e ? m : e;
+		}
 	}
 	int64_t d = list_max_deadline(&w->slots[DUE].head, b);
 	if (d > e)
@@ -652,6 +617,91 @@ static inline void fire(struct pn_wheel *w, struct pn_timer *t, int64_t now)
 		t->fn(w, t, t->arg);
 }
 
+/* Sorts bucket h by deadline, stably: an insertion sort for the few timers a bucket
+ * mostly holds; past w->few of them (a cluster of deadlines), pn__wheel_sort_list. */
+static void sort_bucket(struct pn_wheel *w, struct pn_timer_link *h)
+{
+	int n = 1;
+	if (h->next->next == h)
+		return; /* one timer, or none */
+	for (struct pn_timer_link *x = h->next->next, *nx; x != h; x = nx) {
+		nx = x->next;
+		if (++n > w->few) {
+			pn__wheel_sort_list(w, h); /* what is sorted so far stays a list */
+			return;
+		}
+		int64_t d = pn__timer_of(x)->deadline;
+		struct pn_timer_link *p = x->prev; /* never h: x is not the first */
+		if (pn__timer_of(p)->deadline <= d)
+			continue;
+		p->next = nx;
+		nx->prev = p;
+		do
+			p = p->prev;
+		while (p != h && pn__timer_of(p)->deadline > d);
+		x->next = p->next;
+		x->prev = p;
+		p->next->prev = x;
+		p->next = x;
+	}
+}
+
+/* The next bucket in use at or after word *wi's bits *bm (consumed), or NBKT. */
+static inline size_t next_bucket(const struct pn_wheel *w, size_t *wi, uint64_t *bm)
+{
+	while (!*bm) {
+		if (++*wi >= NBKT / 64)
+			return NBKT;
+		*bm = w->bbits[*wi];
+	}
+	size_t b = *wi * 64 + (size_t)__builtin_ctzll(*bm);
+	*bm &= *bm - 1;
+	return b;
+}
+
+/* Buckets fire_buckets fetches ahead of the one firing. */
+#define FETCH_AHEAD 8
+
+/* Fires the buckets' timers, bucket after bucket, each sorted first. A bucket's bit stays
+ * set until it is done, so that next_wake sees its timers; a callback that cancels or
+ * re-adds one still to fire unlinks it from its bucket. The first and last timers of the
+ * bucket FETCH_AHEAD on are fetched while this one fires (the bits say which: callbacks
+ * never add to the buckets, and a head a cancel emptied points to itself). Returns the
+ * number fired. */
+static int64_t fire_buckets(struct pn_wheel *w, int64_t now)
+{
+	int64_t fired = 0;
+	size_t aw = 0;
+	uint64_t abm = w->bbits[0];
+	for (int k = 0; k < FETCH_AHEAD; k++) {
+		size_t a = next_bucket(w, &aw, &abm);
+		if (a < NBKT) {
+			prefetch_timer(w->bkt[a].next);
+			prefetch_timer(w->bkt[a].prev);
+		}
+	}
+	for (size_t wi = 0; wi < NBKT / 64; wi++) {
+		for (uint64_t bm; (bm = w->bbits[wi]) != 0;) {
+			size_t b = wi * 64 + (size_t)__builtin_ctzll(bm),
+			       a = next_bucket(w, &aw, &abm);
+			if (a < NBKT) {
+				prefetch_timer(w->bkt[a].next);
+				prefetch_timer(w->bkt[a].prev);
+			}
+			struct pn_timer_link *h = &w->bkt[b];
+			sort_bucket(w, h);
+			while (!list_empty(h)) {
+				struct pn_timer *t = pn__timer_of(h->next);
+				unlink_timer(w, t);
+				fire(w, t, now);
+				fired++;
+			}
+			w->bbits[wi] &= ~(1ULL << (b % 64));
+		}
+	}
+	return fired;
+}
+
 PN_API int pn_wheel_expire(struct pn_wheel *w, int64_t now)
 {
 	if (!w)
@@ -670,37 +720,16 @@ PN_API int pn_wheel_expire(struct pn_wheel *w, int64_t now)
 	int64_t fired = 0;
 	if (nk > w->cur) {
 		/* Every timer in the due list is due (its key <= cur < nk), and so is every
-		 * one advance() files there: they are collected into the firing array. */
+		 * one advance_expire() finds due: they are collected into the buckets. */
 		struct due_set ds;
-		due_set_init(&ds, w, w->cur, nk);
+		due_set_init(&ds, w->cur, nk);
 		collect_due_list(w, &ds);
 		advance_expire(w, nk, &ds);
-		if (!ds.spilled) {
-			if (ds.n == 0)
-				return 0;
-			struct pn__srec *r = pn__wheel_sort_firing(w);
-			struct pn_timer **fa = w->firing;
-			size_t n = ds.n;
-			w->nfiring = n;
-			w->in_expire = true;
-			for (size_t i = 0; i < n; i++) {
-				/* The records give the timers to come, which are cache misses:
-				 * fetch them ahead (an entry a callback cancelled is NULL). */
-				if (i + 8 < n)
-					prefetch_timer(fa[r[i + 8].v & IDXMASK]);
-				size_t x = r[i].v & IDXMASK;
-				struct pn_timer *t = fa[x];
-				if (!t)
-					continue;
-				fa[x] = NULL;
-				t->link.next = t->link.prev = NULL;
-				w->count--;
-				fire(w, t, now);
-				fired++;
-			}
-			w->nfiring = 0;
-			goto done;
-		}
+		if (ds.n == 0)
+			return 0;
+		w->in_expire = true;
+		fired = fire_buckets(w, now);
+		goto done;
 	}
 	if (list_empty(&due->head))
 		return 0;

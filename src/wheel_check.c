@@ -9,11 +9,11 @@
 #include "internal.h"
 #include "wheel_impl.h"
 
-/* Checks slot id's list: links, the slot id each timer carries, the placement rule, seq.
- * Adds its length to *n. */
-static int check_list(const struct pn_wheel *w, unsigned id, int64_t *n)
+/* Checks list h, of slot id (or of a bucket, id FIRE): links, the slot id each timer
+ * carries, the placement rule, seq. Adds its length to *n. */
+static int check_list(const struct pn_wheel *w, const struct pn_timer_link *h, unsigned id,
+                      int64_t *n)
 {
-	const struct pn_timer_link *h = &w->slots[id].head;
 	int64_t len = 0;
 	for (const struct pn_timer_link *l = h->next; l != h; l = l->next) {
 		if (!l || !l->next || !l->prev || l->next->prev != l || l->prev->next != l)
@@ -27,8 +27,8 @@ static int check_list(const struct pn_wheel *w, unsigned id, int64_t *n)
 		/* Every seq comes before the next one to hand out (modulo 2^52). */
 		if (!seq_before(t->seq & SEQMASK, w->seq & SEQMASK))
 			return -EUCLEAN;
-		if (id == DUE && k > w->cur)
-			return -EUCLEAN;
+		if ((id == DUE || h != &w->slots[id].head) && k > w->cur)
+			return -EUCLEAN; /* the due list and the buckets: due */
 		if (id < NSLOT && (k <= w->cur || slot_id(k, w->cur) != id))
 			return -EUCLEAN;
 	}
@@ -44,7 +44,7 @@ static int check_slot(const struct pn_wheel *w, unsigned id, int64_t *n)
 {
 	const struct slot *sl = &w->slots[id];
 	int64_t before_n = *n;
-	int r = check_list(w, id, n);
+	int r = check_list(w, &sl->head, id, n);
 	if (r)
 		return r;
 	bool empty = *n == before_n;
@@ -74,36 +74,28 @@ PN_API int pn_wheel_check(struct pn_wheel *w)
 			return r;
 	if (!w->in_expire && !list_empty(&w->slots[FIRE].head))
 		return -EUCLEAN;
-	if ((r = check_list(w, FIRE, &n)))
+	if ((r = check_list(w, &w->slots[FIRE].head, FIRE, &n)))
 		return r;
-	/* The firing array: only inside an expiry; each timer in it knows its index. */
-	if (w->nfiring > w->sortcap || (!w->in_expire && w->nfiring))
-		return -EUCLEAN;
-	for (size_t i = 0; i < w->nfiring; i++) {
-		const struct pn_timer *t = w->firing[i];
-		if (!t)
-			continue;
-		if (id_of(t) != FIREA || t->link.next != &t->link ||
-		    t->link.prev != (const struct pn_timer_link *)i || t->latest < t->deadline ||
-		    t->period < 0 || key_of(t->deadline) > w->cur ||
-		    !seq_before(t->seq & SEQMASK, w->seq & SEQMASK))
+	/* Expiry's buckets: in use only inside an expiry (the ones still to fire). */
+	for (size_t i = 0; i < NBKT / 64; i++) {
+		if (w->bbits[i] && !w->in_expire)
 			return -EUCLEAN;
-		n++;
+		for (uint64_t bm = w->bbits[i]; bm; bm &= bm - 1)
+			if ((r = check_list(w, &w->bkt[i * 64 + (size_t)__builtin_ctzll(bm)], FIRE,
+			                    &n)))
+				return r;
 	}
 	if (n != w->count || w->count < 0)
 		return -EUCLEAN;
-	/* Expiry's buckets are emptied before anything fires: clear whenever one can look. */
-	for (size_t i = 0; i < NBKT / 64; i++)
-		if (w->bbits[i])
-			return -EUCLEAN;
 	return 0;
 }
 
 /* Test hooks, declared in internal.h. */
-void pn__wheel_sort_tune(struct pn_wheel *w, bool fail, size_t radix_min)
+void pn__wheel_sort_tune(struct pn_wheel *w, bool fail, size_t radix_min, int few)
 {
 	w->sort_fail = fail;
 	w->radix_min = radix_min;
+	w->few = few;
 }
 
 void pn__wheel_seq_set(struct pn_wheel *w, uint64_t seq)

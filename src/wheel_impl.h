@@ -19,8 +19,7 @@
 #define NLEVEL       11               /* ceil(64 / BITS) */
 #define NSLOT        (NLEVEL * SLOTS) /* slot ids 0 .. NSLOT - 1: level * SLOTS + digit */
 #define DUE          NSLOT            /* the due list's slot id */
-#define FIRE         (NSLOT + 1)      /* the firing list's slot id */
-#define FIREA        (NSLOT + 2)      /* the firing array's id (not a slot) */
+#define FIRE         (NSLOT + 1)      /* the firing list's slot id, and expiry's buckets' */
 #define IDSHIFT      52               /* seq's top 12 bits: the slot id the timer is in */
 #define SEQMASK      ((1ULL << IDSHIFT) - 1)
 #define BKTBITS      12 /* expiry's buckets (see due_set): NBKT = 2^BKTBITS */
@@ -50,22 +49,18 @@ struct pn_wheel {
 	 * by pn_wheel_expire, sorted (its min is not kept). */
 	struct slot slots[NSLOT + 2];
 	struct pn_wheel_stats st;
-	/* Expiry's buffer: 2 x sortcap sort records, then the firing array (sortcap
-	 * timers), then sortcap counts (the bucket sort's). */
+	/* The sorts' buffer: 2 x sortcap records, then sortcap counts (the bucket sort's). */
 	struct pn__srec *sortbuf;
 	size_t sortcap;
-	/* The firing array: firing[0 .. nfiring) are the timers pn_wheel_expire is firing
-	 * in its records' order (NULL: fired or cancelled); such a timer carries id FIREA,
-	 * its link.next points to itself and its link.prev holds its index. */
-	struct pn_timer **firing;
-	size_t nfiring;
-	/* Expiry's buckets: bit b of bbits says bucket b holds records, the last of them
-	 * btail[b] (see pn__chain_append); all clear between expiries. */
+	/* Expiry's buckets (see due_set): bit b of bbits says list bkt[b] is in use (its
+	 * head means nothing otherwise); its timers carry id FIRE. All clear between
+	 * expiries; during one, the buckets still to fire. */
 	uint64_t bbits[NBKT / 64];
-	uint32_t btail[NBKT];
-	/* test knobs (pn__wheel_sort_tune): the shortest due list the radix sort takes, and
-	 * whether growing its buffer fails */
+	struct pn_timer_link bkt[NBKT];
+	/* test knobs (pn__wheel_sort_tune): the shortest list sorted by records, the most
+	 * timers a bucket sorts by insertion, and whether growing the buffer fails */
 	size_t radix_min;
+	int few;
 	bool sort_fail;
 };
 
@@ -119,65 +114,25 @@ static inline int64_t list_min_latest(const struct pn_timer_link *h)
 	return m;
 }
 
-/* The timers an expiry fires, collected while cascading into the firing array instead
- * of into a list: no list of them is walked again before they fire (each walk of timers
- * scattered in the caller's memory is a cache miss a timer), and each is marked as firing
- * (id FIREA) while its line is at hand. Each gets a record in the buffer (its key), and
- * the records are chained, by index, into NBKT buckets by key over the range the expiry
- * passes: the order comes from the buckets, and only a bucket's few records are sorted
- * (pn__wheel_sort_firing). Nothing runs until they fire. */
-/* Lanes advance() walks at once (see there). */
-#define LANES   8
-#define IDXMASK 0xffffffffULL
+/* The timers an expiry fires are collected while cascading straight into one of NBKT
+ * buckets by key over the range the expiry passes, by their own links, and marked as
+ * firing (id FIRE) while their lines are at hand: the order comes from the buckets, and
+ * only a bucket's few timers are sorted, when it fires. Nothing runs until the first
+ * fires. */
+/* Lanes advance_expire() walks at once (see there). */
+#define LANES 8
 
 struct due_set {
-	size_t n, cap; /* records; room (the buffer's, 0 once spilled) */
 	uint64_t bkey; /* keys <= bkey go to bucket 0, others to (key - bkey) >> shift */
 	int shift;     /* (the expiry's new key - bkey) >> shift < NBKT */
-	bool spilled;  /* the buffer could not grow: the due list holds them instead */
-	/* the buffer's parts, as of the last time it grew */
-	struct pn__srec *r;
-	struct pn_timer **fa;
-	uint32_t *link;
+	size_t n;      /* timers collected */
 };
 
-/* The bucket sort's counts, after the firing array; expiry's chains use them first. */
-static inline uint32_t *pn__sortcount(const struct pn_wheel *w)
-{
-	return (uint32_t *)(w->firing + w->sortcap);
-}
-
-static inline void due_set_parts(struct due_set *ds, const struct pn_wheel *w)
-{
-	ds->cap = w->sortcap;
-	ds->r = w->sortbuf;
-	ds->fa = w->firing;
-	ds->link = w->sortbuf ? pn__sortcount(w) : NULL;
-}
-
-/* ds for an expiry of w that moves its time from key cur to nk (> cur). */
-static inline void due_set_init(struct due_set *ds, const struct pn_wheel *w, uint64_t cur,
-                                uint64_t nk)
+/* ds for an expiry that moves the wheel's time from key cur to nk (> cur). */
+static inline void due_set_init(struct due_set *ds, uint64_t cur, uint64_t nk)
 {
 	int bits = 64 - __builtin_clzll(nk - cur);
 	*ds = (struct due_set){.bkey = cur, .shift = bits > BKTBITS ? bits - BKTBITS : 0};
-	due_set_parts(ds, w);
-}
-
-/* Appends record i to bucket b's chain. A chain is circular through link (its last
- * record's link is its first), so that a bucket needs only its last record (tail[b])
- * and the append takes no branch. */
-static inline void pn__chain_append(uint64_t *bits, uint32_t *tail, uint32_t *link, size_t b,
-                                    uint32_t i)
-{
-	uint64_t bit = 1ULL << (b % 64), word = bits[b / 64];
-	link[i] = i;
-	uint32_t t = word & bit ? tail[b] : i;
-	uint32_t h = link[t];
-	link[t] = i;
-	link[i] = h;
-	bits[b / 64] = word | bit;
-	tail[b] = i;
 }
 
 static inline void mark_firing(struct pn_timer *t)
@@ -187,14 +142,10 @@ static inline void mark_firing(struct pn_timer *t)
 
 /* wheel_sort.c's part of expiry (wheel.c calls them). */
 
-/* Doubles w's buffer (at least 1024 records), keeping its first n records and timers;
- * false when it cannot (or the sort_fail knob is set). */
-bool pn__wheel_grow_sortbuf(struct pn_wheel *w, size_t n);
+/* Sorts the list headed by h by deadline, stably (equal deadlines keep their order). */
+void pn__wheel_sort_list(struct pn_wheel *w, struct pn_timer_link *h);
 /* Sorts the due list by deadline, stably, and marks its timers up to now as firing;
  * returns the first timer after now, or the list's head. */
 struct pn_timer_link *pn__wheel_sort_due(struct pn_wheel *w, int64_t now);
-/* Orders the records an expiry collected (in w's buffer) by deadline, stably, and
- * clears the buckets; returns them. */
-struct pn__srec *pn__wheel_sort_firing(struct pn_wheel *w);
 
 #endif

@@ -23,7 +23,7 @@ static inline struct pn_timer *pn__timer_of(struct pn_timer_link *l)
 void pn__list_sort(struct pn_timer_link *h);
 
 /* A due timer as the sorts see it: its key (deadline - the smallest one) and what names
- * it (its link, or its index in the wheel's firing array). */
+ * it (its link). */
 struct pn__srec {
 	uint64_t key;
 	uintptr_t v;
@@ -44,10 +44,5 @@ struct pn__srec *pn__radix_sort(struct pn__srec *src, struct pn__srec *dst, size
  * result (src or dst). */
 struct pn__srec *pn__bucket_sort(struct pn__srec *src, struct pn__srec *dst, uint32_t *count,
                                  size_t ncount, size_t n, uint64_t range);
-
-/* Sorts src[0..n) by key, stably, using dst (room for n) as the other half: insertion
- * sorts of runs of 8, then bottom-up merges, for record lists too short for the radix
- * sort's passes to pay. Returns the half that holds the result (src or dst). */
-struct pn__srec *pn__srec_sort(struct pn__srec *src, struct pn__srec *dst, size_t n);
 
 #endif

@@ -108,9 +108,10 @@ PN_API int pn_wheel_window(struct pn_wheel *w, int64_t *earliest, int64_t *wake)
  * call, so a callback that re-arms itself in the past cannot loop forever. On an empty
  * wheel it only sets the wheel's time to now: a caller on a simulated timebase does so
  * once before adding (timers are filed relative to that time; any deadline still works,
- * only slower if far behind it). The wheel keeps a buffer that grows to the most timers
- * one expiry has fired (freed by pn_wheel_free); when it cannot grow, expiry sorts in
- * place. Returns the number fired (saturated at INT32_MAX); -EINVAL for
+ * only slower if far behind it). Expiry sorts what it fires through buckets inside the
+ * wheel; a cluster of deadlines (and the due list) it sorts in a buffer that grows to the
+ * longest such list sorted (freed by pn_wheel_free); when it cannot grow, it sorts the
+ * list in place. Returns the number fired (saturated at INT32_MAX); -EINVAL for
  * NULL; -EBUSY if called from a callback of the same wheel. */
 PN_API int pn_wheel_expire(struct pn_wheel *w, int64_t now);
 

@@ -353,7 +353,7 @@ static void scenario(uint64_t seed, int steps, int64_t start, size_t radix_min)
 	memset(&M, 0, sizeof(M));
 	M.rng = seed;
 	assert_int_equal(pn_wheel_new(&M.w), 0);
-	pn__wheel_sort_tune(M.w, false, radix_min);
+	pn__wheel_sort_tune(M.w, false, radix_min, radix_min < 32 ? 1 : 32);
 	assert_int_equal(pn_wheel_expire(M.w, start), 0); /* the simulated timebase */
 	for (int i = 0; i < N; i++)
 		assert_int_equal(pn_timer_init(&M.t[i], on_fire, &M), 0);
@@ -404,7 +404,8 @@ static void scenario(uint64_t seed, int steps, int64_t start, size_t radix_min)
 
 /* 4 seeds x 280000 steps + callback operations: over 10^6 operations. A test and a ctest
  * entry per seed: the sizes are fixed, and each entry has its own timeout. The first two
- * use the radix sort for every due list. */
+ * sort every due list by records, and every expiry bucket of two timers or more as a
+ * list. */
 static void test_model_1(void **state)
 {
 	(void)state;
@@ -525,6 +526,40 @@ static void test_boundaries(void **state)
 /* A timer without a callback fires like any other (counted, no longer pending; a periodic
  * one re-armed), and the counters count what they say: successful adds (re-adds too) and
  * expiries that fired something. */
+/* Inside an expiry, the timers still to fire (in expiry's buckets) count for the answers
+ * of pn_wheel_next and pn_wheel_window that a callback asks for. */
+static int64_t win_e, win_l, win_next;
+static void ask_window(struct pn_wheel *w, struct pn_timer *t, void *arg)
+{
+	(void)t;
+	(void)arg;
+	if (win_e == 0) {
+		assert_int_equal(pn_wheel_window(w, &win_e, &win_l), 0);
+		assert_int_equal(pn_wheel_next(w, &win_next), 0);
+	}
+}
+
+static void test_window_inside_expiry(void **state)
+{
+	(void)state;
+	struct pn_wheel *w;
+	struct pn_timer t[3];
+	assert_int_equal(pn_wheel_new(&w), 0);
+	assert_int_equal(pn_wheel_expire(w, 0), 0);
+	for (int i = 0; i < 3; i++)
+		pn_timer_init(&t[i], ask_window, NULL);
+	assert_int_equal(pn_wheel_add(w, &t[0], 1000, 0), 0);
+	assert_int_equal(pn_wheel_add(w, &t[1], 2000, 5000), 0);
+	assert_int_equal(pn_wheel_add(w, &t[2], 3000, 5000), 0);
+	win_e = 0;
+	assert_int_equal(pn_wheel_expire(w, 10000000), 3);
+	/* asked in t[0]'s callback: t[1] and t[2] are pending, due by 7000 */
+	assert_int_equal(win_l, 7000);
+	assert_int_equal(win_next, 7000);
+	assert_int_equal(win_e, 3000);
+	pn_wheel_free(w);
+}
+
 static void test_null_callback_and_stats(void **state)
 {
 	(void)state;
@@ -605,10 +640,10 @@ static void test_insertion_order(void **state)
 	pn_wheel_free(w);
 }
 
-/* A large expiry (longer than the sort's array runs) still fires by (deadline, then
- * insertion): 5000 timers on 50 distinct deadlines (clustered: radix passes skipped)
- * or spread over 5 ms (every pass busy), some re-added (moved behind); also
- * with the wheel's 52-bit insertion sequence wrapping to 0 halfway through the adds. */
+/* A large expiry still fires by (deadline, then insertion): 5000 timers on 50 distinct
+ * deadlines (50 crowded buckets of equal deadlines) or spread over 5 ms (buckets of a
+ * few), some re-added (moved behind); also with the wheel's 52-bit insertion sequence
+ * wrapping to 0 halfway through the adds. */
 #define NBIG 5000
 static struct pn_timer big[NBIG];
 static int64_t big_seq[NBIG];
@@ -627,12 +662,12 @@ static void large_expiry_order(bool fail_alloc, uint64_t seq0, bool spread)
 	uint64_t seed = 99;
 	int64_t seq = 0;
 	assert_int_equal(pn_wheel_new(&w), 0);
-	pn__wheel_sort_tune(w, fail_alloc, 129);
+	pn__wheel_sort_tune(w, fail_alloc, 129, 32);
 	pn__wheel_seq_set(w, seq0);
 	assert_int_equal(pn_wheel_expire(w, 1000), 0);
 	for (int i = 0; i < NBIG; i++) {
 		pn_timer_init(&big[i], record_big, NULL);
-		/* clustered: multiples of 2^16, so the radix sort skips its two low digits */
+		/* clustered: multiples of 2^16 */
 		int64_t d = spread ? 2000 + rnd(&seed, 5000000) : (2 + rnd(&seed, 50)) << 16;
 		assert_int_equal(pn_wheel_add(w, &big[i], d, 0), 0);
 		big_seq[i] = seq++;
@@ -658,7 +693,7 @@ static void test_large_expiry_order(void **state)
 {
 	(void)state;
 	const uint64_t wrap = (1ULL << 52) - NBIG / 2;
-	large_expiry_order(false, 0, false); /* the radix sort */
+	large_expiry_order(false, 0, false); /* crowds sorted by records */
 	large_expiry_order(false, 0, true);
 	large_expiry_order(true, 0, false); /* its fallback, the list merge sort */
 	large_expiry_order(true, 0, true);
@@ -668,10 +703,10 @@ static void test_large_expiry_order(void **state)
 }
 
 /* One expiry over 10 s of timers, with the shapes that take each of the buckets' paths
- * (pn__wheel_sort_firing): timers alone in their bucket, a few a bucket (insertion sort),
- * a cluster crowding one bucket (sorted again over its range), a cluster within that
- * cluster (the bucket sort), a crowd of equal deadlines, and more crowded buckets than
- * the sort keeps a list of (everything sorted at once), at the top and within a crowd. Each expiry
+ * (fire_buckets, sort_bucket): timers alone in their bucket, a few a bucket (insertion
+ * sort), a cluster crowding one bucket (sorted by records, the bucket sort), a cluster
+ * within that cluster (the bucket sort's own crowded bucket), a crowd of equal
+ * deadlines (in order already), and many crowded buckets, apart and within one bucket. Each expiry
  * must fire all of them in (deadline, insertion) order; some are re-added so that insertion order
  * is not the order of the array. */
 static void expiry_buckets(int shape)
@@ -734,9 +769,9 @@ static void test_expiry_buckets(void **state)
 		expiry_buckets(shape);
 }
 
-/* The buffer grows for one expiry, then cannot grow for a larger one: the timers already
- * collected go back to the due list mid-cascade (with the due list itself collected
- * first when window() filled it), and the order still holds. */
+/* The buffer grows for one expiry, then cannot grow for a larger one: the crowded buckets
+ * are sorted as lists in place (with the due list itself collected first when window()
+ * filled it), and the order still holds. */
 static void test_spill_midway(void **state)
 {
 	(void)state;
@@ -753,7 +788,7 @@ static void test_spill_midway(void **state)
 		}
 		nbig = 0;
 		assert_int_equal(pn_wheel_expire(w, 10000000), 1500); /* grows to 2048 */
-		pn__wheel_sort_tune(w, true, 129);
+		pn__wheel_sort_tune(w, true, 129, 32);
 		for (int i = 0; i < NBIG; i++) {
 			pn_timer_init(&big[i], record_big, NULL);
 			int64_t d = 10000000 +
@@ -912,8 +947,8 @@ static void test_record_sorts(void **state)
 			range -= lo;
 			memcpy(ref, in, n * sizeof(*in));
 			qsort(ref, n, sizeof(*ref), cmp_srec);
-			for (int sort = 0; sort < 4; sort++) {
-				if (range == 0 && sort != 2)
+			for (int sort = 0; sort < 3; sort++) {
+				if (range == 0)
 					continue; /* the radix and bucket sorts take range > 0 */
 				memcpy(a, in, n * sizeof(*in));
 				struct pn__srec *r;
@@ -922,8 +957,6 @@ static void test_record_sorts(void **state)
 				else if (sort == 1)
 					r = pn__bucket_sort(a, b, count, 40, n,
 					                    range); /* few counts */
-				else if (sort == 2)
-					r = pn__srec_sort(a, b, n);
 				else
 					r = pn__radix_sort(a, b, n, range);
 				for (size_t i = 0; i < n; i++)
@@ -1113,6 +1146,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_insertion_order),
 	        cmocka_unit_test(test_large_expiry_order),
 	        cmocka_unit_test(test_expiry_buckets),
+	        cmocka_unit_test(test_window_inside_expiry),
 	        cmocka_unit_test(test_spill_midway),
 	        cmocka_unit_test(test_in_order_across_slots),
 	        cmocka_unit_test(test_cancel_free_while_firing),
