@@ -196,11 +196,11 @@ void pn__sleep_learn(int64_t len, int64_t late);
 
 /* Test hooks of the timer wheel (wheel_check.c; tests/unit/test_wheel.c, fuzz/fuzz_wheel.c).
  * sort_tune: for wheel w, fail makes the sorts' buffer fail to grow (the list sort is
- * used), radix_min is the shortest list sorted by records (default 129), few the most
+ * used), records_min is the shortest list sorted by records (default 129), few the most
  * timers an expiry's bucket sorts by insertion (default 32; more: a crowd, sorted as a
  * list). seq_set sets the next insertion sequence number, to cross its 2^52 wrap. */
 struct pn_wheel;
-void pn__wheel_sort_tune(struct pn_wheel *w, _Bool fail, size_t radix_min, int few);
+void pn__wheel_sort_tune(struct pn_wheel *w, _Bool fail, size_t records_min, size_t few);
 void pn__wheel_seq_set(struct pn_wheel *w, uint64_t seq);
 
 #endif

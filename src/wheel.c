@@ -218,10 +218,11 @@ static inline void unlink_timer(struct pn_wheel *w, struct pn_timer *t)
  * itself as the last node then, with no branch. */
 static inline void collect(struct pn_wheel *w, struct due_set *ds, struct pn_timer *t, uint64_t k)
 {
-	size_t b = k > ds->bkey ? (size_t)((k - ds->bkey) >> ds->shift) : 0;
+	size_t b = bucket_of(k, ds->bkey, ds->shift);
 	uint64_t bit = 1ULL << (b % 64), word = w->bbits[b / 64];
 	struct pn_timer_link *h = &w->bkt[b], *last = word & bit ? h->prev : h;
 	w->bbits[b / 64] = word | bit;
+	w->bsum |= 1ULL << (b / 64);
 	t->link.next = h;
 	t->link.prev = last;
 	last->next = &t->link;
@@ -393,7 +394,7 @@ PN_API int pn_wheel_new(struct pn_wheel **wp)
 	/* Files timers relative to now: a cur far from the deadlines would put them all in
 	 * the top level and cascade them all at the first expiry. */
 	w->cur = key_of(pn_now());
-	w->radix_min = PN__SORT_RUN + 1; /* shorter lists: the merge sort on the links */
+	w->records_min = PN__SORT_RUN + 1; /* shorter lists: the merge sort on the links */
 	w->few = 32;
 	*wp = w;
 	return 0;
@@ -477,15 +478,11 @@ static bool next_wake(struct pn_wheel *w, int64_t *best)
 		b = list_min_latest(&w->slots[FIRE].head);
 		found = true;
 	}
-	for (size_t wi = 0; w->in_expire && wi < NBKT / 64; wi++) { /* buckets to fire */
-		for (uint64_t bm = w->bbits[wi]; bm; bm &= bm - 1) {
-			const struct pn_timer_link *h =
-			        &w->bkt[wi * 64 + (size_t)__builtin_ctzll(bm)];
-			if (!list_empty(h)) {
-				int64_t m = list_min_latest(h);
-				b = m < b ? m : b;
-				found = true;
-			}
+	for (size_t k = next_bucket(w, 0); k < NBKT; k = next_bucket(w, k + 1)) { /* to fire */
+		if (!list_empty(&w->bkt[k])) {
+			int64_t m = list_min_latest(&w->bkt[k]);
+			b = m < b ? m : b;
+			found = true;
 		}
 	}
 	if (!list_empty(&w->slots[DUE].head)) {
@@ -551,12 +548,9 @@ PN_API int pn_wheel_window(struct pn_wheel *w, int64_t *earliest, int64_t *wake)
 	if (advanced)
 		advance(w, kb);
 	int64_t e = list_max_deadline(&w->slots[FIRE].head, b);
-	for (size_t wi = 0; w->in_expire && wi < NBKT / 64; wi++) { /* buckets to fire */
-		for (uint64_t bm = w->bbits[wi]; bm; bm &= bm - 1) {
-			int64_t m = list_max_deadline(
-			        &w->bkt[wi * 64 + (size_t)__builtin_ctzll(bm)], b);
-			e = m > e ? m : e;
-		}
+	for (size_t k = next_bucket(w, 0); k < NBKT; k = next_bucket(w, k + 1)) { /* to fire */
+		int64_t m = list_max_deadline(&w->bkt[k], b);
+		e = m > e ? m : e;
 	}
 	int64_t d = list_max_deadline(&w->slots[DUE].head, b);
 	if (d > e)
@@ -621,7 +615,7 @@ static inline void fire(struct pn_wheel *w, struct pn_timer *t, int64_t now)
  * mostly holds; past w->few of them (a cluster of deadlines), pn__wheel_sort_list. */
 static void sort_bucket(struct pn_wheel *w, struct pn_timer_link *h)
 {
-	int n = 1;
+	size_t n = 1;
 	if (h->next->next == h)
 		return; /* one timer, or none */
 	for (struct pn_timer_link *x = h->next->next, *nx; x != h; x = nx) {
@@ -646,19 +640,6 @@ static void sort_bucket(struct pn_wheel *w, struct pn_timer_link *h)
 	}
 }
 
-/* The next bucket in use at or after word *wi's bits *bm (consumed), or NBKT. */
-static inline size_t next_bucket(const struct pn_wheel *w, size_t *wi, uint64_t *bm)
-{
-	while (!*bm) {
-		if (++*wi >= NBKT / 64)
-			return NBKT;
-		*bm = w->bbits[*wi];
-	}
-	size_t b = *wi * 64 + (size_t)__builtin_ctzll(*bm);
-	*bm &= *bm - 1;
-	return b;
-}
-
 /* Buckets fire_buckets fetches ahead of the one firing. */
 #define FETCH_AHEAD 8
 
@@ -668,36 +649,53 @@ static inline size_t next_bucket(const struct pn_wheel *w, size_t *wi, uint64_t 
  * bucket FETCH_AHEAD on are fetched while this one fires (the bits say which: callbacks
  * never add to the buckets, and a head a cancel emptied points to itself). Returns the
  * number fired. */
+/* A walk over the buckets in use, in order: word wi's bits not yet taken. */
+struct bucket_walk {
+	size_t wi;
+	uint64_t bm;
+};
+
+/* The walk's next bucket, or NBKT. Only fire_buckets clears bits, behind the walks. */
+static inline size_t walk_next(const struct pn_wheel *w, struct bucket_walk *k)
+{
+	while (!k->bm) {
+		uint64_t s = k->wi + 1 < NBKT / 64 ? w->bsum & (~0ULL << (k->wi + 1)) : 0;
+		if (!s)
+			return NBKT;
+		k->wi = (size_t)__builtin_ctzll(s);
+		k->bm = w->bbits[k->wi];
+	}
+	size_t b = k->wi * 64 + (size_t)__builtin_ctzll(k->bm);
+	k->bm &= k->bm - 1;
+	return b;
+}
+
+static inline void prefetch_bucket(const struct pn_wheel *w, size_t a)
+{
+	if (a < NBKT) {
+		prefetch_timer(w->bkt[a].next);
+		prefetch_timer(w->bkt[a].prev);
+	}
+}
+
 static int64_t fire_buckets(struct pn_wheel *w, int64_t now)
 {
 	int64_t fired = 0;
-	size_t aw = 0;
-	uint64_t abm = w->bbits[0];
-	for (int k = 0; k < FETCH_AHEAD; k++) {
-		size_t a = next_bucket(w, &aw, &abm);
-		if (a < NBKT) {
-			prefetch_timer(w->bkt[a].next);
-			prefetch_timer(w->bkt[a].prev);
+	struct bucket_walk fk = {0, w->bbits[0]}, ak = fk;
+	for (int k = 0; k < FETCH_AHEAD; k++)
+		prefetch_bucket(w, walk_next(w, &ak));
+	for (size_t b; (b = walk_next(w, &fk)) < NBKT;) {
+		prefetch_bucket(w, walk_next(w, &ak));
+		struct pn_timer_link *h = &w->bkt[b];
+		sort_bucket(w, h);
+		while (!list_empty(h)) {
+			struct pn_timer *t = pn__timer_of(h->next);
+			unlink_timer(w, t);
+			fire(w, t, now);
+			fired++;
 		}
-	}
-	for (size_t wi = 0; wi < NBKT / 64; wi++) {
-		for (uint64_t bm; (bm = w->bbits[wi]) != 0;) {
-			size_t b = wi * 64 + (size_t)__builtin_ctzll(bm),
-			       a = next_bucket(w, &aw, &abm);
-			if (a < NBKT) {
-				prefetch_timer(w->bkt[a].next);
-				prefetch_timer(w->bkt[a].prev);
-			}
-			struct pn_timer_link *h = &w->bkt[b];
-			sort_bucket(w, h);
-			while (!list_empty(h)) {
-				struct pn_timer *t = pn__timer_of(h->next);
-				unlink_timer(w, t);
-				fire(w, t, now);
-				fired++;
-			}
-			w->bbits[wi] &= ~(1ULL << (b % 64));
-		}
+		if (!(w->bbits[b / 64] &= ~(1ULL << (b % 64))))
+			w->bsum &= ~(1ULL << (b / 64));
 	}
 	return fired;
 }
@@ -723,6 +721,8 @@ PN_API int pn_wheel_expire(struct pn_wheel *w, int64_t now)
 		 * one advance_expire() finds due: they are collected into the buckets. */
 		struct due_set ds;
 		due_set_init(&ds, w->cur, nk);
+		w->bkey = ds.bkey; /* for pn_wheel_check */
+		w->bshift = ds.shift;
 		collect_due_list(w, &ds);
 		advance_expire(w, nk, &ds);
 		if (ds.n == 0)

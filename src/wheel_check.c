@@ -76,14 +76,21 @@ PN_API int pn_wheel_check(struct pn_wheel *w)
 		return -EUCLEAN;
 	if ((r = check_list(w, &w->slots[FIRE].head, FIRE, &n)))
 		return r;
-	/* Expiry's buckets: in use only inside an expiry (the ones still to fire). */
+	/* Expiry's buckets: in use only inside an expiry (the ones still to fire), bsum
+	 * their summary, each timer in the bucket of its key. */
 	for (size_t i = 0; i < NBKT / 64; i++) {
-		if (w->bbits[i] && !w->in_expire)
+		if ((w->bbits[i] && !w->in_expire) || !w->bbits[i] != !(w->bsum & (1ULL << i)))
 			return -EUCLEAN;
-		for (uint64_t bm = w->bbits[i]; bm; bm &= bm - 1)
-			if ((r = check_list(w, &w->bkt[i * 64 + (size_t)__builtin_ctzll(bm)], FIRE,
-			                    &n)))
+		for (uint64_t bm = w->bbits[i]; bm; bm &= bm - 1) {
+			size_t b = i * 64 + (size_t)__builtin_ctzll(bm);
+			const struct pn_timer_link *h = &w->bkt[b];
+			if ((r = check_list(w, h, FIRE, &n)))
 				return r;
+			for (const struct pn_timer_link *l = h->next; l != h; l = l->next)
+				if (bucket_of(key_of(((const struct pn_timer *)l)->deadline),
+				              w->bkey, w->bshift) != b)
+					return -EUCLEAN;
+		}
 	}
 	if (n != w->count || w->count < 0)
 		return -EUCLEAN;
@@ -91,10 +98,10 @@ PN_API int pn_wheel_check(struct pn_wheel *w)
 }
 
 /* Test hooks, declared in internal.h. */
-void pn__wheel_sort_tune(struct pn_wheel *w, bool fail, size_t radix_min, int few)
+void pn__wheel_sort_tune(struct pn_wheel *w, bool fail, size_t records_min, size_t few)
 {
 	w->sort_fail = fail;
-	w->radix_min = radix_min;
+	w->records_min = records_min;
 	w->few = few;
 }
 

@@ -258,7 +258,7 @@ static struct pn_timer_link *mark_due_prefix(struct pn_timer_link *h, int64_t no
  * longer than the buffer has ever been grows it and takes a second walk. The records are
  * sorted by the bucket sort over the range present, O(n) where a list sort is
  * O(n log n) with a pointer chase per step, and the list is relinked from them in one
- * pass. Short lists (radix_min), or no memory, take list_sort. */
+ * pass. Short lists (records_min), or no memory, take list_sort. */
 void pn__wheel_sort_list(struct pn_wheel *w, struct pn_timer_link *h)
 {
 	struct pn__srec *buf = w->sortbuf;
@@ -276,14 +276,16 @@ void pn__wheel_sort_list(struct pn_wheel *w, struct pn_timer_link *h)
 	}
 	if (sorted)
 		return;
-	if (n < w->radix_min) {
+	if (n < w->records_min) {
 		pn__list_sort(h);
 		return;
 	}
 	if (n > cap) {
 		/* src and dst halves of 2 x cap records */
 		size_t ncap = n > 2 * cap ? n : 2 * cap;
-		struct pn__srec *b = w->sort_fail ? NULL : malloc(sortbuf_size(ncap));
+		/* the bucket sort's counts are 32 bits */
+		struct pn__srec *b =
+		        w->sort_fail || ncap > UINT32_MAX ? NULL : malloc(sortbuf_size(ncap));
 		if (!b) {
 			pn__list_sort(h);
 			return;

@@ -61,7 +61,8 @@ PN_API int pn_timer_init(struct pn_timer *t, pn_timer_fn *fn, void *arg);
 PN_API int pn_timer_pending(const struct pn_timer *t);
 
 /* Creates an empty wheel into *w, its time set to pn_now() (see pn_wheel_expire for
- * another timebase). Returns 0, -EINVAL (w NULL) or -ENOMEM. */
+ * another timebase): one allocation of about 87 KiB (its slots and expiry's buckets).
+ * Returns 0, -EINVAL (w NULL) or -ENOMEM. */
 PN_API int pn_wheel_new(struct pn_wheel **w);
 
 /* Frees w (NULL is ignored). Pending timers are forgotten; they are the caller's memory,

@@ -347,13 +347,13 @@ static void do_expire(struct model *M, int64_t now, bool on_time)
 	M->on_time = false;
 }
 
-static void scenario(uint64_t seed, int steps, int64_t start, size_t radix_min)
+static void scenario(uint64_t seed, int steps, int64_t start, size_t records_min)
 {
 	static struct model M; /* large: keep it off the stack */
 	memset(&M, 0, sizeof(M));
 	M.rng = seed;
 	assert_int_equal(pn_wheel_new(&M.w), 0);
-	pn__wheel_sort_tune(M.w, false, radix_min, radix_min < 32 ? 1 : 32);
+	pn__wheel_sort_tune(M.w, false, records_min, records_min < 32 ? 1 : 32);
 	assert_int_equal(pn_wheel_expire(M.w, start), 0); /* the simulated timebase */
 	for (int i = 0; i < N; i++)
 		assert_int_equal(pn_timer_init(&M.t[i], on_fire, &M), 0);
@@ -523,19 +523,22 @@ static void test_boundaries(void **state)
 	pn_wheel_free(NULL);
 }
 
-/* A timer without a callback fires like any other (counted, no longer pending; a periodic
- * one re-armed), and the counters count what they say: successful adds (re-adds too) and
- * expiries that fired something. */
-/* Inside an expiry, the timers still to fire (in expiry's buckets) count for the answers
- * of pn_wheel_next and pn_wheel_window that a callback asks for. */
-static int64_t win_e, win_l, win_next;
+/* Inside an expiry, the timers still to fire (in expiry's buckets, later ones, one a
+ * cancel emptied) count for the answers of pn_wheel_next and pn_wheel_window that a
+ * callback asks for. */
+static int64_t win_e[2], win_l[2], win_next[2];
+static struct pn_timer win_t[4];
 static void ask_window(struct pn_wheel *w, struct pn_timer *t, void *arg)
 {
-	(void)t;
 	(void)arg;
-	if (win_e == 0) {
-		assert_int_equal(pn_wheel_window(w, &win_e, &win_l), 0);
-		assert_int_equal(pn_wheel_next(w, &win_next), 0);
+	if (t != &win_t[0])
+		return;
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(pn_wheel_window(w, &win_e[k], &win_l[k]), 0);
+		assert_int_equal(pn_wheel_next(w, &win_next[k]), 0);
+		assert_int_equal(pn_wheel_check(w), 0);
+		if (k == 0)
+			assert_int_equal(pn_wheel_cancel(w, &win_t[1]), 1); /* empties its bucket */
 	}
 }
 
@@ -543,23 +546,30 @@ static void test_window_inside_expiry(void **state)
 {
 	(void)state;
 	struct pn_wheel *w;
-	struct pn_timer t[3];
 	assert_int_equal(pn_wheel_new(&w), 0);
 	assert_int_equal(pn_wheel_expire(w, 0), 0);
-	for (int i = 0; i < 3; i++)
-		pn_timer_init(&t[i], ask_window, NULL);
-	assert_int_equal(pn_wheel_add(w, &t[0], 1000, 0), 0);
-	assert_int_equal(pn_wheel_add(w, &t[1], 2000, 5000), 0);
-	assert_int_equal(pn_wheel_add(w, &t[2], 3000, 5000), 0);
-	win_e = 0;
+	for (int i = 0; i < 4; i++)
+		pn_timer_init(&win_t[i], ask_window, NULL);
+	/* an expiry to 10 ms: buckets of 4096 ns */
+	assert_int_equal(pn_wheel_add(w, &win_t[0], 1000, 0), 0);
+	assert_int_equal(pn_wheel_add(w, &win_t[1], 9000, 5000), 0);
+	assert_int_equal(pn_wheel_add(w, &win_t[2], 20000, 0), 0);
+	assert_int_equal(pn_wheel_add(w, &win_t[3], 30000, 0), 0);
 	assert_int_equal(pn_wheel_expire(w, 10000000), 3);
-	/* asked in t[0]'s callback: t[1] and t[2] are pending, due by 7000 */
-	assert_int_equal(win_l, 7000);
-	assert_int_equal(win_next, 7000);
-	assert_int_equal(win_e, 3000);
+	/* asked in win_t[0]'s callback: due by 14000, 9000 the latest deadline of those */
+	assert_int_equal(win_l[0], 14000);
+	assert_int_equal(win_next[0], 14000);
+	assert_int_equal(win_e[0], 9000);
+	/* after cancelling win_t[1]: win_t[2] wakes at 20000 */
+	assert_int_equal(win_l[1], 20000);
+	assert_int_equal(win_next[1], 20000);
+	assert_int_equal(win_e[1], 20000);
 	pn_wheel_free(w);
 }
 
+/* A timer without a callback fires like any other (counted, no longer pending; a periodic
+ * one re-armed), and the counters count what they say: successful adds (re-adds too) and
+ * expiries that fired something. */
 static void test_null_callback_and_stats(void **state)
 {
 	(void)state;
@@ -640,9 +650,9 @@ static void test_insertion_order(void **state)
 	pn_wheel_free(w);
 }
 
-/* A large expiry still fires by (deadline, then insertion): 5000 timers on 50 distinct
- * deadlines (50 crowded buckets of equal deadlines) or spread over 5 ms (buckets of a
- * few), some re-added (moved behind); also with the wheel's 52-bit insertion sequence
+/* A large expiry still fires by (deadline, then insertion): 5000 timers in 20 clusters
+ * (crowded buckets, sorted by records, or as lists without a buffer) or spread over 5 ms
+ * (buckets of a few), some re-added (moved behind); also with the wheel's 52-bit insertion sequence
  * wrapping to 0 halfway through the adds. */
 #define NBIG 5000
 static struct pn_timer big[NBIG];
@@ -667,8 +677,9 @@ static void large_expiry_order(bool fail_alloc, uint64_t seq0, bool spread)
 	assert_int_equal(pn_wheel_expire(w, 1000), 0);
 	for (int i = 0; i < NBIG; i++) {
 		pn_timer_init(&big[i], record_big, NULL);
-		/* clustered: multiples of 2^16 */
-		int64_t d = spread ? 2000 + rnd(&seed, 5000000) : (2 + rnd(&seed, 50)) << 16;
+		/* clustered: 20 clusters 2000 ns wide, 65 us apart */
+		int64_t d = spread ? 2000 + rnd(&seed, 5000000)
+		                   : ((2 + rnd(&seed, 20)) << 16) + rnd(&seed, 2000);
 		assert_int_equal(pn_wheel_add(w, &big[i], d, 0), 0);
 		big_seq[i] = seq++;
 		assert_int_equal(pn_wheel_check(w), 0);
@@ -693,9 +704,9 @@ static void test_large_expiry_order(void **state)
 {
 	(void)state;
 	const uint64_t wrap = (1ULL << 52) - NBIG / 2;
-	large_expiry_order(false, 0, false); /* crowds sorted by records */
+	large_expiry_order(false, 0, false); /* crowds of ~250: sorted by records */
 	large_expiry_order(false, 0, true);
-	large_expiry_order(true, 0, false); /* its fallback, the list merge sort */
+	large_expiry_order(true, 0, false); /* no buffer: the list merge sort */
 	large_expiry_order(true, 0, true);
 	/* across the sequence's wrap (pn_wheel_check after every add), both sorts */
 	large_expiry_order(false, wrap, false);
@@ -772,7 +783,7 @@ static void test_expiry_buckets(void **state)
 /* The buffer grows for one expiry, then cannot grow for a larger one: the crowded buckets
  * are sorted as lists in place (with the due list itself collected first when window()
  * filled it), and the order still holds. */
-static void test_spill_midway(void **state)
+static void test_buffer_fails_midway(void **state)
 {
 	(void)state;
 	for (int with_window = 0; with_window < 2; with_window++) {
@@ -787,7 +798,7 @@ static void test_spill_midway(void **state)
 			                 0);
 		}
 		nbig = 0;
-		assert_int_equal(pn_wheel_expire(w, 10000000), 1500); /* grows to 2048 */
+		assert_int_equal(pn_wheel_expire(w, 10000000), 1500); /* grows the buffer */
 		pn__wheel_sort_tune(w, true, 129, 32);
 		for (int i = 0; i < NBIG; i++) {
 			pn_timer_init(&big[i], record_big, NULL);
@@ -818,8 +829,8 @@ static void test_spill_midway(void **state)
 }
 
 /* Deadlines added in order (a constant timeout), some equal, spread over many slots of
- * several levels: one expiry fires them in order (each lane of the cascade comes in
- * order, so it orders them by lane instead of sorting). */
+ * several levels: one expiry fires them in order (the buckets' lists come in order, so
+ * the insertion sorts move nothing). */
 static void test_in_order_across_slots(void **state)
 {
 	(void)state;
@@ -863,9 +874,11 @@ static void heap_cb(struct pn_wheel *w, struct pn_timer *t, void *arg)
 	assert_int_equal(pn_wheel_next(w, &wake), pn_wheel_count(w) ? 0 : -ENOENT);
 }
 
-static void test_cancel_free_while_firing(void **state)
+/* gap: the deadlines' spacing. The expiry's buckets are 256 ns wide: 1000 puts each
+ * timer alone in its bucket, 10 a few in each (the ones cancelled and re-added share the
+ * bucket firing), 3 all 64 in one crowded bucket. */
+static void cancel_free_while_firing(int64_t gap)
 {
-	(void)state;
 	struct pn_wheel *w;
 	uint64_t seed = 77;
 	assert_int_equal(pn_wheel_new(&w), 0);
@@ -875,8 +888,8 @@ static void test_cancel_free_while_firing(void **state)
 		assert_non_null(heap_t[i]);
 		pn_timer_init(heap_t[i], heap_cb, (void *)(intptr_t)i);
 		/* deadlines in id order, so that id + 1 fires after id */
-		assert_int_equal(pn_wheel_add(w, heap_t[i], 1000 + i * 1000 + rnd(&seed, 999), 0),
-		                 0);
+		assert_int_equal(
+		        pn_wheel_add(w, heap_t[i], 1000 + i * gap + rnd(&seed, gap - 1), 0), 0);
 	}
 	nheap = 0;
 	int r = pn_wheel_expire(w, 1000000);
@@ -899,7 +912,15 @@ static void test_cancel_free_while_firing(void **state)
 		free(heap_t[i]);
 }
 
-/* The record sorts against a stable reference: spread, clustered and equal keys, short
+static void test_cancel_free_while_firing(void **state)
+{
+	(void)state;
+	cancel_free_while_firing(1000);
+	cancel_free_while_firing(10);
+	cancel_free_while_firing(3);
+}
+
+/* The record sorts against a stable reference: spread, clustered and two keys, short
  * lists, and the bucket sort with too few counts (its radix fallback, also inside a
  * crowded bucket). A record's value is its index, so stability is the values' order. */
 static int cmp_srec(const void *a, const void *b)
@@ -929,8 +950,8 @@ static void test_record_sorts(void **state)
 				else if (shape == 1) /* clusters: 3 of 100 keys each */
 					k = (uint64_t)rnd(&seed, 3) * 10000000 +
 					    (uint64_t)rnd(&seed, 100);
-				else if (shape == 2)
-					k = 7;
+				else if (shape == 2) /* two keys: stability */
+					k = 7 + (pn__splitmix64(&seed) & 1);
 				else if (shape == 3) /* the whole range */
 					k = pn__splitmix64(&seed);
 				else /* one crowded bucket among spread keys */
@@ -1147,7 +1168,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_large_expiry_order),
 	        cmocka_unit_test(test_expiry_buckets),
 	        cmocka_unit_test(test_window_inside_expiry),
-	        cmocka_unit_test(test_spill_midway),
+	        cmocka_unit_test(test_buffer_fails_midway),
 	        cmocka_unit_test(test_in_order_across_slots),
 	        cmocka_unit_test(test_cancel_free_while_firing),
 	        cmocka_unit_test(test_record_sorts),
