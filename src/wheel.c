@@ -67,19 +67,18 @@
  * from c to n takes the due list and every timer its cascade finds due straight into
  * one of NBKT buckets by key over (c, n], by the timers' own links, marking each as
  * firing while its cache line is at hand (advance_expire, collect); then it fires the
- * buckets in order, each sorted first (fire_buckets, sort_bucket): an insertion sort for
- * the few timers a bucket mostly holds, the records' sort for a crowded one (a cluster
- * of deadlines; pn__wheel_sort_list). Insertion order survives: timers with equal keys
- * come from one list, in its order, into one bucket. A callback that cancels or re-adds
- * a timer still to fire unlinks it from its bucket, so freeing it after is safe.
- * Measured against wahern/timeout (built outside the project, side by side), which pops
- * due timers unsorted: the cascade's walk is what costs, so LANES of the passed slots'
- * lists are walked side by side (a lane a list: the timers of a long jump sit mostly in
- * a few coarse slots). When the expiry does not move cur (a caller's clock behind an
- * earlier call), the due list is sorted instead (sort_due: records and the bucket sort,
- * or without memory a merge sort over the links) and fired from a firing list. Timers
- * added by callbacks with deadline <= now go to the due list and fire at the next
- * expiry, which bounds every pn_wheel_expire call.
+ * buckets in order, each sorted first (fire_buckets, pn__wheel_sort_bucket): by
+ * insertion for the few timers a bucket mostly holds, the records' sort for a crowded
+ * one (a cluster of deadlines; pn__wheel_sort_list). Insertion order survives: timers
+ * with equal keys come from one list, in its order, into one bucket. A callback that cancels or
+ * re-adds a timer still to fire unlinks it from its bucket, so freeing it after is safe. Measured
+ * against wahern/timeout (built outside the project, side by side), which pops due timers unsorted:
+ * the cascade's walk is what costs, so LANES of the passed slots' lists are walked side by side (a
+ * lane a list: the timers of a long jump sit mostly in a few coarse slots). When the expiry does
+ * not move cur (a caller's clock behind an earlier call), the due list is sorted instead (sort_due:
+ * records and the bucket sort, or without memory a merge sort over the links) and fired from a
+ * firing list. Timers added by callbacks with deadline <= now go to the due list and fire at the
+ * next expiry, which bounds every pn_wheel_expire call.
  *
  * Time: a new wheel's cur is pn_now(), so timers are filed near their final level from
  * the start (cur far from the deadlines would put them all in the top level and
@@ -611,35 +610,6 @@ static inline void fire(struct pn_wheel *w, struct pn_timer *t, int64_t now)
 		t->fn(w, t, t->arg);
 }
 
-/* Sorts bucket h by deadline, stably: an insertion sort for the few timers a bucket
- * mostly holds; past w->few of them (a cluster of deadlines), pn__wheel_sort_list. */
-static void sort_bucket(struct pn_wheel *w, struct pn_timer_link *h)
-{
-	size_t n = 1;
-	if (h->next->next == h)
-		return; /* one timer, or none */
-	for (struct pn_timer_link *x = h->next->next, *nx; x != h; x = nx) {
-		nx = x->next;
-		if (++n > w->few) {
-			pn__wheel_sort_list(w, h); /* what is sorted so far stays a list */
-			return;
-		}
-		int64_t d = pn__timer_of(x)->deadline;
-		struct pn_timer_link *p = x->prev; /* never h: x is not the first */
-		if (pn__timer_of(p)->deadline <= d)
-			continue;
-		p->next = nx;
-		nx->prev = p;
-		do
-			p = p->prev;
-		while (p != h && pn__timer_of(p)->deadline > d);
-		x->next = p->next;
-		x->prev = p;
-		p->next->prev = x;
-		p->next = x;
-	}
-}
-
 /* Buckets fire_buckets fetches ahead of the one firing. */
 #define FETCH_AHEAD 8
 
@@ -687,7 +657,7 @@ static int64_t fire_buckets(struct pn_wheel *w, int64_t now)
 	for (size_t b; (b = walk_next(w, &fk)) < NBKT;) {
 		prefetch_bucket(w, walk_next(w, &ak));
 		struct pn_timer_link *h = &w->bkt[b];
-		sort_bucket(w, h);
+		pn__wheel_sort_bucket(w, h);
 		while (!list_empty(h)) {
 			struct pn_timer *t = pn__timer_of(h->next);
 			unlink_timer(w, t);

@@ -171,6 +171,9 @@ static inline void mark_firing(struct pn_timer *t)
 
 /* Sorts the list headed by h by deadline, stably (equal deadlines keep their order). */
 void pn__wheel_sort_list(struct pn_wheel *w, struct pn_timer_link *h);
+/* Sorts expiry's bucket h by deadline, stably: by insertion, or past w->few timers by
+ * pn__wheel_sort_list. */
+void pn__wheel_sort_bucket(struct pn_wheel *w, struct pn_timer_link *h);
 /* Sorts the due list by deadline, stably, and marks its timers up to now as firing;
  * returns the first timer after now, or the list's head. */
 struct pn_timer_link *pn__wheel_sort_due(struct pn_wheel *w, int64_t now);

@@ -3,8 +3,8 @@
  * wheel_sort.c: the timer wheel's stable sorts by deadline (wheel_sort.h): a merge sort
  * of a timer list that allocates nothing, and sorts of (key, value) records in the
  * wheel's buffer: an LSD radix sort and a bucket sort (for spread and clustered
- * deadlines alike). Then the wheel's use of them (wheel_impl.h): the buffer and the
- * sorts of the due list and of expiry's crowded buckets.
+ * deadlines alike). Then the wheel's use of them (wheel_impl.h): the buffer, and the
+ * sorts of the due list and of expiry's buckets.
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -312,6 +312,35 @@ void pn__wheel_sort_list(struct pn_wheel *w, struct pn_timer_link *h)
 	}
 	pl->next = h;
 	h->prev = pl;
+}
+
+/* Sorts bucket h by deadline, stably: an insertion sort for the few timers a bucket
+ * mostly holds; past w->few of them (a cluster of deadlines), pn__wheel_sort_list. */
+void pn__wheel_sort_bucket(struct pn_wheel *w, struct pn_timer_link *h)
+{
+	size_t n = 1;
+	if (h->next->next == h)
+		return; /* one timer, or none */
+	for (struct pn_timer_link *x = h->next->next, *nx; x != h; x = nx) {
+		nx = x->next;
+		if (++n > w->few) {
+			pn__wheel_sort_list(w, h); /* what is sorted so far stays a list */
+			return;
+		}
+		int64_t d = pn__timer_of(x)->deadline;
+		struct pn_timer_link *p = x->prev; /* never h: x is not the first */
+		if (pn__timer_of(p)->deadline <= d)
+			continue;
+		p->next = nx;
+		nx->prev = p;
+		do
+			p = p->prev;
+		while (p != h && pn__timer_of(p)->deadline > d);
+		x->next = p->next;
+		x->prev = p;
+		p->next->prev = x;
+		p->next = x;
+	}
 }
 
 /* Sorts the due list by deadline, stably, and marks the timers up to now as firing;

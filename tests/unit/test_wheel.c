@@ -714,7 +714,7 @@ static void test_large_expiry_order(void **state)
 }
 
 /* One expiry over 10 s of timers, with the shapes that take each of the buckets' paths
- * (fire_buckets, sort_bucket): timers alone in their bucket, a few a bucket (insertion
+ * (fire_buckets, pn__wheel_sort_bucket): timers alone in their bucket, a few a bucket (insertion
  * sort), a cluster crowding one bucket (sorted by records, the bucket sort), a cluster
  * within that cluster (the bucket sort's own crowded bucket), a crowd of equal
  * deadlines (in order already), and many crowded buckets, apart and within one bucket. Each expiry
