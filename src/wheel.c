@@ -60,25 +60,26 @@
  * (cur may be ahead of the caller's clock; expiry handles that, firing only deadlines
  * <= now).
  *
- * Order: equal deadlines fire in insertion order. Timers with equal keys always share
- * one list (placement depends only on the key and cur), so appends keep them in
- * insertion order (the model test checks every firing order). Cascading mixes
- * deadlines, so expiry orders what it fires, and only that: an expiry that moves cur
- * from c to n takes the due list and every timer its cascade finds due straight into
- * one of NBKT buckets by key over (c, n], by the timers' own links, marking each as
- * firing while its cache line is at hand (advance_expire, collect); then it fires the
- * buckets in order, each sorted first (fire_buckets, pn__wheel_sort_bucket): by
- * insertion for the few timers a bucket mostly holds, the records' sort for a crowded
- * one (a cluster of deadlines; pn__wheel_sort_list). Insertion order survives: timers
- * with equal keys come from one list, in its order, into one bucket. A callback that cancels or
- * re-adds a timer still to fire unlinks it from its bucket, so freeing it after is safe. Measured
- * against wahern/timeout (built outside the project, side by side), which pops due timers unsorted:
- * the cascade's walk is what costs, so LANES of the passed slots' lists are walked side by side (a
- * lane a list: the timers of a long jump sit mostly in a few coarse slots). When the expiry does
- * not move cur (a caller's clock behind an earlier call), the due list is sorted instead (sort_due:
- * records and the bucket sort, or without memory a merge sort over the links) and fired from a
- * firing list. Timers added by callbacks with deadline <= now go to the due list and fire at the
- * next expiry, which bounds every pn_wheel_expire call.
+ * Order: equal deadlines fire in insertion order. Timers with equal keys always share one
+ * list (placement depends only on the key and cur), so appends keep them in insertion
+ * order (the model test checks every firing order). Cascading mixes deadlines, so expiry
+ * orders what it fires, and only that: an expiry that moves cur from c to n takes the due
+ * list and every timer its cascade finds due straight into one of NBKT buckets by key over
+ * (c, n], by the timers' own links, marking each as firing while its cache line is at hand
+ * (advance_expire, collect); then it fires the buckets in order, each sorted first
+ * (fire_buckets, pn__wheel_sort_bucket): by insertion for the few timers a bucket mostly
+ * holds, the records' sort for a crowded one (a cluster of deadlines;
+ * pn__wheel_sort_list). Insertion order survives: timers with equal keys come from one
+ * list, in its order, into one bucket. A callback that cancels or re-adds a timer still to
+ * fire unlinks it from its bucket, so freeing it after is safe. Measured against
+ * wahern/timeout (built outside the project, side by side), which pops due timers
+ * unsorted: the cascade's walk is what costs, so LANES of the passed slots' lists are
+ * walked side by side (a lane a list: the timers of a long jump sit mostly in a few coarse
+ * slots). When the expiry does not move cur (a caller's clock behind an earlier call), the
+ * due list is sorted instead (sort_due: records and the bucket sort, or without memory a
+ * merge sort over the links) and fired from a firing list. Timers added by callbacks with
+ * deadline <= now go to the due list and fire at the next expiry, which bounds every
+ * pn_wheel_expire call.
  *
  * Time: a new wheel's cur is pn_now(), so timers are filed near their final level from
  * the start (cur far from the deadlines would put them all in the top level and
