@@ -88,7 +88,7 @@ PN_API int pn_wheel_check(struct pn_wheel *w)
 				return r;
 			for (const struct pn_timer_link *l = h->next; l != h; l = l->next)
 				if (bucket_of(key_of(((const struct pn_timer *)l)->deadline),
-				              w->bkey, w->bshift) != b)
+				              w->geo.bkey, w->geo.shift) != b)
 					return -EUCLEAN;
 		}
 	}

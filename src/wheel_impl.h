@@ -29,6 +29,16 @@
 _Static_assert(sizeof(struct pn_timer) <= 64, "struct pn_timer must fit in 64 bytes");
 _Static_assert(offsetof(struct pn_timer, link) == 0, "timer_of casts a link to its timer");
 
+/* The timers an expiry fires are collected while cascading straight into one of NBKT
+ * buckets by key over the range the expiry passes, by their own links, and marked as
+ * firing (id FIRE) while their lines are at hand: the order comes from the buckets, and
+ * only a bucket's few timers are sorted, when it fires. Nothing runs until the first
+ * fires. */
+struct due_set {
+	uint64_t bkey; /* keys <= bkey go to bucket 0, others to (key - bkey) >> shift */
+	int shift;     /* (the expiry's new key - bkey) >> shift < NBKT */
+};
+
 /* An empty slot's min and dirty mean nothing: place() starts them again. */
 struct slot {
 	struct pn_timer_link head;
@@ -56,12 +66,11 @@ struct pn_wheel {
 	/* Expiry's buckets (see due_set): bit b of bbits says list bkt[b] is in use (its
 	 * head means nothing otherwise), bit i of bsum that word i of bbits is not 0; the
 	 * buckets' timers carry id FIRE. All clear between expiries; during one, the
-	 * buckets still to fire, and bkey/bshift say which keys go where (bucket_of). */
+	 * buckets still to fire, and geo says which keys go where (bucket_of). */
 	uint64_t bsum;
 	uint64_t bbits[NBKT / 64];
 	struct pn_timer_link bkt[NBKT];
-	uint64_t bkey;
-	int bshift;
+	struct due_set geo;
 	/* test knobs (pn__wheel_sort_tune): the shortest list sorted by records, the most
 	 * timers a bucket sorts by insertion, and whether growing the buffer fails */
 	size_t records_min;
@@ -122,17 +131,6 @@ static inline int64_t list_min_latest(const struct pn_timer_link *h)
 /* Lanes advance_expire() walks at once (see there). */
 #define LANES 8
 
-/* The timers an expiry fires are collected while cascading straight into one of NBKT
- * buckets by key over the range the expiry passes, by their own links, and marked as
- * firing (id FIRE) while their lines are at hand: the order comes from the buckets, and
- * only a bucket's few timers are sorted, when it fires. Nothing runs until the first
- * fires. */
-struct due_set {
-	uint64_t bkey; /* keys <= bkey go to bucket 0, others to (key - bkey) >> shift */
-	int shift;     /* (the expiry's new key - bkey) >> shift < NBKT */
-	size_t n;      /* timers collected */
-};
-
 /* ds for an expiry that moves the wheel's time from key cur to nk (> cur). */
 static inline void due_set_init(struct due_set *ds, uint64_t cur, uint64_t nk)
 {
@@ -144,22 +142,6 @@ static inline void due_set_init(struct due_set *ds, uint64_t cur, uint64_t nk)
 static inline size_t bucket_of(uint64_t k, uint64_t bkey, int shift)
 {
 	return k > bkey ? (size_t)((k - bkey) >> shift) : 0;
-}
-
-/* The first bucket in use at or after bucket b, or NBKT. */
-static inline size_t next_bucket(const struct pn_wheel *w, size_t b)
-{
-	if (b >= NBKT)
-		return NBKT;
-	size_t wi = b / 64;
-	uint64_t m = w->bbits[wi] & (~0ULL << (b % 64));
-	if (m)
-		return wi * 64 + (size_t)__builtin_ctzll(m);
-	uint64_t s = wi + 1 < NBKT / 64 ? w->bsum & (~0ULL << (wi + 1)) : 0;
-	if (!s)
-		return NBKT;
-	wi = (size_t)__builtin_ctzll(s);
-	return wi * 64 + (size_t)__builtin_ctzll(w->bbits[wi]);
 }
 
 static inline void mark_firing(struct pn_timer *t)
