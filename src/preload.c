@@ -70,9 +70,13 @@ static cond_timedwait_fn real_cond_timedwait;
 static cond_clockwait_fn real_cond_clockwait;
 static longjmp_fn real_longjmp, real__longjmp, real_siglongjmp, real_longjmp_chk;
 int64_t pn__shim_precision = -1; /* -1: inert */
-static __thread bool inside;
-static __thread unsigned nested; /* calls that came in while inside: signal handlers */
-static __thread struct pn__sleep_plan *in_progress; /* the sleep in progress, while inside */
+/* Initial-exec TLS: the shim is loaded at startup (LD_PRELOAD), so these are a load from
+ * %fs each, not a call to __tls_get_addr on every entry and, worse, on the way out of a
+ * wait, between its deadline and the caller. A few bytes: a dlopen would fit them too. */
+#define SHIM_TLS __thread __attribute__((tls_model("initial-exec")))
+static SHIM_TLS bool inside;
+static SHIM_TLS unsigned nested; /* calls that came in while inside: signal handlers */
+static SHIM_TLS struct pn__sleep_plan *in_progress; /* the sleep in progress, while inside */
 static unsigned long handled; /* calls made precise, for tests: punctual_preload_handled */
 
 /* How many calls the shim has made precise in this process (tests read it with dlsym). */

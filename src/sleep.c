@@ -475,15 +475,28 @@ static inline void warm(const struct pn__sleep_plan *p)
 			pn__arch_touch(p->warm[i]);
 }
 
+/* The thread's state, found before a spin rather than after its deadline: in a shared
+ * library (global-dynamic TLS) &T is a call to __tls_get_addr, whose code and data the wait
+ * has left cold, on the path from the deadline to the caller. The empty asm hides that the
+ * pointer is &T, which the compiler would otherwise compute again where it is used (and,
+ * volatile, it stays here rather than sinking to the use). */
+static inline struct state *state_ahead(void)
+{
+	struct state *t = &T;
+	__asm__ __volatile__("" : "+r"(t));
+	return t;
+}
+
 int pn__sleep_finish(struct pn__sleep_plan *p)
 {
+	struct state *t = state_ahead();
 	int64_t start = spin_ns(p), now = start;
 	while (now < p->deadline) {
 		warm(p);
 		pn__arch_relax();
 		now = spin_ns(p);
 	}
-	finish_count(&T, p, start, now);
+	finish_count(t, p, start, now);
 	return 0;
 }
 
@@ -512,6 +525,7 @@ int pn__sleep_signals(const sigset_t *mask)
 #define PN__SPIN_GUARD_NS 3000
 int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, int64_t every)
 {
+	struct state *t = state_ahead();
 	int64_t start = spin_ns(p), now = start;
 	if (now >= p->deadline)
 		return pn__sleep_finish(p);
@@ -533,12 +547,12 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 		} else if (blocked && now >= next) {
 			if ((r = check ? check(ctx, &mask) : pn__sleep_signals(&mask)) != 0)
 				break;
-			int64_t t = spin_ns(p), took = t - now;
+			int64_t after = spin_ns(p), took = after - now;
 			cost = took > last ? took : last;
 			if (cost > PN__LOOK_WINDOW_NS)
 				cost = PN__LOOK_WINDOW_NS;
 			last = took;
-			next = t + every;
+			next = after + every;
 		} else if (!blocked && !looked && now + cost >= p->deadline) {
 			looked = true;
 			if ((r = check(ctx, &mask)) != 0)
@@ -553,10 +567,10 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 		pthread_sigmask(SIG_SETMASK, &mask, NULL);
 	if (r) {
 		p->now = now;
-		T.st.spun_ns += now - start;
+		t->st.spun_ns += now - start;
 		return r;
 	}
-	finish_count(&T, p, start, now);
+	finish_count(t, p, start, now);
 	return 0;
 }
 

@@ -90,7 +90,7 @@ static int spin_check(void *ctx, const sigset_t *thread_mask)
 int pn__wait_until(struct pn__waiter *w, struct pn__sleep_plan *plan, int64_t deadline,
                    int64_t precision, int flags)
 {
-	int e = errno, r;
+	int *errp = &errno, e = *errp, r; /* found now, not after the deadline */
 	struct timespec zero = {0, 0};
 	struct pn__probe probe = {probe_wait, w};
 	struct pn__sleep_plan own, *p = plan ? plan : &own;
@@ -120,7 +120,7 @@ int pn__wait_until(struct pn__waiter *w, struct pn__sleep_plan *plan, int64_t de
 		if (r == 0 && (r = pn__sleep_spin(p, spin_check, w, 0)) == 0 && !p->looked)
 			r = w->look ? w->look(w, w->mask) : w->wait(w, &zero, w->mask);
 	}
-	errno = e;
+	*errp = e;
 	return r;
 }
 
