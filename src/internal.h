@@ -127,11 +127,11 @@ int pn__sleep_finish(struct pn__sleep_plan *p);
  * mask took, see sleep.c): the spin puts the mask back and watches the clock alone.
  * A nonzero check result ends the spin and is returned: -errno, or a wait's ready count.
  * 0 at the deadline. The last check starts within PN__LOOK_WINDOW_NS of the deadline, in
- * the stretch with the mask put back, so that it ends there (p->looked); when the spin
+ * the stretch with the mask put back, so that it ends before it (p->looked); when the spin
  * could not take it (preempted at the end), the wait looks at its fds once more after
  * the deadline (wait.c). An event in that window may so be seen by the program's next
  * call rather than this one, as one that comes while the real call returns. */
-#define PN__LOOK_WINDOW_NS 1000
+#define PN__LOOK_WINDOW_NS 3000
 typedef int pn__spin_check(void *ctx, const sigset_t *mask);
 /* Lets in, for a moment, the signals that mask allows (a ppoll with a zero timeout):
  * -EINTR if a handler ran (the kernel restarts the call for a signal without one: ignored,

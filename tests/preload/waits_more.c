@@ -731,13 +731,14 @@ static int call(struct ctx *c, int rfd, enum kind k, long long len)
 }
 
 /* The event between 1 and 40 us before the deadline, where the shim spins (or the kernel
- * still waits): if it came before the deadline, apart from the shim's last microsecond,
- * the call must report it. The spin's last look ends at the deadline (a system call after
- * it would make the wait late by 1-2 us at the p99), so it starts up to LOOK_WINDOW before:
- * an event then may be the next call's, as one that comes while the real call returns.
+ * still waits): if it came before the deadline, apart from the shim's last microseconds,
+ * the call must report it. The spin's last look ends before the deadline (a system call
+ * after it would make the wait late by 1-2 us at the p99), so it starts up to LOOK_WINDOW
+ * before: an event then may be the next call's, as one that comes while the real call
+ * returns.
  * sigtimedwait's signal is SIGUSR1 (blocked) or SIGUSR2 (not blocked: the call takes it
  * all the same). */
-#define LOOK_WINDOW 1000 /* libpunctual's PN__LOOK_WINDOW_NS */
+#define LOOK_WINDOW 3000 /* libpunctual's PN__LOOK_WINDOW_NS */
 static void t_late_events(void)
 {
 	struct ctx c;
