@@ -5,14 +5,8 @@
  * The kernel's lateness L = wake - target - slack (what is left after the slack the
  * thread asked for) is learned per thread and per sleep-length class (log2 of the length
  * in us: an idle vCPU halts on long sleeps and takes tens of microseconds to wake) in a
- * decayed histogram: each new sample weighs 2^(1/2048) times the one before, so old
- * samples fade with a half-life of 2048 sleeps and the quantiles follow the load (a
- * worse one within a few sleeps: the tail moves up as soon as it holds three late ones).
- * A half-life that long is what a p99.9 needs: the histogram holds about 2955 sleeps'
- * worth, so its 0.1% tail is about three samples, above the outlier guard's two (below);
- * at 512 the guard made the margin about a p99.7: 0.33% of 1 ms waits woke past it here,
- * against 0.2% at 2048 (medians of 11 processes each), which spun 45% of those waits'
- * time instead of 21%.
+ * decayed histogram: each new sample weighs 2^(1/512) times the one before, so old
+ * samples fade with a half-life of 512 sleeps and the quantiles follow the load.
  *
  *  - kernel only, when the precision covers the class's p99 lateness: one absolute
  *    clock_nanosleep to the deadline with slack = the largest power of two that fits in
@@ -63,7 +57,7 @@
 #include "internal.h"
 
 #define NB            (1 + 4 * 24) /* lateness buckets: [0, 64 ns), then 4 per octave */
-#define DECAY         1.00033851f  /* 2^(1/2048) */
+#define DECAY         1.0013547f   /* 2^(1/512) */
 #define Q_KERNEL      0.99         /* kernel only when the precision covers this quantile */
 #define Q_MARGIN      0.999        /* the spin margin covers this one */
 #define MIN_SAMPLES   32
