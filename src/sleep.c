@@ -33,8 +33,7 @@
  * late; until then the margin is one tick (the coarse clock's resolution: the lateness of
  * a timer without high-resolution timers), so an unprobed short sleep spins.
  *
- * A class whose margin is more than half its sleeps spins every time (the kernel part
- * would save less than half the CPU, and bring a wakeup's tail) and would never learn
+ * A class whose margin is as long as its sleeps spins every time and would never learn
  * that the load went down. Such a sleep, when it has room, first makes one probe (a
  * shortest sleep, instead of spinning that long); when the probes say wakeups are cheap
  * again (twice their p99.9 fits in a quarter of the sleep), every 16th spin-only sleep
@@ -329,13 +328,11 @@ static inline int64_t spin_ns(const struct pn__sleep_plan *p)
 	return pn__ts_ns(&t);
 }
 
-/* A class whose margin is more than half its sleeps spins all of each: the kernel part
- * would save less than half the CPU, and it is what brings the tail, a wakeup later than
- * the margin (a p99.9, learned from a few hundred sleeps: on a VM whose halted vCPU the
- * host gives away, the wakeups past it come milliseconds late; 1 ms epoll_waits under
- * --precise=1us there, alternating wait by wait with the rule at "margin >= len": p99
- * 14.5 us against 21.8, the median of 10 processes). One probe instead of spinning that
- * long, and whether this sleep should explore (sleep half in the kernel). */
+/* A class that spins every time (margin >= len): one probe instead of spinning that long,
+ * and whether this sleep should explore (sleep half in the kernel). Only then: a class that
+ * spins learns only from its explores, so a lower bar (tried: margin > len / 2) leaves a
+ * class that a few late wakeups pushed over it spinning whole sleeps for thousands of
+ * them (3 ms sleeps at 97% CPU here, against 3-32% with this bar). */
 static bool spin_only_learn(struct state *t, struct pn__sleep_plan *p, int k, int64_t len)
 {
 	struct learn *c = &t->cls[k], *c0 = &t->cls[0]; /* class 0 holds the probes */
@@ -380,9 +377,8 @@ void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, i
 	int k = class_of(deadline - now);
 	int64_t kernel_q, margin;
 	expected(t, k, deadline - now, &kernel_q, &margin);
-	if (2 * margin > deadline - now) /* spin-only: see the comment above spin_only_learn */
-		margin = spin_only_learn(t, p, k, deadline - now) ? (deadline - now) / 2
-		                                                  : deadline - now;
+	if (margin >= deadline - now && spin_only_learn(t, p, k, deadline - now))
+		margin = (deadline - now) / 2;
 	if (p->stop) {
 		pn__sleep_cancel(p);
 		return;

@@ -298,37 +298,10 @@ static void *spin_only(void *arg)
 	return NULL;
 }
 
-/* The kernel part goes once the margin is more than half the sleep: below that the
- * sleep is in the kernel to deadline - margin, above it all spin (after a probe). */
-static void *spin_only_at_half(void *arg)
-{
-	(void)arg;
-	learn_n(1000, 20 * US, 40);
-	learn_n(3 * MS, 1 * MS, 64); /* margin at most 1.25 ms (bucket tops): < half of 3 ms */
-	struct pn_sleep_stats st;
-	pn_sleep_stats_reset();
-	struct pn__sleep_plan p = plan_for(3 * MS, 10 * US, 0);
-	pn_sleep_stats(&st);
-	if (!p.kernel || p.deadline - p.target < 1 * MS || p.deadline - p.target > 3 * MS / 2)
-		return "a margin under half the sleep did not sleep to deadline - margin";
-	if (st.probes != 0)
-		return "a sleep with a kernel part made a spin-only probe";
-	learn_n(3 * MS, 2 * MS, 64); /* now 2-2.5 ms: over half */
-	pn_sleep_stats_reset();
-	p = plan_for(3 * MS, 10 * US, 0);
-	pn_sleep_stats(&st);
-	if (p.kernel)
-		return "a margin over half the sleep still slept in the kernel";
-	if (st.probes != 1)
-		return "a spin-only sleep with room made no probe";
-	return NULL;
-}
-
 static void test_spin_only_keeps_learning(void **state)
 {
 	(void)state;
 	in_fresh_thread(spin_only);
-	in_fresh_thread(spin_only_at_half);
 }
 
 /* PN__SLEEP_KEEP_SLACK: the kernel part runs with the plan's slack, and the thread's own
