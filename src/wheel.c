@@ -228,7 +228,7 @@ static inline void collect(struct pn_wheel *w, const struct due_set *ds, struct 
 	t->link.prev = last;
 	last->next = &t->link;
 	h->prev = &t->link;
-	t->seq = (t->seq & SEQMASK) | (uint64_t)FIRE << IDSHIFT;
+	mark_firing(t);
 }
 
 /* Fetches the timer at p (NULL or stale: only a hint) into the cache for writing: both
