@@ -227,8 +227,7 @@ if command -v "$JAVAC" >/dev/null && command -v "$JAVA" >/dev/null; then
 	echo "The JVM runs pinned here, its own threads (JIT compilers, GC, the VM thread) on the"
 	echo "CPU its selector thread spins on: a spin they preempt waits out their slice, where a"
 	echo "kernel wait would be woken ahead of them, and the spin's rule for that (kernel waits"
-	echo "once more than 1 in 8 spins lose the CPU) does not see losses of 1-2%. Measured on"
-	echo "2026-12-01 (not this run), the selector's 1 ms waits under --precise: p99 6.8 and"
-	echo "889.7 us in two pinned runs, 16.4 and 21.6 us unpinned."
+	echo "once more than 1 in 8 spins lose the CPU) does not see losses of 1-2%. That is the"
+	echo "likely cause of a tail in the wait's column here; this run does not measure it apart."
 	echo
 fi
