@@ -5,23 +5,26 @@
  * The kernel's lateness L = wake - target - slack (what is left after the slack the
  * thread asked for) is learned per thread and per sleep-length class (log2 of the length
  * in us: an idle vCPU halts on long sleeps and takes tens of microseconds to wake) in a
- * decayed histogram: each new sample weighs 2^(1/512) times the one before, so old
- * samples fade with a half-life of 512 sleeps and the quantiles follow the load.
+ * decayed histogram: each new sample weighs 2^(1/2048) times the one before, so old
+ * samples fade with a half-life of 2048 sleeps and the quantiles follow the load (2955
+ * samples' weight at most: enough for a p99.9 that rests on three of them).
  *
  *  - kernel only, when the precision covers the class's p99 lateness: one absolute
  *    clock_nanosleep to the deadline with slack = the largest power of two that fits in
  *    precision - p99 and in the sleep's length (a power of two, so the slack rarely
  *    changes: no prctl per call);
  *  - otherwise slack 1 ns, clock_nanosleep to deadline - margin, margin = the class's
- *    p99.9 lateness, then spin on pn_now() with the CPU's pause/yield to the deadline;
+ *    p99.9 lateness for a precision of 2 us or less, its p99.6 for a wider one (see
+ *    q_margin), then spin on pn_now() with the CPU's pause/yield to the deadline;
  *  - but where the class's spins keep losing the CPU to other tasks (LOST_NS), slack
  *    1 ns and the kernel to the deadline: a kernel wait is woken ahead of a CPU hog, a
  *    spinner waits out its slices.
  *
  * Outliers: from three samples on, a quantile never rests on the two most recent
  * samples' weight alone, so one stall (a process stopped, a vCPU descheduled for 50 ms)
- * is never the margin; in a learned class a lone wakeup later than its sleep and 8x its
- * margin is not learned at all unless the next one is as late (learn_wakeup). A class with fewer
+ * is never the margin; a lone wakeup later than its sleep and 8x its class's margin (a
+ * young class's included, its neighbour's then) is not learned at all unless the next
+ * one is as late (learn_wakeup). A class with fewer
  * than 32 samples takes the larger of its own quantiles, doubled but capped at half the sleep (so
  * that a stall among its first samples cannot make it spin, and stop learning), and those of its
  * best-learned neighbour (the nearest class with 32 samples, else the one with most), doubled while
@@ -38,6 +41,9 @@
  * shortest sleep, instead of spinning that long); when the probes say wakeups are cheap
  * again (twice their p99.9 fits in a quarter of the sleep), every 16th spin-only sleep
  * sleeps half its length in the kernel and learns from it; every 1024th does regardless.
+ * Each of the others ages what the class knows by 4 samples' worth (age), so that its
+ * memory runs in its sleeps, not in its explores: the late wakeups that made it spin-only
+ * fade within a few hundred sleeps.
  *
  * Everything is thread-local: lock-free by construction, and no allocation, so the
  * preload shim may call it where nanosleep is async-signal-safe.
@@ -56,9 +62,11 @@
 #include "internal.h"
 
 #define NB            (1 + 4 * 24) /* lateness buckets: [0, 64 ns), then 4 per octave */
-#define DECAY         1.0013547f   /* 2^(1/512) */
+#define DECAY         1.0003385f   /* 2^(1/2048) */
 #define Q_KERNEL      0.99         /* kernel only when the precision covers this quantile */
-#define Q_MARGIN      0.999        /* the spin margin covers this one */
+#define Q_MARGIN      0.999        /* the spin margin covers this one at a fine precision */
+#define Q_MARGIN_WIDE 0.996        /* ... and this one at a wider precision */
+#define FINE_NS       2000         /* precisions up to this are fine (see q_margin) */
 #define MIN_SAMPLES   32
 #define EXPLORE       1024 /* spin-only sleeps before a class tries the kernel again */
 #define EXPLORE_CHEAP 16   /* ... when the probes say wakeups got cheap */
@@ -121,6 +129,16 @@ static int class_of(int64_t len)
 	return k < PN_SLEEP_CLASSES ? k : PN_SLEEP_CLASSES - 1;
 }
 
+static void renormalize(struct learn *l)
+{
+	if (l->inc > 1e18f) { /* before float runs out */
+		for (int b = 0; b < NB; b++)
+			l->w[b] /= l->inc;
+		l->total /= l->inc;
+		l->inc = 1.0f;
+	}
+}
+
 static void learn(struct learn *l, int64_t late)
 {
 	if (l->inc == 0.0f)
@@ -129,22 +147,30 @@ static void learn(struct learn *l, int64_t late)
 	l->total += l->inc;
 	l->n++;
 	l->inc *= DECAY;
-	if (l->inc > 1e18f) { /* renormalize before float runs out */
-		for (int b = 0; b < NB; b++)
-			l->w[b] /= l->inc;
-		l->total /= l->inc;
-		l->inc = 1.0f;
-	}
+	renormalize(l);
+}
+
+/* A spin-only sleep of l's class, which learns nothing: what l knows fades by AGE_STEPS
+ * samples' worth (while it holds more than AGE_FLOOR), so that a class which a few late
+ * wakeups made spin-only forgets them in a few hundred of its sleeps, not in thousands of
+ * explores (3 ms sleeps held at 97% CPU here by a margin counted in samples alone). */
+#define AGE_STEPS 4
+#define AGE_FLOOR 64.0f
+static void age(struct learn *l)
+{
+	for (int i = 0; i < AGE_STEPS && l->total > AGE_FLOOR * l->inc; i++)
+		l->inc *= DECAY;
+	renormalize(l);
 }
 
 /* The q-quantile of what l learned, from the top: the first bucket where more than
- * (1 - q) of the weight lies at or above it, and (from three samples on) more than two
- * recent samples' worth: a single stall (a vCPU descheduled, a process stopped) must not
- * become the margin. */
-static int64_t quantile(const struct learn *l, double q)
+ * (1 - q) of the weight lies at or above it, and (from three samples on) more than guard
+ * times the newest sample's weight. With a guard of 2 a single stall (a vCPU descheduled,
+ * a process stopped) never becomes the margin: it takes three late samples. */
+static int64_t quantile_of(const struct learn *l, double q, float guard)
 {
 	float tail = 0.0f, limit = (float)((1.0 - q) * l->total);
-	float two = 2.0f * l->inc / DECAY; /* the weight of the last sample, twice */
+	float two = guard * l->inc / DECAY; /* guard times the weight of the last sample */
 	if (limit < two && l->n > 2)
 		limit = two;
 	for (int b = NB - 1; b >= 0; b--) {
@@ -153,6 +179,22 @@ static int64_t quantile(const struct learn *l, double q)
 			return bucket_hi(b);
 	}
 	return 0;
+}
+
+static int64_t quantile(const struct learn *l, double q)
+{
+	return quantile_of(l, q, 2.0f);
+}
+
+/* A learned class's margin at quantile q. The p99.9 rests on one sample's worth of tail
+ * once the class holds 1000 samples' weight; before that the guard of two made it the
+ * third latest wakeup the class had seen: a p99 after 300 sleeps, a p99.7 after 1000, so
+ * up to 1% of a fine precision's waits in a fresh process were late. Its guard is half a
+ * sample: until the p99.9 holds on its own, the margin is the latest wakeup seen (stalls
+ * are held back by learn_wakeup). */
+static int64_t margin_q(const struct learn *l, double q)
+{
+	return quantile_of(l, q, q >= Q_MARGIN ? 0.5f : 2.0f);
 }
 
 /* The best-learned class other than k: the nearest with MIN_SAMPLES, else the one with
@@ -188,17 +230,31 @@ static int64_t q_of(const struct learn *l, double q)
 	return l->n < MIN_SAMPLES ? 2 * v : v;
 }
 
-/* Class k's expected lateness (p99) and spin margin (p99.9), for a sleep of len ns. A
+/* The quantile the spin margin covers for a sleep of this precision. A precision of
+ * FINE_NS or less (the floor a spin reaches on a host that loses its vCPU now and then:
+ * the best this machine can do) covers the p99.9: fewer than 1% of such waits may be late,
+ * and the machine's own stalls take most of that. A wider one covers the p99.6, as the
+ * 512-sleep histogram this one replaced did in practice: on this project's VM the p99.9 of
+ * a 3 ms sleep's wakeup is 1.5-3 ms in a noisy hour, so covering it there holds 3 ms
+ * sleeps at 60-99% CPU, against 15-35% at the p99.6 (acceptance 12's stall reproducer,
+ * 2026-12-01). */
+static double q_margin(int64_t precision)
+{
+	return precision <= FINE_NS ? Q_MARGIN : Q_MARGIN_WIDE;
+}
+
+/* Class k's expected lateness (p99) and spin margin (the q quantile), for a sleep of len ns. A
  * class still learning takes the larger of its own (doubled) and its best-learned
  * neighbour's; its own few samples never make it spin-only (they are capped at half the
  * sleep): a class that spins learns nothing, so one stall among them would stay the
  * margin. A neighbour's quantiles may (sleeps shorter than any wakeup spin). */
-static void expected(const struct state *t, int k, int64_t len, int64_t *kernel_q, int64_t *margin)
+static void expected(const struct state *t, int k, int64_t len, double q, int64_t *kernel_q,
+                     int64_t *margin)
 {
 	const struct learn *own = &t->cls[k];
 	if (own->n >= MIN_SAMPLES) {
 		*kernel_q = quantile(own, Q_KERNEL);
-		*margin = quantile(own, Q_MARGIN);
+		*margin = margin_q(own, q);
 		return;
 	}
 	const struct learn *nb = neighbour(t, k);
@@ -212,7 +268,7 @@ static void expected(const struct state *t, int k, int64_t len, int64_t *kernel_
 	for (int i = 0; i < 2; i++) {
 		if (!from[i])
 			continue;
-		int64_t a = q_of(from[i], Q_KERNEL), b = q_of(from[i], Q_MARGIN);
+		int64_t a = q_of(from[i], Q_KERNEL), b = q_of(from[i], q);
 		if (from[i] == own && b > len / 2)
 			a = b = len / 2;
 		*kernel_q = a > *kernel_q ? a : *kernel_q;
@@ -347,6 +403,7 @@ static bool spin_only_learn(struct state *t, struct pn__sleep_plan *p, int k, in
 		c->spins = 0;
 		return true;
 	}
+	age(c);
 	return false;
 }
 
@@ -376,7 +433,7 @@ void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, i
 	}
 	int k = class_of(deadline - now);
 	int64_t kernel_q, margin;
-	expected(t, k, deadline - now, &kernel_q, &margin);
+	expected(t, k, deadline - now, q_margin(precision), &kernel_q, &margin);
 	if (margin >= deadline - now && spin_only_learn(t, p, k, deadline - now))
 		margin = (deadline - now) / 2;
 	if (p->stop) {
@@ -416,17 +473,24 @@ void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, i
 		pn__sleep_cancel(p);
 }
 
-/* A learned class's wakeup later than both its sleep and STALL_X times its margin is a
- * stall (the process stopped, the vCPU taken away) or the start of a new load. One alone
- * is held back: the quantiles' guard would ignore it, but it would take one of the two
- * samples' worth the guard allows, and the margin would stay one outlier higher for
- * hundreds of sleeps. The next wakeup decides: another late one means the load changed,
- * and both are learned; an ordinary one drops it. */
+/* A wakeup later than both its sleep and STALL_X times its class's margin (a young
+ * class's: what expected() gives it, its neighbour's included) is a stall (the process
+ * stopped, the vCPU taken away) or the start of a new load. One alone is held back: the
+ * quantiles' guard would ignore it, but it would take one of the two samples' worth the
+ * guard allows, the margin (margin_of) would stay one outlier higher for hundreds of
+ * sleeps, and a young class would carry it into its learned life. The next wakeup
+ * decides: another late one means the load changed, and both are learned; an ordinary
+ * one drops it. */
 #define STALL_X 8
-static void learn_wakeup(struct learn *l, int64_t late, int64_t len)
+static void learn_wakeup(struct state *t, int k, int64_t late, int64_t len)
 {
-	if (l->n >= MIN_SAMPLES) {
-		int64_t m = quantile(l, Q_MARGIN);
+	struct learn *l = &t->cls[k];
+	int64_t m = -1, kernel_q;
+	if (l->n >= MIN_SAMPLES)
+		m = quantile(l, Q_MARGIN);
+	else if (learned_any(t))
+		expected(t, k, len, Q_MARGIN, &kernel_q, &m);
+	if (m >= 0) {
 		bool stall = late > len && late > STALL_X * m;
 		if (stall && !l->held) {
 			l->held = late;
@@ -446,7 +510,7 @@ void pn__sleep_woke(struct pn__sleep_plan *p, bool learn_it)
 	pn__sleep_cancel(p);
 	t->st.slept_ns += woke - p->start;
 	if (learn_it) {
-		learn_wakeup(&t->cls[p->k], woke - p->target - p->slack, p->deadline - p->start);
+		learn_wakeup(t, p->k, woke - p->target - p->slack, p->deadline - p->start);
 		t->cls[p->k].spins = 0;
 	}
 	p->now = woke;
@@ -620,7 +684,7 @@ PN_API int pn_sleep_for(int64_t ns, int64_t precision)
 
 void pn__sleep_learn(int64_t len, int64_t late)
 {
-	learn_wakeup(&T.cls[class_of(len)], late, len);
+	learn_wakeup(&T, class_of(len), late, len);
 }
 
 PN_API int pn_sleep_stats(struct pn_sleep_stats *st)

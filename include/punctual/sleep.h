@@ -6,7 +6,8 @@
  * The kernel wakes a sleeping thread late by its timer slack plus a wakeup latency that
  * depends on the machine, its load and how long the thread slept (an idle vCPU halts;
  * waking it takes tens of microseconds). pn_sleep_until learns that latency per thread
- * and per sleep-length class, as a high quantile (p99.9) that follows the load. When the
+ * and per sleep-length class, as a high quantile (p99.9 for a precision of 2 us or less,
+ * p99.6 for a wider one) that follows the load. When the
  * precision covers it, the thread sleeps in the kernel only (absolute clock_nanosleep)
  * with its slack lowered to fit; otherwise it sleeps until deadline - margin and spins
  * (pause / yield) to the deadline.

@@ -217,10 +217,17 @@ static void *stall_first(void *arg)
 	(void)arg;
 	learn_n(1000, 20 * US, 40);       /* the probes: wakeups cost 20 us */
 	pn__sleep_learn(3 * MS, 50 * MS); /* the class's first sample: a 50 ms stall */
+	struct pn_sleep_stats st;
+	pn_sleep_stats(&st);
+	if (st.class_samples[11] != 0)
+		return "a lone stall was learned as a young class's first sample";
 	struct pn__sleep_plan p = plan_for(3 * MS, 10 * US, 0);
 	if (!sleeps_in_kernel(&p))
 		return "one stall as a class's first sample made it spin-only";
 	learn_n(3 * MS, 40 * US, 2); /* two ordinary wakeups: the stall is out */
+	pn_sleep_stats(&st);
+	if (st.class_samples[11] != 2)
+		return "an ordinary wakeup after a young class's stall: the stall was kept";
 	p = plan_for(3 * MS, 10 * US, 0);
 	if (p.deadline - p.target > 1 * MS)
 		return "after three samples the stall is still the margin";
@@ -298,10 +305,31 @@ static void *spin_only(void *arg)
 	return NULL;
 }
 
+/* A class that a few late wakeups made spin-only forgets them in its own sleeps, without
+ * a single new sample: its memory runs in sleeps, not in explores (plan_for learns
+ * nothing). Without that it would spin until its explores had outweighed them. */
+static void *spin_only_forgets(void *arg)
+{
+	(void)arg;
+	learn_n(1000, 20 * US, 40);
+	learn_n(3 * MS, 40 * US, 200);
+	learn_n(3 * MS, 20 * MS, 4); /* in a row: the load changed, all four learned */
+	struct pn__sleep_plan p = plan_for(3 * MS, 10 * US, 0);
+	if (p.kernel)
+		return "four 20 ms wakeups did not make a 3 ms class spin-only";
+	for (int i = 1; i <= 1024; i++) {
+		p = plan_for(3 * MS, 10 * US, 0);
+		if (p.kernel && p.deadline - p.target < 1 * MS) /* not an explore (half) */
+			return NULL;
+	}
+	return "a spin-only class still spun after 1024 of its sleeps without a late wakeup";
+}
+
 static void test_spin_only_keeps_learning(void **state)
 {
 	(void)state;
 	in_fresh_thread(spin_only);
+	in_fresh_thread(spin_only_forgets);
 }
 
 /* PN__SLEEP_KEEP_SLACK: the kernel part runs with the plan's slack, and the thread's own
