@@ -235,9 +235,9 @@ static int64_t q_of(const struct learn *l, double q)
  * the best this machine can do) covers the p99.9: fewer than 1% of such waits may be late,
  * and the machine's own stalls take most of that. A wider one covers the p99.6, as the
  * 512-sleep histogram this one replaced did in practice: on this project's VM the p99.9 of
- * a 3 ms sleep's wakeup is 1.5-3 ms in a noisy hour, so covering it there holds 3 ms
- * sleeps at 60-99% CPU, against 15-35% at the p99.6 (acceptance 12's stall reproducer,
- * 2026-12-01). */
+ * a 3 ms sleep's wakeup was 1.5-3 ms in a noisy hour, and covering it held 3 ms sleeps
+ * at 57-99% CPU, where the p99.6 held them at 3-38% in the same hour (acceptance 12's
+ * stall reproducer, chunks 3-5, 2026-12-01). */
 static double q_margin(int64_t precision)
 {
 	return precision <= FINE_NS ? Q_MARGIN : Q_MARGIN_WIDE;
