@@ -21,14 +21,15 @@
  *    spinner waits out its slices.
  *
  * Outliers: from three samples on, a quantile never rests on the two most recent
- * samples' weight alone, so one stall (a process stopped, a vCPU descheduled for 50 ms)
- * is never the margin; a lone wakeup later than its sleep and 8x its class's margin (a
- * young class's included, its neighbour's then) is not learned at all unless the next
- * one is as late (learn_wakeup). A class with fewer
- * than 32 samples takes the larger of its own quantiles, doubled but capped at half the sleep (so
- * that a stall among its first samples cannot make it spin, and stop learning), and those of its
- * best-learned neighbour (the nearest class with 32 samples, else the one with most), doubled while
- * that one is young.
+ * samples' weight alone (at a fine precision, half of one while the class holds fewer
+ * than 1000 samples' weight: see margin_q), so one stall (a process stopped, a vCPU
+ * descheduled for 50 ms) is never the margin; a lone wakeup later than its sleep and 8x
+ * its class's margin (a young class's included, its neighbour's then) is not learned at
+ * all unless the next one is as late (learn_wakeup). A class with fewer than 32 samples
+ * takes the larger of its own quantiles, doubled but capped at half the sleep (so that a
+ * stall among its first samples cannot make it spin, and stop learning), and those of
+ * its best-learned neighbour (the nearest class with 32 samples, else the one with
+ * most), doubled while that one is young.
  *
  * A thread that has learned nothing yet measures the kernel's wakeup latency with up to
  * 8 of the shortest possible sleeps (absolute, 1 ns ahead) at the start of its first
@@ -170,9 +171,9 @@ static void age(struct learn *l)
 static int64_t quantile_of(const struct learn *l, double q, float guard)
 {
 	float tail = 0.0f, limit = (float)((1.0 - q) * l->total);
-	float two = guard * l->inc / DECAY; /* guard times the weight of the last sample */
-	if (limit < two && l->n > 2)
-		limit = two;
+	float least = guard * l->inc / DECAY; /* guard times the weight of the last sample */
+	if (limit < least && l->n > 2)
+		limit = least;
 	for (int b = NB - 1; b >= 0; b--) {
 		tail += l->w[b];
 		if (tail > limit)
@@ -477,7 +478,7 @@ void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, i
  * class's: what expected() gives it, its neighbour's included) is a stall (the process
  * stopped, the vCPU taken away) or the start of a new load. One alone is held back: the
  * quantiles' guard would ignore it, but it would take one of the two samples' worth the
- * guard allows, the margin (margin_of) would stay one outlier higher for hundreds of
+ * guard allows, the margin would stay one outlier higher for hundreds of
  * sleeps, and a young class would carry it into its learned life. The next wakeup
  * decides: another late one means the load changed, and both are learned; an ordinary
  * one drops it. */
