@@ -10,8 +10,10 @@ echo
 echo "Lateness = return time - deadline. All variants take turns in blocks of 25 sleeps on"
 echo "CPU 0 (taskset); pn_sleep_until first learns each length for 200 sleeps (steady"
 echo "state). CPU % = thread CPU time / wall time while sleeping; spin/sleep = mean time"
-echo "spent spinning per pn_sleep_until; margin = the margin its last sleep at that length"
-echo "used. Reproduce: \`make bench\`, or \`taskset -c 0 build/release/bench/bench_precise\`."
+echo "spent spinning per pn_sleep_until; margin = the mean margin the variant's sleeps used"
+echo "(its blocks' last sleeps'; it depends on the precision: the p99.9 of the wakeups at"
+echo "1 us, their p99.6 at 50 us). Reproduce: \`make bench\`, or"
+echo "\`taskset -c 0 build/release/bench/bench_precise\`."
 echo
 taskset -c 0 "$BIN" "idle (other CPU idle)" "$SCALE" || echo "(early returns: see above)"
 if command -v stress-ng >/dev/null; then
