@@ -183,7 +183,9 @@ __attribute__((noinline)) static int precise_abs(clockid_t clk, int64_t deadline
 	pn__shim_enter(&p);
 	unsigned n0 = nested;
 	pn__sleep_plan(&p, clk, deadline, pn__shim_precision,
-	               PN__SLEEP_KEEP_SLACK | PN__SLEEP_EINTR | PN__SLEEP_LIBC_CLOCK, NULL);
+	               PN__SLEEP_KEEP_SLACK | PN__SLEEP_EINTR | PN__SLEEP_LIBC_CLOCK |
+	                       PN__SLEEP_TAIL,
+	               NULL);
 	p.warm[0] = ret;
 	p.warm[1] = RET;
 	if (p.stop)
@@ -198,7 +200,10 @@ __attribute__((noinline)) static int precise_abs(clockid_t clk, int64_t deadline
 		}
 		pn__sleep_woke(&p, nested == n0);
 	}
-	return pn__shim_leave(pn__sleep_finish_intr(&p));
+	int r = pn__sleep_finish_intr(&p);
+	if (r == 0 && p.tail)
+		pn__sleep_tail(&p);
+	return pn__shim_leave(r);
 }
 
 /* Sleeps ns from now (the call time, read first thing) on the monotonic clock (a

@@ -93,12 +93,53 @@ struct learn {
 	uint32_t calm;  /* sleeps since it last spun while lost is high */
 };
 
+/* A sleep whose caller spun its last stretch (PN__SLEEP_TAIL): counted at the thread's
+ * next sleep or statistics read, once the caller has stored its end. */
+struct pending {
+	int64_t start, deadline, precision, end;
+	int k;
+	bool on;
+};
+
 struct state {
 	struct learn cls[PN_SLEEP_CLASSES];
 	struct pn_sleep_stats st;
+	struct pending pend;
 };
 
 static __thread struct state T;
+
+static void count(struct state *t, int k, int64_t deadline, int64_t precision, int64_t spin_start,
+                  int64_t now)
+{
+	if (spin_start < deadline) {
+		t->st.spun_ns += now - spin_start;
+		struct learn *c = &t->cls[k];
+		c->lost += ((now - deadline > LOST_NS ? 1.0f : 0.0f) - c->lost) * LOST_DECAY;
+	} else {
+		t->st.kernel_only++;
+	}
+	t->st.sleeps++;
+	if (now < deadline) /* cannot happen: the callers' loops; counted if it ever does */
+		t->st.early++;
+	if (now - deadline > precision)
+		t->st.late++;
+}
+
+static void finish_count(struct state *t, struct pn__sleep_plan *p, int64_t spin_start, int64_t now)
+{
+	count(t, p->k, p->deadline, p->precision, spin_start, now);
+}
+
+/* Counts the sleep a caller ended (pn__sleep_tail), if one is waiting. */
+static void settle(struct state *t)
+{
+	if (!t->pend.on)
+		return;
+	t->pend.on = false;
+	struct pending *d = &t->pend;
+	count(t, d->k, d->deadline, d->precision, d->start, d->end);
+}
 
 static int bucket_of(int64_t v)
 {
@@ -412,6 +453,7 @@ void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, i
                     int flags, const struct pn__probe *probe)
 {
 	struct state *t = &T;
+	settle(t);
 	int64_t now = clock_ns(clk);
 	*p = (struct pn__sleep_plan){.clk = clk,
 	                             .flags = flags,
@@ -517,22 +559,6 @@ void pn__sleep_woke(struct pn__sleep_plan *p, bool learn_it)
 	p->now = woke;
 }
 
-static void finish_count(struct state *t, struct pn__sleep_plan *p, int64_t spin_start, int64_t now)
-{
-	if (spin_start < p->deadline) {
-		t->st.spun_ns += now - spin_start;
-		struct learn *c = &t->cls[p->k];
-		c->lost += ((now - p->deadline > LOST_NS ? 1.0f : 0.0f) - c->lost) * LOST_DECAY;
-	} else {
-		t->st.kernel_only++;
-	}
-	t->st.sleeps++;
-	if (now < p->deadline) /* cannot happen: the callers' loops; counted if it ever does */
-		t->st.early++;
-	if (now - p->deadline > p->precision)
-		t->st.late++;
-}
-
 /* The spin's touch of the code its return runs (the plan's warm): a prefetch of the
  * caller's, which cannot fault, a load of libpunctual's own. */
 static inline void warm(const struct pn__sleep_plan *p)
@@ -594,7 +620,7 @@ int pn__sleep_signals(const sigset_t *mask)
  * looks once more, late anyway). A handler that runs in that last stretch ran as the call
  * ended, as one the kernel delivers on the way out of a call that timed out. */
 #define PN__SPIN_GUARD_NS 3000
-#define PN__LOOK_X 4
+#define PN__LOOK_X        4
 int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, int64_t every)
 {
 	struct state *t = state_ahead();
@@ -612,7 +638,12 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 	now += unmask;
 	int64_t lead = PN__LOOK_WINDOW_NS, last = 0; /* until a check is timed */
 	bool looked = !check;                        /* a plain sleep has no last look to take */
+	bool tail = false;
 	for (int64_t next = check ? now : now + every; now < p->deadline; now = spin_ns(p)) {
+		if (!blocked && looked && (p->flags & PN__SLEEP_TAIL)) {
+			tail = true; /* the rest is the caller's (pn__sleep_tail) */
+			break;
+		}
 		if (blocked && now + unmask + lead + PN__SPIN_GUARD_NS >= p->deadline) {
 			pthread_sigmask(SIG_SETMASK, &mask, NULL);
 			blocked = false;
@@ -641,6 +672,17 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 		p->now = now;
 		t->st.spun_ns += now - start;
 		return r;
+	}
+	if (tail) {
+		t->pend = (struct pending){.start = start,
+		                           .deadline = p->deadline,
+		                           .precision = p->precision,
+		                           .end = p->deadline,
+		                           .k = p->k,
+		                           .on = true};
+		p->tail = true;
+		p->tail_end = &t->pend.end;
+		return 0;
 	}
 	finish_count(t, p, start, now);
 	return 0;
@@ -693,6 +735,7 @@ PN_API int pn_sleep_stats(struct pn_sleep_stats *st)
 	if (!st)
 		return -EINVAL;
 	struct state *t = &T;
+	settle(t);
 	*st = t->st;
 	st->slack_ns = pn__slack_known() ? pn__slack_known() : -1;
 	for (int k = 0; k < PN_SLEEP_CLASSES; k++) {
@@ -704,6 +747,7 @@ PN_API int pn_sleep_stats(struct pn_sleep_stats *st)
 
 PN_API void pn_sleep_stats_reset(void)
 {
+	settle(&T);
 	struct pn_sleep_stats *s = &T.st;
 	s->sleeps = s->past = s->early = s->late = s->kernel_only = s->slack_changes = 0;
 	s->probes = 0;

@@ -66,6 +66,10 @@ check "the stall program runs under the shim ($(cat "$TMP/stall.err"))" test $? 
 margin=$(sed -n 's/^3ms class: margin \([0-9]*\) ns.*/\1/p' "$TMP/stall.out")
 check "the stall program read the shim's stats: $(cat "$TMP/stall.out")" test -n "$margin"
 check "a 50 ms stall is not the 3 ms class's margin ($margin ns)" test "${margin:-99999999999}" -lt 50000000
+# 1 + 1 + 64 nanosleeps, 50 more and 50 epoll_waits: each counted once, none early (the
+# shim ends the last stretch of a spin in its wrapper and counts it at the next call)
+check "the shim counts each of 166 sleeps once, none early: $(cat "$TMP/stall.out")" \
+	grep -qx 'counted 166 early 0' "$TMP/stall.out"
 "$STALL" >"$TMP/stall0.out"
 check "no shim, no stats" grep -q '^no shim$' "$TMP/stall0.out"
 
