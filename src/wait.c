@@ -130,7 +130,11 @@ PN_API int pn_poll_until(struct pollfd *fds, nfds_t n, int64_t deadline, int64_t
 		return -EINVAL;
 	struct pn__poll_waiter f = {
 	        {.wait = wait_poll, .ret = {__builtin_return_address(0)}}, fds, n};
-	return pn__wait_until(&f.w, NULL, deadline, precision, 0);
+	struct pn__sleep_plan p;
+	int r = pn__wait_until(&f.w, &p, deadline, precision, PN__SLEEP_TAIL);
+	if (r == 0 && p.tail) /* the last microseconds here: one return from the deadline */
+		pn__sleep_tail(&p);
+	return r;
 }
 
 PN_API int pn_epoll_wait_until(int epfd, struct epoll_event *ev, int max, int64_t deadline,
@@ -145,5 +149,9 @@ PN_API int pn_epoll_wait_until(int epfd, struct epoll_event *ev, int max, int64_
 	                             epfd,
 	                             max,
 	                             ev};
-	return pn__wait_until(&w.w, NULL, deadline, precision, 0);
+	struct pn__sleep_plan p;
+	int r = pn__wait_until(&w.w, &p, deadline, precision, PN__SLEEP_TAIL);
+	if (r == 0 && p.tail)
+		pn__sleep_tail(&p);
+	return r;
 }
