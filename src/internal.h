@@ -87,13 +87,13 @@ enum {
 	 * once the call returns: that path (libc's wrapper, its page) is then warm, where
 	 * after a sleep it costs up to 1 us at the p99 here (the shim). */
 	PN__SLEEP_LIBC_CLOCK = 4,
-	/* The caller ends the spin (pn__sleep_tail): pn__sleep_spin returns once its last
-	 * check has run and the mask is back, p->tail set, and the caller spins the last few
-	 * microseconds in its own frame. A wait's return from the deadline to the program is
-	 * then one return, not four: after the spin's system calls the return predictions of
-	 * the frames below are gone, and each return and its cold line cost 30-40 ns here
-	 * (p50 of the lateness 340-520 -> 260-330 ns, p99 2.1-2.9 -> 1.3-1.8 us: the
-	 * shim's epoll_wait(1 ms), 3 runs each, alternating, 2026-12-01). */
+	/* The caller ends the spin (pn__sleep_tail): pn__sleep_spin returns before the
+	 * deadline, p->tail set, once its last check has run (a plain sleep has none) and the
+	 * mask is back, and the caller spins the last few microseconds in its own frame. A wait's
+	 * return from the deadline to the program is then one return, not four: after the spin's
+	 * system calls the return predictions of the frames below are gone, and each return and its
+	 * cold line cost 30-40 ns here (p50 of the lateness 340-520 -> 260-330 ns, p99 2.1-2.9
+	 * -> 1.3-1.8 us: the shim's epoll_wait(1 ms), 3 runs each, alternating, 2026-12-01). */
 	PN__SLEEP_TAIL = 8,
 };
 /* A plan's probe, for waits that watch fds (wait.c): wait(ctx) waits 1 ns and returns 0,
@@ -103,6 +103,12 @@ struct pn__probe {
 	void *ctx;
 };
 #define PN__WARM 4
+/* Where a caller's spin (PN__SLEEP_TAIL) stores its end: sleep.c's record of the sleep,
+ * numbered, so that a handler's own sleep, which reuses the record, keeps its own end. */
+struct pn__tail {
+	int64_t end;
+	uint32_t seq;
+};
 struct pn__sleep_plan {
 	clockid_t clk;
 	int flags;
@@ -110,13 +116,14 @@ struct pn__sleep_plan {
 	int64_t start, now, target, slack;
 	int64_t restore; /* the slack to put back after the kernel part; -1: none */
 	int k;
-	_Bool past;        /* the deadline had passed: return at once */
-	_Bool kernel;      /* wait in the kernel until target first */
-	int stop;          /* the probes ended the plan: -EINTR (PN__SLEEP_EINTR), another
-	                    * -errno, or the ready count of the probe's fds */
-	_Bool looked;      /* pn__sleep_spin's last check ran, ending by the deadline */
-	_Bool tail;        /* PN__SLEEP_TAIL: the caller spins to the deadline (pn__sleep_tail) */
-	int64_t *tail_end; /* ... and stores the time it ended there */
+	_Bool past;   /* the deadline had passed: return at once */
+	_Bool kernel; /* wait in the kernel until target first */
+	int stop;     /* the probes ended the plan: -EINTR (PN__SLEEP_EINTR), another
+	               * -errno, or the ready count of the probe's fds */
+	_Bool looked; /* pn__sleep_spin's last check ran, ending by the deadline */
+	_Bool tail;   /* PN__SLEEP_TAIL: the caller spins to the deadline (pn__sleep_tail) */
+	struct pn__tail *tail_to; /* ... and stores the time it ended there, */
+	uint32_t tail_seq;        /* if the record is still this sleep's */
 	const struct pn__probe *probe;
 	/* Code the call's return runs (return addresses, NULL: none), touched by every turn
 	 * of the spin: after a halt, the page walks for it can cost up to 1.5 us here when
@@ -138,11 +145,12 @@ int pn__sleep_finish(struct pn__sleep_plan *p);
  * -EINTR). The checks stop a few us before the deadline (by what the last ones and the
  * mask took, see sleep.c): the spin puts the mask back and watches the clock alone.
  * A nonzero check result ends the spin and is returned: -errno, or a wait's ready count.
- * 0 at the deadline. The last check starts within PN__LOOK_WINDOW_NS of the deadline, in
- * the stretch with the mask put back, so that it ends before it (p->looked); when the spin
- * could not take it (preempted at the end), the wait looks at its fds once more after
- * the deadline (wait.c). An event in that window may so be seen by the program's next
- * call rather than this one, as one that comes while the real call returns. */
+ * 0 at the deadline, or with PN__SLEEP_TAIL 0 before it with p->tail set (the caller
+ * spins the rest: pn__sleep_tail). The last check starts within PN__LOOK_WINDOW_NS of the deadline,
+ * in the stretch with the mask put back, so that it ends before it (p->looked); when the spin could
+ * not take it (preempted at the end), the wait looks at its fds once more after the deadline
+ * (wait.c). An event in that window may so be seen by the program's next call rather than this one,
+ * as one that comes while the real call returns. */
 #define PN__LOOK_WINDOW_NS 3000
 typedef int pn__spin_check(void *ctx, const sigset_t *mask);
 /* Lets in, for a moment, the signals that mask allows (a ppoll with a zero timeout):
@@ -150,7 +158,8 @@ typedef int pn__spin_check(void *ctx, const sigset_t *mask);
  * or a stop), else 0. */
 int pn__sleep_signals(const sigset_t *mask);
 int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, int64_t every);
-/* pn__sleep_spin(p, NULL, NULL, PN__SIGCHECK_NS) for the shim's sleeps: 0 at the deadline,
+/* pn__sleep_spin(p, NULL, NULL, PN__SIGCHECK_NS) for the shim's sleeps: 0 at the deadline
+ * (before it with p->tail, as pn__sleep_spin),
  * or EINTR (positive) when a signal handler ran during the spin, which blocks signals and
  * lets them in every PN__SIGCHECK_NS ns (ppoll with the caller's mask), so a handler runs
  * at most that late and where the real call would have run it. */
@@ -159,7 +168,7 @@ int pn__sleep_finish_intr(struct pn__sleep_plan *p);
 /* The spin's last stretch in the caller's frame, for a plan that pn__sleep_spin left with
  * p->tail (PN__SLEEP_TAIL): to the deadline on the plan's clock, never before it. Its end
  * is counted in the thread's statistics at its next sleep (or statistics read). */
-static inline void pn__sleep_tail(struct pn__sleep_plan *p)
+__attribute__((always_inline)) static inline void pn__sleep_tail(struct pn__sleep_plan *p)
 {
 	int64_t now;
 	do {
@@ -173,7 +182,8 @@ static inline void pn__sleep_tail(struct pn__sleep_plan *p)
 			now = p->clk == CLOCK_MONOTONIC ? pn_now() : pn__clock_ns(p->clk);
 		}
 	} while (now < p->deadline);
-	*p->tail_end = now;
+	if (p->tail_to->seq == p->tail_seq)
+		p->tail_to->end = now;
 }
 
 /* A wait on fds for pn__wait_until (wait.c): wait(w, timeout, mask) waits at most timeout
@@ -213,10 +223,12 @@ static inline int pn__ts_ms_floor(const struct timespec *ts)
 {
 	return (int)(ts->tv_sec * 1000 + ts->tv_nsec / 1000000);
 }
-/* The wait until deadline with the precision: the ready count, 0 at a time >= deadline,
- * or -errno (-EINTR when a signal handler ran, in any phase). plan: where the sleep plan
- * lives (the shim's, so that a longjmp out of the wait puts the slack back), or NULL.
- * flags: PN__SLEEP_KEEP_SLACK for the shim. errno is kept. */
+/* The wait until deadline with the precision: the ready count, 0 at a time >= deadline
+ * (with PN__SLEEP_TAIL, 0 with plan->tail set before it: the caller spins the rest with
+ * pn__sleep_tail), or -errno (-EINTR when a signal handler ran, in any phase). plan: where
+ * the sleep plan lives (the shim's, so that a longjmp out of the wait puts the slack
+ * back), or NULL (no PN__SLEEP_TAIL then). flags: PN__SLEEP_KEEP_SLACK and
+ * PN__SLEEP_LIBC_CLOCK for the shim, PN__SLEEP_TAIL. errno is kept. */
 int pn__wait_until(struct pn__waiter *w, struct pn__sleep_plan *plan, int64_t deadline,
                    int64_t precision, int flags);
 

@@ -21,12 +21,11 @@
  *    spinner waits out its slices.
  *
  * Outliers: from three samples on, a quantile never rests on the two most recent
- * samples' weight alone (at a fine precision, half of one while the class holds fewer
- * than 1000 samples' weight: see margin_q), so one stall (a process stopped, a vCPU
- * descheduled for 50 ms) is never the margin; a lone wakeup later than its sleep and 8x
- * its class's margin (a young class's included, its neighbour's then) is not learned at
- * all unless the next one is as late (learn_wakeup). A class with fewer than 32 samples
- * takes the larger of its own quantiles, doubled but capped at half the sleep (so that a
+ * samples' weight alone (a fine precision's margin on the latest one's: see margin_q),
+ * so one stall (a process stopped, a vCPU descheduled for 50 ms) is never the margin; a lone wakeup
+ * later than its sleep and 8x its class's margin (a young class's included, its neighbour's then)
+ * is not learned at all unless the next one is as late (learn_wakeup). A class with fewer than 32
+ * samples takes the larger of its own quantiles, doubled but capped at half the sleep (so that a
  * stall among its first samples cannot make it spin, and stop learning), and those of
  * its best-learned neighbour (the nearest class with 32 samples, else the one with
  * most), doubled while that one is young.
@@ -94,9 +93,12 @@ struct learn {
 };
 
 /* A sleep whose caller spun its last stretch (PN__SLEEP_TAIL): counted at the thread's
- * next sleep or statistics read, once the caller has stored its end. */
+ * next sleep or statistics read, once the caller has stored its end. A sleep counted
+ * before its caller stored it (a signal handler that slept or read the statistics during
+ * that stretch, or jumped out of it) counts as ending at its deadline. */
 struct pending {
-	int64_t start, deadline, precision, end;
+	int64_t start, deadline, precision;
+	struct pn__tail at;
 	int k;
 	bool on;
 };
@@ -138,7 +140,7 @@ static void settle(struct state *t)
 		return;
 	t->pend.on = false;
 	struct pending *d = &t->pend;
-	count(t, d->k, d->deadline, d->precision, d->start, d->end);
+	count(t, d->k, d->deadline, d->precision, d->start, d->at.end);
 }
 
 static int bucket_of(int64_t v)
@@ -231,12 +233,12 @@ static int64_t quantile(const struct learn *l, double q)
 /* A learned class's margin at quantile q. The p99.9 rests on one sample's worth of tail
  * once the class holds 1000 samples' weight; before that the guard of two made it the
  * third latest wakeup the class had seen: a p99 after 300 sleeps, a p99.7 after 1000, so
- * up to 1% of a fine precision's waits in a fresh process were late. Its guard is half a
- * sample: until the p99.9 holds on its own, the margin is the latest wakeup seen (stalls
- * are held back by learn_wakeup). */
+ * up to 1% of a fine precision's waits in a fresh process were late. Its guard is one
+ * sample: until the p99.9 holds on its own, the margin is the second latest wakeup seen,
+ * and still never a lone stall. */
 static int64_t margin_q(const struct learn *l, double q)
 {
-	return quantile_of(l, q, q >= Q_MARGIN ? 0.5f : 2.0f);
+	return quantile_of(l, q, q >= Q_MARGIN ? 1.0f : 2.0f);
 }
 
 /* The best-learned class other than k: the nearest with MIN_SAMPLES, else the one with
@@ -529,7 +531,9 @@ static void learn_wakeup(struct state *t, int k, int64_t late, int64_t len)
 {
 	struct learn *l = &t->cls[k];
 	int64_t m = -1, kernel_q;
-	if (l->n >= MIN_SAMPLES)
+	if (late <= len) /* not a stall: no margin to look up (this runs after a wake) */
+		m = INT64_MAX / STALL_X;
+	else if (l->n >= MIN_SAMPLES)
 		m = quantile(l, Q_MARGIN);
 	else if (learned_any(t))
 		expected(t, k, len, Q_MARGIN, &kernel_q, &m);
@@ -674,14 +678,16 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 		return r;
 	}
 	if (tail) {
+		uint32_t seq = t->pend.at.seq + 1;
 		t->pend = (struct pending){.start = start,
 		                           .deadline = p->deadline,
 		                           .precision = p->precision,
-		                           .end = p->deadline,
+		                           .at = {.end = p->deadline, .seq = seq},
 		                           .k = p->k,
 		                           .on = true};
 		p->tail = true;
-		p->tail_end = &t->pend.end;
+		p->tail_to = &t->pend.at;
+		p->tail_seq = seq;
 		return 0;
 	}
 	finish_count(t, p, start, now);
@@ -740,7 +746,7 @@ PN_API int pn_sleep_stats(struct pn_sleep_stats *st)
 	st->slack_ns = pn__slack_known() ? pn__slack_known() : -1;
 	for (int k = 0; k < PN_SLEEP_CLASSES; k++) {
 		st->class_samples[k] = t->cls[k].n;
-		st->class_margin_ns[k] = t->cls[k].n ? quantile(&t->cls[k], Q_MARGIN) : 0;
+		st->class_margin_ns[k] = t->cls[k].n ? margin_q(&t->cls[k], Q_MARGIN) : 0;
 	}
 	return 0;
 }

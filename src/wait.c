@@ -94,6 +94,8 @@ int pn__wait_until(struct pn__waiter *w, struct pn__sleep_plan *plan, int64_t de
 	struct timespec zero = {0, 0};
 	struct pn__probe probe = {probe_wait, w};
 	struct pn__sleep_plan own, *p = plan ? plan : &own;
+	if (!plan) /* nobody would spin the tail of own */
+		flags &= ~PN__SLEEP_TAIL;
 	pn__sleep_plan(p, CLOCK_MONOTONIC, deadline, precision, flags | PN__SLEEP_EINTR, &probe);
 	p->warm[0] = w->ret[0];
 	p->warm[1] = w->ret[1];
@@ -130,7 +132,7 @@ PN_API int pn_poll_until(struct pollfd *fds, nfds_t n, int64_t deadline, int64_t
 		return -EINVAL;
 	struct pn__poll_waiter f = {
 	        {.wait = wait_poll, .ret = {__builtin_return_address(0)}}, fds, n};
-	struct pn__sleep_plan p;
+	struct pn__sleep_plan p = {.restore = -1};
 	int r = pn__wait_until(&f.w, &p, deadline, precision, PN__SLEEP_TAIL);
 	if (r == 0 && p.tail) /* the last microseconds here: one return from the deadline */
 		pn__sleep_tail(&p);
@@ -149,7 +151,7 @@ PN_API int pn_epoll_wait_until(int epfd, struct epoll_event *ev, int max, int64_
 	                             epfd,
 	                             max,
 	                             ev};
-	struct pn__sleep_plan p;
+	struct pn__sleep_plan p = {.restore = -1};
 	int r = pn__wait_until(&w.w, &p, deadline, precision, PN__SLEEP_TAIL);
 	if (r == 0 && p.tail)
 		pn__sleep_tail(&p);

@@ -60,7 +60,7 @@ struct pn_sleep_stats {
 	int64_t spun_ns;        /* time spinning */
 	int64_t margin_ns;      /* the learned margin of the last sleep's class */
 	int64_t slack_ns;       /* the thread's slack as pn_sleep_until left it (-1: untouched) */
-	int64_t class_margin_ns[PN_SLEEP_CLASSES]; /* learned margins, 0 = nothing learned */
+	int64_t class_margin_ns[PN_SLEEP_CLASSES]; /* learned p99.9 margins, 0: none */
 	uint64_t class_samples[PN_SLEEP_CLASSES];  /* kernel wakeups seen per class */
 };
 

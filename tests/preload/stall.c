@@ -45,6 +45,8 @@ int main(void)
 	       (unsigned long long)st.class_samples[11]);
 	struct timespec us300 = {0, 300000};
 	int epfd = epoll_create1(0);
+	if (epfd < 0)
+		return 1;
 	struct epoll_event ev[1];
 	for (int i = 0; i < 50; i++) {
 		nanosleep(&us300, NULL);
