@@ -165,6 +165,15 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
  * at most that late and where the real call would have run it. */
 #define PN__SIGCHECK_NS 2000
 int pn__sleep_finish_intr(struct pn__sleep_plan *p);
+/* The plan's clock as its spin reads it (through libc with PN__SLEEP_LIBC_CLOCK). */
+static inline int64_t pn__plan_now(const struct pn__sleep_plan *p)
+{
+	if (!(p->flags & PN__SLEEP_LIBC_CLOCK))
+		return p->clk == CLOCK_MONOTONIC ? pn_now() : pn__clock_ns(p->clk);
+	struct timespec t;
+	clock_gettime(p->clk, &t);
+	return pn__ts_ns(&t);
+}
 /* The spin's last stretch in the caller's frame, for a plan that pn__sleep_spin left with
  * p->tail (PN__SLEEP_TAIL): to the deadline on the plan's clock, never before it. Its end
  * is counted in the thread's statistics at its next sleep (or statistics read). */
@@ -174,13 +183,7 @@ __attribute__((always_inline)) static inline void pn__sleep_tail(struct pn__slee
 	do {
 		__builtin_prefetch(p->warm[0]);
 		pn__arch_relax();
-		if (p->flags & PN__SLEEP_LIBC_CLOCK) {
-			struct timespec t;
-			clock_gettime(p->clk, &t);
-			now = pn__ts_ns(&t);
-		} else {
-			now = p->clk == CLOCK_MONOTONIC ? pn_now() : pn__clock_ns(p->clk);
-		}
+		now = pn__plan_now(p);
 	} while (now < p->deadline);
 	if (p->tail_to->seq == p->tail_seq)
 		p->tail_to->end = now;

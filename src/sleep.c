@@ -418,16 +418,6 @@ static inline int64_t clock_ns(clockid_t clk)
 	return clk == CLOCK_MONOTONIC ? pn_now() : pn__clock_ns(clk);
 }
 
-/* The spin's clock (PN__SLEEP_LIBC_CLOCK) */
-static inline int64_t spin_ns(const struct pn__sleep_plan *p)
-{
-	if (!(p->flags & PN__SLEEP_LIBC_CLOCK))
-		return clock_ns(p->clk);
-	struct timespec t;
-	clock_gettime(p->clk, &t);
-	return pn__ts_ns(&t);
-}
-
 /* A class that spins every time (margin >= len): one probe instead of spinning that long,
  * and whether this sleep should explore (sleep half in the kernel). Only then: a class that
  * spins learns only from its explores, so a lower bar (tried: margin > len / 2) leaves a
@@ -588,11 +578,11 @@ static inline struct state *state_ahead(void)
 int pn__sleep_finish(struct pn__sleep_plan *p)
 {
 	struct state *t = state_ahead();
-	int64_t start = spin_ns(p), now = start;
+	int64_t start = pn__plan_now(p), now = start;
 	while (now < p->deadline) {
 		warm(p);
 		pn__arch_relax();
-		now = spin_ns(p);
+		now = pn__plan_now(p);
 	}
 	finish_count(t, p, start, now);
 	return 0;
@@ -628,7 +618,7 @@ int pn__sleep_signals(const sigset_t *mask)
 int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, int64_t every)
 {
 	struct state *t = state_ahead();
-	int64_t start = spin_ns(p), now = start;
+	int64_t start = pn__plan_now(p), now = start;
 	if (now >= p->deadline)
 		return pn__sleep_finish(p);
 	p->warm[PN__WARM - 1] = __builtin_return_address(0);
@@ -638,12 +628,12 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 	bool blocked = true;
 	int r = 0;
 	/* the mask's own system call: putting it back must end before the deadline too */
-	int64_t unmask = spin_ns(p) - now;
+	int64_t unmask = pn__plan_now(p) - now;
 	now += unmask;
 	int64_t lead = PN__LOOK_WINDOW_NS, last = 0; /* until a check is timed */
 	bool looked = !check;                        /* a plain sleep has no last look to take */
 	bool tail = false;
-	for (int64_t next = check ? now : now + every; now < p->deadline; now = spin_ns(p)) {
+	for (int64_t next = check ? now : now + every; now < p->deadline; now = pn__plan_now(p)) {
 		if (!blocked && looked && (p->flags & PN__SLEEP_TAIL)) {
 			tail = true; /* the rest is the caller's (pn__sleep_tail) */
 			break;
@@ -654,7 +644,7 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 		} else if (blocked && now >= next) {
 			if ((r = check ? check(ctx, &mask) : pn__sleep_signals(&mask)) != 0)
 				break;
-			int64_t after = spin_ns(p), took = after - now;
+			int64_t after = pn__plan_now(p), took = after - now;
 			int64_t cost = took > last ? took : last;
 			lead = cost < PN__LOOK_WINDOW_NS / PN__LOOK_X ? PN__LOOK_X * cost
 			                                              : PN__LOOK_WINDOW_NS;
