@@ -325,11 +325,39 @@ static void *spin_only_forgets(void *arg)
 	return "a spin-only class still spun after 1024 of its sleeps without a late wakeup";
 }
 
+/* A fine precision's margin in a class too young for a p99.9 is at least YOUNG_X (3) times its
+ * p99, and no more than half the sleep; a wide one's is its quantile; a class with enough
+ * samples for the p99.9 has it as margin. */
+static void *young_extrapolates(void *arg)
+{
+	(void)arg;
+	learn_n(1000, 20 * US, 40);
+	learn_n(3 * MS, 40 * US, 100); /* p99 = p99.9: 40 us (its bucket: < 41 us) */
+	struct pn__sleep_plan p = plan_for(3 * MS, 1 * US, 0);
+	int64_t m = p.deadline - p.target - 1;
+	if (m < 3 * 40 * US || m > 3 * MS / 2)
+		return "a young class's fine margin is not 3x its p99";
+	p = plan_for(3 * MS, 10 * US, 0);
+	if (p.deadline - p.target - 1 > 41 * US)
+		return "a young class's wide margin was extrapolated";
+	learn_n(1 * MS, 20 * US, 100); /* a 1 ms class of 100 samples at 20 us */
+	learn_n(1 * MS, 200 * US, 3);  /* ... and three late ones: 3x its p99 is over half */
+	p = plan_for(1 * MS, 1 * US, 0);
+	if (!p.kernel || p.deadline - p.target - 1 > 1 * MS / 2)
+		return "the extrapolated margin made a young class spin-only";
+	learn_n(3 * MS, 40 * US, 3000);
+	p = plan_for(3 * MS, 1 * US, 0);
+	if (p.deadline - p.target - 1 > 41 * US)
+		return "a class with 3000 samples still extrapolates its p99.9";
+	return NULL;
+}
+
 static void test_spin_only_keeps_learning(void **state)
 {
 	(void)state;
 	in_fresh_thread(spin_only);
 	in_fresh_thread(spin_only_forgets);
+	in_fresh_thread(young_extrapolates);
 }
 
 /* PN__SLEEP_KEEP_SLACK: the kernel part runs with the plan's slack, and the thread's own
