@@ -66,17 +66,20 @@ missed=$(awk -F'|' '$NF ~ /missed/ || $(NF-1) ~ / missed/ {gsub(/^ +| +$/, "", $
 	gsub(/^ +| +$/, "", $5); gsub(/^ +| +$/, "", $9); printf "%s%s (p99 %s us, floor %s)", sep, $2, $5, $9; sep = "; "}' "$tmp/waits.2")
 if [ -n "$missed" ]; then
 	echo
-	echo "Missed under --precise=1us: $missed. What the rest of such a tail is, from an"
-	echo "instrumented copy of the shim (2026-12-01, 4000 epoll_wait(1 ms) at a time, each"
-	echo "classified by where its lateness arose; not this run): a kernel part woken past its"
-	echo "margin (0.1-0.35% of the waits: the host does not run a halted vCPU for up to a few"
-	echo "ms; that code's margin was about a p99.7, where it now covers the p99.9 at this"
-	echo "precision, and the latest wakeup seen while a class has too few sleeps for one), a"
-	echo "stall of the vCPU in the last microseconds before the deadline (as the floor's"
-	echo "own, 0.5-0.7%), a last look several times slower than usual (under 0.1%), and the"
-	echo "program's own return from the call and its next clock read, cold after the wait"
-	echo "(1-2 us in 0.1-0.2%). A pure spin pays none of the first or the last, so the floor"
-	echo "sits below what any wait that gives the CPU back can reach at the p99 here."
+	echo "Missed under --precise=1us: $missed. Where such a tail comes from, measured apart"
+	echo "(2026-12-01, not this run: 26 runs of 2000 epoll_wait(1 ms) under the shim, each"
+	echo "alternating with a 1 ms pure spin, and an instrumented copy of the shim that stamps"
+	echo "the deadline's path): (1) the vCPU taken away across the deadline while the wait"
+	echo "spins, 10-60 us as a rule: as often as the floor's own spin (0.5-2% of the waits in"
+	echo "a noisy hour, the floor's 0.5-1.6% beside them), so wherever the floor has more than"
+	echo "0.5% of such stalls no wait can hold 2 us at the p99; (2) the kernel part woken past"
+	echo "the deadline, the host not running the halted vCPU for up to a few ms: 0.15-0.25%"
+	echo "of the waits (0.1-0.85%, 0.45% on average, in 14 runs of the code before a class too"
+	echo "young for a p99.9 took 3x its p99 as its margin, in the same hour); (3) in"
+	echo "the host's busy stretches the program's own path is cold: the return from the call"
+	echo "to the program's next instruction p50 50-80 ns but p99 0.7-1.4 us, the call's entry"
+	echo "to the shim's clock read p99 0.55-0.7 us (the floor's spin pays neither), so a stall"
+	echo "of 1-2 us that leaves the floor under 2 us puts a wait over it."
 fi
 if ! nm -D "$B/libpunctual-preload.so" 2>/dev/null | grep -qw select; then
 	echo "This build's shim does not interpose select: its rows show the kernel's own wait."
