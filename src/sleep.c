@@ -69,14 +69,15 @@
 #define Q_MARGIN_WIDE 0.996        /* ... and this one at a wider precision */
 #define FINE_NS       2000         /* precisions up to this are fine (see q_margin) */
 #define MIN_SAMPLES   32
-/* A fine precision's margin while its class is too young for a p99.9 (rests_on_guard): at
- * least YOUNG_X times its p99 (capped at half the sleep, so that it never makes the class
- * spin-only). The second latest wakeup seen is only a p99-p99.5 in a class's first few
- * hundred sleeps, and the wakeups of a halted vCPU are heavy-tailed here: p99 85-150 us,
- * p99.9 330-920 us (1 ms epoll_waits, 8 runs of 2000, 2026-12-01). Replayed on those
- * runs' wakeups, the waits the kernel woke past the deadline fell from 49 to 31 (2x: 35,
- * 4x: 28) at a mean margin of 341 -> 424 us; measured, alternating with the code before,
- * 60 -> 22 in 6 runs each (the shim's epoll_wait(1 ms) at 1 us, 2000 waits a run). */
+/* A fine precision's margin while its class is too young for a p99.9 (rests_on_guard) is
+ * raised to YOUNG_X times its p99, the raise capped at half the sleep so that it never
+ * makes the class spin-only (fine_margin). The second latest wakeup seen is only a
+ * p99-p99.5 in a class's first few hundred sleeps, and the wakeups of a halted vCPU are
+ * heavy-tailed here: p99 85-150 us, p99.9 330-920 us (1 ms epoll_waits, 8 runs of 2000,
+ * 2026-12-01). Replayed on those runs' wakeups, the waits the kernel woke past the
+ * deadline fell from 49 to 31 (2x: 35, 4x: 28) at a mean margin of 341 -> 424 us;
+ * measured, alternating with the code before, 60 -> 22 in 6 runs each (the shim's
+ * epoll_wait(1 ms) at 1 us, 2000 waits a run). */
 #define YOUNG_X       3
 #define EXPLORE       1024 /* spin-only sleeps before a class tries the kernel again */
 #define EXPLORE_CHEAP 16   /* ... when the probes say wakeups got cheap */
@@ -241,21 +242,42 @@ static int64_t quantile(const struct learn *l, double q)
 }
 
 /* A learned class's margin at quantile q. The p99.9 rests on one sample's worth of tail
- * once the class holds 1000 samples' weight; before that the guard of two made it the
- * third latest wakeup the class had seen: a p99 after 300 sleeps, a p99.7 after 1000, so
- * up to 1% of a fine precision's waits in a fresh process were late. Its guard is one
- * sample: until the p99.9 holds on its own, the margin is the second latest wakeup seen,
- * and still never a lone stall. */
-static int64_t margin_q(const struct learn *l, double q)
+ * once the class holds 1000 samples' weight (about 1200 sleeps); before that the guard of
+ * two made it the third latest wakeup the class had seen: a p99 after 300 sleeps, a p99.7
+ * after 1000, so up to 1% of a fine precision's waits in a fresh process were late. Its
+ * guard is one sample: until the p99.9 holds on its own, margin_q is the second latest
+ * wakeup seen, and still never a lone stall (fine_margin raises it while the class is
+ * young). */
+static float guard_of(double q)
 {
-	return quantile_of(l, q, q >= Q_MARGIN ? 1.0f : 2.0f);
+	return q >= Q_MARGIN ? 1.0f : 2.0f;
 }
 
-/* Whether l's q-quantile rests on margin_q's guard rather than on its tail's weight: l holds
- * too few samples to show it (fewer than 1000 samples' weight for a p99.9). */
+static int64_t margin_q(const struct learn *l, double q)
+{
+	return quantile_of(l, q, guard_of(q));
+}
+
+/* Whether l's q-quantile (margin_q's) rests on its guard rather than on its tail's
+ * weight: l holds too few samples' weight to show it (1000 for a p99.9). An aged class
+ * (age) can become young again. */
 static bool rests_on_guard(const struct learn *l, double q)
 {
-	return (float)((1.0 - q) * l->total) < l->inc / DECAY;
+	return l->n > 2 && (float)((1.0 - q) * l->total) < guard_of(q) * l->inc / DECAY;
+}
+
+/* A fine precision's margin for a sleep of len ns in learned class l (MIN_SAMPLES or
+ * more): its p99.9, raised while that rests on the guard to YOUNG_X times its p99, this
+ * capped at half the sleep. */
+static int64_t fine_margin(const struct learn *l, int64_t len)
+{
+	int64_t m = margin_q(l, Q_MARGIN);
+	if (rests_on_guard(l, Q_MARGIN)) {
+		int64_t x = YOUNG_X * quantile(l, Q_KERNEL);
+		x = x < len / 2 ? x : len / 2;
+		m = x > m ? x : m;
+	}
+	return m;
 }
 
 /* The best-learned class other than k: the nearest with MIN_SAMPLES, else the one with
@@ -304,8 +326,9 @@ static double q_margin(int64_t precision)
 	return precision <= FINE_NS ? Q_MARGIN : Q_MARGIN_WIDE;
 }
 
-/* Class k's expected lateness (p99) and spin margin (the q quantile), for a sleep of len ns. A
- * class still learning takes the larger of its own (doubled) and its best-learned
+/* Class k's expected lateness (p99) and spin margin (the q quantile; at a fine precision
+ * fine_margin's), for a sleep of len ns. A class with fewer than MIN_SAMPLES samples takes
+ * the larger of its own (doubled, not raised by YOUNG_X) and its best-learned
  * neighbour's; its own few samples never make it spin-only (they are capped at half the
  * sleep): a class that spins learns nothing, so one stall among them would stay the
  * margin. A neighbour's quantiles may (sleeps shorter than any wakeup spin). */
@@ -315,12 +338,7 @@ static void expected(const struct state *t, int k, int64_t len, double q, int64_
 	const struct learn *own = &t->cls[k];
 	if (own->n >= MIN_SAMPLES) {
 		*kernel_q = quantile(own, Q_KERNEL);
-		*margin = margin_q(own, q);
-		if (q >= Q_MARGIN && rests_on_guard(own, q)) {
-			int64_t x = YOUNG_X * *kernel_q;
-			x = x < len / 2 ? x : len / 2;
-			*margin = x > *margin ? x : *margin;
-		}
+		*margin = q >= Q_MARGIN ? fine_margin(own, len) : margin_q(own, q);
 		return;
 	}
 	const struct learn *nb = neighbour(t, k);
@@ -758,7 +776,7 @@ PN_API int pn_sleep_stats(struct pn_sleep_stats *st)
 	st->slack_ns = pn__slack_known() ? pn__slack_known() : -1;
 	for (int k = 0; k < PN_SLEEP_CLASSES; k++) {
 		st->class_samples[k] = t->cls[k].n;
-		st->class_margin_ns[k] = t->cls[k].n ? margin_q(&t->cls[k], Q_MARGIN) : 0;
+		st->class_margin_ns[k] = t->cls[k].n ? fine_margin(&t->cls[k], 1000LL << k) : 0;
 	}
 	return 0;
 }

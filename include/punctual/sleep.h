@@ -60,8 +60,11 @@ struct pn_sleep_stats {
 	int64_t spun_ns;        /* time spinning */
 	int64_t margin_ns;      /* the learned margin of the last sleep's class */
 	int64_t slack_ns;       /* the thread's slack as pn_sleep_until left it (-1: untouched) */
-	int64_t class_margin_ns[PN_SLEEP_CLASSES]; /* learned p99.9 margins, 0: none */
-	uint64_t class_samples[PN_SLEEP_CLASSES];  /* kernel wakeups seen per class */
+	/* the spin margins a precision of 2 us or less uses at each class's shortest sleep: its
+	 * p99.9, raised while the class is too young for one (under 1000 samples' weight) to 3x
+	 * its p99, at most half the sleep; 0: none */
+	int64_t class_margin_ns[PN_SLEEP_CLASSES];
+	uint64_t class_samples[PN_SLEEP_CLASSES]; /* kernel wakeups seen per class */
 };
 
 /* Copies the calling thread's statistics. -EINVAL for NULL. */

@@ -4,7 +4,8 @@
  * precisions, with a signal every 50 us, and in 8 threads at once, each learning its own
  * margin; its statistics add up, count probes and slack changes, and survive a reset in
  * what was learned; bad arguments give -EINVAL. The learning survives outliers (a forced
- * stall never makes a class spin-only, a spin-only class keeps probing and explores),
+ * stall never makes a class spin-only, a spin-only class keeps probing and explores, a
+ * fine margin in a young class is 3x its p99 without making it spin-only),
  * the shim's steps put the thread's slack back and let a signal interrupt the spin and
  * the first-sleep probes. No test asserts lateness.
  */
@@ -337,18 +338,25 @@ static void *young_extrapolates(void *arg)
 	int64_t m = p.deadline - p.target - 1;
 	if (m < 3 * 40 * US || m > 3 * MS / 2)
 		return "a young class's fine margin is not 3x its p99";
+	struct pn_sleep_stats st;
+	pn_sleep_stats(&st);
+	if (st.class_margin_ns[11] != m)
+		return "class_margin_ns is not the margin a young class's fine sleep uses";
 	p = plan_for(3 * MS, 10 * US, 0);
 	if (p.deadline - p.target - 1 > 41 * US)
 		return "a young class's wide margin was extrapolated";
 	learn_n(1 * MS, 20 * US, 100); /* a 1 ms class of 100 samples at 20 us */
-	learn_n(1 * MS, 200 * US, 3);  /* ... and three late ones: 3x its p99 is over half */
+	learn_n(1 * MS, 400 * US, 3);  /* ... and three late ones: 3x its p99 is over the sleep */
 	p = plan_for(1 * MS, 1 * US, 0);
 	if (!p.kernel || p.deadline - p.target - 1 > 1 * MS / 2)
-		return "the extrapolated margin made a young class spin-only";
+		return "the raised margin made a young class spin-only (or took more than half)";
 	learn_n(3 * MS, 40 * US, 3000);
 	p = plan_for(3 * MS, 1 * US, 0);
 	if (p.deadline - p.target - 1 > 41 * US)
 		return "a class with 3000 samples still extrapolates its p99.9";
+	pn_sleep_stats(&st);
+	if (st.class_margin_ns[11] != p.deadline - p.target - 1)
+		return "class_margin_ns is not the margin a fine sleep of the class uses";
 	return NULL;
 }
 
@@ -357,6 +365,11 @@ static void test_spin_only_keeps_learning(void **state)
 	(void)state;
 	in_fresh_thread(spin_only);
 	in_fresh_thread(spin_only_forgets);
+}
+
+static void test_young_margin(void **state)
+{
+	(void)state;
 	in_fresh_thread(young_extrapolates);
 }
 
@@ -722,6 +735,7 @@ int main(void)
 	        cmocka_unit_test(test_slack_documented),
 	        cmocka_unit_test(test_stall_never_spin_only),
 	        cmocka_unit_test(test_spin_only_keeps_learning),
+	        cmocka_unit_test(test_young_margin),
 	        cmocka_unit_test(test_keep_slack),
 	        cmocka_unit_test(test_probe_takes_all),
 	        cmocka_unit_test(test_spins_lose),
