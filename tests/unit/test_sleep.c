@@ -326,6 +326,16 @@ static void *spin_only_forgets(void *arg)
 	return "a spin-only class still spun after 1024 of its sleeps without a late wakeup";
 }
 
+/* plan_for, again while the plan's class is not k: a thread preempted between plan_for's
+ * clock read and the plan's plans a shorter sleep, maybe of a shorter class (under load). */
+static struct pn__sleep_plan plan_in(int k, int64_t len, int64_t precision)
+{
+	struct pn__sleep_plan p = plan_for(len, precision, 0);
+	for (int i = 0; i < 1000 && p.k != k; i++)
+		p = plan_for(len, precision, 0);
+	return p;
+}
+
 /* A fine precision's margin in a class too young for a p99.9 is at least YOUNG_X (3) times its
  * p99, and no more than half the sleep; a wide one's is its quantile; a class with enough
  * samples for the p99.9 has it as margin. */
@@ -334,7 +344,7 @@ static void *young_extrapolates(void *arg)
 	(void)arg;
 	learn_n(1000, 20 * US, 40);
 	learn_n(3 * MS, 40 * US, 100); /* p99 = p99.9: 40 us (its bucket: < 41 us) */
-	struct pn__sleep_plan p = plan_for(3 * MS, 1 * US, 0);
+	struct pn__sleep_plan p = plan_in(11, 3 * MS, 1 * US);
 	int64_t m = p.deadline - p.target - 1;
 	if (m < 3 * 40 * US || m > 3 * MS / 2)
 		return "a young class's fine margin is not 3x its p99";
@@ -342,16 +352,16 @@ static void *young_extrapolates(void *arg)
 	pn_sleep_stats(&st);
 	if (st.class_margin_ns[11] != m)
 		return "class_margin_ns is not the margin a young class's fine sleep uses";
-	p = plan_for(3 * MS, 10 * US, 0);
+	p = plan_in(11, 3 * MS, 10 * US);
 	if (p.deadline - p.target - 1 > 41 * US)
 		return "a young class's wide margin was extrapolated";
 	learn_n(1 * MS, 20 * US, 100); /* a 1 ms class of 100 samples at 20 us */
 	learn_n(1 * MS, 400 * US, 3);  /* ... and three late ones: 3x its p99 is over the sleep */
-	p = plan_for(1 * MS, 1 * US, 0);
+	p = plan_in(9, 1 * MS, 1 * US);
 	if (!p.kernel || p.deadline - p.target - 1 > 1 * MS / 2)
 		return "the raised margin made a young class spin-only (or took more than half)";
 	learn_n(3 * MS, 40 * US, 3000);
-	p = plan_for(3 * MS, 1 * US, 0);
+	p = plan_in(11, 3 * MS, 1 * US);
 	if (p.deadline - p.target - 1 > 41 * US)
 		return "a class with 3000 samples still extrapolates its p99.9";
 	pn_sleep_stats(&st);
