@@ -165,20 +165,28 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
  * at most that late and where the real call would have run it. */
 #define PN__SIGCHECK_NS 2000
 int pn__sleep_finish_intr(struct pn__sleep_plan *p);
+/* clk's time in ns: pn_now() for CLOCK_MONOTONIC, pn__clock_ns for the others. */
+static inline int64_t pn__clock_now(clockid_t clk)
+{
+	return clk == CLOCK_MONOTONIC ? pn_now() : pn__clock_ns(clk);
+}
 /* The plan's clock as its spin reads it (through libc with PN__SLEEP_LIBC_CLOCK). */
 static inline int64_t pn__plan_now(const struct pn__sleep_plan *p)
 {
 	if (!(p->flags & PN__SLEEP_LIBC_CLOCK))
-		return p->clk == CLOCK_MONOTONIC ? pn_now() : pn__clock_ns(p->clk);
+		return pn__clock_now(p->clk);
 	struct timespec t;
 	clock_gettime(p->clk, &t);
 	return pn__ts_ns(&t);
 }
 /* The spin's last stretch in the caller's frame, for a plan that pn__sleep_spin left with
- * p->tail (PN__SLEEP_TAIL): to the deadline on the plan's clock, never before it. Its end
- * is counted in the thread's statistics at its next sleep (or statistics read). */
+ * p->tail (PN__SLEEP_TAIL; set only when the spin's result is 0): to the deadline on the
+ * plan's clock, never before it; nothing without p->tail. Its end is counted in the thread's
+ * statistics at its next sleep (or statistics read). */
 __attribute__((always_inline)) static inline void pn__sleep_tail(struct pn__sleep_plan *p)
 {
+	if (!p->tail)
+		return;
 	int64_t now;
 	do {
 		__builtin_prefetch(p->warm[0]);

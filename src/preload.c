@@ -201,8 +201,7 @@ __attribute__((noinline)) static int precise_abs(clockid_t clk, int64_t deadline
 		pn__sleep_woke(&p, nested == n0);
 	}
 	int r = pn__sleep_finish_intr(&p);
-	if (r == 0 && p.tail)
-		pn__sleep_tail(&p);
+	pn__sleep_tail(&p);
 	return pn__shim_leave(r);
 }
 

@@ -136,8 +136,7 @@ __attribute__((noinline)) static int precise_wait(struct pn__waiter *w, int64_t 
 	pn__shim_enter(&p);
 	int r = pn__wait_until(w, &p, deadline, pn__shim_precision,
 	                       PN__SLEEP_KEEP_SLACK | PN__SLEEP_LIBC_CLOCK | PN__SLEEP_TAIL);
-	if (r == 0 && p.tail)
-		pn__sleep_tail(&p);
+	pn__sleep_tail(&p);
 	r = pn__shim_leave(r);
 	if (w->mask)
 		pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -453,11 +453,6 @@ static int64_t floor_pow2(int64_t v)
 	return v < 1 ? 1 : (int64_t)1 << (63 - __builtin_clzll((uint64_t)v));
 }
 
-static inline int64_t clock_ns(clockid_t clk)
-{
-	return clk == CLOCK_MONOTONIC ? pn_now() : pn__clock_ns(clk);
-}
-
 /* A class that spins every time (margin >= len): one probe instead of spinning that long,
  * and whether this sleep should explore (sleep half in the kernel). Only then: a class that
  * spins learns only from its explores, so a lower bar (tried: margin > len / 2) leaves a
@@ -486,7 +481,7 @@ void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, i
 {
 	struct state *t = &T;
 	settle(t);
-	int64_t now = clock_ns(clk);
+	int64_t now = pn__clock_now(clk);
 	*p = (struct pn__sleep_plan){.clk = clk,
 	                             .flags = flags,
 	                             .deadline = deadline,
@@ -504,7 +499,7 @@ void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, i
 			pn__sleep_cancel(p);
 			return;
 		}
-		now = clock_ns(clk);
+		now = pn__clock_now(clk);
 	}
 	int k = class_of(deadline - now);
 	int64_t kernel_q, margin;
@@ -515,7 +510,7 @@ void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, i
 		pn__sleep_cancel(p);
 		return;
 	}
-	now = clock_ns(clk);
+	now = pn__clock_now(clk);
 	if (now >= deadline) {       /* the probe took what was left: a spin of nothing */
 		pn__sleep_cancel(p); /* the probe's slack goes back */
 		p->k = k;
@@ -583,7 +578,7 @@ static void learn_wakeup(struct state *t, int k, int64_t late, int64_t len)
 void pn__sleep_woke(struct pn__sleep_plan *p, bool learn_it)
 {
 	struct state *t = &T;
-	int64_t woke = clock_ns(p->clk);
+	int64_t woke = pn__clock_now(p->clk);
 	pn__sleep_cancel(p);
 	t->st.slept_ns += woke - p->start;
 	if (learn_it) {

@@ -134,8 +134,7 @@ PN_API int pn_poll_until(struct pollfd *fds, nfds_t n, int64_t deadline, int64_t
 	        {.wait = wait_poll, .ret = {__builtin_return_address(0)}}, fds, n};
 	struct pn__sleep_plan p = {.restore = -1};
 	int r = pn__wait_until(&f.w, &p, deadline, precision, PN__SLEEP_TAIL);
-	if (r == 0 && p.tail) /* the last microseconds here: one return from the deadline */
-		pn__sleep_tail(&p);
+	pn__sleep_tail(&p); /* the last microseconds here: one return from the deadline */
 	return r;
 }
 
@@ -153,7 +152,6 @@ PN_API int pn_epoll_wait_until(int epfd, struct epoll_event *ev, int max, int64_
 	                             ev};
 	struct pn__sleep_plan p = {.restore = -1};
 	int r = pn__wait_until(&w.w, &p, deadline, precision, PN__SLEEP_TAIL);
-	if (r == 0 && p.tail)
-		pn__sleep_tail(&p);
+	pn__sleep_tail(&p);
 	return r;
 }
