@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "internal.h"
+
 #define EXPORT __attribute__((visibility("default")))
 
 /* The program's return address, taken in the function it called (see the plan's warm) */
@@ -36,5 +38,14 @@ static inline bool pn__null_arg(const void *p)
 /* Finds the real poll, epoll, select, semaphore and sigtimedwait functions
  * (preload_wait.c); called at load time. */
 void pn__shim_resolve_waits(void);
+/* The call time of a timed call (CLOCK_MONOTONIC ns), read first thing in its entry point:
+ * the counter now, converted after by pn__shim_call_ns (preload.c), so that the clock's
+ * own read does not count against the call's deadline. Never before the instant of the
+ * call, so never before a clock read the program made before it. */
+int64_t pn__shim_call_ns(uint64_t entry);
+__attribute__((always_inline)) static inline int64_t pn__shim_call_time(void)
+{
+	return pn__shim_call_ns(pn__arch_cycles_ordered());
+}
 
 #endif

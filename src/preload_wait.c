@@ -147,11 +147,12 @@ __attribute__((noinline)) static int precise_wait(struct pn__waiter *w, int64_t 
 	return r;
 }
 
-/* The call time of a call with a timeout, read first thing: whatever the shim does
- * before the wait then counts against the wait, not after its deadline. */
-static inline int64_t call_time(bool timed)
+/* The call time of a call with a timeout, read first thing (pn__shim_call_time):
+ * whatever the shim does before the wait then counts against the wait, not after its
+ * deadline. */
+__attribute__((always_inline)) static inline int64_t call_time(bool timed)
 {
-	return timed ? pn_now() : 0;
+	return timed ? pn__shim_call_time() : 0;
 }
 
 static int64_t deadline_ms(int64_t now, int ms)

@@ -46,6 +46,18 @@ for args in "--precise" "--precise=1us --slack 1" "--precise=0"; do
 	check "waits $args: made precise" grep -Eq '^shim: loaded, [1-9][0-9]* calls' "$TMP/waits.shim.err"
 	check "waits $args: the same results as without the shim" diff "$TMP/waits.plain" "$TMP/waits.shim"
 done
+# The call time: the counter read at the entry, converted after (with the TSC the kernel
+# trusts), or the clock read there (PUNCTUAL_CYCLES=clock, or no trusted counter).
+src=$("$PN" clock --json --duration 10ms | jq -r .host.cycles.source)
+want=counter
+[ "$src" = clock_monotonic ] && want=clock
+check "waits: the call time is the $want's (cycles: $src; $(grep -m1 '^call time' "$TMP/waits.shim.err"))" \
+	grep -q "^call time: $want\$" "$TMP/waits.shim.err"
+PUNCTUAL_CYCLES=clock "$PN" run --precise -- "$WAITS" >"$TMP/waits.shim" 2>"$TMP/waits.shim.err"
+rc=$?
+check "waits, PUNCTUAL_CYCLES=clock: exit 0, never early ($rc: $(head -c 300 "$TMP/waits.shim.err"))" test $rc -eq 0
+check "waits, PUNCTUAL_CYCLES=clock: the call time is the clock's" grep -q '^call time: clock$' "$TMP/waits.shim.err"
+check "waits, PUNCTUAL_CYCLES=clock: the same results as without the shim" diff "$TMP/waits.plain" "$TMP/waits.shim"
 
 # The slack: --slack's value stays the command's whatever slack the shim's own waits use
 # (precision 1ms sleeps in the kernel with a large slack), and without --slack the
