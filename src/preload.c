@@ -129,26 +129,30 @@ static void resolve(void)
  * A timed call's deadline counts from the instant the program called. Reading the clock
  * there (pn_now(): a call into the vDSO through a pointer, code and data that the last
  * wait left cold) took p50 120-150 ns and p99 0.5-0.9 us from the shim's entry to the
- * clock's own counter read, and all of it counted against the deadline (the shim's
- * epoll_wait(1 ms), rdtsc stamps, 3 runs, 2026-12-02). Without the stamps, in 14 runs
- * alternating with the code before, the waits more than 0.5 us late fell from 5424 to
- * 4105 of 28000 (fewer in 10 of the 14); those over 2 us, which the host's stalls set,
- * did not change. So the counter is read first thing, ordered (never before the
- * program's own clock reads), and converted after: the clock read then, less the counts
- * since the entry at call_mult, a lower bound of the clock's ns per count. The call time
- * so comes out at or after the instant of the call, never before it.
+ * clock's own counter read, all of it against the deadline (the shim's epoll_wait(1 ms),
+ * rdtsc stamps, 3 runs, 2026-12-02). So the counter is read first thing, ordered (never
+ * before the program's own clock reads), and converted after: the clock read then (at or
+ * after the counter's instant), less the counts since the entry at call_mult, a lower
+ * bound of the clock's ns per count. The call time so comes out at or after the instant
+ * of the call, never before it, and most of the read's cost leaves the deadline.
  *
  * The bound: the anchor is the counter read, then the clock (anchor_t at or after the
  * counter's instant); once it is CALL_BASE_NS old, a call reads the clock, then the
  * counter (the clock's value at or before the counter's instant), and the ratio of the
- * two spans is at most the clock's mean ns per count between them. Less 1/256
- * (CALL_SLEW_SHIFT), since NTP may run CLOCK_MONOTONIC slower against the counter
- * (500 ppm of frequency offset plus 500 ppm of adjtime's slew at most): a 300 ns entry
- * comes out about 1 ns late at worst. Until then, or without a trusted counter (the kernel
- * dropped the TSC: pn_cycles_source), the call time is the clock read. */
-#define CALL_BASE_NS    10000000
-#define CALL_SLEW_SHIFT 8
-#define CALL_NONE       UINT64_MAX
+ * two spans is at most the clock's mean ns per count between them (a preemption in either
+ * pair only lowers it). Less a quarter (CALL_MARGIN_SHIFT): the clock's rate against the
+ * counter is not fixed. adjtimex's ADJ_TICK moves CLOCK_MONOTONIC's by up to 10% (chrony
+ * slews through it), so a rate taken in one regime may be 1.1/0.9 of another's; a clock
+ * that does not count in the counter's units (hpet, acpi_pm) drifts against it too. A
+ * 300 ns gap so comes out 75 ns late, not 300. A gap whose conversion exceeds
+ * CALL_GAP_MAX_NS is not converted: a suspend in it (the counter runs on, the monotonic
+ * clock does not) would put the call time before the entry, and a preemption that long
+ * makes the wait late anyway. Until the anchor is old enough, or without a trusted
+ * counter (the kernel dropped the TSC: pn_cycles_source), the call time is the clock read. */
+#define CALL_BASE_NS      10000000
+#define CALL_MARGIN_SHIFT 2
+#define CALL_GAP_MAX_NS   1000000
+#define CALL_NONE         UINT64_MAX
 static uint64_t anchor_c; /* atomic, set after anchor_t; 0: none (a call before the constructor) */
 static int64_t anchor_t;
 static uint64_t call_mult; /* ns per count << 32, atomic; 0: not yet; CALL_NONE: never */
@@ -164,8 +168,8 @@ static void call_anchor(void)
 	__atomic_store_n(&anchor_c, c, __ATOMIC_RELEASE);
 }
 
-/* The bound from the anchor, once the anchor is old enough; 0 until then. */
-static __attribute__((noinline)) uint64_t call_rate(void)
+/* call_mult from the anchor, once the anchor is old enough (stored); 0 until then. */
+static __attribute__((noinline)) uint64_t call_mult_measure(void)
 {
 	int64_t t = pn_now();
 	uint64_t c = pn__arch_cycles_ordered(), c0 = __atomic_load_n(&anchor_c, __ATOMIC_ACQUIRE);
@@ -174,7 +178,7 @@ static __attribute__((noinline)) uint64_t call_rate(void)
 	uint64_t m = CALL_NONE; /* a counter that did not advance: never */
 	if (c > c0) {
 		unsigned __int128 r = ((unsigned __int128)(t - anchor_t) << 32) / (c - c0);
-		r -= r >> CALL_SLEW_SHIFT;
+		r -= r >> CALL_MARGIN_SHIFT;
 		m = r > 0 && r < CALL_NONE ? (uint64_t)r : CALL_NONE;
 	}
 	__atomic_store_n(&call_mult, m, __ATOMIC_RELAXED);
@@ -185,12 +189,13 @@ int64_t pn__shim_call_ns(uint64_t entry)
 {
 	uint64_t m = __atomic_load_n(&call_mult, __ATOMIC_RELAXED);
 	if (PN_UNLIKELY(!m))
-		m = call_rate();
+		m = call_mult_measure();
 	uint64_t c = pn__arch_cycles_ordered();
 	int64_t now = pn_now();
 	if (!m || m == CALL_NONE || c < entry)
 		return now;
-	return now - (int64_t)(((unsigned __int128)(c - entry) * m) >> 32);
+	unsigned __int128 gap = ((unsigned __int128)(c - entry) * m) >> 32;
+	return gap <= CALL_GAP_MAX_NS ? now - (int64_t)gap : now;
 }
 
 /* Test hook: the call time of an entry spin_ns before its conversion (the counter read,
