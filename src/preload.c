@@ -329,12 +329,12 @@ bool pn__shim_active(void)
 
 EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
 {
-	int64_t now = pn__shim_call_time();
+	uint64_t at = pn__shim_entry();
 	if (!real_nanosleep)
 		resolve();
 	if (!pn__shim_active() || !req || !ts_valid(req))
 		return real_nanosleep(req, rem);
-	int r = precise_rel(now, ts_ns(req), rem, RET);
+	int r = precise_rel(pn__shim_call_ns(at), ts_ns(req), rem, RET);
 	if (r) {
 		errno = r;
 		return -1;
@@ -345,7 +345,7 @@ EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
 EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req,
                            struct timespec *rem)
 {
-	int64_t now = pn__shim_call_time();
+	uint64_t at = pn__shim_entry();
 	if (!real_clock_nanosleep)
 		resolve();
 	if (!pn__shim_active() || !req || !ts_valid(req) || (flags & ~TIMER_ABSTIME) ||
@@ -353,17 +353,17 @@ EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req,
 		return real_clock_nanosleep(clk, flags, req, rem);
 	if (flags & TIMER_ABSTIME)
 		return precise_abs(clk, ts_ns(req), RET);
-	return precise_rel(now, ts_ns(req), rem, RET);
+	return precise_rel(pn__shim_call_ns(at), ts_ns(req), rem, RET);
 }
 
 EXPORT int usleep(useconds_t us)
 {
-	int64_t now = pn__shim_call_time();
+	uint64_t at = pn__shim_entry();
 	if (!real_usleep)
 		resolve();
 	if (!pn__shim_active())
 		return real_usleep(us);
-	int r = precise_rel(now, (int64_t)us * 1000, NULL, RET);
+	int r = precise_rel(pn__shim_call_ns(at), (int64_t)us * 1000, NULL, RET);
 	if (r) {
 		errno = r;
 		return -1;

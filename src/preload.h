@@ -38,14 +38,16 @@ static inline bool pn__null_arg(const void *p)
 /* Finds the real poll, epoll, select, semaphore and sigtimedwait functions
  * (preload_wait.c); called at load time. */
 void pn__shim_resolve_waits(void);
-/* The call time of a timed call (CLOCK_MONOTONIC ns), read first thing in its entry point:
- * the counter now, converted after by pn__shim_call_ns (preload.c), so that the clock's
- * own read does not count against the call's deadline. Never before the instant of the
- * call, so never before a clock read the program made before it. */
-int64_t pn__shim_call_ns(uint64_t entry);
-__attribute__((always_inline)) static inline int64_t pn__shim_call_time(void)
+/* A timed call's entry: the counter, read first thing in its entry point. pn__shim_call_ns
+ * (preload.c) converts it to the call time (CLOCK_MONOTONIC ns) once the call is to be made
+ * precise, so that neither the clock's own read nor the shim's checks count against the
+ * call's deadline, and a call that goes to the real function converts nothing. The call
+ * time is never before the instant of the call, so never before a clock read the program
+ * made before it. */
+__attribute__((always_inline)) static inline uint64_t pn__shim_entry(void)
 {
-	return pn__shim_call_ns(pn__arch_cycles_ordered());
+	return pn__arch_cycles_ordered();
 }
+int64_t pn__shim_call_ns(uint64_t entry);
 
 #endif

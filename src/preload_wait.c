@@ -147,41 +147,42 @@ __attribute__((noinline)) static int precise_wait(struct pn__waiter *w, int64_t 
 	return r;
 }
 
-/* The call time of a call with a timeout, read first thing (pn__shim_call_time):
- * whatever the shim does before the wait then counts against the wait, not after its
- * deadline. */
-__attribute__((always_inline)) static inline int64_t call_time(bool timed)
+/* The entry of a call with a timeout, read first thing (pn__shim_entry; 0 without a
+ * timeout): whatever the shim does before the wait then counts against the wait, not
+ * after its deadline. The deadlines below convert it to the call time. */
+__attribute__((always_inline)) static inline uint64_t call_time(bool timed)
 {
-	return timed ? pn__shim_call_time() : 0;
+	return timed ? pn__shim_entry() : 0;
 }
 
-static int64_t deadline_ms(int64_t now, int ms)
+static int64_t deadline_ms(uint64_t at, int ms)
 {
-	return now + (int64_t)ms * 1000000;
+	return pn__shim_call_ns(at) + (int64_t)ms * 1000000;
 }
 
-/* A positive timespec's deadline from now, or -1 when the call goes to the real function:
- * NULL (infinite), zero (non-blocking) or malformed (the real call reports it). */
-static int64_t deadline_ts(int64_t now, const struct timespec *ts)
+/* A positive timespec's deadline from the call time (at: its entry), or -1 when the call
+ * goes to the real function: NULL (infinite), zero (non-blocking) or malformed (the real
+ * call reports it). */
+static int64_t deadline_ts(uint64_t at, const struct timespec *ts)
 {
 	if (!ts || ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= PN_NSEC ||
 	    (ts->tv_sec == 0 && ts->tv_nsec == 0))
 		return -1;
-	int64_t d;
+	int64_t d, now = pn__shim_call_ns(at);
 	if (__builtin_mul_overflow((int64_t)ts->tv_sec, PN_NSEC, &d) ||
 	    __builtin_add_overflow(d, ts->tv_nsec + now, &d))
 		return -1; /* centuries: nothing to make precise */
 	return d;
 }
 
-static int shim_poll(int64_t now, struct pollfd *fds, nfds_t n, int timeout, const void *ret)
+static int shim_poll(uint64_t at, struct pollfd *fds, nfds_t n, int timeout, const void *ret)
 {
 	if (!real_poll)
 		pn__shim_resolve_waits();
 	if (!pn__shim_active() || timeout <= 0 || !real_ppoll)
 		return real_poll(fds, n, timeout);
 	struct pn__poll_waiter s = {{.wait = wait_poll}, fds, n};
-	return precise_wait(&s.w, deadline_ms(now, timeout), ret);
+	return precise_wait(&s.w, deadline_ms(at, timeout), ret);
 }
 
 EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
@@ -189,13 +190,13 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 	return shim_poll(call_time(timeout > 0), fds, n, timeout, RET);
 }
 
-static int shim_ppoll(int64_t now, struct pollfd *fds, nfds_t n, const struct timespec *tmo,
+static int shim_ppoll(uint64_t at, struct pollfd *fds, nfds_t n, const struct timespec *tmo,
                       const sigset_t *mask, const void *ret)
 {
 	if (!real_ppoll)
 		pn__shim_resolve_waits();
 	int64_t d;
-	if (!pn__shim_active() || (d = deadline_ts(now, tmo)) < 0)
+	if (!pn__shim_active() || (d = deadline_ts(at, tmo)) < 0)
 		return real_ppoll(fds, n, tmo, mask);
 	struct pn__poll_waiter s = {{.wait = wait_poll, .mask = mask}, fds, n};
 	return precise_wait(&s.w, d, ret);
@@ -209,12 +210,12 @@ EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const
 EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
 EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
 {
-	int64_t now = call_time(timeout > 0);
+	uint64_t at = call_time(timeout > 0);
 	if (!real_poll_chk)
 		pn__shim_resolve_waits();
 	if (fdslen / sizeof(*fds) < n) /* the overflow the fortified call exists to stop */
 		return real_poll_chk(fds, n, timeout, fdslen);
-	return shim_poll(now, fds, n, timeout, RET);
+	return shim_poll(at, fds, n, timeout, RET);
 }
 
 EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
@@ -222,16 +223,16 @@ EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
                        const sigset_t *mask, size_t fdslen)
 {
-	int64_t now = call_time(tmo != NULL);
+	uint64_t at = call_time(tmo != NULL);
 	if (!real_ppoll_chk)
 		pn__shim_resolve_waits();
 	if (fdslen / sizeof(*fds) < n)
 		return real_ppoll_chk(fds, n, tmo, mask, fdslen);
-	return shim_ppoll(now, fds, n, tmo, mask, RET);
+	return shim_ppoll(at, fds, n, tmo, mask, RET);
 }
 
 /* epoll_wait's and epoll_pwait's own checks (max <= 0) come from the real call. */
-static int epoll_ms(int epfd, struct epoll_event *ev, int max, int64_t now, int ms,
+static int epoll_ms(int epfd, struct epoll_event *ev, int max, uint64_t at, int ms,
                     const sigset_t *mask, const void *ret)
 {
 	struct pn__epoll_waiter s = {
@@ -239,39 +240,39 @@ static int epoll_ms(int epfd, struct epoll_event *ev, int max, int64_t now, int 
 	        epfd,
 	        max,
 	        ev};
-	return precise_wait(&s.w, deadline_ms(now, ms), ret);
+	return precise_wait(&s.w, deadline_ms(at, ms), ret);
 }
 
 EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 {
-	int64_t now = call_time(timeout > 0);
+	uint64_t at = call_time(timeout > 0);
 	if (!real_epoll_wait)
 		pn__shim_resolve_waits();
 	if (!pn__shim_active() || timeout <= 0 || max <= 0 || !real_epoll_pwait)
 		return real_epoll_wait(epfd, ev, max, timeout);
-	return epoll_ms(epfd, ev, max, now, timeout, NULL, RET);
+	return epoll_ms(epfd, ev, max, at, timeout, NULL, RET);
 }
 
 EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask)
 {
-	int64_t now = call_time(timeout > 0);
+	uint64_t at = call_time(timeout > 0);
 	if (!real_epoll_pwait)
 		pn__shim_resolve_waits();
 	if (!pn__shim_active() || timeout <= 0 || max <= 0)
 		return real_epoll_pwait(epfd, ev, max, timeout, mask);
-	return epoll_ms(epfd, ev, max, now, timeout, mask, RET);
+	return epoll_ms(epfd, ev, max, at, timeout, mask, RET);
 }
 
 EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *tmo,
                         const sigset_t *mask)
 {
-	int64_t now = call_time(tmo != NULL);
+	uint64_t at = call_time(tmo != NULL);
 	if (!real_epoll_pwait2)
 		pn__shim_resolve_waits();
 	int64_t d;
 	if (!real_epoll_pwait2)
 		return (errno = ENOSYS), -1;
-	if (!pn__shim_active() || (d = deadline_ts(now, tmo)) < 0 || max <= 0)
+	if (!pn__shim_active() || (d = deadline_ts(at, tmo)) < 0 || max <= 0)
 		return real_epoll_pwait2(epfd, ev, max, tmo, mask);
 	struct pn__epoll_waiter s = {
 	        {.wait = wait_epoll, .look = look_epoll, .mask = mask, .eintr_any = true},
@@ -330,11 +331,11 @@ static int precise_select(int n, fd_set *r, fd_set *wr, fd_set *e, int64_t deadl
 
 /* select's timeout in us: tv_usec may exceed a second (glibc normalizes it); negative
  * parts are malformed (EINVAL). -1 for the real call, as deadline_ts. */
-static int64_t deadline_tv(int64_t now, const struct timeval *tv)
+static int64_t deadline_tv(uint64_t at, const struct timeval *tv)
 {
 	if (!tv || tv->tv_sec < 0 || tv->tv_usec < 0 || (tv->tv_sec == 0 && tv->tv_usec == 0))
 		return -1;
-	int64_t d, us;
+	int64_t d, us, now = pn__shim_call_ns(at);
 	if (__builtin_mul_overflow((int64_t)tv->tv_sec, PN_NSEC, &d) ||
 	    __builtin_mul_overflow((int64_t)tv->tv_usec, 1000, &us) ||
 	    __builtin_add_overflow(d, us, &d) || __builtin_add_overflow(d, now, &d))
@@ -342,13 +343,13 @@ static int64_t deadline_tv(int64_t now, const struct timeval *tv)
 	return d;
 }
 
-static int shim_select(int64_t now, int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv,
+static int shim_select(uint64_t at, int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv,
                        const void *ret_to)
 {
 	if (!real_select)
 		pn__shim_resolve_waits();
 	int64_t d;
-	if (!pn__shim_active() || (d = deadline_tv(now, tv)) < 0 || n < 0 || n > FD_SETSIZE ||
+	if (!pn__shim_active() || (d = deadline_tv(at, tv)) < 0 || n < 0 || n > FD_SETSIZE ||
 	    !real_pselect)
 		return real_select(n, r, w, e, tv);
 	int ret = precise_select(n, r, w, e, d, NULL, ret_to);
@@ -377,11 +378,11 @@ EXPORT int __select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *tmo,
                    const sigset_t *mask)
 {
-	int64_t now = call_time(tmo != NULL);
+	uint64_t at = call_time(tmo != NULL);
 	if (!real_pselect)
 		pn__shim_resolve_waits();
 	int64_t d;
-	if (!pn__shim_active() || (d = deadline_ts(now, tmo)) < 0 || n < 0 || n > FD_SETSIZE)
+	if (!pn__shim_active() || (d = deadline_ts(at, tmo)) < 0 || n < 0 || n > FD_SETSIZE)
 		return real_pselect(n, r, w, e, tmo, mask);
 	return precise_select(n, r, w, e, d, mask, RET);
 }
@@ -490,11 +491,11 @@ static int wait_sig(struct pn__waiter *w, const struct timespec *ts, const sigse
 
 EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *tmo)
 {
-	int64_t now = call_time(tmo != NULL);
+	uint64_t at = call_time(tmo != NULL);
 	if (!real_sigtimedwait)
 		pn__shim_resolve_waits();
 	int64_t d;
-	if (!pn__shim_active() || pn__null_arg(set) || (d = deadline_ts(now, tmo)) < 0)
+	if (!pn__shim_active() || pn__null_arg(set) || (d = deadline_ts(at, tmo)) < 0)
 		return real_sigtimedwait(set, info, tmo);
 	sigset_t old;
 	pthread_sigmask(SIG_BLOCK, set, &old);
