@@ -150,7 +150,7 @@ __attribute__((noinline)) static int precise_wait(struct pn__waiter *w, int64_t 
 /* The entry of a call with a timeout, read first thing (pn__shim_entry; 0 without a
  * timeout): whatever the shim does before the wait then counts against the wait, not
  * after its deadline. The deadlines below convert it to the call time. */
-__attribute__((always_inline)) static inline uint64_t call_time(bool timed)
+__attribute__((always_inline)) static inline uint64_t call_entry(bool timed)
 {
 	return timed ? pn__shim_entry() : 0;
 }
@@ -187,7 +187,7 @@ static int shim_poll(uint64_t at, struct pollfd *fds, nfds_t n, int timeout, con
 
 EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
-	return shim_poll(call_time(timeout > 0), fds, n, timeout, RET);
+	return shim_poll(call_entry(timeout > 0), fds, n, timeout, RET);
 }
 
 static int shim_ppoll(uint64_t at, struct pollfd *fds, nfds_t n, const struct timespec *tmo,
@@ -204,13 +204,13 @@ static int shim_ppoll(uint64_t at, struct pollfd *fds, nfds_t n, const struct ti
 
 EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *mask)
 {
-	return shim_ppoll(call_time(tmo != NULL), fds, n, tmo, mask, RET);
+	return shim_ppoll(call_entry(tmo != NULL), fds, n, tmo, mask, RET);
 }
 
 EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
 EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
 {
-	uint64_t at = call_time(timeout > 0);
+	uint64_t at = call_entry(timeout > 0);
 	if (!real_poll_chk)
 		pn__shim_resolve_waits();
 	if (fdslen / sizeof(*fds) < n) /* the overflow the fortified call exists to stop */
@@ -223,7 +223,7 @@ EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
                        const sigset_t *mask, size_t fdslen)
 {
-	uint64_t at = call_time(tmo != NULL);
+	uint64_t at = call_entry(tmo != NULL);
 	if (!real_ppoll_chk)
 		pn__shim_resolve_waits();
 	if (fdslen / sizeof(*fds) < n)
@@ -245,7 +245,7 @@ static int epoll_ms(int epfd, struct epoll_event *ev, int max, uint64_t at, int 
 
 EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 {
-	uint64_t at = call_time(timeout > 0);
+	uint64_t at = call_entry(timeout > 0);
 	if (!real_epoll_wait)
 		pn__shim_resolve_waits();
 	if (!pn__shim_active() || timeout <= 0 || max <= 0 || !real_epoll_pwait)
@@ -255,7 +255,7 @@ EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 
 EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask)
 {
-	uint64_t at = call_time(timeout > 0);
+	uint64_t at = call_entry(timeout > 0);
 	if (!real_epoll_pwait)
 		pn__shim_resolve_waits();
 	if (!pn__shim_active() || timeout <= 0 || max <= 0)
@@ -266,7 +266,7 @@ EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, c
 EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *tmo,
                         const sigset_t *mask)
 {
-	uint64_t at = call_time(tmo != NULL);
+	uint64_t at = call_entry(tmo != NULL);
 	if (!real_epoll_pwait2)
 		pn__shim_resolve_waits();
 	int64_t d;
@@ -366,19 +366,19 @@ static int shim_select(uint64_t at, int n, fd_set *r, fd_set *w, fd_set *e, stru
 
 EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 {
-	return shim_select(call_time(tv != NULL), n, r, w, e, tv, RET);
+	return shim_select(call_entry(tv != NULL), n, r, w, e, tv, RET);
 }
 
 EXPORT int __select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv);
 EXPORT int __select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 {
-	return shim_select(call_time(tv != NULL), n, r, w, e, tv, RET);
+	return shim_select(call_entry(tv != NULL), n, r, w, e, tv, RET);
 }
 
 EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *tmo,
                    const sigset_t *mask)
 {
-	uint64_t at = call_time(tmo != NULL);
+	uint64_t at = call_entry(tmo != NULL);
 	if (!real_pselect)
 		pn__shim_resolve_waits();
 	int64_t d;
@@ -491,7 +491,7 @@ static int wait_sig(struct pn__waiter *w, const struct timespec *ts, const sigse
 
 EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *tmo)
 {
-	uint64_t at = call_time(tmo != NULL);
+	uint64_t at = call_entry(tmo != NULL);
 	if (!real_sigtimedwait)
 		pn__shim_resolve_waits();
 	int64_t d;
