@@ -7,6 +7,7 @@
 #ifndef PUNCTUAL_INTERNAL_H
 #define PUNCTUAL_INTERNAL_H
 
+#include <errno.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,6 +18,15 @@
 #define PN_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define PN_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define PN_NSEC        1000000000LL
+/* Thread-local storage of a few bytes each (pointers, flags). In the preload shim,
+ * initial-exec: it is loaded at startup, and an access is then a load from the thread
+ * pointer rather than a call to __tls_get_addr on the path between a deadline and the
+ * caller. */
+#ifdef PN_PRELOAD
+#define PN_TLS __thread __attribute__((tls_model("initial-exec")))
+#else
+#define PN_TLS __thread
+#endif
 
 #if defined(__x86_64__)
 #include "arch/x86_64.h"
@@ -95,6 +105,11 @@ enum {
 	 * cold line cost 30-40 ns here (p50 of the lateness 340-520 -> 260-330 ns, p99 2.1-2.9
 	 * -> 1.3-1.8 us: the shim's epoll_wait(1 ms), 3 runs each, alternating, 2026-12-01). */
 	PN__SLEEP_TAIL = 8,
+	/* The spin is a cancellation point, as the call it stands for (nanosleep, poll,
+	 * sem_timedwait...): every check acts on a pending pthread_cancel (pthread_testcancel),
+	 * the thread's signal mask put back first. Not for cond waits, whose spin runs with the
+	 * mutex released. */
+	PN__SLEEP_CANCEL = 16,
 };
 /* A plan's probe, for waits that watch fds (wait.c): wait(ctx) waits 1 ns and returns 0,
  * the ready count (which ends the plan), or -errno. NULL: a plain 1 ns ppoll. */
@@ -238,6 +253,14 @@ struct pn__epoll_waiter {
 static inline int pn__ts_ms_floor(const struct timespec *ts)
 {
 	return (int)(ts->tv_sec * 1000 + ts->tv_nsec / 1000000);
+}
+/* Whether epoll_pwait2 failed for a reason of its own, with an error epoll_pwait would not
+ * give (EBADF, EFAULT, EINTR, EINVAL are the call's): ENOSYS before Linux 5.11, EPERM or
+ * another errno from a seccomp filter that denies it (older container runtimes, systemd's
+ * SystemCallFilter). The waits then use epoll_pwait, whole ms, for the rest of the process. */
+static inline _Bool pn__pwait2_denied(int err)
+{
+	return err != EBADF && err != EFAULT && err != EINTR && err != EINVAL;
 }
 /* The wait until deadline with the precision: the ready count, 0 at a time >= deadline
  * (with PN__SLEEP_TAIL, 0 with plan->tail set before it: the caller spins the rest with

@@ -2,11 +2,11 @@
 /*
  * preload.c: libpunctual-preload.so, which `punctual run --precise` puts in LD_PRELOAD
  * so that an unmodified, dynamically linked program sleeps precisely: nanosleep,
- * clock_nanosleep (CLOCK_MONOTONIC and CLOCK_REALTIME, relative and TIMER_ABSTIME),
- * usleep, pthread_cond_timedwait and pthread_cond_clockwait (how the JDK's Thread.sleep
- * waits) keep their POSIX contracts, but wake through pn_sleep_until's strategy: never
- * early, late by at most PUNCTUAL_PRECISION. The event-loop waits (poll, the epoll
- * family) are in preload_wait.c; what both files share, in preload.h.
+ * clock_nanosleep (CLOCK_MONOTONIC, CLOCK_REALTIME, CLOCK_BOOTTIME and CLOCK_TAI, relative
+ * and TIMER_ABSTIME), usleep, pthread_cond_timedwait and pthread_cond_clockwait (how the
+ * JDK's Thread.sleep waits) keep their POSIX contracts, but wake through pn_sleep_until's strategy:
+ * never early, late by at most PUNCTUAL_PRECISION. The event-loop waits (poll, the epoll family)
+ * are in preload_wait.c; what both files share, in preload.h.
  *
  * Inert unless PUNCTUAL_PRECISION is set (ns, or with a unit: 10us): every call then
  * goes straight to the real function, found once with dlsym(RTLD_NEXT).
@@ -70,13 +70,9 @@ static cond_timedwait_fn real_cond_timedwait;
 static cond_clockwait_fn real_cond_clockwait;
 static longjmp_fn real_longjmp, real__longjmp, real_siglongjmp, real_longjmp_chk;
 int64_t pn__shim_precision = -1; /* -1: inert */
-/* Initial-exec TLS: the shim is loaded at startup (LD_PRELOAD), so these are a load from
- * %fs each, not a call to __tls_get_addr on every entry and, worse, on the way out of a
- * wait, between its deadline and the caller. A few bytes: a dlopen would fit them too. */
-#define SHIM_TLS __thread __attribute__((tls_model("initial-exec")))
-static SHIM_TLS bool inside;
-static SHIM_TLS unsigned nested; /* calls that came in while inside: signal handlers */
-static SHIM_TLS struct pn__sleep_plan *in_progress; /* the sleep in progress, while inside */
+static PN_TLS bool inside;
+static PN_TLS unsigned nested; /* calls that came in while inside: signal handlers */
+static PN_TLS struct pn__sleep_plan *in_progress; /* the sleep in progress, while inside */
 static unsigned long handled; /* calls made precise, for tests: punctual_preload_handled */
 
 /* How many calls the shim has made precise in this process (tests read it with dlsym). */
@@ -163,7 +159,8 @@ static uint64_t call_mult; /* ns per count << 32, atomic; 0: not yet; CALL_NONE:
 
 static void call_anchor(void)
 {
-	if (PN_ARCH_CYCLES_SOURCE == PN_CYCLES_CLOCK || pn_cycles_source() != PN_ARCH_CYCLES_SOURCE) {
+	if (PN_ARCH_CYCLES_SOURCE == PN_CYCLES_CLOCK ||
+	    pn_cycles_source() != PN_ARCH_CYCLES_SOURCE) {
 		__atomic_store_n(&call_mult, CALL_NONE, __ATOMIC_RELAXED);
 		return;
 	}
@@ -269,34 +266,52 @@ int pn__shim_leave(int r)
 	return r;
 }
 
+/* EINTR, or 0 when clk has reached deadline by now: the kernel reports a handler that ran
+ * during a sleep only while time remains (nanosleep's rem is never 0 with EINTR). */
+static int intr_result(clockid_t clk, int64_t deadline)
+{
+	return pn__clock_now(clk) >= deadline ? 0 : EINTR;
+}
+
+static void abs_unwound(void *arg)
+{
+	(void)arg;
+	pn__shim_unwound();
+}
+
 /* Sleeps until deadline on clk: 0, or EINTR when a signal handler ran before it. ret:
- * where the program's call returns. */
+ * where the program's call returns. A cancellation point, as the sleeps are: a pending
+ * cancel acts at the entry and in the spin (the kernel part is the real call). */
 __attribute__((noinline)) static int precise_abs(clockid_t clk, int64_t deadline, const void *ret)
 {
+	pthread_testcancel();
 	struct pn__sleep_plan p = {
 	        .restore = -1}; /* a jump out before the plan: nothing to put back */
+	int r = 0;
 	pn__shim_enter(&p);
+	pthread_cleanup_push(abs_unwound, NULL);
 	unsigned n0 = nested;
 	pn__sleep_plan(&p, clk, deadline, pn__shim_precision,
 	               PN__SLEEP_KEEP_SLACK | PN__SLEEP_EINTR | PN__SLEEP_LIBC_CLOCK |
-	                       PN__SLEEP_TAIL,
+	                       PN__SLEEP_TAIL | PN__SLEEP_CANCEL,
 	               NULL);
 	p.warm[0] = ret;
 	p.warm[1] = RET;
-	if (p.stop)
-		return pn__shim_leave(-p.stop);
-	if (p.past)
-		return pn__shim_leave(0);
-	if (p.kernel) {
-		int r = kernel_sleep(clk, p.target);
-		if (r != 0) {
+	if (p.stop) {
+		r = -p.stop;
+	} else if (!p.past) {
+		if (p.kernel && (r = kernel_sleep(clk, p.target)) != 0) {
 			pn__sleep_cancel(&p);
-			return pn__shim_leave(r);
+		} else {
+			if (p.kernel)
+				pn__sleep_woke(&p, nested == n0);
+			r = pn__sleep_finish_intr(&p);
+			pn__sleep_tail(&p);
 		}
-		pn__sleep_woke(&p, nested == n0);
 	}
-	int r = pn__sleep_finish_intr(&p);
-	pn__sleep_tail(&p);
+	if (r == EINTR)
+		r = intr_result(clk, deadline);
+	pthread_cleanup_pop(0);
 	return pn__shim_leave(r);
 }
 
@@ -311,6 +326,22 @@ static int precise_rel(int64_t now, int64_t ns, struct timespec *rem, const void
 	int r = precise_abs(CLOCK_MONOTONIC, deadline, ret);
 	if (r == EINTR && rem) {
 		int64_t left = deadline - pn_now();
+		*rem = ns_ts(left > 0 ? left : 0);
+	}
+	return r;
+}
+
+/* A relative sleep on CLOCK_BOOTTIME, which counts a suspend where the monotonic clock does
+ * not: to the call time on BOOTTIME plus ns. The offset is read monotonic first, so it
+ * comes out at or above the true one (never early). */
+static int precise_boot(int64_t now, int64_t ns, struct timespec *rem, const void *ret)
+{
+	int64_t mono = pn_now(), off = pn__clock_ns(CLOCK_BOOTTIME) - mono, deadline;
+	if (__builtin_add_overflow(now + off, ns, &deadline))
+		deadline = INT64_MAX;
+	int r = precise_abs(CLOCK_BOOTTIME, deadline, ret);
+	if (r == EINTR && rem) {
+		int64_t left = deadline - pn__clock_ns(CLOCK_BOOTTIME);
 		*rem = ns_ts(left > 0 ? left : 0);
 	}
 	return r;
@@ -349,10 +380,13 @@ EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req,
 	if (!real_clock_nanosleep)
 		resolve();
 	if (!pn__shim_active() || !req || !ts_valid(req) || (flags & ~TIMER_ABSTIME) ||
-	    (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME))
+	    (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME && clk != CLOCK_BOOTTIME &&
+	     clk != CLOCK_TAI))
 		return real_clock_nanosleep(clk, flags, req, rem);
 	if (flags & TIMER_ABSTIME)
 		return precise_abs(clk, ts_ns(req), RET);
+	if (clk == CLOCK_BOOTTIME)
+		return precise_boot(pn__shim_call_ns(at), ts_ns(req), rem, RET);
 	return precise_rel(pn__shim_call_ns(at), ts_ns(req), rem, RET);
 }
 
@@ -454,8 +488,9 @@ EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid
 /* A signal handler that jumps out of a sleep leaves the shim: the slack goes back and the
  * thread's next calls are precise again. (A handler that jumps within itself while it
  * interrupted a sleep ends the shim's part of that sleep too: the sleep then returns to
- * the program as the longjmp does, never.) */
-static void left_by_jump(void)
+ * the program as the longjmp does, never.) A cancellation that unwinds a call does the
+ * same, for the program's cleanup handlers. */
+void pn__shim_unwound(void)
 {
 	if (!inside)
 		return;
@@ -469,7 +504,7 @@ static void left_by_jump(void)
 	{                                                                                          \
 		if (!real)                                                                         \
 			resolve();                                                                 \
-		left_by_jump();                                                                    \
+		pn__shim_unwound();                                                                \
 		real(env, val);                                                                    \
 		__builtin_unreachable();                                                           \
 	}

@@ -28,6 +28,9 @@ bool pn__shim_active(void);
  * out of it; NULL for a wait) and counts the call; leave returns r. */
 void pn__shim_enter(struct pn__sleep_plan *p);
 int pn__shim_leave(int r);
+/* Leaves the shim from a call that a signal handler's longjmp or a cancellation unwinds:
+ * the sleep's slack goes back, and the thread's next calls are precise again. */
+void pn__shim_unwound(void);
 /* glibc declares some arguments nonnull, so a plain NULL test may be compiled away; a
  * NULL must still reach the real function, which reports it as the original would. */
 static inline bool pn__null_arg(const void *p)

@@ -26,14 +26,17 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <punctual/clock.h>
 #include "internal.h"
@@ -98,13 +101,19 @@ static int wait_poll(struct pn__waiter *w, const struct timespec *ts, const sigs
 	return neg(real_ppoll(s->fds, s->n, ts, mask));
 }
 
+/* Set once the real epoll_pwait2 fails for a reason of its own (pn__pwait2_denied), or
+ * libc has none: epoll_pwait, whole ms, from then on. */
+static bool no_pwait2;
+
 static int wait_epoll(struct pn__waiter *w, const struct timespec *ts, const sigset_t *mask)
 {
 	struct pn__epoll_waiter *s = (struct pn__epoll_waiter *)w;
-	if (real_epoll_pwait2) {
-		int r = real_epoll_pwait2(s->epfd, s->ev, s->max, ts, mask);
-		if (r >= 0 || errno != ENOSYS)
+	if (!__atomic_load_n(&no_pwait2, __ATOMIC_RELAXED)) {
+		int r = real_epoll_pwait2 ? real_epoll_pwait2(s->epfd, s->ev, s->max, ts, mask)
+		                          : -1;
+		if (real_epoll_pwait2 && (r >= 0 || !pn__pwait2_denied(errno)))
 			return neg(r);
+		__atomic_store_n(&no_pwait2, true, __ATOMIC_RELAXED);
 	}
 	return neg(real_epoll_pwait(s->epfd, s->ev, s->max, pn__ts_ms_floor(ts), mask));
 }
@@ -121,25 +130,53 @@ static int look_epoll(struct pn__waiter *w, const sigset_t *mask)
 }
 
 /* The wait to deadline with the call's mask (NULL: the thread's), as the real call's
- * result: a count, 0, or -1 with errno. ret: where the program's call returns. */
-__attribute__((noinline)) static int precise_wait(struct pn__waiter *w, int64_t deadline,
-                                                  const void *ret)
+ * result: a count, 0, or -1 with errno. ret: where the program's call returns. held: an fd
+ * the wait holds (an epoll set's duplicate, see epoll_hold), closed once its last look has
+ * run, before the last microseconds' spin; -1: none. */
+struct unwind {
+	int held;
+	const sigset_t *mask; /* to put back; NULL: none */
+};
+
+/* A cancellation that unwinds the wait (every call the shim waits for is a cancellation
+ * point) leaves the shim, closes the held fd and puts the mask back. */
+static void wait_unwound(void *arg)
 {
+	const struct unwind *u = arg;
+	pn__shim_unwound();
+	if (u->held >= 0)
+		close(u->held);
+	if (u->mask)
+		pthread_sigmask(SIG_SETMASK, u->mask, NULL);
+}
+
+__attribute__((noinline)) static int precise_wait(struct pn__waiter *w, int64_t deadline,
+                                                  const void *ret, int held)
+{
+	struct unwind u = {held, NULL};
+	int r;
+	pthread_cleanup_push(wait_unwound, &u);
+	pthread_testcancel();
 	w->ret[0] = ret;
 	w->ret[1] = RET;
 	sigset_t all, old;
 	if (w->mask) {
 		sigfillset(&all);
 		pthread_sigmask(SIG_BLOCK, &all, &old);
+		u.mask = &old;
 	}
 	struct pn__sleep_plan p = {.restore = -1};
 	pn__shim_enter(&p);
-	int r = pn__wait_until(w, &p, deadline, pn__shim_precision,
-	                       PN__SLEEP_KEEP_SLACK | PN__SLEEP_LIBC_CLOCK | PN__SLEEP_TAIL);
+	r = pn__wait_until(w, &p, deadline, pn__shim_precision,
+	                   PN__SLEEP_KEEP_SLACK | PN__SLEEP_LIBC_CLOCK | PN__SLEEP_TAIL |
+	                           PN__SLEEP_CANCEL);
+	if (held >= 0)
+		close(held); /* a duplicate: never the last reference, never an error to report */
 	pn__sleep_tail(&p);
 	r = pn__shim_leave(r);
 	if (w->mask)
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_cleanup_pop(0);
 	if (r < 0) {
 		errno = -r;
 		return -1;
@@ -182,7 +219,7 @@ static int shim_poll(uint64_t at, struct pollfd *fds, nfds_t n, int timeout, con
 	if (!pn__shim_active() || timeout <= 0 || !real_ppoll)
 		return real_poll(fds, n, timeout);
 	struct pn__poll_waiter s = {{.wait = wait_poll}, fds, n};
-	return precise_wait(&s.w, deadline_ms(at, timeout), ret);
+	return precise_wait(&s.w, deadline_ms(at, timeout), ret, -1);
 }
 
 EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
@@ -199,7 +236,7 @@ static int shim_ppoll(uint64_t at, struct pollfd *fds, nfds_t n, const struct ti
 	if (!pn__shim_active() || (d = deadline_ts(at, tmo)) < 0)
 		return real_ppoll(fds, n, tmo, mask);
 	struct pn__poll_waiter s = {{.wait = wait_poll, .mask = mask}, fds, n};
-	return precise_wait(&s.w, d, ret);
+	return precise_wait(&s.w, d, ret, -1);
 }
 
 EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *mask)
@@ -231,16 +268,28 @@ EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 	return shim_ppoll(at, fds, n, tmo, mask, RET);
 }
 
-/* epoll_wait's and epoll_pwait's own checks (max <= 0) come from the real call. */
-static int epoll_ms(int epfd, struct epoll_event *ev, int max, uint64_t at, int ms,
-                    const sigset_t *mask, const void *ret)
+/* The epoll set the wait holds: a duplicate of epfd, so that every phase waits on the set
+ * the call named, as the kernel holds the file for the real call's one wait. Without it,
+ * another thread that closed epfd mid-wait would make a later phase fail with EBADF (the
+ * real call times out), and one that reused the number for a new set would hand this wait
+ * that set's events. -1 when epfd is not open or no fd is left: the real call then. (A
+ * fork by another thread during the wait leaves the child a copy, closed at its exec.) */
+static int epoll_hold(int epfd)
+{
+	int e = errno, fd = fcntl(epfd, F_DUPFD_CLOEXEC, 0);
+	errno = e;
+	return fd;
+}
+
+static int epoll_precise(int epfd, struct epoll_event *ev, int max, int64_t deadline,
+                         const sigset_t *mask, const void *ret)
 {
 	struct pn__epoll_waiter s = {
 	        {.wait = wait_epoll, .look = look_epoll, .mask = mask, .eintr_any = true},
 	        epfd,
 	        max,
 	        ev};
-	return precise_wait(&s.w, deadline_ms(at, ms), ret);
+	return precise_wait(&s.w, deadline, ret, epfd);
 }
 
 EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
@@ -248,9 +297,11 @@ EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 	uint64_t at = call_entry(timeout > 0);
 	if (!real_epoll_wait)
 		pn__shim_resolve_waits();
-	if (!pn__shim_active() || timeout <= 0 || max <= 0 || !real_epoll_pwait)
+	int held;
+	if (!pn__shim_active() || timeout <= 0 || max <= 0 || !real_epoll_pwait ||
+	    (held = epoll_hold(epfd)) < 0)
 		return real_epoll_wait(epfd, ev, max, timeout);
-	return epoll_ms(epfd, ev, max, at, timeout, NULL, RET);
+	return epoll_precise(held, ev, max, deadline_ms(at, timeout), NULL, RET);
 }
 
 EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask)
@@ -258,9 +309,10 @@ EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, c
 	uint64_t at = call_entry(timeout > 0);
 	if (!real_epoll_pwait)
 		pn__shim_resolve_waits();
-	if (!pn__shim_active() || timeout <= 0 || max <= 0)
+	int held;
+	if (!pn__shim_active() || timeout <= 0 || max <= 0 || (held = epoll_hold(epfd)) < 0)
 		return real_epoll_pwait(epfd, ev, max, timeout, mask);
-	return epoll_ms(epfd, ev, max, at, timeout, mask, RET);
+	return epoll_precise(held, ev, max, deadline_ms(at, timeout), mask, RET);
 }
 
 EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *tmo,
@@ -272,14 +324,11 @@ EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct 
 	int64_t d;
 	if (!real_epoll_pwait2)
 		return (errno = ENOSYS), -1;
-	if (!pn__shim_active() || (d = deadline_ts(at, tmo)) < 0 || max <= 0)
+	int held;
+	if (!pn__shim_active() || (d = deadline_ts(at, tmo)) < 0 || max <= 0 ||
+	    (held = epoll_hold(epfd)) < 0)
 		return real_epoll_pwait2(epfd, ev, max, tmo, mask);
-	struct pn__epoll_waiter s = {
-	        {.wait = wait_epoll, .look = look_epoll, .mask = mask, .eintr_any = true},
-	        epfd,
-	        max,
-	        ev};
-	return precise_wait(&s.w, d, RET);
+	return epoll_precise(held, ev, max, d, mask, RET);
 }
 
 /* select and pselect: each look starts from the caller's sets, as the call did. The
@@ -323,7 +372,7 @@ static int precise_select(int n, fd_set *r, fd_set *wr, fd_set *e, int64_t deadl
 	for (int i = 0; i < 3; i++)
 		if (s.set[i])
 			memcpy(s.orig[i], s.set[i], s.bytes);
-	int got = precise_wait(&s.w, deadline, ret);
+	int got = precise_wait(&s.w, deadline, ret, -1);
 	if (got < 0) /* the kernel leaves the sets alone on an error (EINTR) */
 		sets_restore(&s);
 	return got;
@@ -387,16 +436,19 @@ EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec
 	return precise_select(n, r, w, e, d, mask, RET);
 }
 
-/* The semaphores: the kernel part is the real sem_timedwait (which sanitizers intercept,
- * unlike sem_clockwait) to the plan's target, given on CLOCK_REALTIME just before the
- * wait, the spin's look a sem_trywait. The deadline is monotonic from the call on: a step
- * of CLOCK_REALTIME during the wait moves only the kernel part (forwards: the spin is
- * longer; backwards: the kernel part ends later, as the real sem_timedwait would). A
- * futex wait ends with EINTR for a handler, never restarting: eintr_any, so the spin lets
- * signals in apart. */
+/* The semaphores: the kernel part is the real call on the caller's clock to the plan's
+ * target, given on that clock just before the wait: sem_timedwait on CLOCK_REALTIME (which
+ * sanitizers intercept, unlike sem_clockwait), sem_clockwait on the clock it names, so that
+ * a CLOCK_MONOTONIC wait never waits on the realtime clock. The spin's look is a
+ * sem_trywait. The deadline is monotonic from the call on: a step of CLOCK_REALTIME during
+ * a realtime wait moves only the kernel part (forwards: the spin is longer; backwards: the
+ * kernel part ends later, as the real call would). A futex wait ends with EINTR for a
+ * handler, never restarting: eintr_any, so the spin lets signals in apart. */
 struct sem_waiter {
 	struct pn__waiter w;
 	sem_t *sem;
+	clockid_t clk;
+	bool clockwait; /* the caller's call was sem_clockwait */
 };
 
 static int wait_sem(struct pn__waiter *w, const struct timespec *ts, const sigset_t *mask)
@@ -406,14 +458,16 @@ static int wait_sem(struct pn__waiter *w, const struct timespec *ts, const sigse
 	if (ts->tv_sec == 0 && ts->tv_nsec == 0)
 		return real_sem_trywait(s->sem) == 0 ? 1 : errno == EAGAIN ? 0 : -errno;
 	struct timespec abs;
-	clock_gettime(CLOCK_REALTIME, &abs);
+	clock_gettime(s->clk, &abs);
 	abs.tv_sec += ts->tv_sec;
 	abs.tv_nsec += ts->tv_nsec;
 	if (abs.tv_nsec >= PN_NSEC) {
 		abs.tv_sec++;
 		abs.tv_nsec -= PN_NSEC;
 	}
-	return real_sem_timedwait(s->sem, &abs) == 0 ? 1 : errno == ETIMEDOUT ? 0 : -errno;
+	int r = s->clockwait ? real_sem_clockwait(s->sem, s->clk, &abs)
+	                     : real_sem_timedwait(s->sem, &abs);
+	return r == 0 ? 1 : errno == ETIMEDOUT ? 0 : -errno;
 }
 
 /* An absolute timeout on clk as a monotonic deadline: -1 for the real call (malformed,
@@ -433,10 +487,10 @@ static int64_t deadline_abs(clockid_t clk, const struct timespec *abs)
 	return left > 0 && now < INT64_MAX - left ? now + left : -1;
 }
 
-static int precise_sem(sem_t *sem, int64_t deadline, const void *ret)
+static int precise_sem(sem_t *sem, clockid_t clk, bool clockwait, int64_t deadline, const void *ret)
 {
-	struct sem_waiter s = {{.wait = wait_sem, .eintr_any = true}, sem};
-	int r = precise_wait(&s.w, deadline, ret);
+	struct sem_waiter s = {{.wait = wait_sem, .eintr_any = true}, sem, clk, clockwait};
+	int r = precise_wait(&s.w, deadline, ret, -1);
 	if (r > 0)
 		return 0;
 	if (r == 0)
@@ -452,7 +506,7 @@ EXPORT int sem_timedwait(sem_t *sem, const struct timespec *abstime)
 	if (!pn__shim_active() || !real_sem_trywait || pn__null_arg(sem) ||
 	    (d = deadline_abs(CLOCK_REALTIME, abstime)) < 0 || d <= pn_now())
 		return real_sem_timedwait(sem, abstime);
-	return precise_sem(sem, d, RET);
+	return precise_sem(sem, CLOCK_REALTIME, false, d, RET);
 }
 
 EXPORT int sem_clockwait(sem_t *sem, clockid_t clk, const struct timespec *abstime)
@@ -462,31 +516,68 @@ EXPORT int sem_clockwait(sem_t *sem, clockid_t clk, const struct timespec *absti
 	if (!real_sem_clockwait)
 		return (errno = ENOSYS), -1;
 	int64_t d;
-	if (!pn__shim_active() || !real_sem_trywait || !real_sem_timedwait || pn__null_arg(sem) ||
+	if (!pn__shim_active() || !real_sem_trywait || pn__null_arg(sem) ||
 	    (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME) ||
 	    (d = deadline_abs(clk, abstime)) < 0 || d <= pn_now())
 		return real_sem_clockwait(sem, clk, abstime);
-	return precise_sem(sem, d, RET);
+	return precise_sem(sem, clk, true, d, RET);
 }
 
 /* sigtimedwait: every phase is the real call, the spin's look one with a zero timeout.
  * The set's signals are blocked in the thread for the whole call (the real call takes
  * them blocked or not): one that comes between two phases, or while the spin lets other
  * signals in, stays pending for the next look, as the kernel would hand it to this call,
- * never to a handler. A wait that a handler ends says EINTR, one that a signal without
- * a handler wakes too (a stop): eintr_any. */
+ * never to a handler. But not those the kernel discards: a signal that is ignored (SIG_IGN,
+ * or SIG_DFL for SIGCHLD, SIGCONT, SIGURG, SIGWINCH) and not blocked is dropped when sent,
+ * even during the real call, and a blocked one never is (sigwait_blockable). A wait that a
+ * handler ends says EINTR, one that a signal without a handler wakes too (a stop):
+ * eintr_any. */
 struct sig_waiter {
 	struct pn__waiter w;
 	const sigset_t *set;
 	siginfo_t *info;
+	const sigset_t *discard; /* the set's signals the kernel discards (not blocked) */
 };
 
+/* A signal of discard that the spin's blocking kept (sent while it blocks everything) is
+ * dropped here, as the kernel would have dropped it when it was sent. */
 static int wait_sig(struct pn__waiter *w, const struct timespec *ts, const sigset_t *mask)
 {
 	(void)mask; /* always NULL: the thread's */
 	struct sig_waiter *s = (struct sig_waiter *)w;
 	int r = real_sigtimedwait(s->set, s->info, ts);
+	if (r > 0 && sigismember(s->discard, r) == 1)
+		return 0;
 	return r > 0 ? r : errno == EAGAIN ? 0 : -errno;
+}
+
+/* Whether the kernel would discard sig, were it sent now: ignored and not blocked. */
+static bool sig_discarded(int sig, const sigset_t *blocked)
+{
+	struct sigaction sa;
+	if (sigismember(blocked, sig) == 1 || sigaction(sig, NULL, &sa) != 0)
+		return false;
+	if (sa.sa_flags & SA_SIGINFO)
+		return false;
+	if (sa.sa_handler == SIG_IGN)
+		return true;
+	return sa.sa_handler == SIG_DFL &&
+	       (sig == SIGCHLD || sig == SIGCONT || sig == SIGURG || sig == SIGWINCH);
+}
+
+/* The signals of set that the call blocks (out), and those it leaves to the kernel to
+ * discard. */
+static void sigwait_blockable(const sigset_t *set, sigset_t *out, sigset_t *discard)
+{
+	sigset_t cur;
+	pthread_sigmask(SIG_BLOCK, NULL, &cur);
+	*out = *set;
+	sigemptyset(discard);
+	for (int sig = 1; sig < _NSIG; sig++)
+		if (sigismember(set, sig) == 1 && sig_discarded(sig, &cur)) {
+			sigdelset(out, sig);
+			sigaddset(discard, sig);
+		}
 }
 
 EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *tmo)
@@ -497,10 +588,11 @@ EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct times
 	int64_t d;
 	if (!pn__shim_active() || pn__null_arg(set) || (d = deadline_ts(at, tmo)) < 0)
 		return real_sigtimedwait(set, info, tmo);
-	sigset_t old;
-	pthread_sigmask(SIG_BLOCK, set, &old);
-	struct sig_waiter s = {{.wait = wait_sig, .eintr_any = true}, set, info};
-	int r = precise_wait(&s.w, d, RET), e = r == 0 ? EAGAIN : errno;
+	sigset_t old, block, discard;
+	sigwait_blockable(set, &block, &discard);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	struct sig_waiter s = {{.wait = wait_sig, .eintr_any = true}, set, info, &discard};
+	int r = precise_wait(&s.w, d, RET, -1), e = r == 0 ? EAGAIN : errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = e;
 	return r == 0 ? -1 : r;

@@ -50,9 +50,11 @@
  * preload shim may call it where nanosleep is async-signal-safe.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -120,7 +122,42 @@ struct state {
 	struct pending pend;
 };
 
-static __thread struct state T;
+/* The thread's state, mapped at its first plan and unmapped when it exits: in static TLS
+ * its 10 KB would be carved out of every thread's stack (glibc takes a preloaded library's
+ * static TLS from each new thread's), so a PTHREAD_STACK_MIN thread could not be created
+ * under the shim. mmap, not malloc: a plan may run in a signal handler. NULL until then,
+ * or when the mapping failed (the sleep then waits in the kernel to its deadline). */
+static PN_TLS struct state *T;
+static pthread_key_t state_key;
+static bool state_key_ok;
+
+static void state_free(void *s)
+{
+	if (T == s)
+		T = NULL; /* a later key destructor's sleep maps a new one, freed in a next round */
+	munmap(s, sizeof(struct state));
+}
+
+/* At load time: pthread_key_create is not async-signal-safe, a thread's first plan may be. */
+__attribute__((constructor)) static void state_key_init(void)
+{
+	state_key_ok = pthread_key_create(&state_key, state_free) == 0;
+}
+
+/* The thread's state, mapped if it has none; NULL if that fails. */
+static struct state *state_make(void)
+{
+	if (PN_LIKELY(T != NULL))
+		return T;
+	void *m = mmap(NULL, sizeof(struct state), PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	/* without a key (none left) the mapping outlives the thread: a leak, not a fault */
+	if (state_key_ok)
+		pthread_setspecific(state_key, m);
+	return T = m;
+}
 
 static void count(struct state *t, int k, int64_t deadline, int64_t precision, int64_t spin_start,
                   int64_t now)
@@ -393,7 +430,8 @@ void pn__sleep_cancel(struct pn__sleep_plan *p)
 	if (p->restore < 0)
 		return;
 	pn__slack_put(p->restore);
-	T.st.slack_changes++;
+	if (T)
+		T->st.slack_changes++;
 	p->restore = -1;
 }
 
@@ -479,8 +517,9 @@ static bool spin_only_learn(struct state *t, struct pn__sleep_plan *p, int k, in
 void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, int64_t precision,
                     int flags, const struct pn__probe *probe)
 {
-	struct state *t = &T;
-	settle(t);
+	struct state *t = state_make();
+	if (t)
+		settle(t);
 	int64_t now = pn__clock_now(clk);
 	*p = (struct pn__sleep_plan){.clk = clk,
 	                             .flags = flags,
@@ -489,8 +528,15 @@ void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, i
 	                             .restore = -1,
 	                             .probe = probe};
 	if (now >= deadline) {
-		t->st.past++;
+		if (t)
+			t->st.past++;
 		p->past = true;
+		return;
+	}
+	if (PN_UNLIKELY(!t)) { /* no state: the kernel to the deadline, as it is */
+		p->start = p->now = now;
+		p->target = deadline;
+		p->kernel = true;
 		return;
 	}
 	if (PN_UNLIKELY(!learned_any(t))) {
@@ -577,15 +623,17 @@ static void learn_wakeup(struct state *t, int k, int64_t late, int64_t len)
 
 void pn__sleep_woke(struct pn__sleep_plan *p, bool learn_it)
 {
-	struct state *t = &T;
+	struct state *t = T;
 	int64_t woke = pn__clock_now(p->clk);
 	pn__sleep_cancel(p);
+	p->now = woke;
+	if (PN_UNLIKELY(!t))
+		return;
 	t->st.slept_ns += woke - p->start;
 	if (learn_it) {
 		learn_wakeup(t, p->k, woke - p->target - p->slack, p->deadline - p->start);
 		t->cls[p->k].spins = 0;
 	}
-	p->now = woke;
 }
 
 /* The spin's touch of the code its return runs (the plan's warm): a prefetch of the
@@ -599,13 +647,14 @@ static inline void warm(const struct pn__sleep_plan *p)
 }
 
 /* The thread's state, found before a spin rather than after its deadline: in a shared
- * library (global-dynamic TLS) &T is a call to __tls_get_addr, whose code and data the wait
- * has left cold, on the path from the deadline to the caller. The empty asm hides that the
- * pointer is &T, which the compiler would otherwise compute again where it is used (and,
- * volatile, it stays here rather than sinking to the use). */
+ * library (global-dynamic TLS) reading T is a call to __tls_get_addr, whose code and data
+ * the wait has left cold, on the path from the deadline to the caller. The empty asm hides
+ * that the pointer is T, which the compiler would otherwise read again where it is used
+ * (and, volatile, it stays here rather than sinking to the use). NULL: no state (a plan
+ * made without one counts nothing). */
 static inline struct state *state_ahead(void)
 {
-	struct state *t = &T;
+	struct state *t = T;
 	__asm__ __volatile__("" : "+r"(t));
 	return t;
 }
@@ -619,7 +668,8 @@ int pn__sleep_finish(struct pn__sleep_plan *p)
 		pn__arch_relax();
 		now = pn__plan_now(p);
 	}
-	finish_count(t, p, start, now);
+	if (t)
+		finish_count(t, p, start, now);
 	return 0;
 }
 
@@ -650,6 +700,12 @@ int pn__sleep_signals(const sigset_t *mask)
  * ended, as one the kernel delivers on the way out of a call that timed out. */
 #define PN__SPIN_GUARD_NS 3000
 #define PN__LOOK_X        4
+/* A cancellation acted on in the spin (PN__SLEEP_CANCEL) unwinds with the caller's mask. */
+static void spin_unwound(void *mask)
+{
+	pthread_sigmask(SIG_SETMASK, mask, NULL);
+}
+
 int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, int64_t every)
 {
 	struct state *t = state_ahead();
@@ -668,6 +724,7 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 	int64_t lead = PN__LOOK_WINDOW_NS, last = 0; /* until a check is timed */
 	bool looked = !check;                        /* a plain sleep has no last look to take */
 	bool tail = false;
+	pthread_cleanup_push(spin_unwound, &mask);
 	for (int64_t next = check ? now : now + every; now < p->deadline; now = pn__plan_now(p)) {
 		if (!blocked && looked && (p->flags & PN__SLEEP_TAIL)) {
 			tail = true; /* the rest is the caller's (pn__sleep_tail) */
@@ -677,6 +734,8 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 			pthread_sigmask(SIG_SETMASK, &mask, NULL);
 			blocked = false;
 		} else if (blocked && now >= next) {
+			if (p->flags & PN__SLEEP_CANCEL)
+				pthread_testcancel();
 			if ((r = check ? check(ctx, &mask) : pn__sleep_signals(&mask)) != 0)
 				break;
 			int64_t after = pn__plan_now(p), took = after - now;
@@ -694,13 +753,20 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 			pn__arch_relax();
 		}
 	}
+	pthread_cleanup_pop(0);
 	p->looked = looked;
 	if (blocked)
 		pthread_sigmask(SIG_SETMASK, &mask, NULL);
 	if (r) {
 		p->now = now;
-		t->st.spun_ns += now - start;
+		if (t)
+			t->st.spun_ns += now - start;
 		return r;
+	}
+	if (tail && !t) { /* nowhere to store its end: the spin ends here */
+		while (pn__plan_now(p) < p->deadline)
+			pn__arch_relax();
+		return 0;
 	}
 	if (tail) {
 		uint32_t seq = t->pend.at.seq + 1;
@@ -715,7 +781,8 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 		p->tail_seq = seq;
 		return 0;
 	}
-	finish_count(t, p, start, now);
+	if (t)
+		finish_count(t, p, start, now);
 	return 0;
 }
 
@@ -758,18 +825,24 @@ PN_API int pn_sleep_for(int64_t ns, int64_t precision)
 
 void pn__sleep_learn(int64_t len, int64_t late)
 {
-	learn_wakeup(&T, class_of(len), late, len);
+	struct state *t = state_make();
+	if (t)
+		learn_wakeup(t, class_of(len), late, len);
 }
 
 PN_API int pn_sleep_stats(struct pn_sleep_stats *st)
 {
 	if (!st)
 		return -EINVAL;
-	struct state *t = &T;
-	settle(t);
-	*st = t->st;
+	struct state *t = T;
+	if (t) {
+		settle(t);
+		*st = t->st;
+	} else {
+		*st = (struct pn_sleep_stats){0};
+	}
 	st->slack_ns = pn__slack_known() ? pn__slack_known() : -1;
-	for (int k = 0; k < PN_SLEEP_CLASSES; k++) {
+	for (int k = 0; t && k < PN_SLEEP_CLASSES; k++) {
 		st->class_samples[k] = t->cls[k].n;
 		st->class_margin_ns[k] = t->cls[k].n ? fine_margin(&t->cls[k], 1000LL << k) : 0;
 	}
@@ -778,8 +851,11 @@ PN_API int pn_sleep_stats(struct pn_sleep_stats *st)
 
 PN_API void pn_sleep_stats_reset(void)
 {
-	settle(&T);
-	struct pn_sleep_stats *s = &T.st;
+	struct state *t = T;
+	if (!t)
+		return;
+	settle(t);
+	struct pn_sleep_stats *s = &t->st;
 	s->sleeps = s->past = s->early = s->late = s->kernel_only = s->slack_changes = 0;
 	s->probes = 0;
 	s->slept_ns = s->spun_ns = 0;

@@ -31,7 +31,8 @@ static int wait_poll(struct pn__waiter *w, const struct timespec *ts, const sigs
 	return sys_result(syscall(SYS_ppoll, f->fds, f->n, ts, mask, mask ? _NSIG / 8 : 0));
 }
 
-/* Set once the kernel says it has no epoll_pwait2 (before 5.11): ms timeouts then. */
+/* Set once epoll_pwait2 fails with an error epoll_pwait would not give (see
+ * pn__pwait2_denied): ms timeouts from then on. */
 static atomic_bool no_pwait2;
 
 static int wait_epoll(struct pn__waiter *w, const struct timespec *ts, const sigset_t *mask)
@@ -40,14 +41,12 @@ static int wait_epoll(struct pn__waiter *w, const struct timespec *ts, const sig
 	if (!atomic_load_explicit(&no_pwait2, memory_order_relaxed)) {
 		long r = syscall(SYS_epoll_pwait2, e->epfd, e->ev, e->max, ts, mask,
 		                 mask ? _NSIG / 8 : 0);
-		if (r >= 0 || errno != ENOSYS)
+		if (r >= 0 || !pn__pwait2_denied(errno))
 			return sys_result(r);
 		atomic_store_explicit(&no_pwait2, true, memory_order_relaxed);
 	}
-	/* whole ms, rounded down: the spin covers the rest, never the kernel past it */
-	int ms = (int)(ts->tv_sec * 1000 + ts->tv_nsec / 1000000);
-	return sys_result(
-	        syscall(SYS_epoll_pwait, e->epfd, e->ev, e->max, ms, mask, mask ? _NSIG / 8 : 0));
+	return sys_result(syscall(SYS_epoll_pwait, e->epfd, e->ev, e->max, pn__ts_ms_floor(ts),
+	                          mask, mask ? _NSIG / 8 : 0));
 }
 
 /* The spin's look at an epoll set: a ppoll of the epoll fd (one system call that tells a

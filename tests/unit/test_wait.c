@@ -6,8 +6,9 @@
  * or in the last PN__LOOK_WINDOW_NS before it (where the spin's last look ends);
  * a signal handler ends the wait with -EINTR in every phase, an ignored signal does not;
  * a past deadline is one non-blocking poll; a check stalled across the deadline is
- * followed by one more look; bad arguments give -errno; threads at once.
- * No test asserts lateness.
+ * followed by one more look; bad arguments give -errno; threads at once; where a seccomp
+ * filter denies epoll_pwait2 (ENOSYS as before Linux 5.11, or EPERM), the waits fall back
+ * to epoll_pwait after one attempt. No test asserts lateness.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,8 +20,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -289,6 +295,60 @@ static void test_invalid(void **state)
 	fds_close(&f);
 }
 
+/* In a child (the filter stays with the process): epoll_pwait2 denied with err, then
+ * pn_epoll_wait_until times out on an idle set and reports a ready one, never early; the
+ * child's exit status says which step failed. */
+static int denied_child(int err)
+{
+	struct sock_filter f[] = {
+	        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_epoll_pwait2, 0, 1),
+	        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)err),
+	        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof f / sizeof f[0], f};
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return 10;
+	if (syscall(SYS_epoll_pwait2, -1, NULL, 1, NULL, NULL, 0) != -1 || errno != err)
+		return 11; /* the filter does not deny it */
+	struct fds fs;
+	fds_open(&fs);
+	struct epoll_event ev;
+	for (int i = 0; i < 3; i++) {
+		int64_t d = pn_now() + 2 * MS;
+		if (pn_epoll_wait_until(fs.ep, &ev, 1, d, 1000) != 0)
+			return 12 + i;
+		if (pn_now() < d)
+			return 20;
+	}
+	if (write(fs.pipe[1], "x", 1) != 1)
+		return 21;
+	if (pn_epoll_wait_until(fs.ep, &ev, 1, pn_now() + 2 * MS, 1000) != 1)
+		return 22;
+	fds_close(&fs);
+	return 0;
+}
+
+static void test_pwait2_denied(void **state)
+{
+	(void)state;
+	static const int errs[] = {ENOSYS, EPERM, EACCES};
+	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
+		pid_t c = fork();
+		assert_true(c >= 0);
+		if (c == 0)
+			_exit(denied_child(errs[i]));
+		int st;
+		assert_int_equal(waitpid(c, &st, 0), c);
+		assert_true(WIFEXITED(st));
+		if (WEXITSTATUS(st) != 0)
+			print_error("epoll_pwait2 denied with %s: step %d failed\n",
+			            strerror(errs[i]), WEXITSTATUS(st));
+		assert_int_equal(WEXITSTATUS(st), 0);
+	}
+}
+
 static void *threaded(void *arg)
 {
 	uint64_t seed = (uint64_t)(uintptr_t)arg;
@@ -385,6 +445,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_invalid),
+	        cmocka_unit_test(test_pwait2_denied),
 	        cmocka_unit_test(test_ready_before_and_past),
 	        cmocka_unit_test(test_never_early),
 	        cmocka_unit_test(test_ready_during),
