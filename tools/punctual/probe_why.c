@@ -47,7 +47,13 @@ void probe_why_measure(struct probe_why *w, bool quick)
 	if (!r)
 		die(1, "out of memory");
 	progress("probe: why late (%.0f s of 1 ms periodic sleeps)", (double)w->duration / 1e9);
+	struct others_snap before, after;
+	w->others_status = others_take(&before, "");
 	int e = periodic_run(&c, 0, r);
+	if (w->others_status == 0 && (w->others_status = others_take(&after, "")) == 0)
+		others_diff(&before, &after, r->elapsed, getpid(), &w->others);
+	others_free(&before);
+	others_free(&after);
 	if (e == -ENOMEM)
 		die(1, "out of memory");
 	if (e < 0)
@@ -67,6 +73,28 @@ void probe_why_measure(struct probe_why *w, bool quick)
 	w->cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 	periodic_free(r);
 	free(r);
+}
+
+/* Other processes kept at least this many CPUs busy during the loop: its figures then
+ * describe a busy machine, and the report names who kept it busy. */
+#define OTHERS_BUSY 0.25
+
+/* " (name 0.95 CPU, name 0.10 CPU)": the busiest other processes, into buf. */
+static const char *others_names(char *buf, size_t n, const struct others *o)
+{
+	size_t at = 0;
+	buf[0] = 0;
+	for (size_t i = 0; i < o->ntop && at < n; i++)
+		at += (size_t)snprintf(buf + at, n - at, "%s%s %.2f CPU", i ? ", " : " (",
+		                       o->top[i].comm, o->top[i].cpus);
+	if (o->ntop && at < n)
+		snprintf(buf + at, n - at, ")");
+	return buf;
+}
+
+static bool others_busy(const struct probe_why *w)
+{
+	return w->others_status == 0 && w->others.cpus >= OTHERS_BUSY;
 }
 
 int probe_why_reco(const struct probe_why *w, char *buf, size_t n)
@@ -99,14 +127,27 @@ int probe_why_reco(const struct probe_why *w, char *buf, size_t n)
 		        w->cg.v2 ? "cpu.max.burst" : "cpu.cfs_burst_us");
 		return 1;
 	}
+	char names[160];
 	if (top == CAUSE_PREEMPTED) {
-		snprintf(
-		        buf, n,
-		        "Preemption: %.0f%% of the late deadlines of a 1 ms loop (up to %s late) "
-		        "waited on the runqueue behind other runnable tasks (%d runnable now on %d "
-		        "CPUs). Give the latency-sensitive threads their own CPUs (taskset, "
-		        "cpusets), a better nice value, or SCHED_FIFO.",
-		        share, a, w->runnable, w->cpus);
+		snprintf(buf, n,
+		         "Preemption: %.0f%% of the late deadlines of a 1 ms loop (up to %s late) "
+		         "waited on the runqueue behind other runnable tasks (%.1f CPUs kept busy "
+		         "by "
+		         "other processes during the loop%s, on %d CPUs). Give the "
+		         "latency-sensitive threads their own CPUs (taskset, cpusets), a better "
+		         "nice "
+		         "value, or SCHED_FIFO.",
+		         share, a, w->others.cpus, others_names(names, sizeof(names), &w->others),
+		         w->cpus);
+		return 1;
+	}
+	if (others_busy(w) && (top == CAUSE_STOLEN || top == CAUSE_WAKEUP)) {
+		snprintf(buf, n,
+		         "A busy machine: while the 1 ms loop ran (p99 %s late), other processes "
+		         "kept %.1f of %d CPUs busy%s. Its late tail may be theirs, not the "
+		         "host's: probe again when they are done before asking for other vCPUs.",
+		         fmt_ns(d, sizeof(d), (double)w->p99), w->others.cpus, w->cpus,
+		         others_names(names, sizeof(names), &w->others));
 		return 1;
 	}
 	if (top == CAUSE_STOLEN || (top == CAUSE_WAKEUP && t->c[top].max_ns >= 1000000)) {
@@ -131,6 +172,14 @@ void probe_why_text(FILE *f, const struct probe_why *w)
 	fprintf(f, "  lateness        p50 %s, p99 %s, max %s; missed periods %llu\n",
 	        fmt_ns(a, sizeof(a), (double)w->p50), fmt_ns(b, sizeof(b), (double)w->p99),
 	        fmt_ns(c, sizeof(c), (double)w->max), (unsigned long long)w->missed);
+	if (w->others_status < 0) {
+		fprintf(f, "  other tasks     unknown: %s\n", pn_strerror(w->others_status));
+	} else {
+		char names[160];
+		fprintf(f, "  other tasks     %.2f of %d CPUs busy during the loop%s%s\n",
+		        w->others.cpus, w->cpus, others_names(names, sizeof(names), &w->others),
+		        others_busy(w) ? ": a busy machine, not the host's normal" : "");
+	}
 	if (w->status < 0)
 		fprintf(f, "  causes          unavailable: %s\n", pn_strerror(w->status));
 	else if (!w->tab.late)
@@ -176,6 +225,22 @@ void probe_why_json(struct json *j, const struct probe_why *w)
 	cause_json_table(j, &w->tab, &w->cg);
 	cause_json_cgroup(j, &w->cg);
 	json_int_if(j, "runnable", w->runnable >= 0, w->runnable);
+	if (w->others_status == 0) {
+		json_obj(j, "others");
+		json_num(j, "cpus", w->others.cpus);
+		json_uint(j, "processes", w->others.nbusy);
+		json_bool(j, "busy", others_busy(w));
+		json_arr(j, "top");
+		for (size_t i = 0; i < w->others.ntop; i++) {
+			json_obj(j, NULL);
+			json_int(j, "pid", w->others.top[i].pid);
+			json_str(j, "comm", w->others.top[i].comm);
+			json_num(j, "cpus", w->others.top[i].cpus);
+			json_obj_end(j);
+		}
+		json_arr_end(j);
+		json_obj_end(j);
+	}
 	json_obj_end(j);
 }
 

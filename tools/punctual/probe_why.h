@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "measure/causes.h"
+#include "measure/others.h"
 #include "tool.h"
 
 struct probe_why {
@@ -22,6 +23,8 @@ struct probe_why {
 	int st_status[CAUSES_LEVELS];
 	struct cause_table tab; /* later than 2x the median */
 	int runnable, cpus;     /* procs_running (/proc/stat) at the end, CPUs online */
+	struct others others;   /* what other processes ran during the loop */
+	int others_status;      /* 0, or -errno: /proc unreadable */
 };
 
 /* Measures (1 s with quick, else 3 s); exits 1 on failure (out of memory, the clock). */
