@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include <punctual/wheel.h>
-#include "internal.h" /* the wheel's test hooks */
+#include "wheel_hooks.h" /* the wheel's test hooks */
 
 #define NT 16
 

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include <punctual/cpus.h>
-#include "preload.h"
+#include "preload_core.h"
 
 typedef long (*sysconf_fn)(int);
 typedef int (*get_nprocs_fn)(void);

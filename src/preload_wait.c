@@ -39,8 +39,8 @@
 #include <unistd.h>
 
 #include <punctual/clock.h>
-#include "internal.h"
-#include "preload.h"
+#include "preload_core.h"
+#include "waiter.h"
 
 typedef int (*poll_fn)(struct pollfd *, nfds_t, int);
 typedef int (*ppoll_fn)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
@@ -73,7 +73,8 @@ static sem_timedwait_fn real_sem_timedwait;
 static sem_clockwait_fn real_sem_clockwait;
 static sigtimedwait_fn real_sigtimedwait;
 
-void pn__shim_resolve_waits(void)
+/* The real functions, once (at load, or at a call that comes before the constructor). */
+__attribute__((constructor)) static void resolve(void)
 {
 	real_poll = (poll_fn)dlsym(RTLD_NEXT, "poll");
 	real_ppoll = (ppoll_fn)dlsym(RTLD_NEXT, "ppoll");
@@ -95,44 +96,26 @@ static int neg(int r)
 	return r < 0 ? -errno : r;
 }
 
-static int wait_poll(struct pn__waiter *w, const struct timespec *ts, const sigset_t *mask)
+static int sys_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
 {
-	struct pn__poll_waiter *s = (struct pn__poll_waiter *)w;
-	return neg(real_ppoll(s->fds, s->n, ts, mask));
+	return neg(real_ppoll(fds, n, ts, mask));
 }
 
-/* Set once the real epoll_pwait2 fails for a reason of its own (pn__pwait2_denied), or
- * libc has none: epoll_pwait, whole ms, from then on. */
-static bool no_pwait2;
-
-static int wait_epoll(struct pn__waiter *w, const struct timespec *ts, const sigset_t *mask)
+static int sys_epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *ts,
+                            const sigset_t *mask)
 {
-	struct pn__epoll_waiter *s = (struct pn__epoll_waiter *)w;
-	if (!__atomic_load_n(&no_pwait2, __ATOMIC_RELAXED)) {
-		int r = real_epoll_pwait2 ? real_epoll_pwait2(s->epfd, s->ev, s->max, ts, mask)
-		                          : -1;
-		if (real_epoll_pwait2 && (r >= 0 || !pn__pwait2_denied(errno)))
-			return neg(r);
-		__atomic_store_n(&no_pwait2, true, __ATOMIC_RELAXED);
-	}
-	return neg(real_epoll_pwait(s->epfd, s->ev, s->max, pn__ts_ms_floor(ts), mask));
+	return real_epoll_pwait2 ? neg(real_epoll_pwait2(epfd, ev, max, ts, mask)) : -ENOSYS;
 }
 
-/* The spin's look at an epoll set (see wait.c's look_epoll): a ppoll of the epoll fd, the
- * events fetched only when it is ready. */
-static int look_epoll(struct pn__waiter *w, const sigset_t *mask)
+static int sys_epoll_pwait(int epfd, struct epoll_event *ev, int max, int ms, const sigset_t *mask)
 {
-	struct pn__epoll_waiter *s = (struct pn__epoll_waiter *)w;
-	struct pollfd fd = {s->epfd, POLLIN, 0};
-	struct timespec zero = {0, 0};
-	int r = neg(real_ppoll(&fd, 1, &zero, mask));
-	return r > 0 ? wait_epoll(w, &zero, NULL) : r;
+	return neg(real_epoll_pwait(epfd, ev, max, ms, mask));
 }
 
-/* The wait to deadline with the call's mask (NULL: the thread's), as the real call's
- * result: a count, 0, or -1 with errno. ret: where the program's call returns. held: an fd
- * the wait holds (an epoll set's duplicate, see epoll_hold), closed once its last look has
- * run, before the last microseconds' spin; -1: none. */
+/* The shim's waits reach the kernel through the real functions (cancellation points, as
+ * the program's calls were); epoll_pwait2 says ENOSYS where libc has none. */
+static const struct pn__waiter_sys shim_sys = {sys_ppoll, sys_epoll_pwait2, sys_epoll_pwait};
+
 struct unwind {
 	int held;
 	const sigset_t *mask; /* to put back; NULL: none */
@@ -165,7 +148,7 @@ __attribute__((noinline)) static int precise_wait(struct pn__waiter *w, int64_t 
 		pthread_sigmask(SIG_BLOCK, &all, &old);
 		u.mask = &old;
 	}
-	struct pn__sleep_plan p = {.restore = -1};
+	struct pn__sleep_plan p = PN__SLEEP_PLAN_INIT;
 	pn__shim_enter(&p);
 	r = pn__wait_until(w, &p, deadline, pn__shim_precision,
 	                   PN__SLEEP_KEEP_SLACK | PN__SLEEP_LIBC_CLOCK | PN__SLEEP_TAIL |
@@ -202,8 +185,7 @@ static int64_t deadline_ms(uint64_t at, int ms)
  * call reports it). */
 static int64_t deadline_ts(uint64_t at, const struct timespec *ts)
 {
-	if (!ts || ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= PN_NSEC ||
-	    (ts->tv_sec == 0 && ts->tv_nsec == 0))
+	if (!ts || !pn__ts_valid(ts) || (ts->tv_sec == 0 && ts->tv_nsec == 0))
 		return -1;
 	int64_t d, now = pn__shim_call_ns(at);
 	if (__builtin_mul_overflow((int64_t)ts->tv_sec, PN_NSEC, &d) ||
@@ -215,10 +197,11 @@ static int64_t deadline_ts(uint64_t at, const struct timespec *ts)
 static int shim_poll(uint64_t at, struct pollfd *fds, nfds_t n, int timeout, const void *ret)
 {
 	if (!real_poll)
-		pn__shim_resolve_waits();
+		resolve();
 	if (!pn__shim_active() || timeout <= 0 || !real_ppoll)
 		return real_poll(fds, n, timeout);
-	struct pn__poll_waiter s = {{.wait = wait_poll}, fds, n};
+	struct pn__poll_waiter s;
+	pn__poll_waiter_init(&s, &shim_sys, fds, n, NULL);
 	return precise_wait(&s.w, deadline_ms(at, timeout), ret, -1);
 }
 
@@ -231,11 +214,12 @@ static int shim_ppoll(uint64_t at, struct pollfd *fds, nfds_t n, const struct ti
                       const sigset_t *mask, const void *ret)
 {
 	if (!real_ppoll)
-		pn__shim_resolve_waits();
+		resolve();
 	int64_t d;
 	if (!pn__shim_active() || (d = deadline_ts(at, tmo)) < 0)
 		return real_ppoll(fds, n, tmo, mask);
-	struct pn__poll_waiter s = {{.wait = wait_poll, .mask = mask}, fds, n};
+	struct pn__poll_waiter s;
+	pn__poll_waiter_init(&s, &shim_sys, fds, n, mask);
 	return precise_wait(&s.w, d, ret, -1);
 }
 
@@ -249,7 +233,7 @@ EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
 {
 	uint64_t at = call_entry(timeout > 0);
 	if (!real_poll_chk)
-		pn__shim_resolve_waits();
+		resolve();
 	if (fdslen / sizeof(*fds) < n) /* the overflow the fortified call exists to stop */
 		return real_poll_chk(fds, n, timeout, fdslen);
 	return shim_poll(at, fds, n, timeout, RET);
@@ -262,7 +246,7 @@ EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 {
 	uint64_t at = call_entry(tmo != NULL);
 	if (!real_ppoll_chk)
-		pn__shim_resolve_waits();
+		resolve();
 	if (fdslen / sizeof(*fds) < n)
 		return real_ppoll_chk(fds, n, tmo, mask, fdslen);
 	return shim_ppoll(at, fds, n, tmo, mask, RET);
@@ -284,11 +268,8 @@ static int epoll_hold(int epfd)
 static int epoll_precise(int epfd, struct epoll_event *ev, int max, int64_t deadline,
                          const sigset_t *mask, const void *ret)
 {
-	struct pn__epoll_waiter s = {
-	        {.wait = wait_epoll, .look = look_epoll, .mask = mask, .eintr_any = true},
-	        epfd,
-	        max,
-	        ev};
+	struct pn__epoll_waiter s;
+	pn__epoll_waiter_init(&s, &shim_sys, epfd, ev, max, mask);
 	return precise_wait(&s.w, deadline, ret, epfd);
 }
 
@@ -296,7 +277,7 @@ EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 {
 	uint64_t at = call_entry(timeout > 0);
 	if (!real_epoll_wait)
-		pn__shim_resolve_waits();
+		resolve();
 	int held;
 	if (!pn__shim_active() || timeout <= 0 || max <= 0 || !real_epoll_pwait ||
 	    (held = epoll_hold(epfd)) < 0)
@@ -308,7 +289,7 @@ EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, c
 {
 	uint64_t at = call_entry(timeout > 0);
 	if (!real_epoll_pwait)
-		pn__shim_resolve_waits();
+		resolve();
 	int held;
 	if (!pn__shim_active() || timeout <= 0 || max <= 0 || (held = epoll_hold(epfd)) < 0)
 		return real_epoll_pwait(epfd, ev, max, timeout, mask);
@@ -320,7 +301,7 @@ EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct 
 {
 	uint64_t at = call_entry(tmo != NULL);
 	if (!real_epoll_pwait2)
-		pn__shim_resolve_waits();
+		resolve();
 	int64_t d;
 	if (!real_epoll_pwait2)
 		return (errno = ENOSYS), -1;
@@ -396,7 +377,7 @@ static int shim_select(uint64_t at, int n, fd_set *r, fd_set *w, fd_set *e, stru
                        const void *ret_to)
 {
 	if (!real_select)
-		pn__shim_resolve_waits();
+		resolve();
 	int64_t d;
 	if (!pn__shim_active() || (d = deadline_tv(at, tv)) < 0 || n < 0 || n > FD_SETSIZE ||
 	    !real_pselect)
@@ -429,7 +410,7 @@ EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec
 {
 	uint64_t at = call_entry(tmo != NULL);
 	if (!real_pselect)
-		pn__shim_resolve_waits();
+		resolve();
 	int64_t d;
 	if (!pn__shim_active() || (d = deadline_ts(at, tmo)) < 0 || n < 0 || n > FD_SETSIZE)
 		return real_pselect(n, r, w, e, tmo, mask);
@@ -475,7 +456,7 @@ static int wait_sem(struct pn__waiter *w, const struct timespec *ts, const sigse
  * deadline can only come out later than the instant, never earlier. */
 static int64_t deadline_abs(clockid_t clk, const struct timespec *abs)
 {
-	if (pn__null_arg(abs) || abs->tv_sec < 0 || abs->tv_nsec < 0 || abs->tv_nsec >= PN_NSEC)
+	if (pn__null_arg(abs) || !pn__ts_valid(abs))
 		return -1;
 	if (clk == CLOCK_MONOTONIC)
 		return (int64_t)abs->tv_sec < INT64_MAX / PN_NSEC - 1 ? pn__ts_ns(abs) : -1;
@@ -501,7 +482,7 @@ static int precise_sem(sem_t *sem, clockid_t clk, bool clockwait, int64_t deadli
 EXPORT int sem_timedwait(sem_t *sem, const struct timespec *abstime)
 {
 	if (!real_sem_timedwait)
-		pn__shim_resolve_waits();
+		resolve();
 	int64_t d;
 	if (!pn__shim_active() || !real_sem_trywait || pn__null_arg(sem) ||
 	    (d = deadline_abs(CLOCK_REALTIME, abstime)) < 0 || d <= pn_now())
@@ -512,7 +493,7 @@ EXPORT int sem_timedwait(sem_t *sem, const struct timespec *abstime)
 EXPORT int sem_clockwait(sem_t *sem, clockid_t clk, const struct timespec *abstime)
 {
 	if (!real_sem_clockwait)
-		pn__shim_resolve_waits();
+		resolve();
 	if (!real_sem_clockwait)
 		return (errno = ENOSYS), -1;
 	int64_t d;
@@ -584,7 +565,7 @@ EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct times
 {
 	uint64_t at = call_entry(tmo != NULL);
 	if (!real_sigtimedwait)
-		pn__shim_resolve_waits();
+		resolve();
 	int64_t d;
 	if (!pn__shim_active() || pn__null_arg(set) || (d = deadline_ts(at, tmo)) < 0)
 		return real_sigtimedwait(set, info, tmo);

@@ -62,7 +62,7 @@
 #include <punctual/clock.h>
 #include <punctual/sleep.h>
 #include <punctual/slack.h>
-#include "internal.h"
+#include "sleep_plan.h"
 
 #define NB            (1 + 4 * 24) /* lateness buckets: [0, 64 ns), then 4 per octave */
 #define DECAY         1.0003385f   /* 2^(1/2048) */
@@ -788,12 +788,12 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 
 int pn__sleep_finish_intr(struct pn__sleep_plan *p)
 {
-	return -pn__sleep_spin(p, NULL, NULL, PN__SIGCHECK_NS);
+	return pn__sleep_spin(p, NULL, NULL, PN__SIGCHECK_NS);
 }
 
 static int sleep_until(int64_t deadline, int64_t precision, const void *ret)
 {
-	struct pn__sleep_plan p;
+	struct pn__sleep_plan p = PN__SLEEP_PLAN_INIT;
 	pn__sleep_plan(&p, CLOCK_MONOTONIC, deadline, precision, 0, NULL);
 	p.warm[0] = ret;
 	if (p.past)

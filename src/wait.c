@@ -1,65 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wait.c: pn_poll_until and pn_epoll_wait_until (punctual/wait.h) on sleep.c's steps. The
- * plan's latency probes are 1 ns waits on the caller's fds, the kernel part is one wait
- * with the plan's timeout, and the spin is sleep.c's with a zero-timeout wait as its
- * check, run with the caller's signal mask: readiness and signal handlers end every
- * phase at once. The waits are raw system calls (ppoll, epoll_pwait2, epoll_pwait), so
- * that the library never reaches the preload shim's own poll and epoll functions.
+ * wait.c: pn__wait_until, a wait on fds (waiter.h) in the sleep plan's steps, and on it
+ * pn_poll_until and pn_epoll_wait_until (punctual/wait.h). The plan's latency probes are
+ * 1 ns waits on the caller's fds, the kernel part is one wait with the plan's timeout, and
+ * the spin's check is a zero-timeout wait run with the caller's signal mask: readiness and
+ * signal handlers end every phase at once. The library's waits are raw system calls
+ * (pn__waiter_raw), so that it never reaches the preload shim's own poll and epoll.
  */
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdbool.h>
-#include <sys/syscall.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <punctual/clock.h>
 #include <punctual/wait.h>
-#include "internal.h"
-
-static int sys_result(long r)
-{
-	return r < 0 ? -errno : (int)r;
-}
-
-static int wait_poll(struct pn__waiter *w, const struct timespec *ts, const sigset_t *mask)
-{
-	struct pn__poll_waiter *f = (struct pn__poll_waiter *)w;
-	return sys_result(syscall(SYS_ppoll, f->fds, f->n, ts, mask, mask ? _NSIG / 8 : 0));
-}
-
-/* Set once epoll_pwait2 fails with an error epoll_pwait would not give (see
- * pn__pwait2_denied): ms timeouts from then on. */
-static atomic_bool no_pwait2;
-
-static int wait_epoll(struct pn__waiter *w, const struct timespec *ts, const sigset_t *mask)
-{
-	struct pn__epoll_waiter *e = (struct pn__epoll_waiter *)w;
-	if (!atomic_load_explicit(&no_pwait2, memory_order_relaxed)) {
-		long r = syscall(SYS_epoll_pwait2, e->epfd, e->ev, e->max, ts, mask,
-		                 mask ? _NSIG / 8 : 0);
-		if (r >= 0 || !pn__pwait2_denied(errno))
-			return sys_result(r);
-		atomic_store_explicit(&no_pwait2, true, memory_order_relaxed);
-	}
-	return sys_result(syscall(SYS_epoll_pwait, e->epfd, e->ev, e->max, pn__ts_ms_floor(ts),
-	                          mask, mask ? _NSIG / 8 : 0));
-}
-
-/* The spin's look at an epoll set: a ppoll of the epoll fd (one system call that tells a
- * handled signal from others), the events fetched only when it is ready; none left
- * (another thread took them) is not a result. */
-static int look_epoll(struct pn__waiter *w, const sigset_t *mask)
-{
-	struct pn__epoll_waiter *e = (struct pn__epoll_waiter *)w;
-	struct pollfd fd = {e->epfd, POLLIN, 0};
-	struct timespec zero = {0, 0};
-	int r = sys_result(syscall(SYS_ppoll, &fd, 1, &zero, mask, _NSIG / 8));
-	return r > 0 ? w->wait(w, &zero, NULL) : r;
-}
+#include "sleep_plan.h"
+#include "waiter.h"
 
 static int probe_wait(void *ctx)
 {
@@ -107,8 +63,7 @@ int pn__wait_until(struct pn__waiter *w, struct pn__sleep_plan *plan, int64_t de
 		r = 0;
 		if (p->kernel) {
 			int64_t left = p->target - pn_now();
-			struct timespec ts = {left > 0 ? left / PN_NSEC : 0,
-			                      left > 0 ? left % PN_NSEC : 0};
+			struct timespec ts = pn__ns_ts(left > 0 ? left : 0);
 			r = w->wait(w, &ts, w->mask);
 			if (r != 0)
 				pn__sleep_cancel(p);
@@ -129,9 +84,10 @@ PN_API int pn_poll_until(struct pollfd *fds, nfds_t n, int64_t deadline, int64_t
 {
 	if (precision < 0)
 		return -EINVAL;
-	struct pn__poll_waiter f = {
-	        {.wait = wait_poll, .ret = {__builtin_return_address(0)}}, fds, n};
-	struct pn__sleep_plan p = {.restore = -1};
+	struct pn__poll_waiter f;
+	pn__poll_waiter_init(&f, &pn__waiter_raw, fds, n, NULL);
+	f.w.ret[0] = __builtin_return_address(0);
+	struct pn__sleep_plan p = PN__SLEEP_PLAN_INIT;
 	int r = pn__wait_until(&f.w, &p, deadline, precision, PN__SLEEP_TAIL);
 	pn__sleep_tail(&p); /* the last microseconds here: one return from the deadline */
 	return r;
@@ -142,14 +98,10 @@ PN_API int pn_epoll_wait_until(int epfd, struct epoll_event *ev, int max, int64_
 {
 	if (precision < 0 || max <= 0)
 		return -EINVAL;
-	struct pn__epoll_waiter w = {{.wait = wait_epoll,
-	                              .look = look_epoll,
-	                              .eintr_any = true,
-	                              .ret = {__builtin_return_address(0)}},
-	                             epfd,
-	                             max,
-	                             ev};
-	struct pn__sleep_plan p = {.restore = -1};
+	struct pn__epoll_waiter w;
+	pn__epoll_waiter_init(&w, &pn__waiter_raw, epfd, ev, max, NULL);
+	w.w.ret[0] = __builtin_return_address(0);
+	struct pn__sleep_plan p = PN__SLEEP_PLAN_INIT;
 	int r = pn__wait_until(&w.w, &p, deadline, precision, PN__SLEEP_TAIL);
 	pn__sleep_tail(&p);
 	return r;

@@ -97,6 +97,7 @@
 #include <punctual/sleep.h>
 #include <punctual/wheel.h>
 #include "internal.h"
+#include "wheel_hooks.h"
 #include "wheel_impl.h"
 
 static inline int64_t instant_of(uint64_t k)

@@ -7,6 +7,7 @@
 
 #include <punctual/wheel.h>
 #include "internal.h"
+#include "wheel_hooks.h"
 #include "wheel_impl.h"
 
 /* Checks list h, of slot id (or of a bucket, id FIRE): links, the slot id each timer

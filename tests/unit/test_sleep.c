@@ -28,7 +28,7 @@
 #include <punctual/sleep.h>
 #include <punctual/slack.h>
 #include "alarms.h"
-#include "internal.h"
+#include "sleep_plan.h"
 #include "splitmix.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
@@ -535,7 +535,7 @@ static struct pn__sleep_plan spin_plan(int64_t len)
 	return p;
 }
 
-/* The shim's spin: a handler that runs ends it with EINTR before the deadline; an ignored
+/* The shim's spin: a handler that runs ends it with -EINTR before the deadline; an ignored
  * or blocked signal does not; the mask is as it was; pn__sleep_finish resumes. */
 static void *spin_signals(void *arg)
 {
@@ -554,7 +554,7 @@ static void *spin_signals(void *arg)
 	handled = 0;
 	one_alarm(2000, count_signal);
 	int r = pn__sleep_finish_intr(&p);
-	if (r != EINTR || handled != 1)
+	if (r != -EINTR || handled != 1)
 		return "a handled signal did not interrupt the spin";
 	if (pn_now() >= p.deadline)
 		return "the interrupted spin ran to its deadline";

@@ -33,7 +33,8 @@
 
 #include <punctual/clock.h>
 #include <punctual/wait.h>
-#include "internal.h"
+#include "sleep_plan.h"
+#include "waiter.h"
 #include "splitmix.h"
 
 #define US 1000LL

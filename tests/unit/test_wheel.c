@@ -27,7 +27,7 @@
 
 #include <punctual/clock.h>
 #include <punctual/wheel.h>
-#include "internal.h"   /* the wheel's test hooks */
+#include "wheel_hooks.h" /* the wheel's test hooks */
 #include "wheel_sort.h" /* its sorts, tested directly */
 #include "runner.h"
 #include "splitmix.h"
