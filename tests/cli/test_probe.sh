@@ -137,8 +137,8 @@ if mknod "$F/full" c 1 7 2>/dev/null; then
 else
 	skip "--prom onto a device node: mknod is not permitted"
 fi
-# A symbolic link is written through (its regular target replaced, the link kept); a
-# --plot name with a quote stays a name.
+# The caller's symbolic link is written through (its regular target replaced, the link
+# kept; another user's is refused: test_files.sh); a --plot name with a quote stays a name.
 ln -s plain "$F/link"
 (cd "$F" && "$PN" probe --quick --prom link --plot "it's") >"$TMP/out" 2>"$TMP/err"
 rc=$?

@@ -1,23 +1,37 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * files.c: the files the tool writes besides stdout (probe --prom FILE, probe --plot DIR),
- * checked before anything is measured and written without replacing what is not a
- * regular file. A new regular file or an existing one is written beside itself and
- * renamed over, so that a reader never sees half of it; anything else (a device such as
- * /dev/full, a FIFO) is written in place, so that its errors are reported and the node
- * stays. A symbolic link is written through: its target gets those rules, the link
- * stays a link.
+ * files.c: the files the tool writes besides stdout (probe --prom FILE, probe --plot DIR,
+ * sleep --periodic --histogram FILE), checked before anything is measured.
+ *
+ * The tool often runs as root and writes where other users can write too (/tmp, a
+ * textfile directory), so a path is walked one name at a time from a directory
+ * descriptor, and every step after that works relative to the directory that receives
+ * the file. The rules hold whatever fs.protected_symlinks says:
+ * - A symbolic link, in the path or as its last name, is followed only when it is the
+ *   caller's (the effective user's) or root's: another user's link could point anywhere.
+ * - The directory that receives the file must be the caller's or root's: another owner
+ *   could swap the file between our write and our rename, or the temporary file.
+ * - A regular file or a new name is written to a new temporary file (O_EXCL, a random
+ *   name) beside it, then renamed over the name, so that a reader never sees half of it;
+ *   renameat replaces whatever the name holds by then and follows nothing. A hard link
+ *   to the old file keeps the old content.
+ * - Anything else (a device such as /dev/full, a FIFO) is written in place, so that its
+ *   errors are reported and the node stays. It is opened with O_NOFOLLOW, and replaced as
+ *   a regular file if a regular file was swapped in.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "tool.h"
+
+/* The kernel's own bound on the links one lookup follows. */
+#define MAX_LINKS 40
 
 int file_close(FILE *f)
 {
@@ -30,134 +44,412 @@ int file_close(FILE *f)
 	return -e;
 }
 
-/* path with its symbolic links resolved into buf, or path itself when it is not one;
- * NULL with errno set for a link to nothing. */
-static const char *resolve(const char *path, char *buf)
+/* A link or a directory we may trust: the caller's or root's. */
+static bool trusted(uid_t uid)
 {
-	struct stat st;
-	if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
-		return path;
-	return realpath(path, buf);
+	return uid == 0 || uid == geteuid();
 }
 
-/* The directory that holds path, into buf. */
-static const char *parent_of(const char *path, char *buf, size_t n)
+/* Where a path leads: the directory that holds its last name, and what that name is. */
+struct place {
+	int dir; /* O_PATH descriptor of the holding directory */
+	char name[NAME_MAX + 1];
+	bool exists;
+	struct stat st;       /* what name holds, when it exists (never a link) */
+	char shown[PATH_MAX]; /* the holding directory as walked, for messages */
+};
+
+/* Why a walk failed: err is the errno a writer returns, the rest says it to a person. */
+enum refusal { R_ERRNO, R_NO_DIR, R_NOT_DIR, R_DANGLING, R_LINK_OWNER, R_DIR_OWNER };
+struct failure {
+	enum refusal why;
+	int err;
+	uid_t uid;           /* the owner, for R_LINK_OWNER and R_DIR_OWNER */
+	char what[PATH_MAX]; /* the link or the directory */
+};
+
+static int refuse(struct failure *fl, enum refusal why, int err)
 {
-	snprintf(buf, n, "%s", path);
-	return dirname(buf);
+	fl->why = why;
+	fl->err = err;
+	return -err;
 }
 
-/* A directory we may create files in, or exit 2 naming it. */
-static void writable_dir(const char *opt, const char *path, const char *dir)
+/* dir/name as a person reads it; dir "" is the current directory. */
+static void join(char *buf, size_t n, const char *dir, const char *name)
+{
+	const char *sep = !*dir || dir[strlen(dir) - 1] == '/' ? "" : "/";
+	snprintf(buf, n, "%s%s%s", dir, sep, name);
+}
+
+/* The directory a path names with its last name dropped, into buf: for messages. */
+static void parent_of(char *buf, size_t n, const char *dir, const char *rest)
+{
+	join(buf, n, dir, rest);
+	size_t len = strlen(buf);
+	while (len > 1 && buf[len - 1] == '/')
+		buf[--len] = '\0';
+	char *slash = strrchr(buf, '/');
+	if (!slash)
+		snprintf(buf, n, ".");
+	else
+		slash[slash == buf] = '\0'; /* "/x" -> "/" */
+}
+
+/* Walks path from at (a directory descriptor or AT_FDCWD) under the rules above, up to
+ * its last name; a link there is followed too (a trusted one). 0, pl->dir open; or
+ * -errno with fl saying why. The holding directory's owner is not checked here. */
+static int walk(int at, const char *path, struct place *pl, struct failure *fl)
+{
+	char rest[2 * PATH_MAX], next_rest[2 * PATH_MAX];
+	if (strlen(path) >= PATH_MAX)
+		return refuse(fl, R_ERRNO, ENAMETOOLONG);
+	snprintf(rest, sizeof(rest), "%s", path);
+	snprintf(pl->shown, sizeof(pl->shown), "%s", *path == '/' ? "/" : "");
+	int dir = openat(at, *path == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return refuse(fl, R_ERRNO, errno);
+	int links = 0;
+	bool through_last_link = false; /* the last name came from a link: missing is dangling */
+	const char *p = rest;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		size_t n = strcspn(p, "/");
+		const char *next = p + n;
+		while (*next == '/')
+			next++;
+		bool last = !*next;
+		if (n > NAME_MAX) {
+			close(dir);
+			return refuse(fl, R_ERRNO, ENAMETOOLONG);
+		}
+		/* no name at all ("/"): the directory itself */
+		snprintf(pl->name, sizeof(pl->name), "%.*s", n ? (int)n : 1, n ? p : ".");
+		int fd = openat(dir, pl->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
+		if (fd >= 0 && fstat(fd, &st) != 0) {
+			int e = errno;
+			close(fd);
+			fd = -1;
+			errno = e;
+		}
+		if (fd < 0) {
+			int e = errno;
+			if (e == ENOENT && through_last_link) {
+				join(fl->what, sizeof(fl->what), pl->shown, p);
+				close(dir);
+				return refuse(fl, R_DANGLING, ENOENT);
+			}
+			if (e == ENOENT && last) { /* a new name */
+				pl->exists = false;
+				break;
+			}
+			if (e == ENOENT)
+				parent_of(fl->what, sizeof(fl->what), pl->shown, p);
+			close(dir);
+			return refuse(fl, e == ENOENT ? R_NO_DIR : R_ERRNO, e);
+		}
+		if (S_ISLNK(st.st_mode)) {
+			join(fl->what, sizeof(fl->what), pl->shown, pl->name);
+			char target[PATH_MAX];
+			ssize_t len = 0;
+			enum refusal why = R_ERRNO;
+			int e = 0;
+			if (!trusted(st.st_uid)) {
+				fl->uid = st.st_uid;
+				why = R_LINK_OWNER;
+				e = EACCES;
+			} else if (++links > MAX_LINKS) {
+				e = ELOOP;
+			} else if ((len = readlinkat(fd, "", target, sizeof(target) - 1)) <= 0) {
+				e = len < 0 ? errno : ENOENT;
+			}
+			close(fd);
+			if (e) {
+				close(dir);
+				return refuse(fl, why, e);
+			}
+			target[len] = '\0';
+			if ((size_t)snprintf(next_rest, sizeof(next_rest), "%s%s%s", target,
+			                     last ? "" : "/", next) >= sizeof(next_rest)) {
+				close(dir);
+				return refuse(fl, R_ERRNO, ENAMETOOLONG);
+			}
+			memcpy(rest, next_rest, sizeof(rest));
+			p = rest;
+			through_last_link |= last;
+			if (*target == '/') {
+				close(dir);
+				dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+				if (dir < 0)
+					return refuse(fl, R_ERRNO, errno);
+				snprintf(pl->shown, sizeof(pl->shown), "/");
+			}
+			continue;
+		}
+		if (last) {
+			close(fd);
+			pl->exists = true;
+			pl->st = st;
+			break;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			join(fl->what, sizeof(fl->what), pl->shown, pl->name);
+			close(fd);
+			close(dir);
+			return refuse(fl, R_NOT_DIR, ENOTDIR);
+		}
+		close(dir);
+		dir = fd;
+		char shown[PATH_MAX];
+		join(shown, sizeof(shown), pl->shown, pl->name);
+		memcpy(pl->shown, shown, sizeof(shown));
+		p = next;
+	}
+	pl->dir = dir;
+	return 0;
+}
+
+/* 0 if the directory fd is the caller's or root's, else -EACCES with fl saying so. */
+static int owned(int fd, const char *shown, struct failure *fl)
 {
 	struct stat st;
-	if (stat(dir, &st) != 0 && errno == ENOENT)
-		usage_error("%s %s: directory %s does not exist", opt, path, dir);
-	if (stat(dir, &st) != 0)
-		usage_error("%s %s: directory %s: %s", opt, path, dir, strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		usage_error("%s %s: %s is not a directory", opt, path, dir);
-	if (access(dir, W_OK | X_OK) != 0)
-		usage_error("%s %s: cannot create files in %s: %s", opt, path, dir,
+	if (fstat(fd, &st) != 0)
+		return refuse(fl, R_ERRNO, errno);
+	if (trusted(st.st_uid))
+		return 0;
+	fl->uid = st.st_uid;
+	snprintf(fl->what, sizeof(fl->what), "%s", *shown ? shown : ".");
+	return refuse(fl, R_DIR_OWNER, EACCES);
+}
+
+/* Exits 2 with the line fl describes. */
+_Noreturn static void refused(const char *opt, const char *path, const struct failure *fl)
+{
+	switch (fl->why) {
+	case R_NO_DIR:
+		usage_error("%s %s: directory %s does not exist", opt, path, fl->what);
+	case R_NOT_DIR:
+		usage_error("%s %s: %s is not a directory", opt, path, fl->what);
+	case R_DANGLING:
+		usage_error("%s %s: a symbolic link to nothing (%s does not exist)", opt, path,
+		            fl->what);
+	case R_LINK_OWNER:
+		usage_error("%s %s: %s is a symbolic link owned by uid %u: only the caller's "
+		            "or root's links are followed",
+		            opt, path, fl->what, (unsigned)fl->uid);
+	case R_DIR_OWNER:
+		usage_error("%s %s: directory %s is owned by uid %u: only the caller's or "
+		            "root's directories are written in",
+		            opt, path, fl->what, (unsigned)fl->uid);
+	case R_ERRNO:
+		break;
+	}
+	usage_error("%s %s: %s", opt, path, strerror(fl->err));
+}
+
+/* A directory, the caller's or root's, that we may create files in, or exit 2. */
+static void writable_dir(const char *opt, const char *path, int dir, const char *shown)
+{
+	struct failure fl;
+	if (owned(dir, shown, &fl) < 0)
+		refused(opt, path, &fl);
+	if (faccessat(dir, ".", W_OK | X_OK, 0) != 0)
+		usage_error("%s %s: cannot create files in %s: %s", opt, path, *shown ? shown : ".",
 		            strerror(errno));
 }
 
 void file_check(const char *opt, const char *path)
 {
-	char real[PATH_MAX], dir[PATH_MAX];
-	if (path[strlen(path) - 1] == '/')
+	size_t len = strlen(path);
+	if (!len || path[len - 1] == '/')
 		usage_error("%s %s: names a directory, not a file", opt, path);
-	const char *p = resolve(path, real);
-	if (!p)
-		usage_error("%s %s: a symbolic link to nothing (%s)", opt, path, strerror(errno));
-	struct stat st;
-	if (stat(p, &st) == 0) {
-		if (S_ISDIR(st.st_mode))
-			usage_error("%s %s: is a directory", opt, path);
-		if (!S_ISREG(st.st_mode)) { /* written in place */
-			if (access(p, W_OK) != 0)
-				usage_error("%s %s: %s", opt, path, strerror(errno));
-			return;
-		}
-	} else if (errno != ENOENT) {
-		usage_error("%s %s: %s", opt, path, strerror(errno));
+	struct place pl;
+	struct failure fl;
+	if (walk(AT_FDCWD, path, &pl, &fl) < 0)
+		refused(opt, path, &fl);
+	if (pl.exists && S_ISDIR(pl.st.st_mode))
+		usage_error("%s %s: is a directory", opt, path);
+	if (pl.exists && !S_ISREG(pl.st.st_mode)) { /* written in place */
+		if (owned(pl.dir, pl.shown, &fl) < 0)
+			refused(opt, path, &fl);
+		if (faccessat(pl.dir, pl.name, W_OK, 0) != 0)
+			usage_error("%s %s: %s", opt, path, strerror(errno));
+	} else {
+		writable_dir(opt, path, pl.dir, pl.shown); /* for the temporary file */
 	}
-	writable_dir(opt, path, parent_of(p, dir, sizeof(dir))); /* for the temporary file */
+	close(pl.dir);
 }
 
 void dir_check(const char *opt, const char *dir)
 {
-	char parent[PATH_MAX];
-	struct stat st;
-	if (stat(dir, &st) == 0) {
-		if (!S_ISDIR(st.st_mode))
-			usage_error("%s %s: not a directory", opt, dir);
-		if (access(dir, W_OK | X_OK) != 0)
-			usage_error("%s %s: %s", opt, dir, strerror(errno));
+	struct place pl;
+	struct failure fl;
+	if (walk(AT_FDCWD, dir, &pl, &fl) < 0)
+		refused(opt, dir, &fl);
+	if (!pl.exists) { /* to be created in its parent */
+		writable_dir(opt, dir, pl.dir, pl.shown);
+		close(pl.dir);
 		return;
 	}
-	if (errno != ENOENT)
+	if (!S_ISDIR(pl.st.st_mode))
+		usage_error("%s %s: not a directory", opt, dir);
+	int fd = openat(pl.dir, pl.name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
 		usage_error("%s %s: %s", opt, dir, strerror(errno));
-	if (lstat(dir, &st) == 0)
-		usage_error("%s %s: a symbolic link to nothing", opt, dir);
-	writable_dir(opt, dir, parent_of(dir, parent, sizeof(parent))); /* to create it */
+	char shown[PATH_MAX];
+	join(shown, sizeof(shown), pl.shown, pl.name);
+	close(pl.dir);
+	if (owned(fd, shown, &fl) < 0)
+		refused(opt, dir, &fl);
+	if (faccessat(fd, ".", W_OK | X_OK, 0) != 0)
+		usage_error("%s %s: %s", opt, dir, strerror(errno));
+	close(fd);
 }
 
-/* A stream writing to fd, an open descriptor; NULL with errno set, fd closed, on failure. */
-static FILE *fd_stream(int fd)
+int dir_open(const char *dir)
 {
-	FILE *f = fdopen(fd, "w");
-	if (!f) {
-		int e = errno;
-		close(fd);
-		errno = e;
+	struct place pl;
+	struct failure fl;
+	int r = walk(AT_FDCWD, dir, &pl, &fl);
+	if (r < 0)
+		return r;
+	if (!pl.exists) { /* created in its parent, which must be the caller's or root's */
+		r = owned(pl.dir, pl.shown, &fl);
+		if (!r && mkdirat(pl.dir, pl.name, 0755) != 0 && errno != EEXIST)
+			r = -errno;
 	}
-	return f;
+	int fd = r ? -1 : openat(pl.dir, pl.name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (!r && fd < 0)
+		r = -errno;
+	close(pl.dir);
+	if (!r)
+		r = owned(fd, "", &fl);
+	if (r < 0 && fd >= 0)
+		close(fd);
+	return r < 0 ? r : fd;
 }
 
-static int write_in_place(const char *path, int (*render)(FILE *f, const void *arg),
-                          const void *arg)
+/* Opens name in dir to write in place if it is not a regular file (a device, a FIFO):
+ * 1 with o->fd set, 0 if it is a regular file after all (o->old its status), -errno. */
+static int open_in_place(struct file_out *o)
 {
-	int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	int fd = openat(o->dir, o->name, O_WRONLY | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	FILE *f = fd_stream(fd);
-	if (!f)
-		return -errno;
-	int r = render(f, arg);
-	int e = file_close(f);
-	return r < 0 ? r : e;
+	struct stat st;
+	if (fstat(fd, &st) != 0) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	if (S_ISREG(st.st_mode)) { /* swapped in since the walk: replace it instead */
+		close(fd);
+		o->has_old = true;
+		o->old = st;
+		return 0;
+	}
+	o->fd = fd;
+	o->in_place = true;
+	return 1;
+}
+
+/* Creates a new temporary file beside o->name: 0 with o->fd and o->tmp set, or -errno. */
+static int open_temporary(struct file_out *o)
+{
+	for (unsigned i = 0; i < 100; i++) {
+		unsigned r;
+		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+			r = (unsigned)getpid() * 2654435761u + i;
+		/* at most NAME_MAX: a long name is shortened in its temporary file */
+		snprintf(o->tmp, sizeof(o->tmp), "%.*s.tmp.%08x", NAME_MAX - 13, o->name, r);
+		o->fd = openat(o->dir, o->tmp,
+		               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
+		               0644);
+		if (o->fd >= 0)
+			return 0;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+int file_open_at(int at, const char *path, struct file_out *o)
+{
+	struct place pl;
+	struct failure fl;
+	memset(o, 0, sizeof(*o));
+	o->fd = o->dir = -1;
+	if (!*path || path[strlen(path) - 1] == '/')
+		return -EISDIR;
+	int r = walk(at, path, &pl, &fl);
+	if (r < 0)
+		return r;
+	o->dir = pl.dir;
+	memcpy(o->name, pl.name, sizeof(o->name));
+	r = owned(pl.dir, pl.shown, &fl);
+	if (!r && pl.exists && S_ISDIR(pl.st.st_mode))
+		r = -EISDIR;
+	if (!r && pl.exists && !S_ISREG(pl.st.st_mode))
+		r = open_in_place(o);
+	else if (!r && pl.exists) {
+		o->has_old = true;
+		o->old = pl.st;
+	}
+	if (!r)
+		r = open_temporary(o);
+	if (r < 0) {
+		close(o->dir);
+		o->dir = -1;
+	}
+	return r < 0 ? r : 0;
+}
+
+/* The temporary file's data on disk. 0 or -errno. */
+static int settle(const struct file_out *o)
+{
+	return fsync(o->fd) != 0 ? -errno : 0;
+}
+
+int file_commit(struct file_out *o, int err)
+{
+	int e = err;
+	if (!o->in_place && !e)
+		e = settle(o);
+	if (close(o->fd) != 0 && !e)
+		e = -errno;
+	if (!o->in_place && !e && renameat(o->dir, o->tmp, o->dir, o->name) != 0)
+		e = -errno;
+	if (!o->in_place && e)
+		unlinkat(o->dir, o->tmp, 0);
+	close(o->dir);
+	o->fd = o->dir = -1;
+	return e;
+}
+
+int file_write_at(int at, const char *path, int (*render)(FILE *f, const void *arg),
+                  const void *arg)
+{
+	struct file_out o;
+	int r = file_open_at(at, path, &o);
+	if (r < 0)
+		return r;
+	/* the stream gets a copy of the descriptor: file_commit still needs o.fd */
+	int fd = dup(o.fd);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f) {
+		r = -errno;
+		if (fd >= 0)
+			close(fd);
+		return file_commit(&o, r);
+	}
+	r = render(f, arg);
+	int c = file_close(f);
+	return file_commit(&o, r < 0 ? r : c);
 }
 
 int file_write(const char *path, int (*render)(FILE *f, const void *arg), const void *arg)
 {
-	char real[PATH_MAX], tmp[PATH_MAX + 32];
-	const char *p = resolve(path, real);
-	if (!p)
-		return -errno;
-	struct stat st;
-	if (stat(p, &st) == 0 && !S_ISREG(st.st_mode))
-		return write_in_place(p, render, arg);
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", p, (int)getpid()) >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	FILE *f = fd_stream(fd);
-	if (!f) {
-		int e = -errno;
-		unlink(tmp);
-		return e;
-	}
-	int e = render(f, arg);
-	if (!e && (fflush(f) != 0 || fsync(fileno(f)) != 0))
-		e = -errno;
-	int c = file_close(f);
-	if (!e)
-		e = c;
-	if (!e && rename(tmp, p) != 0)
-		e = -errno;
-	if (e)
-		unlink(tmp);
-	return e;
+	return file_write_at(AT_FDCWD, path, render, arg);
 }

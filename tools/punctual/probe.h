@@ -62,8 +62,8 @@ int probe_clock(const struct probe *p, const char *id);
 
 void probe_render_text(const struct probe *p);
 void probe_render_json(const struct probe *p);
-/* Writes the Prometheus text exposition to path with file_write: atomically (temp file
- * + rename) for a regular file or a new name, in place for a device; 0 or -errno. */
+/* Writes the Prometheus text exposition to path with file_write (its rules: tool.h);
+ * 0 or -errno. */
 int probe_write_prom(const struct probe *p, const char *path);
 /* A Prometheus label value: backslash, double quote and newline escaped. */
 void prom_label(FILE *f, const char *v);

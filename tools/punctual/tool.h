@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "json.h"
 
@@ -58,18 +59,42 @@ void out_commit(void);
 void stdout_close(void);
 
 /* ---- files besides stdout (files.c) ---- */
-/* Before measuring: exits 2 with one line naming opt unless path can be written by
- * file_write: a regular file or a new name in a directory we may create files in (for
- * the temporary file), or a writable device or FIFO; a symbolic link counts as its
- * target, a directory or a link to nothing is refused. */
+/* The rules, for root in directories others can write: a symbolic link (in the path or
+ * its last name) is followed only when it is the caller's or root's, and the directory
+ * that receives a file must be the caller's or root's. A regular file or a new name is
+ * replaced through a new temporary file beside it and a rename; anything else (a
+ * device, a FIFO) is written in place, never replaced; a link followed stays a link. */
+/* Before measuring: exits 2 with one line naming opt unless file_write can write path
+ * under those rules: a regular file or a new name in a directory we may create files
+ * in, or a writable device or FIFO; a directory or a link to nothing is refused. */
 void file_check(const char *opt, const char *path);
-/* Before measuring: exits 2 with one line naming opt unless dir is a writable directory
- * or can be created (its parent is one). */
+/* Before measuring: exits 2 with one line naming opt unless dir is a directory of the
+ * caller's or root's that we may create files in, or can be created (its parent is). */
 void dir_check(const char *opt, const char *dir);
-/* Writes path with render (0 or -errno): a regular file or a new name through a
- * temporary file beside it and a rename, anything else (a device, a FIFO) in place,
- * never replaced; a symbolic link is written through, the link kept. 0 or -errno. */
+/* dir, created (0755, less the umask) if missing, as an O_PATH descriptor for
+ * file_write_at, under dir_check's rules; or -errno (-EACCES for a refused owner). */
+int dir_open(const char *dir);
+/* Writes path with render (0 or -errno) under the rules above: 0 or -errno (-EACCES for
+ * a link or a directory another user owns). */
 int file_write(const char *path, int (*render)(FILE *f, const void *arg), const void *arg);
+/* file_write, path relative to the directory descriptor at (or AT_FDCWD). */
+int file_write_at(int at, const char *path, int (*render)(FILE *f, const void *arg),
+                  const void *arg);
+/* A file being written: fd is the temporary file's, or the node's written in place. */
+struct file_out {
+	int dir, fd;
+	bool in_place;
+	bool has_old; /* a regular file is replaced: old is its status */
+	struct stat old;
+	char name[256], tmp[256];
+};
+/* Opens path (relative to at) for writing under the rules above, for a writer that is
+ * not a stream (a child process): 0 with o->fd to write to, or -errno. */
+int file_open_at(int at, const char *path, struct file_out *o);
+/* Ends what file_open_at began: with err 0, the temporary file reaches the disk and is
+ * renamed over the name; otherwise it is removed. Closes o->fd.
+ * Returns err, or the -errno that ended it. */
+int file_commit(struct file_out *o, int err);
 /* fclose that also reports an earlier failed write (ferror): 0 or -errno. */
 int file_close(FILE *f);
 

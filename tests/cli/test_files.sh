@@ -1,0 +1,90 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# test_files.sh: the files the tool writes besides stdout (--prom, --histogram, --plot), as
+# root among other users (issue 29): another user's symbolic link, last in the path or
+# within it, is never followed and a directory another user owns is never written in
+# (exit 2 before measuring, nothing written through); the caller's own link is followed;
+# a hard link is never written through (its name is replaced), a FIFO is written in place.
+# The second user is uid 65534, by setpriv. Most cases write sleep --periodic's short
+# --histogram: the same code as --prom.
+. "$(dirname "$0")/lib.sh"
+
+if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
+	skip "another user's links and directories: needs root and setpriv"
+	finish
+	exit $?
+fi
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+hist() { echo sleep --periodic --duration 50ms --histogram "$1"; }
+# same FILE TEXT: FILE holds exactly TEXT (a line)
+same() { test "$(cat "$1" 2>/dev/null)" = "$2"; }
+
+chmod 755 "$TMP" # the second user reaches the directories below
+SECRET=$TMP/secret
+echo secret >"$SECRET"
+chmod 600 "$SECRET"
+S=$TMP/shared # /tmp's kind: root's, sticky, anyone may add a name
+mkdir -m 1777 "$S"
+THEIRS=$TMP/theirs # a directory the second user owns
+mkdir "$THEIRS"
+chown 65534:65534 "$THEIRS"
+
+# ---- another user's link as the last name: refused before measuring, nothing written
+as_nobody ln -s "$SECRET" "$S/link.prom"
+usage_error "$S/link.prom is a symbolic link owned by uid 65534" probe --quick --prom "$S/link.prom"
+check "--prom: the secret the link points to is untouched" same "$SECRET" secret
+check "... and its mode" test "$(stat -c %a "$SECRET")" = 600
+# shellcheck disable=SC2046 # hist gives words
+usage_error "symbolic link owned by uid 65534" $(hist "$S/link.prom")
+check "--histogram: the secret is untouched" same "$SECRET" secret
+check "... and the link is still that link" test "$(readlink "$S/link.prom")" = "$SECRET"
+run probe --quick --plot "$S/link.prom"
+check "--plot through another user's link to a directory: exit 2 (got $RC)" test "$RC" -eq 2
+
+# ---- another user's link within the path (a directory of root's behind it)
+mkdir "$TMP/rootdir"
+as_nobody ln -s "$TMP/rootdir" "$S/dirlink"
+# shellcheck disable=SC2046
+usage_error "$S/dirlink is a symbolic link owned by uid 65534" $(hist "$S/dirlink/h")
+check "... nothing written behind it" test -z "$(ls "$TMP/rootdir")"
+
+# ---- a directory another user owns: refused, whatever is in it
+as_nobody ln -s "$SECRET" "$THEIRS/clock_cost.dat"
+as_nobody ln -s "$SECRET" "$THEIRS/overshoot_cdf.png"
+# shellcheck disable=SC2046
+usage_error "directory $THEIRS is owned by uid 65534" $(hist "$THEIRS/h")
+usage_error "directory $THEIRS is owned by uid 65534" probe --quick --prom "$THEIRS/p.prom"
+usage_error "directory $THEIRS is owned by uid 65534" probe --quick --plot "$THEIRS"
+usage_error "directory $THEIRS is owned by uid 65534" probe --quick --plot "$THEIRS/new"
+check "... the secret is untouched" same "$SECRET" secret
+check "... nothing created there" test "$(ls "$THEIRS" | wc -l)" -eq 2
+
+# ---- what is allowed: a new name in a shared directory, the caller's own link
+# shellcheck disable=SC2046
+ok $(hist "$S/new.hist")
+check "a new name in a sticky shared directory is written" grep -q '^# Histogram' "$S/new.hist"
+echo old >"$TMP/target"
+ln -s "$TMP/target" "$S/mine"
+# shellcheck disable=SC2046
+ok $(hist "$S/mine")
+check "the caller's link is followed: its target has the histogram" grep -q '^# Histogram' "$TMP/target"
+check "... and the link stays a link to it" test -L "$S/mine" -a "$(readlink "$S/mine")" = "$TMP/target"
+
+# ---- a hard link to a file of root's, planted in the shared directory: the name is
+# replaced, the file it shared is not written
+ln "$SECRET" "$S/hard.hist"
+# shellcheck disable=SC2046
+ok $(hist "$S/hard.hist")
+check "a hard link's other name is untouched" same "$SECRET" secret
+
+# ---- a FIFO is written in place and stays a FIFO
+mkfifo "$TMP/fifo"
+cat "$TMP/fifo" >"$TMP/fifo.out" &
+reader=$!
+# shellcheck disable=SC2046
+ok $(hist "$TMP/fifo")
+wait "$reader"
+check "a FIFO is written in place" grep -q '^# Histogram' "$TMP/fifo.out"
+check "... and stays a FIFO" test -p "$TMP/fifo"
+
+finish
