@@ -4,9 +4,9 @@
 # root among other users (issue 29): another user's symbolic link, last in the path or
 # within it, is never followed and a directory another user owns is never written in
 # (exit 2 before measuring, nothing written through); the caller's own link is followed;
-# a hard link is never written through (its name is replaced), a FIFO is written in place.
-# The second user is uid 65534, by setpriv. Most cases write sleep --periodic's short
-# --histogram: the same code as --prom.
+# a replaced file keeps its mode and owner, a new one is 0644 whatever the umask; a hard
+# link or a FIFO is never written through by a rename. The second user is uid 65534, by
+# setpriv. Most cases write sleep --periodic's short --histogram: the same code as --prom.
 . "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
@@ -70,12 +70,32 @@ ok $(hist "$S/mine")
 check "the caller's link is followed: its target has the histogram" grep -q '^# Histogram' "$TMP/target"
 check "... and the link stays a link to it" test -L "$S/mine" -a "$(readlink "$S/mine")" = "$TMP/target"
 
-# ---- a hard link to a file of root's, planted in the shared directory: the name is
-# replaced, the file it shared is not written
+# ---- a replaced file keeps its mode and owner; a hard link to it keeps the old content
+K=$TMP/keep.hist
+echo old >"$K"
+chown 65534:65534 "$K"
+chmod 640 "$K"
+ln "$K" "$TMP/keep.hardlink"
+# shellcheck disable=SC2046
+ok $(hist "$K")
+check "a replaced file keeps mode 640 and owner 65534:65534 (got $(stat -c '%a %u:%g' "$K"))" \
+	test "$(stat -c '%a %u:%g' "$K")" = "640 65534:65534"
+check "... holds the histogram" grep -q '^# Histogram' "$K"
+check "... and its hard link keeps the old content (the name is replaced, not the file)" \
+	same "$TMP/keep.hardlink" old
+# a hard link to a file of root's, planted in the shared directory: the name is replaced,
+# the file it shared is not written
 ln "$SECRET" "$S/hard.hist"
 # shellcheck disable=SC2046
 ok $(hist "$S/hard.hist")
 check "a hard link's other name is untouched" same "$SECRET" secret
+check "... the replaced name keeps its mode 600" test "$(stat -c %a "$S/hard.hist")" = 600
+# a new file: 0644 whatever the umask, so that a collector run as another user reads it
+# shellcheck disable=SC2046
+run_cmd bash -c 'umask 077 && exec "$@"' umask077 "$PN" $(hist "$TMP/umask.hist")
+check "under umask 077: exit 0 (got $RC: $(head -c 200 "$ERR"))" test "$RC" -eq 0
+check "... a new file is 0644 (got $(stat -c %a "$TMP/umask.hist" 2>&1))" \
+	test "$(stat -c %a "$TMP/umask.hist" 2>/dev/null)" = 644
 
 # ---- a FIFO is written in place and stays a FIFO
 mkfifo "$TMP/fifo"

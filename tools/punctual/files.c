@@ -13,8 +13,10 @@
  *   could swap the file between our write and our rename, or the temporary file.
  * - A regular file or a new name is written to a new temporary file (O_EXCL, a random
  *   name) beside it, then renamed over the name, so that a reader never sees half of it;
- *   renameat replaces whatever the name holds by then and follows nothing. A hard link
- *   to the old file keeps the old content.
+ *   renameat replaces whatever the name holds by then and follows nothing. The new file
+ *   keeps the old one's permission bits, and its owner and group as far as we may set
+ *   them (root may); a new name gets 0644 whatever the umask, so that a collector run as
+ *   another user reads it. A hard link to the old file keeps the old content.
  * - Anything else (a device such as /dev/full, a FIFO) is written in place, so that its
  *   errors are reported and the node stays. It is opened with O_NOFOLLOW, and replaced as
  *   a regular file if a regular file was swapped in.
@@ -366,7 +368,7 @@ static int open_temporary(struct file_out *o)
 		snprintf(o->tmp, sizeof(o->tmp), "%.*s.tmp.%08x", NAME_MAX - 13, o->name, r);
 		o->fd = openat(o->dir, o->tmp,
 		               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
-		               0644);
+		               0600);
 		if (o->fd >= 0)
 			return 0;
 		if (errno != EEXIST)
@@ -406,10 +408,23 @@ int file_open_at(int at, const char *path, struct file_out *o)
 	return r < 0 ? r : 0;
 }
 
-/* The temporary file's data on disk. 0 or -errno. */
+/* The temporary file's owner and mode, those of the file it replaces (owner and group as
+ * far as we may: root may), or 0644 for a new name; then its data on disk. 0 or -errno. */
 static int settle(const struct file_out *o)
 {
-	return fsync(o->fd) != 0 ? -errno : 0;
+	mode_t mode = 0644;
+	if (o->has_old) {
+		/* set-user-ID and set-group-ID bits are not carried over: this is data */
+		mode = o->old.st_mode & 0777;
+		/* a user other than root may not give a file away (EPERM), maybe its group:
+		 * what cannot be set stays the caller's */
+		if (fchown(o->fd, o->old.st_uid, o->old.st_gid) != 0 &&
+		    fchown(o->fd, (uid_t)-1, o->old.st_gid) != 0)
+			errno = 0;
+	}
+	if (fchmod(o->fd, mode) != 0 || fsync(o->fd) != 0)
+		return -errno;
+	return 0;
 }
 
 int file_commit(struct file_out *o, int err)

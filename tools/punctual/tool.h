@@ -62,8 +62,10 @@ void stdout_close(void);
 /* The rules, for root in directories others can write: a symbolic link (in the path or
  * its last name) is followed only when it is the caller's or root's, and the directory
  * that receives a file must be the caller's or root's. A regular file or a new name is
- * replaced through a new temporary file beside it and a rename; anything else (a
- * device, a FIFO) is written in place, never replaced; a link followed stays a link. */
+ * replaced through a new temporary file beside it and a rename (keeping the old file's
+ * permission bits, and owner and group where we may; a new name gets 0644 whatever the
+ * umask); anything else (a device, a FIFO) is written in place, never replaced; a link
+ * followed stays a link. */
 /* Before measuring: exits 2 with one line naming opt unless file_write can write path
  * under those rules: a regular file or a new name in a directory we may create files
  * in, or a writable device or FIFO; a directory or a link to nothing is refused. */
@@ -91,8 +93,8 @@ struct file_out {
 /* Opens path (relative to at) for writing under the rules above, for a writer that is
  * not a stream (a child process): 0 with o->fd to write to, or -errno. */
 int file_open_at(int at, const char *path, struct file_out *o);
-/* Ends what file_open_at began: with err 0, the temporary file reaches the disk and is
- * renamed over the name; otherwise it is removed. Closes o->fd.
+/* Ends what file_open_at began: with err 0, the temporary file gets its owner and mode,
+ * reaches the disk and is renamed over the name; otherwise it is removed. Closes o->fd.
  * Returns err, or the -errno that ended it. */
 int file_commit(struct file_out *o, int err);
 /* fclose that also reports an earlier failed write (ferror): 0 or -errno. */
