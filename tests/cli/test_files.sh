@@ -5,8 +5,9 @@
 # within it, is never followed and a directory another user owns is never written in
 # (exit 2 before measuring, nothing written through); the caller's own link is followed;
 # a replaced file keeps its mode and owner, a new one is 0644 whatever the umask; a hard
-# link or a FIFO is never written through by a rename. The second user is uid 65534, by
-# setpriv. Most cases write sleep --periodic's short --histogram: the same code as --prom.
+# link or a FIFO is never written through by a rename; --plot's gnuplot writes through no
+# link planted in DIR. The second user is uid 65534, by setpriv. Most cases write sleep
+# --periodic's short --histogram: the same code as --prom.
 . "$(dirname "$0")/lib.sh"
 
 if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
@@ -106,5 +107,31 @@ ok $(hist "$TMP/fifo")
 wait "$reader"
 check "a FIFO is written in place" grep -q '^# Histogram' "$TMP/fifo.out"
 check "... and stays a FIFO" test -p "$TMP/fifo"
+
+# ---- --plot: links planted in a shared directory of root's are not written through;
+# --prom in the same run keeps the mode and owner of the file it replaces.
+if command -v gnuplot >/dev/null; then
+	P=$TMP/plots
+	mkdir -m 1777 "$P"
+	as_nobody ln -s "$SECRET" "$P/overshoot_cdf.png"
+	as_nobody ln -s "$SECRET" "$P/clock_cost.dat"
+	KP=$TMP/keep.prom
+	echo old >"$KP"
+	chown 65534:65534 "$KP"
+	chmod 640 "$KP"
+	run probe --quick --prom "$KP" --plot "$P"
+	check "--plot onto another user's link: exit 1 (got $RC)" test "$RC" -eq 1
+	check "... one line naming the file" \
+		test "$(wc -l <"$ERR")" -eq 1 -a "$(grep -c 'overshoot_cdf.png: Permission denied' "$ERR")" -eq 1
+	check "... the secret is untouched" same "$SECRET" secret
+	check "... the links are still those links" \
+		test "$(readlink "$P/overshoot_cdf.png")" = "$SECRET" -a "$(readlink "$P/clock_cost.dat")" = "$SECRET"
+	check "... no temporary file left" test -z "$(find "$P" -name '*.tmp.*')"
+	check "--prom in that run kept mode 640 and owner 65534 (got $(stat -c '%a %u' "$KP"))" \
+		test "$(stat -c '%a %u' "$KP")" = "640 65534"
+	check "... and holds the metrics" grep -q '^punctual_host_info{' "$KP"
+else
+	skip "--plot: gnuplot is not installed"
+fi
 
 finish

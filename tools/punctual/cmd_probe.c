@@ -366,9 +366,10 @@ int cmd_probe(int argc, char **argv)
 			die(1, "--prom %s: %s", prom, strerror(-r));
 	}
 	if (plot) {
-		int r = probe_plot(&p, plot);
+		char what[128];
+		int r = probe_plot(&p, plot, what, sizeof(what));
 		if (r < 0)
-			die(1, "--plot %s: %s", plot, strerror(-r));
+			die(1, "--plot %s: %s%s%s", plot, what, *what ? ": " : "", strerror(-r));
 	}
 	out_open();
 	if (json)

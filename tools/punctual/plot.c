@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * plot.c: `punctual probe --plot DIR`: the overshoot CDF per mechanism and timer slack
- * (log axis) and the clock-cost bars, as PNG and SVG, through gnuplot. The data and the
- * gnuplot script are written to DIR too, so a chart can be restyled by hand.
+ * (log axis) and the clock-cost bars, as PNG and SVG, through gnuplot. The data and a
+ * gnuplot script that reads them are written to DIR too, so that a chart can be restyled
+ * by hand. gnuplot itself opens nothing in DIR: it reads its script, the data inline, on
+ * its standard input and writes the chart on its standard output, a temporary file that
+ * files.c renames into place; so a link planted in DIR redirects nothing.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,21 +46,6 @@ static int render_cdf(FILE *f, const void *arg)
 	return 0;
 }
 
-static int run_gnuplot(const char *gp, const char *script)
-{
-	pid_t pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		execl(gp, "gnuplot", script, (char *)NULL);
-		_exit(127);
-	}
-	int st;
-	if (waitpid(pid, &st, 0) < 0)
-		return -errno;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
-}
-
 /* dir/name as a gnuplot string: single quotes, a quote inside doubled (the only escape
  * there is), and "./" before a relative path so that no name reads as gnuplot's
  * special files ('<cmd' runs cmd, '|cmd' pipes to it, '-' is stdin). */
@@ -83,37 +72,148 @@ void probe_plot_check(const char *dir)
 	find_gnuplot(gp, sizeof(gp));
 }
 
-/* The script: the settings and plot command in body, once per output, PNG then SVG. */
-struct script {
-	const char *body, *dir, *name, *size;
+/* One data set of a chart: saved to its file in DIR, and inline in the script gnuplot runs. */
+struct dataset {
+	char name[96];
+	int (*render)(FILE *f, const void *arg);
+	const void *arg;
+	char style[192]; /* what follows the data set in the plot command */
 };
 
-static int render_script(FILE *f, const void *arg)
+/* A chart: the settings before its plot command, the data sets, and what ends the command. */
+struct chart {
+	const char *name, *size; /* the files' stem; gnuplot's size in pixels */
+	const char *dir;         /* DIR as given, for the saved script's paths */
+	char *head;
+	const char *tail;
+	struct dataset set[PROBE_MECHS * PROBE_SLACKS];
+	int nsets;
+};
+
+/* The settings and the plot command: data set i named by its file in DIR (the saved
+ * script), or as the datablock $di (the script gnuplot runs, which opens no file). */
+static void chart_body(FILE *f, const struct chart *c, bool inline_data)
 {
-	const struct script *s = arg;
-	char file[64];
-	fprintf(f, "set terminal pngcairo noenhanced size %s font 'sans,10'\nset output ", s->size);
-	snprintf(file, sizeof(file), "%s.png", s->name);
-	gp_path(f, s->dir, file);
-	fprintf(f, "\n%sset terminal svg noenhanced size %s font 'sans,10'\nset output ", s->body,
-	        s->size);
-	snprintf(file, sizeof(file), "%s.svg", s->name);
-	gp_path(f, s->dir, file);
-	fprintf(f, "\n%s", s->body);
+	fputs(c->head, f);
+	fputs("plot ", f);
+	for (int i = 0; i < c->nsets; i++) {
+		fputs(i ? ", " : "", f);
+		if (inline_data)
+			fprintf(f, "$d%d", i);
+		else
+			gp_path(f, c->dir, c->set[i].name);
+		fputs(c->set[i].style, f);
+	}
+	fprintf(f, "%s\n", c->tail);
+}
+
+/* The outputs, PNG then SVG: gnuplot's terminal and the file's extension. */
+static const char *const terminals[][2] = {{"pngcairo", "png"}, {"svg", "svg"}};
+
+/* DIR/name.gp, kept so that a chart can be restyled by hand: it reads the data files and
+ * writes both outputs by their paths. */
+static int render_saved(FILE *f, const void *arg)
+{
+	const struct chart *c = arg;
+	for (size_t t = 0; t < sizeof(terminals) / sizeof(terminals[0]); t++) {
+		char file[128];
+		fprintf(f, "set terminal %s noenhanced size %s font 'sans,10'\nset output ",
+		        terminals[t][0], c->size);
+		snprintf(file, sizeof(file), "%s.%s", c->name, terminals[t][1]);
+		gp_path(f, c->dir, file);
+		fputc('\n', f);
+		chart_body(f, c, false);
+	}
 	return 0;
 }
 
-/* Writes dir/name.gp for body and runs gnuplot on it; frees body. */
-static int plot_script(const char *gp, const char *dir, const char *name, char *body,
-                       const char *size)
+/* The script gnuplot runs for one output: the data inline, the chart on its standard
+ * output. gnuplot opens no path, so nothing in DIR can redirect what it reads or writes. */
+static int render_run(FILE *f, const struct chart *c, const char *terminal)
 {
-	char script[4096];
-	/* gnuplot reads its argument as it reads a quoted name: "./" for a relative one */
-	snprintf(script, sizeof(script), "%s%s/%s.gp", *dir == '/' ? "" : "./", dir, name);
-	int r = file_write(script, render_script,
-	                   &(struct script){.body = body, .dir = dir, .name = name, .size = size});
-	free(body);
-	return r < 0 ? r : run_gnuplot(gp, script);
+	fprintf(f, "set terminal %s noenhanced size %s font 'sans,10'\nset output\n", terminal,
+	        c->size);
+	for (int i = 0; i < c->nsets; i++) {
+		fprintf(f, "$d%d << EOD\n", i); /* no data line is "EOD": numbers, quoted names */
+		int r = c->set[i].render(f, c->set[i].arg);
+		if (r < 0)
+			return r;
+		fputs("EOD\n", f);
+	}
+	chart_body(f, c, true);
+	return 0;
+}
+
+/* gnuplot reading script on its standard input and writing output: 0, or -EIO if it fails. */
+static int run_gnuplot(const char *gp, int script, int output)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		/* copies above 2 first, so that neither dup2 clobbers the other's source */
+		int s = fcntl(script, F_DUPFD_CLOEXEC, 3), o = fcntl(output, F_DUPFD_CLOEXEC, 3);
+		if (s < 0 || o < 0 || dup2(s, 0) < 0 || dup2(o, 1) < 0)
+			_exit(127);
+		execl(gp, "gnuplot", (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+}
+
+/* DIR/file, one output of c, from gnuplot through file_open_at's rules. 0 or -errno. */
+static int chart_output(const char *gp, int dir, const char *file, const struct chart *c,
+                        const char *terminal)
+{
+	int script = memfd_create("punctual-plot", MFD_CLOEXEC);
+	if (script < 0)
+		return -errno;
+	int fd = dup(script);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f) {
+		int e = -errno;
+		if (fd >= 0)
+			close(fd);
+		close(script);
+		return e;
+	}
+	int r = render_run(f, c, terminal);
+	int e = file_close(f);
+	if (!r)
+		r = e;
+	if (!r && lseek(script, 0, SEEK_SET) != 0)
+		r = -errno;
+	struct file_out o;
+	if (!r)
+		r = file_open_at(dir, file, &o);
+	if (!r)
+		r = file_commit(&o, run_gnuplot(gp, script, o.fd));
+	close(script);
+	return r;
+}
+
+/* c's data files, its script and its outputs into dir; what names the file that failed. */
+static int chart_write(const char *gp, int dir, const struct chart *c, char *what, size_t n)
+{
+	for (int i = 0; i < c->nsets; i++) {
+		snprintf(what, n, "%s", c->set[i].name);
+		int r = file_write_at(dir, c->set[i].name, c->set[i].render, c->set[i].arg);
+		if (r < 0)
+			return r;
+	}
+	snprintf(what, n, "%s.gp", c->name);
+	int r = file_write_at(dir, what, render_saved, c);
+	for (size_t t = 0; !r && t < sizeof(terminals) / sizeof(terminals[0]); t++) {
+		snprintf(what, n, "%s.%s", c->name, terminals[t][1]);
+		r = chart_output(gp, dir, what, c, terminals[t][0]);
+	}
+	if (!r)
+		*what = '\0';
+	return r;
 }
 
 struct clock_rows {
@@ -136,19 +236,14 @@ static int render_clocks(FILE *f, const void *arg)
 	return 0;
 }
 
-int probe_plot(const struct probe *p, const char *dir)
+/* The overshoot CDF chart's settings and data sets into c; 0 or -errno. */
+static int cdf_chart(const struct probe *p, struct chart *c)
 {
-	char gp[4096], file[4096], name[256];
-	find_gnuplot(gp, sizeof(gp));
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return -errno;
 	const struct sleep_matrix *x = &p->sleeps;
 	int iv = x->nintervals > 1 ? 1 : 0; /* 100 us */
 	char b[32];
-
-	char *body = NULL;
-	size_t body_len = 0;
-	FILE *f = open_memstream(&body, &body_len);
+	size_t len;
+	FILE *f = open_memstream(&c->head, &len);
 	if (!f)
 		return -errno;
 	fprintf(f, "set title 'Sleep overshoot past the deadline, %s sleeps (punctual probe)'\n",
@@ -156,52 +251,84 @@ int probe_plot(const struct probe *p, const char *dir)
 	fprintf(f, "set xlabel 'overshoot (us, log scale)'\nset ylabel 'fraction of sleeps'\n");
 	fprintf(f, "set logscale x\nset xrange [0.01:*]\nset yrange [0:1]\nset grid\n");
 	fprintf(f, "set key outside right top box\n");
-	fprintf(f, "plot ");
-	int first = 1;
+	int r = file_close(f);
+	if (r < 0)
+		return r;
+	c->name = "overshoot_cdf";
+	c->size = "1000,560";
+	c->tail = "";
+	/* a colour per mechanism; the slack values solid, then dashed */
+	static const char *colour[] = {"#4477aa", "#ee6677", "#228833", "#ccbb44",
+	                               "#66ccee", "#aa3377", "#bbbbbb", "#000000"};
 	for (int m = 0; m < x->nm; m++) {
 		if (x->unsupported[m])
 			continue;
 		for (int s = 0; s < x->nslacks; s++) {
-			snprintf(name, sizeof(name), "overshoot_%s_slack%lld.dat", x->m[m]->id,
-			         (long long)x->slacks[s]);
-			for (char *c = name; *c; c++)
-				if (*c == ':')
-					*c = '_';
-			snprintf(file, sizeof(file), "%s/%s", dir, name);
-			int r = file_write(file, render_cdf,
-			                   &sleep_matrix_cell(x, iv, s, m)->overshoot);
-			if (r < 0) {
-				fclose(f);
-				free(body);
-				return r;
-			}
-			/* a colour per mechanism; the slack values solid, then dashed */
-			static const char *colour[] = {"#4477aa", "#ee6677", "#228833", "#ccbb44",
-			                               "#66ccee", "#aa3377", "#bbbbbb", "#000000"};
-			fputs(first ? "" : ", ", f);
-			gp_path(f, dir, name);
-			fprintf(f,
+			if (c->nsets == (int)(sizeof(c->set) / sizeof(c->set[0])))
+				return -E2BIG;
+			struct dataset *d = &c->set[c->nsets++];
+			snprintf(d->name, sizeof(d->name), "overshoot_%s_slack%lld.dat",
+			         x->m[m]->id, (long long)x->slacks[s]);
+			for (char *n = d->name; *n; n++)
+				if (*n == ':')
+					*n = '_';
+			d->render = render_cdf;
+			d->arg = &sleep_matrix_cell(x, iv, s, m)->overshoot;
+			snprintf(
+			        d->style, sizeof(d->style),
 			        " using 1:2 with steps lw 2 lc rgb '%s' dt %d title '%s, slack %s'",
 			        colour[m % 8], 1 + s, x->m[m]->id,
 			        fmt_ns(b, sizeof(b), (double)x->slacks[s]));
-			first = 0;
 		}
 	}
-	fprintf(f, "\n");
+	return 0;
+}
+
+/* The clock-cost chart's settings and data set into c; 0 or -errno. */
+static int clock_chart(const struct clock_rows *rows, struct chart *c)
+{
+	size_t len;
+	FILE *f = open_memstream(&c->head, &len);
+	if (!f)
+		return -errno;
+	fprintf(f, "set title 'What one clock read costs here (median, punctual probe)'\n");
+	fprintf(f, "set xlabel 'ns per read (log scale)'\nset logscale x\nset xrange [1:*]\n");
+	fprintf(f, "set yrange [-0.7:%d.7]\nset ytics font 'sans,9'\nset grid xtics\n",
+	        rows->n - 1);
+	fprintf(f, "set style fill solid 0.8\nset key top right box\n");
+	fprintf(f, "set linetype 1 lc rgb '#4477aa'\nset linetype 2 lc rgb '#ee6677'\n"
+	           "set linetype 3 lc rgb '#228833'\nset linetype 4 lc rgb '#bbbbbb'\n");
 	int r = file_close(f);
-	if (r < 0) {
-		free(body);
-		return r;
-	}
-	r = plot_script(gp, dir, "overshoot_cdf", body, "1000,560");
 	if (r < 0)
 		return r;
+	c->name = "clock_cost";
+	c->size = "900,720";
+	c->tail = ", NaN with boxes lt 1 title 'vDSO', NaN with boxes lt 2 title 'system call', "
+	          "NaN with boxes lt 3 title 'instruction'";
+	struct dataset *d = &c->set[c->nsets++];
+	snprintf(d->name, sizeof(d->name), "clock_cost.dat");
+	d->render = render_clocks;
+	d->arg = rows;
+	snprintf(d->style, sizeof(d->style), "%s",
+	         " using 2:0:(1):2:($0-0.35):($0+0.35):3:ytic(1) "
+	         "with boxxyerrorbars lc variable notitle");
+	return 0;
+}
+
+int probe_plot(const struct probe *p, const char *dir, char *what, size_t n)
+{
+	char gp[4096];
+	find_gnuplot(gp, sizeof(gp));
+	*what = '\0';
+	int dfd = dir_open(dir);
+	if (dfd < 0)
+		return dfd;
 
 	/* cheapest at the top; the colour says what serves the read */
-	int order[64], n = p->nclocks < 64 ? p->nclocks : 64;
-	for (int i = 0; i < n; i++)
+	int order[64], nclocks = p->nclocks < 64 ? p->nclocks : 64;
+	for (int i = 0; i < nclocks; i++)
 		order[i] = i;
-	for (int i = 1; i < n; i++)
+	for (int i = 1; i < nclocks; i++)
 		for (int k = i;
 		     k > 0 && p->clocks[order[k]].cost_median > p->clocks[order[k - 1]].cost_median;
 		     k--) {
@@ -209,30 +336,18 @@ int probe_plot(const struct probe *p, const char *dir)
 			order[k] = order[k - 1];
 			order[k - 1] = t;
 		}
-	snprintf(file, sizeof(file), "%s/clock_cost.dat", dir);
-	r = file_write(file, render_clocks, &(struct clock_rows){.p = p, .order = order, .n = n});
-	if (r < 0)
-		return r;
-	f = open_memstream(&body, &body_len);
-	if (!f)
-		return -errno;
-	fprintf(f, "set title 'What one clock read costs here (median, punctual probe)'\n");
-	fprintf(f, "set xlabel 'ns per read (log scale)'\nset logscale x\nset xrange [1:*]\n");
-	fprintf(f, "set yrange [-0.7:%d.7]\nset ytics font 'sans,9'\nset grid xtics\n", n - 1);
-	fprintf(f, "set style fill solid 0.8\nset key top right box\n");
-	fprintf(f, "set linetype 1 lc rgb '#4477aa'\nset linetype 2 lc rgb '#ee6677'\n"
-	           "set linetype 3 lc rgb '#228833'\nset linetype 4 lc rgb '#bbbbbb'\n");
-	fputs("plot ", f);
-	gp_path(f, dir, "clock_cost.dat");
-	fputs(" using 2:0:(1):2:($0-0.35):($0+0.35):3:ytic(1) "
-	      "with boxxyerrorbars lc variable notitle, "
-	      "NaN with boxes lt 1 title 'vDSO', NaN with boxes lt 2 title 'system call', "
-	      "NaN with boxes lt 3 title 'instruction'\n",
-	      f);
-	r = file_close(f);
-	if (r < 0) {
-		free(body);
-		return r;
-	}
-	return plot_script(gp, dir, "clock_cost", body, "900,720");
+	struct clock_rows rows = {.p = p, .order = order, .n = nclocks};
+
+	struct chart cdf = {.dir = dir}, clocks = {.dir = dir};
+	int r = cdf_chart(p, &cdf);
+	if (!r)
+		r = chart_write(gp, dfd, &cdf, what, n);
+	if (!r)
+		r = clock_chart(&rows, &clocks);
+	if (!r)
+		r = chart_write(gp, dfd, &clocks, what, n);
+	free(cdf.head);
+	free(clocks.head);
+	close(dfd);
+	return r;
 }

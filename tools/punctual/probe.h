@@ -70,9 +70,10 @@ void prom_label(FILE *f, const char *v);
 /* Before measuring: exits 2 with one line if dir cannot be written or created or
  * has a control character (it goes into gnuplot scripts), 1 without gnuplot. */
 void probe_plot_check(const char *dir);
-/* PNG and SVG charts through gnuplot into dir (created if missing; the data and the
- * scripts with file_write); 0 or -errno; exits 1 without gnuplot. */
-int probe_plot(const struct probe *p, const char *dir);
+/* PNG and SVG charts through gnuplot into dir (dir_open: created if missing; every file
+ * with files.c's rules); 0 or -errno, what naming the file that failed ("" for dir
+ * itself); exits 1 without gnuplot. */
+int probe_plot(const struct probe *p, const char *dir, char *what, size_t n);
 /* `punctual probe --compare BEFORE AFTER` (compare.c): its own options; exit status. */
 int probe_compare(int argc, char **argv);
 
