@@ -18,8 +18,8 @@
 
 int64_t pn__shim_precision = -1; /* -1: inert */
 static PN_TLS bool inside;
-static PN_TLS unsigned nested;                      /* calls that came in while inside */
-static PN_TLS struct pn__sleep_plan *in_progress;   /* the call's plan, while inside */
+static PN_TLS unsigned nested;                    /* calls that came in while inside */
+static PN_TLS struct pn__sleep_plan *in_progress; /* the call's plan, while inside */
 static unsigned long handled; /* calls made precise, for tests: punctual_preload_handled */
 
 /* How many calls the shim has made precise in this process (tests read it with dlsym). */

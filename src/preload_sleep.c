@@ -155,9 +155,9 @@ static int precise_rel(clockid_t clk, int64_t now, int64_t ns, struct timespec *
 	if (__builtin_add_overflow(now, ns, &deadline))
 		deadline = INT64_MAX;
 	int r = precise_abs(clk, deadline, ret);
-	if (r == -EINTR && rem) {
+	if (r == -EINTR && rem) { /* time remained when the call decided on EINTR: never 0 */
 		int64_t left = deadline - pn__clock_now(clk);
-		*rem = pn__ns_ts(left > 0 ? left : 0);
+		*rem = pn__ns_ts(left > 0 ? left : 1);
 	}
 	return r;
 }

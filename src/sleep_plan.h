@@ -77,7 +77,10 @@ struct pn__sleep_plan {
 
 /* A plan before pn__sleep_plan fills it: a jump out of the call before then (a signal
  * handler's longjmp) finds no slack to put back. */
-#define PN__SLEEP_PLAN_INIT {.restore = -1}
+#define PN__SLEEP_PLAN_INIT                                                                        \
+	{                                                                                          \
+		.restore = -1                                                                      \
+	}
 
 /* Plans a sleep until deadline on clk with precision (ns): fills *p. p->past: the deadline
  * had passed; p->stop: the probes ended it; else p->kernel says whether to wait in the

@@ -60,8 +60,9 @@ static int wait_epoll(struct pn__waiter *w, const struct timespec *ts, const sig
 {
 	struct pn__epoll_waiter *s = (struct pn__epoll_waiter *)w;
 	if (!atomic_load_explicit(&no_pwait2, memory_order_relaxed)) {
-		int r = s->sys->epoll_pwait2 ? s->sys->epoll_pwait2(s->epfd, s->ev, s->max, ts, mask)
-		                             : -ENOSYS;
+		int r = s->sys->epoll_pwait2
+		                ? s->sys->epoll_pwait2(s->epfd, s->ev, s->max, ts, mask)
+		                : -ENOSYS;
 		if (r >= 0 || !pwait2_denied(-r))
 			return r;
 		atomic_store_explicit(&no_pwait2, true, memory_order_relaxed);
@@ -81,8 +82,8 @@ static int look_epoll(struct pn__waiter *w, const sigset_t *mask)
 	return r > 0 ? wait_epoll(w, &zero, NULL) : r;
 }
 
-void pn__epoll_waiter_init(struct pn__epoll_waiter *s, const struct pn__waiter_sys *sys,
-                           int epfd, struct epoll_event *ev, int max, const sigset_t *mask)
+void pn__epoll_waiter_init(struct pn__epoll_waiter *s, const struct pn__waiter_sys *sys, int epfd,
+                           struct epoll_event *ev, int max, const sigset_t *mask)
 {
 	*s = (struct pn__epoll_waiter){
 	        {.wait = wait_epoll, .look = look_epoll, .mask = mask, .eintr_any = true},

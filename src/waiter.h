@@ -34,12 +34,10 @@ struct pn__waiter {
 /* How a waiter reaches the kernel: each returns the ready count, 0, or -errno (errno may
  * change). epoll_pwait2 may be NULL (libc has none). */
 struct pn__waiter_sys {
-	int (*ppoll)(struct pollfd *fds, nfds_t n, const struct timespec *ts,
-	             const sigset_t *mask);
+	int (*ppoll)(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask);
 	int (*epoll_pwait2)(int epfd, struct epoll_event *ev, int max, const struct timespec *ts,
 	                    const sigset_t *mask);
-	int (*epoll_pwait)(int epfd, struct epoll_event *ev, int max, int ms,
-	                   const sigset_t *mask);
+	int (*epoll_pwait)(int epfd, struct epoll_event *ev, int max, int ms, const sigset_t *mask);
 };
 
 /* The library's: raw system calls. */
@@ -67,8 +65,8 @@ void pn__poll_waiter_init(struct pn__poll_waiter *s, const struct pn__waiter_sys
  * 5.11, EPERM or another error from a seccomp filter: an error epoll_pwait would not give);
  * then epoll_pwait's whole ms, for the rest of the process (the spin covers the rest). Its
  * look is a ppoll of the epoll fd, the events fetched only when it is ready. */
-void pn__epoll_waiter_init(struct pn__epoll_waiter *s, const struct pn__waiter_sys *sys,
-                           int epfd, struct epoll_event *ev, int max, const sigset_t *mask);
+void pn__epoll_waiter_init(struct pn__epoll_waiter *s, const struct pn__waiter_sys *sys, int epfd,
+                           struct epoll_event *ev, int max, const sigset_t *mask);
 
 /* The wait until deadline with the precision: the ready count, 0 at a time >= deadline
  * (with PN__SLEEP_TAIL, 0 with plan->tail set before it: the caller spins the rest with

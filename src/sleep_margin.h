@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sleep_margin.h: the margin policy of a precise sleep (sleep_margin.c): from what a thread
+ * has learned of its kernel wakeups, per sleep-length class, how long before the deadline
+ * its kernel wait ends and the spin takes over, with which slack, and what a new wakeup
+ * teaches. Functions of their arguments alone (no thread state, no clock), so that tests
+ * drive them with synthetic histories. Internal.
+ */
+#ifndef PUNCTUAL_SLEEP_MARGIN_H
+#define PUNCTUAL_SLEEP_MARGIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <punctual/sleep.h>
+#include "decay_hist.h"
+
+/* What a thread knows of its sleeps of one length class: class k holds sleeps of
+ * [2^k, 2^(k+1)) us (class 0 also shorter ones, the last also longer ones). */
+struct pn__sleep_class {
+	struct pn__decay_hist wake; /* the kernel's lateness past target + slack */
+	uint32_t spins;             /* sleeps since its last kernel sample (all spin) */
+	int64_t held;               /* a stall held back from wake (pn__margin_learn); 0: none */
+	float lost;                 /* decayed share of its spins that lost the CPU */
+	uint32_t calm;              /* sleeps since it last spun while lost is high */
+};
+
+/* A class needs this many samples to plan on its own (fewer: its neighbour helps). */
+#define PN__MARGIN_MIN_SAMPLES 32
+
+/* The length class of a sleep of len ns. */
+int pn__margin_class(int64_t len);
+/* The kernel-only level: a sleep whose precision covers its class's p99 lateness waits in
+ * the kernel to the deadline. */
+#define PN__MARGIN_KERNEL_LEVEL 0.99
+/* The quantile level the spin margin covers at this precision. */
+double pn__margin_level(int64_t precision);
+
+/* Class k's expected lateness (*kernel_q, its p99) and spin margin (*margin), for a sleep
+ * of len ns at this precision, from cls[PN_SLEEP_CLASSES]. With nothing learned anywhere:
+ * one tick of the coarse clock for both. */
+void pn__margin_expected(const struct pn__sleep_class *cls, int k, int64_t len, int64_t precision,
+                         int64_t *kernel_q, int64_t *margin);
+/* The margin a precision of PN__MARGIN_FINE_NS or less uses for a sleep of len ns in learned
+ * class c (pn_sleep_stats' class_margin_ns). */
+int64_t pn__margin_fine(const struct pn__sleep_class *c, int64_t len);
+#define PN__MARGIN_FINE_NS 2000
+
+/* The kernel part of a sleep with left ns to go: wait until deadline - *lead with *slack.
+ * lost: the class's spins keep losing the CPU (pn__margin_lost). */
+void pn__margin_kernel(bool lost, int64_t precision, int64_t kernel_q, int64_t margin, int64_t left,
+                       int64_t *slack, int64_t *lead);
+/* Whether c's spins lose the CPU to other tasks (a share over PN__MARGIN_LOST_RATE), this
+ * sleep not being one of the every PN__MARGIN_LOST_EXPLORE-th that spins to see whether the
+ * CPU is free again (counted in c->calm). */
+bool pn__margin_lost(struct pn__sleep_class *c);
+/* A spin of c's class ended over ns past its deadline: updates c->lost. */
+void pn__margin_spun(struct pn__sleep_class *c, int64_t over);
+/* Learns a kernel wakeup late ns past its target and slack, for a sleep of len ns in class
+ * k of cls (a lone stall held back: see sleep_margin.c). */
+void pn__margin_learn(struct pn__sleep_class *cls, int k, int64_t late, int64_t len);
+/* Whether any class of cls has learned a wakeup. */
+bool pn__margin_learned_any(const struct pn__sleep_class *cls);
+/* A quantile of c (its p99 with PN__MARGIN_KERNEL_LEVEL), doubled while c has fewer than
+ * PN__MARGIN_MIN_SAMPLES samples. */
+int64_t pn__margin_quantile(const struct pn__sleep_class *c, double level);
+
+#endif

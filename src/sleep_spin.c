@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sleep_spin.c: a precise sleep's final spin (sleep_plan.h's pn__sleep_finish and
+ * pn__sleep_spin): on the plan's clock to the deadline, never before it, with the CPU's
+ * pause between reads; signals blocked but let in at each check, so that a handler runs
+ * where the real call would have run it; the checks (a look at the caller's fds) timed to
+ * end before the deadline; a cancellation point where the plan says so. It counts the sleep
+ * in the thread's state (sleep_state.h).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sleep_state.h"
+
+/* The spin's touch of the code its return runs (the plan's warm): a prefetch of the
+ * caller's, which cannot fault, a load of libpunctual's own. */
+static inline void warm(const struct pn__sleep_plan *p)
+{
+	__builtin_prefetch(p->warm[0]);
+	for (int i = 1; i < PN__WARM; i++)
+		if (p->warm[i])
+			pn__arch_touch(p->warm[i]);
+}
+
+/* The thread's state, found before a spin rather than after its deadline: in a shared
+ * library reading TLS is a call to __tls_get_addr, whose code and data the wait has left
+ * cold, on the path from the deadline to the caller. The empty asm keeps the call here
+ * (volatile: it does not sink to the use). NULL: no state (a plan made without one counts
+ * nothing). */
+static inline struct pn__sleep_state *state_ahead(void)
+{
+	struct pn__sleep_state *t = pn__sleep_state();
+	__asm__ __volatile__("" : "+r"(t));
+	return t;
+}
+
+int pn__sleep_finish(struct pn__sleep_plan *p)
+{
+	struct pn__sleep_state *t = state_ahead();
+	int64_t start = pn__plan_now(p), now = start;
+	while (now < p->deadline) {
+		warm(p);
+		pn__arch_relax();
+		now = pn__plan_now(p);
+	}
+	if (t)
+		pn__sleep_count(t, p->k, p->deadline, p->precision, start, now);
+	return 0;
+}
+
+int pn__sleep_signals(const sigset_t *mask)
+{
+	struct timespec zero = {0, 0};
+	int e = errno;
+	long r = syscall(SYS_ppoll, NULL, 0, &zero, mask, _NSIG / 8);
+	int err = r < 0 ? errno : 0;
+	errno = e;
+	return err == EINTR ? -EINTR : 0;
+}
+
+/* The spin's end. A check is a system call: 0.5 us here, 1-3 us when the vCPU was just
+ * taken away; one that straddles the deadline makes the spin late by what is left of it,
+ * and so does any system call after the deadline (1-2 us at the p99, the whole lateness a
+ * precise wait may have). So the checks stop PN__SPIN_GUARD_NS plus the expected length
+ * of the mask's system call (timed when the spin blocked) plus the last check's lead
+ * before the deadline; the spin puts the mask back, and watches the clock alone, apart
+ * from the last check (with a check function), started that lead before the deadline:
+ * PN__LOOK_X times the longer of the last two checks, at most PN__LOOK_WINDOW_NS, so that
+ * a look a few times slower than usual still ends before the deadline (an epoll look is
+ * 0.5 us here; 1 in 800-1300 takes over 4 times that, 2.5 us and more: an interrupt, a
+ * cold kernel path, a stall no lead covers), and one that costs next to nothing
+ * (sem_trywait) leaves no blind stretch. p->looked says whether that one
+ * ran (a spin that reached the deadline in a stalled system call did not: the caller
+ * looks once more, late anyway). A handler that runs in that last stretch ran as the call
+ * ended, as one the kernel delivers on the way out of a call that timed out. */
+#define PN__SPIN_GUARD_NS 3000
+#define PN__LOOK_X        4
+/* A cancellation acted on in the spin (PN__SLEEP_CANCEL) unwinds with the caller's mask. */
+static void spin_unwound(void *mask)
+{
+	pthread_sigmask(SIG_SETMASK, mask, NULL);
+}
+
+int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, int64_t every)
+{
+	struct pn__sleep_state *t = state_ahead();
+	int64_t start = pn__plan_now(p), now = start;
+	if (now >= p->deadline)
+		return pn__sleep_finish(p);
+	p->warm[PN__WARM - 1] = __builtin_return_address(0);
+	sigset_t all, mask;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &mask);
+	bool blocked = true;
+	int r = 0;
+	/* the mask's own system call: putting it back must end before the deadline too */
+	int64_t unmask = pn__plan_now(p) - now;
+	now += unmask;
+	int64_t lead = PN__LOOK_WINDOW_NS, last = 0; /* until a check is timed */
+	bool looked = !check;                        /* a plain sleep has no last look to take */
+	bool tail = false;
+	pthread_cleanup_push(spin_unwound, &mask);
+	for (int64_t next = check ? now : now + every; now < p->deadline; now = pn__plan_now(p)) {
+		if (!blocked && looked && (p->flags & PN__SLEEP_TAIL)) {
+			tail = true; /* the rest is the caller's (pn__sleep_tail) */
+			break;
+		}
+		if (blocked && now + unmask + lead + PN__SPIN_GUARD_NS >= p->deadline) {
+			pthread_sigmask(SIG_SETMASK, &mask, NULL);
+			blocked = false;
+		} else if (blocked && now >= next) {
+			if (p->flags & PN__SLEEP_CANCEL)
+				pthread_testcancel();
+			if ((r = check ? check(ctx, &mask) : pn__sleep_signals(&mask)) != 0)
+				break;
+			int64_t after = pn__plan_now(p), took = after - now;
+			int64_t cost = took > last ? took : last;
+			lead = cost < PN__LOOK_WINDOW_NS / PN__LOOK_X ? PN__LOOK_X * cost
+			                                              : PN__LOOK_WINDOW_NS;
+			last = took;
+			next = after + every;
+		} else if (!blocked && !looked && now + lead >= p->deadline) {
+			looked = true;
+			if ((r = check(ctx, &mask)) != 0)
+				break;
+		} else {
+			warm(p);
+			pn__arch_relax();
+		}
+	}
+	pthread_cleanup_pop(0);
+	p->looked = looked;
+	if (blocked)
+		pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	if (r) {
+		p->now = now;
+		if (t)
+			t->st.spun_ns += now - start;
+		return r;
+	}
+	if (tail && !t) { /* nowhere to store its end: the spin ends here */
+		while (pn__plan_now(p) < p->deadline)
+			pn__arch_relax();
+		return 0;
+	}
+	if (tail) {
+		pn__sleep_pend(t, p, start);
+		return 0;
+	}
+	if (t)
+		pn__sleep_count(t, p->k, p->deadline, p->precision, start, now);
+	return 0;
+}
+
+int pn__sleep_finish_intr(struct pn__sleep_plan *p)
+{
+	return pn__sleep_spin(p, NULL, NULL, PN__SIGCHECK_NS);
+}
