@@ -21,7 +21,6 @@
 #include <punctual/hist.h>
 #include <punctual/slack.h>
 #include <punctual/sleep.h>
-#include "internal.h"
 #include "measure/timers.h"
 #include "probe.h"
 
@@ -98,22 +97,6 @@ static void system_facts(struct probe *p)
 }
 
 /* ---- measurements ---------------------------------------------------------------- */
-
-int probe_mech(const struct probe *p, const char *id)
-{
-	for (int m = 0; m < p->sleeps.nm; m++)
-		if (strcmp(p->mechs[m]->id, id) == 0)
-			return m;
-	return -1;
-}
-
-int probe_clock(const struct probe *p, const char *id)
-{
-	for (int i = 0; i < p->nclocks; i++)
-		if (strcmp(p->clocks[i].id, id) == 0)
-			return i;
-	return -1;
-}
 
 static void measure_clocks(struct probe *p)
 {

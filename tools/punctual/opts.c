@@ -1,49 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* opts.c: error exits and the parsing of values with units shared by every subcommand. */
+/* opts.c: the option loop and the parsing and printing of values with units shared by every
+ * subcommand. */
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 #include "tool.h"
-
-const char *tool_cmd;
-
-static void vmsg(const char *fmt, va_list ap)
-{
-	/* One write of a formatted line, so it is never interleaved with progress. */
-	char msg[1024];
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	if (tool_cmd)
-		fprintf(stderr, "punctual %s: %s", tool_cmd, msg);
-	else
-		fprintf(stderr, "punctual: %s", msg);
-}
-
-_Noreturn void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-	progress_done();
-	va_start(ap, fmt);
-	vmsg(fmt, ap);
-	va_end(ap);
-	fprintf(stderr, " (try 'punctual%s%s --help')\n", tool_cmd ? " " : "",
-	        tool_cmd ? tool_cmd : "");
-	exit(EXIT_USAGE);
-}
-
-_Noreturn void die(int st, const char *fmt, ...)
-{
-	va_list ap;
-	progress_done();
-	va_start(ap, fmt);
-	vmsg(fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(st);
-}
 
 int64_t opt_duration(const char *opt, const char *s, int64_t default_unit_ns)
 {

@@ -65,8 +65,6 @@ void probe_render_json(const struct probe *p);
 /* Writes the Prometheus text exposition to path with file_write (its rules: tool.h);
  * 0 or -errno. */
 int probe_write_prom(const struct probe *p, const char *path);
-/* A Prometheus label value: backslash, double quote and newline escaped. */
-void prom_label(FILE *f, const char *v);
 /* Before measuring: exits 2 with one line if dir cannot be written or created or
  * has a control character (it goes into gnuplot scripts), 1 without gnuplot. */
 void probe_plot_check(const char *dir);

@@ -11,6 +11,23 @@
 #include <string.h>
 
 #include "probe.h"
+#include "prom.h"
+
+int probe_mech(const struct probe *p, const char *id)
+{
+	for (int m = 0; m < p->sleeps.nm; m++)
+		if (strcmp(p->mechs[m]->id, id) == 0)
+			return m;
+	return -1;
+}
+
+int probe_clock(const struct probe *p, const char *id)
+{
+	for (int i = 0; i < p->nclocks; i++)
+		if (strcmp(p->clocks[i].id, id) == 0)
+			return i;
+	return -1;
+}
 
 /* The clock rows the short table shows, in this order. */
 static const char *const short_clocks[] = {
@@ -272,27 +289,10 @@ void probe_render_json(const struct probe *p)
 
 /* ---- Prometheus -------------------------------------------------------------------- */
 
-void prom_label(FILE *f, const char *v)
-{
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			fputc('\\', f);
-		if (*v == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*v, f);
-	}
-}
-
-static void help(FILE *f, const char *name, const char *type, const char *text)
-{
-	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, text, name, type);
-}
-
 static int render_prom(FILE *f, const void *arg)
 {
 	const struct probe *p = arg;
-	help(f, "punctual_host_info", "gauge", "Host facts from punctual probe (always 1).");
+	prom_help(f, "punctual_host_info", "gauge", "Host facts from punctual probe (always 1).");
 	fputs("punctual_host_info{kernel=\"", f);
 	prom_label(f, p->host.kernel);
 	fputs("\",cpu=\"", f);
@@ -303,18 +303,18 @@ static int render_prom(FILE *f, const void *arg)
 	prom_label(f, p->host.clocksource);
 	fprintf(f, "\",version=\"%s\"} 1\n", PUNCTUAL_VERSION);
 
-	help(f, "punctual_tick_hertz", "gauge",
-	     "Kernel tick rate estimated from the coarse clock.");
+	prom_help(f, "punctual_tick_hertz", "gauge",
+	          "Kernel tick rate estimated from the coarse clock.");
 	fprintf(f, "punctual_tick_hertz %.0f\n", p->host.tick_hz);
-	help(f, "punctual_timer_slack_seconds", "gauge",
-	     "Timer slack of this process and of PID 1.");
+	prom_help(f, "punctual_timer_slack_seconds", "gauge",
+	          "Timer slack of this process and of PID 1.");
 	fprintf(f, "punctual_timer_slack_seconds{process=\"self\"} %.9g\n",
 	        (double)p->slack_self / 1e9);
 	if (p->slack_pid1 >= 0)
 		fprintf(f, "punctual_timer_slack_seconds{process=\"pid1\"} %.9g\n",
 		        (double)p->slack_pid1 / 1e9);
 
-	help(f, "punctual_clock_read_seconds", "gauge", "Median cost of one clock read.");
+	prom_help(f, "punctual_clock_read_seconds", "gauge", "Median cost of one clock read.");
 	for (int i = 0; i < p->nclocks; i++) {
 		fprintf(f, "punctual_clock_read_seconds{source=\"");
 		prom_label(f, p->clocks[i].id);
@@ -323,9 +323,9 @@ static int render_prom(FILE *f, const void *arg)
 	}
 
 	const struct sleep_matrix *x = &p->sleeps;
-	help(f, "punctual_sleep_overshoot_seconds", "gauge",
-	     "Sleep overshoot past the deadline, by mechanism, interval, timer slack and "
-	     "quantile.");
+	prom_help(f, "punctual_sleep_overshoot_seconds", "gauge",
+	          "Sleep overshoot past the deadline, by mechanism, interval, timer slack and "
+	          "quantile.");
 	static const double qs[] = {0.5, 0.99, 0.999};
 	for (int i = 0; i < x->nintervals; i++)
 		for (int s = 0; s < x->nslacks; s++)
@@ -344,14 +344,14 @@ static int render_prom(FILE *f, const void *arg)
 					                                   qs[q] * 100) /
 					                1e9);
 			}
-	help(f, "punctual_sleep_early_returns", "gauge",
-	     "Sleeps that returned before their deadline in this probe (must be 0).");
+	prom_help(f, "punctual_sleep_early_returns", "gauge",
+	          "Sleeps that returned before their deadline in this probe (must be 0).");
 	fprintf(f, "punctual_sleep_early_returns %llu\n",
 	        (unsigned long long)sleep_matrix_early(x));
 
 	const struct probe_timers *t = &p->timers;
-	help(f, "punctual_timer_wakeups", "gauge",
-	     "Wakeups of the timer coalescing demo, by precision window.");
+	prom_help(f, "punctual_timer_wakeups", "gauge",
+	          "Wakeups of the timer coalescing demo, by precision window.");
 	fprintf(f, "punctual_timer_wakeups{window=\"none\"} %llu\n",
 	        (unsigned long long)t->wakeups_exact);
 	fprintf(f, "punctual_timer_wakeups{window=\"%d%%\"} %llu\n", t->percent,
@@ -359,8 +359,8 @@ static int render_prom(FILE *f, const void *arg)
 	fprintf(f, "punctual_timer_wakeups{window=\"optimum\"} %llu\n",
 	        (unsigned long long)t->optimum_window);
 
-	help(f, "punctual_cpus", "gauge",
-	     "CPUs: what this process may use, online, in its affinity.");
+	prom_help(f, "punctual_cpus", "gauge",
+	          "CPUs: what this process may use, online, in its affinity.");
 	if (p->cpu_status == 0) {
 		fprintf(f, "punctual_cpus{kind=\"usable\"} %d\n", p->cpu.count);
 		if (p->cpu.online > 0)
@@ -373,7 +373,7 @@ static int render_prom(FILE *f, const void *arg)
 		fprintf(f, "punctual_cpus{kind=\"usable\"} %d\n", p->cpu_count);
 	}
 	probe_why_prom(f, &p->why);
-	help(f, "punctual_probe_duration_seconds", "gauge", "How long the probe took.");
+	prom_help(f, "punctual_probe_duration_seconds", "gauge", "How long the probe took.");
 	fprintf(f, "punctual_probe_duration_seconds %.3f\n", (double)p->elapsed / 1e9);
 	return 0;
 }

@@ -15,6 +15,7 @@
 #include "causes_render.h"
 #include "measure/periodic.h"
 #include "probe.h"
+#include "prom.h"
 #include "probe_why.h"
 
 static int procs_running(void)
@@ -261,7 +262,7 @@ void probe_why_prom(FILE *f, const struct probe_why *w)
 	         {"punctual_cgroup_cfs_throttled_seconds_total",
 	          "Time a cgroup with a quota was throttled."}};
 	for (size_t k = 0; k < 3; k++) {
-		fprintf(f, "# HELP %s %s\n# TYPE %s counter\n", m[k].name, m[k].help, m[k].name);
+		prom_help(f, m[k].name, "counter", m[k].help);
 		for (int i = 0; i < w->cg.n; i++) {
 			if (w->st_status[i] < 0)
 				continue;
