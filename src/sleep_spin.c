@@ -62,21 +62,19 @@ int pn__sleep_signals(const sigset_t *mask)
 	return err == EINTR ? -EINTR : 0;
 }
 
-/* The spin's end. A check is a system call: 0.5 us here, 1-3 us when the vCPU was just
- * taken away; one that straddles the deadline makes the spin late by what is left of it,
- * and so does any system call after the deadline (1-2 us at the p99, the whole lateness a
- * precise wait may have). So the checks stop PN__SPIN_GUARD_NS plus the expected length
- * of the mask's system call (timed when the spin blocked) plus the last check's lead
- * before the deadline; the spin puts the mask back, and watches the clock alone, apart
- * from the last check (with a check function), started that lead before the deadline:
- * PN__LOOK_X times the longer of the last two checks, at most PN__LOOK_WINDOW_NS, so that
- * a look a few times slower than usual still ends before the deadline (an epoll look is
- * 0.5 us here; 1 in 800-1300 takes over 4 times that, 2.5 us and more: an interrupt, a
- * cold kernel path, a stall no lead covers), and one that costs next to nothing
- * (sem_trywait) leaves no blind stretch. p->looked says whether that one
- * ran (a spin that reached the deadline in a stalled system call did not: the caller
- * looks once more, late anyway). A handler that runs in that last stretch ran as the call
- * ended, as one the kernel delivers on the way out of a call that timed out. */
+/* The spin's end. A check is a system call, slower when the vCPU was just taken away; one
+ * that straddles the deadline makes the spin late by what is left of it, and so does any
+ * system call after the deadline. So the checks stop PN__SPIN_GUARD_NS plus the expected
+ * length of the mask's system call (timed when the spin blocked) plus the last check's lead
+ * before the deadline; the spin puts the mask back and watches the clock alone, apart from
+ * the last check (with a check function), started that lead before the deadline:
+ * PN__LOOK_X times the longer of the last two checks, at most PN__LOOK_WINDOW_NS, so that a
+ * look a few times slower than usual still ends before the deadline, and one that costs
+ * next to nothing (sem_trywait) leaves no blind stretch (docs/DESIGN.md, "The spin's end").
+ * p->looked says whether that one ran (a spin that reached the deadline in a stalled system
+ * call did not: the caller looks once more, late anyway). A handler that runs in that last
+ * stretch ran as the call ended, as one the kernel delivers on the way out of a call that
+ * timed out. */
 #define PN__SPIN_GUARD_NS 3000
 #define PN__LOOK_X        4
 /* A cancellation acted on in the spin (PN__SLEEP_CANCEL) unwinds with the caller's mask. */

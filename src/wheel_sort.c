@@ -128,7 +128,7 @@ struct pn__srec *pn__radix_sort(struct pn__srec *src, struct pn__srec *dst, size
 {
 	/* 8-bit digits over the range present; one pass counts every digit, and a digit
 	 * all keys share costs no pass. (Most significant digit first with insertion sort
-	 * in the buckets was slower here: its compares mispredict.) */
+	 * in the buckets is slower: its compares mispredict.) */
 	int npass = (64 - __builtin_clzll(range) + 7) / 8;
 	size_t count[8][256];
 	memset(count, 0, (size_t)npass * sizeof(count[0]));

@@ -60,10 +60,9 @@ struct pn_sleep_stats {
 	int64_t spun_ns;        /* time spinning */
 	int64_t margin_ns;      /* the learned margin of the last sleep's class */
 	int64_t slack_ns;       /* the thread's slack as pn_sleep_until left it (-1: untouched) */
-	/* the spin margins a precision of 2 us or less uses at each class's shortest sleep: its
-	 * p99.9, raised while the class is too young for one (under 1000 samples' weight) to 3x
-	 * its p99, at most half the sleep; 0: none. A class with fewer than 32 samples plans
-	 * with its neighbour's too, which this does not show. */
+	/* the spin margin a fine precision (2 us or less) uses at each class's shortest
+	 * sleep, as learned so far; 0: none. A class that has learned little plans with a
+	 * neighbour's margin too, which this does not show. */
 	int64_t class_margin_ns[PN_SLEEP_CLASSES];
 	uint64_t class_samples[PN_SLEEP_CLASSES]; /* kernel wakeups seen per class */
 };
