@@ -1,14 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# test_preload_semantics.sh PUNCTUAL SEMANTICS: the cases where the shim once differed from
+# test_preload_semantics.sh PUNCTUAL SEMANTICS PWAIT2: the cases where the shim once differed from
 # the real calls (tests/preload/semantics.c: small stacks, ignored signals, cancellation,
 # EINTR after the deadline, epoll_pwait2 denied by seccomp, an epoll fd closed or reused
 # mid-wait, sem_clockwait's clock, CLOCK_BOOTTIME and CLOCK_TAI): each prints the same
 # with and without `punctual run --precise`, and under `run --cpus` alone for the stack.
 # With strace: sem_clockwait(CLOCK_MONOTONIC) never waits on the realtime clock, and
-# without epoll_pwait2 the shim tries it once.
+# without epoll_pwait2 (ENOSYS or EPERM) the library and the shim each try it once and give
+# the same results (tests/preload/pwait2.c).
 . "$(dirname "$0")/lib.sh"
-SEM=$2
+SEM=$2 PWAIT2=$3
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 
 for c in stack sigign cancel "eintr 1000" eperm enosys close reuse semclock clocks; do
@@ -47,6 +48,22 @@ if command -v strace >/dev/null; then
 	strace -f -qq -e trace=epoll_pwait2 -o "$TMP/perm.st" "$PN" run --precise=1us -- "$SEM" eperm >/dev/null
 	n=$(grep -c 'epoll_pwait2' "$TMP/perm.st")
 	check "with epoll_pwait2 denied (EPERM) the shim tries it once ($n)" test "$n" -eq 1
+	# the library and the shim: one attempt each, then epoll_pwait; the same results (the
+	# program is sanitized: LeakSanitizer cannot run under ptrace)
+	export ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0"
+	for e in ENOSYS EPERM; do
+		strace -f -qq -e trace=epoll_pwait2 -o "$TMP/lib.st" "$PWAIT2" lib $e >"$TMP/lib.out"
+		check "$e: the library's waits run, never early" test $? -eq 0
+		n=$(grep -c 'epoll_pwait2' "$TMP/lib.st")
+		check "$e: the library tries epoll_pwait2 once ($n)" test "$n" -eq 1
+		strace -f -qq -e trace=epoll_pwait2 -o "$TMP/shim.st" "$PN" run --precise=1us -- \
+			"$PWAIT2" shim $e >"$TMP/shim.out"
+		check "$e: the shim's waits run, never early" test $? -eq 0
+		n=$(grep -c 'epoll_pwait2' "$TMP/shim.st")
+		check "$e: the shim tries epoll_pwait2 once ($n)" test "$n" -eq 1
+		check "$e: the library and the shim give the same results" diff "$TMP/lib.out" "$TMP/shim.out"
+		check "$e: 11 waits reported" test "$(wc -l <"$TMP/lib.out")" -eq 11
+	done
 else
 	skip "strace is not installed: the futex clock and the epoll_pwait2 attempts are not checked"
 fi
