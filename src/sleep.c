@@ -25,6 +25,7 @@
  * async-signal-safe.
  */
 #include <errno.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -155,6 +156,27 @@ static bool spin_only_learn(struct pn__sleep_state *t, struct pn__sleep_plan *p,
 	return false;
 }
 
+/* The margin for a wait of len ns in class k at this precision, within t's budget. */
+static void choose(struct pn__sleep_state *t, int k, int64_t len, int64_t precision,
+                   struct pn__margin_choice *c)
+{
+	int32_t budget = pn__sleep_budget_of(t);
+	struct pn__margin_ask a = {.len = len,
+	                           .precision = precision,
+	                           .budget = budget,
+	                           .room = INT64_MAX,
+	                           .overhead = t->overhead,
+	                           .loss = pn__margin_loss_share(&t->loss, precision)};
+	if (budget != PN_SLEEP_BUDGET_AUTO && budget != PN_SLEEP_BUDGET_FULL) {
+		int64_t used = pn__sleep_window_used(t, pn_now());
+		int64_t window = (int64_t)((double)budget * 1e-6 * (double)PN_SLEEP_WINDOW_NS);
+		a.room = window > used ? window - used : 0;
+	}
+	pn__margin_choose(t->cls, k, &a, c);
+	t->st.budget_ppm = budget == PN_SLEEP_BUDGET_AUTO ? c->cost_ppm : budget;
+	t->st.spin_loss_ppm = (int32_t)(a.loss * 1e6);
+}
+
 void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, int64_t precision,
                     int flags, const struct pn__probe *probe)
 {
@@ -180,6 +202,7 @@ void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, i
 		p->kernel = true;
 		return;
 	}
+	p->cpu0 = pn__sleep_begin(t, now);
 	if (PN_UNLIKELY(!pn__margin_learned_any(t->cls))) {
 		/* the probes sleep on MONOTONIC */
 		if (probe_all(t, p, pn_now() + (deadline - now)) < 0) {
@@ -189,8 +212,9 @@ void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, i
 		now = pn__clock_now(clk);
 	}
 	int k = pn__margin_class(deadline - now);
-	int64_t kernel_q, margin;
-	pn__margin_expected(t->cls, k, deadline - now, precision, &kernel_q, &margin);
+	struct pn__margin_choice c;
+	choose(t, k, deadline - now, precision, &c);
+	int64_t kernel_q = c.kernel_q, margin = c.margin;
 	if (margin >= deadline - now && spin_only_learn(t, p, k, deadline - now))
 		margin = (deadline - now) / 2;
 	if (p->stop) {
@@ -208,6 +232,7 @@ void pn__sleep_plan(struct pn__sleep_plan *p, clockid_t clk, int64_t deadline, i
 	pn__margin_kernel(pn__margin_lost(&t->cls[k]), precision, kernel_q, margin, deadline - now,
 	                  &slack, &lead);
 	t->st.margin_ns = margin;
+	p->cut = c.wanted > margin ? c.wanted - margin : 0;
 	p->target = deadline - lead;
 	p->k = k;
 	p->start = p->now = now;
@@ -227,6 +252,10 @@ void pn__sleep_woke(struct pn__sleep_plan *p, bool learn)
 	if (PN_UNLIKELY(!t))
 		return;
 	t->st.slept_ns += woke - p->start;
+	/* late from the kernel, where the margin the budget cut would have covered it */
+	if (p->cut && woke - p->deadline > p->precision &&
+	    woke - p->cut - p->deadline <= p->precision)
+		t->st.late_budget++;
 	if (learn) {
 		pn__margin_learn(t->cls, p->k, woke - p->target - p->slack, p->deadline - p->start);
 		t->cls[p->k].spins = 0;
@@ -279,16 +308,15 @@ PN_API int pn_sleep_stats(struct pn_sleep_stats *st)
 	struct pn__sleep_state *t = pn__sleep_state();
 	if (t) {
 		pn__sleep_settle(t);
-		*st = t->st;
+		pn__sleep_stats_of(t, st);
 	} else {
-		*st = (struct pn_sleep_stats){0};
+		*st = (struct pn_sleep_stats){.budget_ppm = pn_sleep_budget(),
+		                              .late_p50_ns = -1,
+		                              .late_p99_ns = -1,
+		                              .late_p999_ns = -1,
+		                              .late_max_ns = -1};
 	}
 	st->slack_ns = pn__slack_known() ? pn__slack_known() : -1;
-	for (int k = 0; t && k < PN_SLEEP_CLASSES; k++) {
-		const struct pn__sleep_class *c = &t->cls[k];
-		st->class_samples[k] = c->wake.n;
-		st->class_margin_ns[k] = c->wake.n ? pn__margin_fine(c, 1000LL << k) : 0;
-	}
 	return 0;
 }
 
@@ -300,6 +328,8 @@ PN_API void pn_sleep_stats_reset(void)
 	pn__sleep_settle(t);
 	struct pn_sleep_stats *s = &t->st;
 	s->sleeps = s->past = s->early = s->late = s->kernel_only = s->slack_changes = 0;
-	s->probes = 0;
-	s->slept_ns = s->spun_ns = 0;
+	s->probes = s->late_budget = 0;
+	s->slept_ns = s->spun_ns = s->late_max_ns = 0;
+	memset(t->late, 0, sizeof(t->late));
+	t->first = pn_now();
 }

@@ -17,6 +17,14 @@
  *    kernel to the deadline at slack 1 ns: a kernel wait is woken ahead of a CPU hog, a
  *    spinner waits out its slices.
  *
+ * The price (sleep.h's rules, in this order): the margin covers the lateness less the
+ * precision (which the caller allows); its level drops to 1 - f where the thread's spins
+ * lose a share f of their time to stalls longer than the precision (pn__margin_loss_share:
+ * a spin cannot remove lateness that hits it too), at most to LEVEL_LOW; then the budget
+ * (or, without one, the knee: KNEE_SLOPE) takes the largest margin whose expected CPU fits.
+ * A wait's expected CPU is its spin, E[(margin - L)+] over the class's learned wakeups, plus
+ * the thread's measured overhead per wait (its system calls, its wakeup).
+ *
  * Outliers: from three samples on, a quantile never rests on the two newest samples' weight
  * alone (a fine precision's margin on the newest one's: margin_of), so one stall (a process
  * stopped, a vCPU descheduled for 50 ms) is never the margin; a lone wakeup later than its
@@ -25,7 +33,7 @@
  * larger of its own quantiles, doubled but capped at half the sleep (so that a stall among
  * its first samples cannot make it spin-only, and stop learning), and those of its
  * best-learned neighbour, doubled while that one is young. docs/DESIGN.md, "The spin
- * margin", has the measurements behind each constant.
+ * margin" and "Precision at a price", has the measurements behind each constant.
  */
 #include <stddef.h>
 
@@ -49,6 +57,17 @@
 #define LOST_EXPLORE 16
 /* A wakeup later than its sleep and STALL_X times its class's margin is a stall. */
 #define STALL_X 8
+/* The lowest level the spins' own loss can bring a margin's down to. */
+#define LEVEL_LOW 0.9
+/* Without a budget, a margin grows only while each further 1% of a CPU (of the wait's
+ * length) puts at least KNEE_SLOPE % more waits on time, and for sleeps of AUTO_CAP_LEN or
+ * more to at most AUTO_CAP of their length. */
+#define KNEE_SLOPE   0.1
+#define AUTO_CAP     0.25
+#define AUTO_CAP_LEN 1000000
+/* Spin loss decays by this a spin: what the thread's spins lose follows the host's last few
+ * hundred spins. */
+#define LOSS_DECAY 0.998647f /* 2^(-1/512) */
 
 int pn__margin_class(int64_t len)
 {
@@ -164,12 +183,6 @@ static void expected_at(const struct pn__sleep_class *cls, int k, int64_t len, d
 	}
 }
 
-void pn__margin_expected(const struct pn__sleep_class *cls, int k, int64_t len, int64_t precision,
-                         int64_t *kernel_q, int64_t *margin)
-{
-	expected_at(cls, k, len, pn__margin_level(precision), kernel_q, margin);
-}
-
 static int64_t floor_pow2(int64_t v)
 {
 	return v < 1 ? 1 : (int64_t)1 << (63 - __builtin_clzll((uint64_t)v));
@@ -231,4 +244,155 @@ void pn__margin_learn(struct pn__sleep_class *cls, int k, int64_t late, int64_t 
 		c->held = 0;
 	}
 	pn__decay_hist_add(&c->wake, late);
+}
+
+void pn__margin_gap(struct pn__spin_gaps *g, int64_t gap)
+{
+	g->lost += gap;
+	for (int j = 0; j < PN__LOSS_STEPS; j++) {
+		int64_t x = (int64_t)1000 << j;
+		if (gap <= x)
+			break;
+		g->over[j] += (float)(gap - x);
+	}
+}
+
+void pn__margin_loss_add(struct pn__spin_loss *l, const struct pn__spin_gaps *g)
+{
+	l->watched = l->watched * LOSS_DECAY + (float)g->watched;
+	for (int j = 0; j < PN__LOSS_STEPS; j++)
+		l->over[j] = l->over[j] * LOSS_DECAY + g->over[j];
+}
+
+double pn__margin_loss_share(const struct pn__spin_loss *l, int64_t x)
+{
+	if (l->watched < (float)PN__LOSS_MIN_NS)
+		return 0;
+	/* the threshold at or above x: the share is never overstated */
+	int j = 0;
+	while (j < PN__LOSS_STEPS - 1 && ((int64_t)1000 << j) < x)
+		j++;
+	double f = (double)l->over[j] / (double)l->watched;
+	return f < 1 ? f : 1;
+}
+
+/* The class whose wakeups a young class plans with: its own from PN__MARGIN_MIN_SAMPLES on,
+ * else its neighbour's, else its own few (NULL: nothing learned). */
+static const struct pn__sleep_class *cost_source(const struct pn__sleep_class *cls, int k)
+{
+	const struct pn__sleep_class *own = &cls[k];
+	if (own->wake.n >= PN__MARGIN_MIN_SAMPLES)
+		return own;
+	const struct pn__sleep_class *nb = neighbour(cls, k);
+	return nb ? nb : own->wake.n ? own : NULL;
+}
+
+/* E[(m - L)+] over h's wakeups L (h NULL or empty: m), ns. */
+static double spin_of(const struct pn__decay_hist *h, int64_t m)
+{
+	if (!h || h->total <= 0)
+		return (double)m;
+	double s = 0;
+	for (int b = 0; b < PN__DECAY_HIST_BUCKETS; b++) {
+		int64_t lo = b ? pn__decay_hist_bucket_hi(b - 1) + 1 : 0;
+		if (lo >= m)
+			break;
+		int64_t hi = pn__decay_hist_bucket_hi(b) < m ? pn__decay_hist_bucket_hi(b) : m;
+		s += h->w[b] * ((double)m - ((double)lo + (double)hi) / 2);
+	}
+	return s / h->total;
+}
+
+/* The largest margin up to wanted that the budget (or the knee) affords, over the wakeups of
+ * h (NULL: none known, each margin costs itself); *spin: its expected spin, ns. */
+static int64_t afford(const struct pn__decay_hist *h, const struct pn__margin_ask *a,
+                      int64_t wanted, int64_t *spin)
+{
+	enum { NB = PN__DECAY_HIST_BUCKETS };
+	double total = h && h->total > 0 ? h->total : 0;
+	double tail[NB + 1]; /* tail[b]: the weight in buckets b and up */
+	tail[NB] = 0;
+	for (int b = NB - 1; b >= 0; b--)
+		tail[b] = tail[b + 1] + (total ? h->w[b] : 0);
+	/* the CPU it may cost: the budget's share of the wait, or the knee's cap; never more
+	 * than the thread's window has left */
+	double cap = a->budget == PN_SLEEP_BUDGET_AUTO
+	                     ? (a->len >= AUTO_CAP_LEN ? AUTO_CAP * (double)a->len : 1e18)
+	                     : (double)a->budget * 1e-6 * (double)a->len;
+	if (cap > (double)a->room)
+		cap = (double)a->room;
+	cap -= (double)a->overhead;
+	int64_t best = 0;
+	double best_spin = 0, best_late = total ? 1.0 : 0; /* late share at margin 0: all */
+	double below_w = 0, below_wm = 0; /* weight, and weight x mid, of buckets below m */
+	int q = 0;                        /* the first bucket ending above m + precision */
+	for (int b = 0; b <= NB; b++) {
+		int64_t m = b < NB ? pn__decay_hist_bucket_hi(b) : wanted;
+		if (m > wanted)
+			m = wanted;
+		if (b < NB && total) { /* bucket b lies below m = its top */
+			int64_t lo = b ? pn__decay_hist_bucket_hi(b - 1) + 1 : 0;
+			double mid = ((double)lo + (double)m) / 2;
+			below_w += h->w[b];
+			below_wm += h->w[b] * mid;
+		}
+		double s = total ? ((double)m * below_w - below_wm) / total : (double)m;
+		if (s > cap) {
+			/* a budget: the rest of it, between the last margin that fits and this one
+			 * (the spin is convex in the margin: the chord's point costs no more) */
+			if (a->budget != PN_SLEEP_BUDGET_AUTO && s > best_spin && cap > best_spin) {
+				double f = (cap - best_spin) / (s - best_spin);
+				best += (int64_t)(f * (double)(m - best));
+				best_spin = cap;
+			}
+			break;
+		}
+		while (q < NB && pn__decay_hist_bucket_hi(q) <= m + a->precision)
+			q++;
+		double late = total ? tail[q] / total : 0;
+		/* the knee: a step from the best so far must put KNEE_SLOPE of a wait on time per
+		 * CPU share it costs */
+		double dc = (s - best_spin) / (double)a->len, dl = best_late - late;
+		if (a->budget != PN_SLEEP_BUDGET_AUTO || dc <= 0 || dl >= KNEE_SLOPE * dc) {
+			best = m;
+			best_spin = s;
+			best_late = late;
+		}
+		if (m >= wanted)
+			break;
+	}
+	*spin = (int64_t)best_spin;
+	return best;
+}
+
+void pn__margin_choose(const struct pn__sleep_class *cls, int k, const struct pn__margin_ask *a,
+                       struct pn__margin_choice *c)
+{
+	double level = pn__margin_level(a->precision);
+	int64_t spin;
+	if (a->budget == PN_SLEEP_BUDGET_FULL) { /* precision at any cost */
+		expected_at(cls, k, a->len, level, &c->kernel_q, &c->margin);
+		c->wanted = c->margin;
+		const struct pn__sleep_class *src = cost_source(cls, k);
+		double cost = (spin_of(src ? &src->wake : NULL, c->margin) + (double)a->overhead) *
+		              1e6 / (double)a->len;
+		c->cost_ppm = (int32_t)(cost < 1e6 ? cost : 1e6);
+		return;
+	}
+	if (a->loss > 1 - level) /* a spin cannot buy what hits the spin too */
+		level = 1 - a->loss > LEVEL_LOW ? 1 - a->loss : LEVEL_LOW;
+	int64_t wanted;
+	expected_at(cls, k, a->len, level, &c->kernel_q, &wanted);
+	if (a->budget == 0) { /* never spins: the kernel to the deadline */
+		c->wanted = wanted;
+		c->margin = 0;
+		c->cost_ppm = 0;
+		return;
+	}
+	wanted = wanted > a->precision ? wanted - a->precision : 0;
+	const struct pn__sleep_class *src = cost_source(cls, k);
+	c->wanted = wanted;
+	c->margin = afford(src ? &src->wake : NULL, a, wanted, &spin);
+	double cost = ((double)spin + (double)a->overhead) * 1e6 / (double)a->len;
+	c->cost_ppm = (int32_t)(cost < 1e6 ? cost : 1e6);
 }

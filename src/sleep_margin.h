@@ -25,6 +25,49 @@ struct pn__sleep_class {
 	uint32_t calm;              /* sleeps since it last spun while lost is high */
 };
 
+/* What the thread's spins lose: the stretches between two of a spin's clock reads longer
+ * than PN__GAP_NS (the vCPU or the CPU taken away, an interrupt), decayed by spin. */
+#define PN__GAP_NS     2000
+#define PN__LOSS_STEPS 16 /* thresholds 1 us << j, j < PN__LOSS_STEPS */
+struct pn__spin_loss {
+	float watched;              /* spin time watched, ns */
+	float over[PN__LOSS_STEPS]; /* the gaps' time beyond each threshold, ns */
+};
+/* One spin's gaps, gathered as it runs. */
+struct pn__spin_gaps {
+	int64_t watched, lost; /* time watched, and in gaps */
+	float over[PN__LOSS_STEPS];
+};
+/* A gap of gap ns (> PN__GAP_NS) in a spin. */
+void pn__margin_gap(struct pn__spin_gaps *g, int64_t gap);
+/* Folds one spin's gaps into what the thread knows. */
+void pn__margin_loss_add(struct pn__spin_loss *l, const struct pn__spin_gaps *g);
+/* The share of spin time that lies in a stall with more than x ns of it left: the chance
+ * that a spin's deadline falls in one and the spin ends more than x late. 0 until the
+ * thread has watched PN__LOSS_MIN_NS of spins. */
+#define PN__LOSS_MIN_NS 20000000
+double pn__margin_loss_share(const struct pn__spin_loss *l, int64_t x);
+
+/* A wait's request to the policy. */
+struct pn__margin_ask {
+	int64_t len; /* deadline - now */
+	int64_t precision;
+	int32_t budget;   /* ppm, or PN_SLEEP_BUDGET_AUTO */
+	int64_t room;     /* CPU the thread's window has left for this wait, ns */
+	int64_t overhead; /* a wait's CPU besides its spin, ns */
+	double loss;      /* pn__margin_loss_share at the precision */
+};
+/* The answer: the margin, what the learned wakeups alone ask for (wanted >= margin: the
+ * budget or the knee cut the difference), and the share of the wait's length the margin is
+ * expected to cost (ppm). */
+struct pn__margin_choice {
+	int64_t margin, wanted, kernel_q;
+	int32_t cost_ppm;
+};
+/* Chooses a wait's margin in class k of cls (sleep.h's rules). */
+void pn__margin_choose(const struct pn__sleep_class *cls, int k, const struct pn__margin_ask *a,
+                       struct pn__margin_choice *c);
+
 /* A class needs this many samples to plan on its own (fewer: its neighbour helps). */
 #define PN__MARGIN_MIN_SAMPLES 32
 
@@ -36,11 +79,6 @@ int pn__margin_class(int64_t len);
 /* The quantile level the spin margin covers at this precision. */
 double pn__margin_level(int64_t precision);
 
-/* Class k's expected lateness (*kernel_q, its p99) and spin margin (*margin), for a sleep
- * of len ns at this precision, from cls[PN_SLEEP_CLASSES]. With nothing learned anywhere:
- * one tick of the coarse clock for both. */
-void pn__margin_expected(const struct pn__sleep_class *cls, int k, int64_t len, int64_t precision,
-                         int64_t *kernel_q, int64_t *margin);
 /* The margin a precision of PN__MARGIN_FINE_NS or less uses for a sleep of len ns in learned
  * class c (pn_sleep_stats' class_margin_ns). */
 int64_t pn__margin_fine(const struct pn__sleep_class *c, int64_t len);

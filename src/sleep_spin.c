@@ -38,17 +38,49 @@ static inline struct pn__sleep_state *state_ahead(void)
 	return t;
 }
 
+/* The sleep that spun from start to end, its gaps g: counted, or pending its caller's tail
+ * (pend), and what its gaps say learned. */
+static void spin_end(struct pn__sleep_state *t, struct pn__sleep_plan *p, int64_t start,
+                     int64_t end, struct pn__spin_gaps *g, bool pend)
+{
+	struct pn__sleep_end e = {.deadline = p->deadline,
+	                          .precision = p->precision,
+	                          .spin_start = start,
+	                          .end = end,
+	                          .lost = g->lost,
+	                          .cpu0 = p->cpu0,
+	                          .k = p->k};
+	if (start < p->deadline) {
+		g->watched = end - start;
+		pn__margin_loss_add(&t->loss, g);
+	}
+	if (pend)
+		pn__sleep_pend(t, p, &e);
+	else
+		pn__sleep_count(t, &e);
+}
+
+/* A gap between two of the spin's clock reads (prev, now): the CPU was taken away. */
+static inline void spin_gap(struct pn__spin_gaps *g, int64_t prev, int64_t now)
+{
+	if (PN_UNLIKELY(now - prev > PN__GAP_NS))
+		pn__margin_gap(g, now - prev);
+}
+
 int pn__sleep_finish(struct pn__sleep_plan *p)
 {
 	struct pn__sleep_state *t = state_ahead();
-	int64_t start = pn__plan_now(p), now = start;
+	int64_t start = pn__plan_now(p), now = start, prev = start;
+	struct pn__spin_gaps g = {0};
 	while (now < p->deadline) {
 		warm(p);
 		pn__arch_relax();
 		now = pn__plan_now(p);
+		spin_gap(&g, prev, now);
+		prev = now;
 	}
 	if (t)
-		pn__sleep_count(t, p->k, p->deadline, p->precision, start, now);
+		spin_end(t, p, start, now, &g, false);
 	return 0;
 }
 
@@ -101,6 +133,8 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 	int64_t lead = PN__LOOK_WINDOW_NS, last = 0; /* until a check is timed */
 	bool looked = !check;                        /* a plain sleep has no last look to take */
 	bool tail = false;
+	struct pn__spin_gaps g = {0};
+	int64_t prev = now; /* the last plain read: a gap is measured between two of them */
 	pthread_cleanup_push(spin_unwound, &mask);
 	for (int64_t next = check ? now : now + every; now < p->deadline; now = pn__plan_now(p)) {
 		if (!blocked && looked && (p->flags & PN__SLEEP_TAIL)) {
@@ -121,11 +155,15 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 			                                              : PN__LOOK_WINDOW_NS;
 			last = took;
 			next = after + every;
+			prev = after;
 		} else if (!blocked && !looked && now + lead >= p->deadline) {
 			looked = true;
 			if ((r = check(ctx, &mask)) != 0)
 				break;
+			prev = pn__plan_now(p);
 		} else {
+			spin_gap(&g, prev, now);
+			prev = now;
 			warm(p);
 			pn__arch_relax();
 		}
@@ -137,7 +175,7 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 	if (r) {
 		p->now = now;
 		if (t)
-			t->st.spun_ns += now - start;
+			pn__sleep_spun(t, now - start - g.lost, now);
 		return r;
 	}
 	if (tail && !t) { /* nowhere to store its end: the spin ends here */
@@ -145,12 +183,8 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 			pn__arch_relax();
 		return 0;
 	}
-	if (tail) {
-		pn__sleep_pend(t, p, start);
-		return 0;
-	}
 	if (t)
-		pn__sleep_count(t, p->k, p->deadline, p->precision, start, now);
+		spin_end(t, p, start, now, &g, tail);
 	return 0;
 }
 

@@ -2,30 +2,115 @@
 /*
  * sleep_state.c: the thread's precise-sleep state (sleep_state.h). Mapped, not in static
  * TLS: glibc carves a preloaded library's static TLS out of every new thread's stack, so
- * 10 KB there would keep a PTHREAD_STACK_MIN thread from being created under the shim. mmap,
- * not malloc: a plan may run in a signal handler. A key's destructor unmaps it at the
- * thread's exit. Lock-free by construction: nothing here is shared between threads.
+ * 12 KB there would keep a PTHREAD_STACK_MIN thread from being created under the shim.
+ * mmap, not malloc: a plan may run in a signal handler. A key's destructor unmaps it at the
+ * thread's exit. Nothing here is shared between threads but the process's default budget
+ * (an atomic) and the list of live states (atomic slots, for a report at exit).
  */
+#include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "sleep_state.h"
 
 static PN_TLS struct pn__sleep_state *T;
 static pthread_key_t state_key;
 static bool state_key_ok;
+static int32_t default_budget = PN_SLEEP_BUDGET_AUTO; /* atomic */
+void (*pn__sleep_on_exit)(const struct pn__sleep_state *t);
 
-static void state_free(void *s)
+/* The live states, for a report at exit; a state that finds no free slot is not listed. */
+#define LIVE 512
+static struct pn__sleep_state *live[LIVE]; /* atomic slots */
+
+static void live_add(struct pn__sleep_state *s)
 {
+	for (int i = 0; i < LIVE; i++) {
+		struct pn__sleep_state *none = NULL;
+		if (__atomic_compare_exchange_n(&live[i], &none, s, false, __ATOMIC_RELEASE,
+		                                __ATOMIC_RELAXED))
+			return;
+	}
+}
+
+static void live_remove(struct pn__sleep_state *s)
+{
+	for (int i = 0; i < LIVE; i++) {
+		struct pn__sleep_state *was = s;
+		if (__atomic_compare_exchange_n(&live[i], &was, NULL, false, __ATOMIC_RELAXED,
+		                                __ATOMIC_RELAXED))
+			return;
+	}
+}
+
+void pn__sleep_state_each(void (*fn)(const struct pn__sleep_state *t))
+{
+	for (int i = 0; i < LIVE; i++) {
+		struct pn__sleep_state *s = __atomic_load_n(&live[i], __ATOMIC_ACQUIRE);
+		if (s)
+			fn(s);
+	}
+}
+
+struct pn__sleep_state *pn__sleep_state_new(void)
+{
+	void *m = mmap(NULL, sizeof(struct pn__sleep_state), PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	struct pn__sleep_state *s = m;
+	s->budget = PN_SLEEP_BUDGET_AUTO;
+	return s;
+}
+
+void pn__sleep_state_free(struct pn__sleep_state *s)
+{
+	if (s && s != T)
+		munmap(s, sizeof(*s));
+}
+
+struct pn__sleep_state *pn__sleep_state_use(struct pn__sleep_state *s)
+{
+	struct pn__sleep_state *was = T;
+	T = s;
+	return was;
+}
+
+static void state_exit(void *s)
+{
+	if (pn__sleep_on_exit)
+		pn__sleep_on_exit(s);
+	live_remove(s);
 	if (T == s)
 		T = NULL; /* a later key destructor's sleep maps a new one, freed in a next round */
 	munmap(s, sizeof(struct pn__sleep_state));
 }
 
-/* At load time: pthread_key_create is not async-signal-safe, a thread's first plan may be. */
-__attribute__((constructor)) static void state_key_init(void)
+/* "10%", "12.5%", "10" (a percentage too), "auto" into ppm; -1 for anything else. */
+static int64_t parse_budget(const char *s)
 {
-	state_key_ok = pthread_key_create(&state_key, state_free) == 0;
+	if (!strcmp(s, "auto") || !strcmp(s, "default"))
+		return PN_SLEEP_BUDGET_AUTO;
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || (*end && strcmp(end, "%")) || !(v >= 0 && v <= 100))
+		return -2;
+	return (int64_t)(v * 10000 + 0.5);
+}
+
+/* At load time: pthread_key_create is not async-signal-safe, a thread's first plan may be;
+ * PUNCTUAL_BUDGET, for the library and the shim alike. */
+__attribute__((constructor)) static void state_init(void)
+{
+	state_key_ok = pthread_key_create(&state_key, state_exit) == 0;
+	const char *env = getenv("PUNCTUAL_BUDGET");
+	int64_t b = env ? parse_budget(env) : PN_SLEEP_BUDGET_AUTO;
+	if (b >= PN_SLEEP_BUDGET_AUTO)
+		__atomic_store_n(&default_budget, (int32_t)b, __ATOMIC_RELAXED);
 }
 
 struct pn__sleep_state *pn__sleep_state(void)
@@ -37,30 +122,133 @@ struct pn__sleep_state *pn__sleep_state_make(void)
 {
 	if (PN_LIKELY(T != NULL))
 		return T;
-	void *m = mmap(NULL, sizeof(struct pn__sleep_state), PROT_READ | PROT_WRITE,
-	               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED)
+	struct pn__sleep_state *s = pn__sleep_state_new();
+	if (!s)
 		return NULL;
 	/* without a key (none left) the mapping outlives the thread: a leak, not a fault */
 	if (state_key_ok)
-		pthread_setspecific(state_key, m);
-	return T = m;
+		pthread_setspecific(state_key, s);
+	s->tid = (int)syscall(SYS_gettid);
+	live_add(s);
+	return T = s;
 }
 
-void pn__sleep_count(struct pn__sleep_state *t, int k, int64_t deadline, int64_t precision,
-                     int64_t spin_start, int64_t now)
+int32_t pn__sleep_default_budget(void)
 {
-	if (spin_start < deadline) {
-		t->st.spun_ns += now - spin_start;
-		pn__margin_spun(&t->cls[k], now - deadline);
+	return __atomic_load_n(&default_budget, __ATOMIC_RELAXED);
+}
+
+int32_t pn__sleep_budget_of(const struct pn__sleep_state *t)
+{
+	return t && t->budget != PN_SLEEP_BUDGET_AUTO ? t->budget : pn__sleep_default_budget();
+}
+
+PN_API int pn_sleep_set_default_budget(int32_t ppm)
+{
+	if (ppm < PN_SLEEP_BUDGET_AUTO || ppm > PN_SLEEP_BUDGET_FULL)
+		return -EINVAL;
+	__atomic_store_n(&default_budget, ppm, __ATOMIC_RELAXED);
+	return 0;
+}
+
+PN_API int pn_sleep_set_budget(int32_t ppm)
+{
+	if (ppm < PN_SLEEP_BUDGET_AUTO || ppm > PN_SLEEP_BUDGET_FULL)
+		return -EINVAL;
+	struct pn__sleep_state *t = pn__sleep_state_make();
+	if (!t)
+		return -ENOMEM;
+	t->budget = ppm;
+	return 0;
+}
+
+PN_API int32_t pn_sleep_budget(void)
+{
+	return pn__sleep_budget_of(T);
+}
+
+#define SLOT_SHIFT 24 /* PN_SLEEP_WINDOW_NS / PN__WINDOW_SLOTS = 2^24 ns */
+
+/* Moves w's newest slot to now's, clearing the ones it passes. */
+static void window_advance(struct pn__spin_window *w, int64_t now)
+{
+	int64_t slot = now >> SLOT_SHIFT;
+	if (slot <= w->slot)
+		return;
+	if (slot - w->slot >= PN__WINDOW_SLOTS) {
+		memset(w->ns, 0, sizeof(w->ns));
+		w->total = 0;
+	} else {
+		for (int64_t s = w->slot + 1; s <= slot; s++) {
+			int64_t *v = &w->ns[s % PN__WINDOW_SLOTS];
+			w->total -= *v;
+			*v = 0;
+		}
+	}
+	w->slot = slot;
+}
+
+int64_t pn__sleep_window_used(struct pn__sleep_state *t, int64_t now)
+{
+	window_advance(&t->window, now);
+	return t->window.total;
+}
+
+/* Counts cpu ns used at now in t's window. */
+static void window_add(struct pn__sleep_state *t, int64_t now, int64_t cpu)
+{
+	window_advance(&t->window, now);
+	t->window.ns[t->window.slot % PN__WINDOW_SLOTS] += cpu;
+	t->window.total += cpu;
+}
+
+void pn__sleep_spun(struct pn__sleep_state *t, int64_t spin, int64_t now)
+{
+	spin = spin > 0 ? spin : 0;
+	t->st.spun_ns += spin;
+	window_add(t, now, spin + t->overhead);
+}
+
+/* The thread's CPU time, ns. */
+static int64_t thread_cpu(void)
+{
+	struct timespec ts;
+	return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0 ? pn__ts_ns(&ts) : 0;
+}
+
+void pn__sleep_count(struct pn__sleep_state *t, const struct pn__sleep_end *e)
+{
+	int64_t spun = 0;
+	if (e->spin_start < e->deadline) {
+		spun = e->end - e->spin_start - e->lost;
+		spun = spun > 0 ? spun : 0;
+		t->st.spun_ns += spun;
+		pn__margin_spun(&t->cls[e->k], e->end - e->deadline);
 	} else {
 		t->st.kernel_only++;
 	}
+	if (e->cpu0) { /* what the wait cost besides its spin: its system calls, its wakeup */
+		int64_t other = thread_cpu() - e->cpu0 - spun;
+		other = other > 0 ? other : 0;
+		t->overhead += (other - t->overhead) / 8;
+	}
+	window_add(t, e->end, spun + t->overhead);
 	t->st.sleeps++;
-	if (now < deadline) /* cannot happen: the callers' loops; counted if it ever does */
+	int64_t late = e->end - e->deadline;
+	if (late < 0) /* cannot happen: the callers' loops; counted if it ever does */
 		t->st.early++;
-	if (now - deadline > precision)
+	if (late > e->precision)
 		t->st.late++;
+	t->late[pn__decay_hist_bucket_of(late > 0 ? late : 0)]++;
+	if (late > t->st.late_max_ns)
+		t->st.late_max_ns = late;
+}
+
+int64_t pn__sleep_begin(struct pn__sleep_state *t, int64_t now)
+{
+	if (!t->first)
+		t->first = now;
+	return (t->waits++ & 7) == 0 ? thread_cpu() : 0;
 }
 
 void pn__sleep_settle(struct pn__sleep_state *t)
@@ -68,20 +256,51 @@ void pn__sleep_settle(struct pn__sleep_state *t)
 	if (!t->pend.on)
 		return;
 	t->pend.on = false;
-	struct pn__sleep_pending *d = &t->pend;
-	pn__sleep_count(t, d->k, d->deadline, d->precision, d->start, d->at.end);
+	struct pn__sleep_end e = t->pend.e;
+	e.end = t->pend.at.end;
+	pn__sleep_count(t, &e);
 }
 
-void pn__sleep_pend(struct pn__sleep_state *t, struct pn__sleep_plan *p, int64_t spin_start)
+void pn__sleep_pend(struct pn__sleep_state *t, struct pn__sleep_plan *p,
+                    const struct pn__sleep_end *e)
 {
 	uint32_t seq = t->pend.at.seq + 1;
-	t->pend = (struct pn__sleep_pending){.start = spin_start,
-	                                     .deadline = p->deadline,
-	                                     .precision = p->precision,
-	                                     .at = {.end = p->deadline, .seq = seq},
-	                                     .k = p->k,
-	                                     .on = true};
+	t->pend = (struct pn__sleep_pending){
+	        .e = *e, .at = {.end = p->deadline, .seq = seq}, .on = true};
 	p->tail = true;
 	p->tail_to = &t->pend.at;
 	p->tail_seq = seq;
+}
+
+/* The q-quantile of the counted lateness: the largest value of the bucket where it lies,
+ * capped at the largest seen. */
+static int64_t late_quantile(const struct pn__sleep_state *t, uint64_t n, double q)
+{
+	uint64_t rank = (uint64_t)(q * (double)n), seen = 0;
+	for (int b = 0; b < PN__DECAY_HIST_BUCKETS; b++) {
+		seen += t->late[b];
+		if (seen > rank) {
+			int64_t hi = pn__decay_hist_bucket_hi(b);
+			return hi < t->st.late_max_ns ? hi : t->st.late_max_ns;
+		}
+	}
+	return t->st.late_max_ns;
+}
+
+void pn__sleep_stats_of(const struct pn__sleep_state *t, struct pn_sleep_stats *st)
+{
+	*st = t->st;
+	st->wall_ns = t->first ? pn_now() - t->first : 0;
+	uint64_t n = 0;
+	for (int b = 0; b < PN__DECAY_HIST_BUCKETS; b++)
+		n += t->late[b];
+	st->late_p50_ns = n ? late_quantile(t, n, 0.5) : -1;
+	st->late_p99_ns = n ? late_quantile(t, n, 0.99) : -1;
+	st->late_p999_ns = n ? late_quantile(t, n, 0.999) : -1;
+	st->late_max_ns = n ? t->st.late_max_ns : -1;
+	for (int k = 0; k < PN_SLEEP_CLASSES; k++) {
+		const struct pn__sleep_class *c = &t->cls[k];
+		st->class_samples[k] = c->wake.n;
+		st->class_margin_ns[k] = c->wake.n ? pn__margin_fine(c, 1000LL << k) : 0;
+	}
 }

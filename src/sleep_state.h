@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sleep_state.h: a thread's precise-sleep state (sleep_state.c): what it learned per length
- * class, its statistics, and the sleep whose caller is spinning its last stretch. Mapped at
- * the thread's first plan, unmapped when the thread exits. Internal.
+ * class and of its own spins, its CPU budget and what the last second used of it, its
+ * statistics, and the sleep whose caller is spinning its last stretch. Mapped at the
+ * thread's first plan, unmapped when the thread exits. Internal.
  */
 #ifndef PUNCTUAL_SLEEP_STATE_H
 #define PUNCTUAL_SLEEP_STATE_H
@@ -14,19 +15,44 @@
 #include "sleep_margin.h"
 #include "sleep_plan.h"
 
-/* A sleep whose caller spins its last stretch (PN__SLEEP_TAIL): counted at the thread's next
- * sleep or statistics read, once the caller has stored its end. One counted before its
- * caller stored it (a signal handler that slept or read the statistics during that stretch,
- * or jumped out of it) counts as ending at its deadline. */
-struct pn__sleep_pending {
-	int64_t start, deadline, precision;
-	struct pn__tail at;
+/* How a sleep ended, for pn__sleep_count. */
+struct pn__sleep_end {
+	int64_t deadline, precision;
+	int64_t spin_start; /* >= deadline: it did not spin */
+	int64_t end;        /* when it ended */
+	int64_t lost;       /* of the spin, the stretches in which the CPU was taken away */
+	int64_t cpu0;       /* the thread's CPU time at the plan; 0: not measured */
 	int k;
+};
+
+/* A sleep whose caller spins its last stretch (PN__SLEEP_TAIL): counted at the thread's next
+ * sleep or statistics read, once the caller has stored its end (at.end). One counted before
+ * its caller stored it (a signal handler that slept or read the statistics during that
+ * stretch, or jumped out of it) counts as ending at its deadline. */
+struct pn__sleep_pending {
+	struct pn__sleep_end e;
+	struct pn__tail at;
 	bool on;
+};
+
+/* The spin time the thread used, by slots of PN_SLEEP_WINDOW_NS / PN__WINDOW_SLOTS. */
+#define PN__WINDOW_SLOTS 64
+struct pn__spin_window {
+	int64_t ns[PN__WINDOW_SLOTS];
+	int64_t total; /* the sum of ns */
+	int64_t slot;  /* the slot number (time / slot length) of the newest one */
 };
 
 struct pn__sleep_state {
 	struct pn__sleep_class cls[PN_SLEEP_CLASSES];
+	struct pn__spin_loss loss; /* what the thread's spins lose to stalls */
+	struct pn__spin_window window;
+	int32_t budget;   /* ppm, or PN_SLEEP_BUDGET_AUTO: the process's default */
+	int64_t overhead; /* a wait's CPU besides its spin, ns (decayed mean) */
+	uint32_t waits;   /* plans made, for measuring the overhead now and then */
+	int64_t first;    /* the first plan's time: wall_ns counts from it */
+	int tid;          /* the thread's id (gettid) */
+	uint64_t late[PN__DECAY_HIST_BUCKETS]; /* the sleeps' lateness, counted */
 	struct pn_sleep_stats st;
 	struct pn__sleep_pending pend;
 };
@@ -36,14 +62,42 @@ struct pn__sleep_state *pn__sleep_state(void);
 /* The calling thread's state, mapped if it has none (mmap: async-signal-safe); NULL if that
  * fails. */
 struct pn__sleep_state *pn__sleep_state_make(void);
-/* Counts a sleep of class k that ended at now, having spun from spin_start (no spin when
- * spin_start >= deadline). */
-void pn__sleep_count(struct pn__sleep_state *t, int k, int64_t deadline, int64_t precision,
-                     int64_t spin_start, int64_t now);
+/* For measuring variants side by side in one thread (the tool's frontier): a state of its
+ * own (NULL: out of memory), made the thread's by pn__sleep_state_use (which returns the one
+ * it replaces, NULL: none), freed by pn__sleep_state_free (never the one in use). */
+struct pn__sleep_state *pn__sleep_state_new(void);
+struct pn__sleep_state *pn__sleep_state_use(struct pn__sleep_state *s);
+void pn__sleep_state_free(struct pn__sleep_state *s);
+
+/* The process's default budget (ppm, or PN_SLEEP_BUDGET_AUTO). */
+int32_t pn__sleep_default_budget(void);
+/* t's budget: its own, else the process's default. */
+int32_t pn__sleep_budget_of(const struct pn__sleep_state *t);
+/* The spin t used in the window ending at now, ns. */
+int64_t pn__sleep_window_used(struct pn__sleep_state *t, int64_t now);
+
+/* Before a wait planned at now: notes the thread's first wait, and returns its CPU time
+ * every 8th wait (for pn__sleep_end's cpu0), else 0. */
+int64_t pn__sleep_begin(struct pn__sleep_state *t, int64_t now);
+/* Counts a sleep that ended as e says: statistics, the lateness histogram, the window, the
+ * overhead (when e->cpu0 was taken), the class's lost share. */
+void pn__sleep_count(struct pn__sleep_state *t, const struct pn__sleep_end *e);
+/* Counts spin ns of a wait that an event ended before its deadline (at now). */
+void pn__sleep_spun(struct pn__sleep_state *t, int64_t spin, int64_t now);
 /* Counts the pending sleep (its caller's tail has ended), if there is one. */
 void pn__sleep_settle(struct pn__sleep_state *t);
-/* Records p's sleep as pending, its end to be stored by its caller's tail from spin_start
- * on: sets p->tail, p->tail_to and p->tail_seq. */
-void pn__sleep_pend(struct pn__sleep_state *t, struct pn__sleep_plan *p, int64_t spin_start);
+/* Records e's sleep as pending, its end to be stored by the caller's tail: sets p->tail,
+ * p->tail_to and p->tail_seq. */
+void pn__sleep_pend(struct pn__sleep_state *t, struct pn__sleep_plan *p,
+                    const struct pn__sleep_end *e);
+
+/* PUNCTUAL_STATS: called with each thread's state as the thread exits (and, by the shim,
+ * at the process's exit for those still running); NULL: nothing. */
+extern void (*pn__sleep_on_exit)(const struct pn__sleep_state *t);
+/* Calls fn with every thread's state still mapped (racy for threads that are running: a
+ * report at exit reads them as they are). */
+void pn__sleep_state_each(void (*fn)(const struct pn__sleep_state *t));
+/* Fills *st from t (settled), as pn_sleep_stats does for the calling thread. */
+void pn__sleep_stats_of(const struct pn__sleep_state *t, struct pn_sleep_stats *st);
 
 #endif

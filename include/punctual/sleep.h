@@ -6,11 +6,30 @@
  * The kernel wakes a sleeping thread late by its timer slack plus a wakeup latency that
  * depends on the machine, its load and how long the thread slept (an idle vCPU halts;
  * waking it takes tens of microseconds). pn_sleep_until learns that latency per thread
- * and per sleep-length class, as a high quantile (p99.9 for a precision of 2 us or less,
- * p99.6 for a wider one) that follows the load. When the
- * precision covers it, the thread sleeps in the kernel only (absolute clock_nanosleep)
- * with its slack lowered to fit; otherwise it sleeps until deadline - margin and spins
- * (pause / yield) to the deadline.
+ * and per sleep-length class. When the precision covers its p99, the thread sleeps in the
+ * kernel only (absolute clock_nanosleep) with its slack lowered to fit; otherwise it
+ * sleeps until deadline - margin and spins (pause / yield) to the deadline.
+ *
+ * Precision at a price. The spin costs CPU, so the margin is what the spin buys:
+ *  - it covers the learned lateness up to a high quantile (p99.9 at a precision of 2 us or
+ *    less, p99.6 at a wider one) less the precision itself, which the caller allows;
+ *  - but no further than the thread's own spins reach: where a spin itself loses the CPU
+ *    (the vCPU or the CPU taken away for longer than the precision) a fraction f of the
+ *    time, the margin covers the lateness only up to the 1 - f quantile, since a spin
+ *    cannot remove lateness that hits it too;
+ *  - within the thread's CPU budget (pn_sleep_set_budget): a wait of length len spins for
+ *    at most budget x len, counting its own system calls and wakeup, on average over its
+ *    class's learned wakeups, and the thread's waits use at most budget x 1.07 s of CPU in
+ *    any 1.07 s (PN_SLEEP_WINDOW_NS). Beyond it the margin is the largest that fits, never
+ *    early; waits then late beyond the precision are counted as the budget's;
+ *  - without a budget (PN_SLEEP_BUDGET_AUTO), where more CPU buys little: the margin grows
+ *    only while each further 1% of a CPU puts at least 0.1% more waits on time (the knee of
+ *    the lateness-versus-CPU frontier), and for sleeps of 1 ms or more to at most 25% of
+ *    the thread's time;
+ *  - and where the class's spins keep losing the CPU to other tasks, the thread sleeps in
+ *    the kernel to the deadline at 1 ns slack (a kernel wait is woken ahead of a CPU hog).
+ * A budget of 100% (PN_SLEEP_BUDGET_FULL) is precision at any cost: the margin covers the
+ * quantile whatever it costs, as before budgets existed.
  *
  * Timer slack: pn_sleep_until leaves the calling thread's slack at the value it chose
  * (1 ns when it spins, otherwise the largest power of two that fits the precision), so
@@ -65,7 +84,40 @@ struct pn_sleep_stats {
 	 * neighbour's margin too, which this does not show. */
 	int64_t class_margin_ns[PN_SLEEP_CLASSES];
 	uint64_t class_samples[PN_SLEEP_CLASSES]; /* kernel wakeups seen per class */
+	/* since the thread's first sleep (or pn_sleep_stats_reset): its time, so that
+	 * spun_ns / wall_ns is its spin share; spun_ns counts the spins' CPU, not the stretches
+	 * in which the CPU was taken away from them */
+	int64_t wall_ns;
+	uint64_t late_budget;  /* of late, those the budget caused: the margin it cut would
+	                        * have covered their wakeup */
+	int32_t budget_ppm;    /* the budget the last sleep planned with (ppm; for
+	                        * PN_SLEEP_BUDGET_AUTO, the share its margin came to) */
+	int32_t spin_loss_ppm; /* the share of spin time lost to stalls longer than the last
+	                        * sleep's precision (ppm): lateness no spin removes */
+	/* the lateness of every sleep past its deadline, ns: p50, p99, p99.9, max; -1: no
+	 * sleeps (a quantile that 100 or 1000 sleeps cannot show is the max so far) */
+	int64_t late_p50_ns, late_p99_ns, late_p999_ns, late_max_ns;
 };
+
+/* Spinning's CPU budget, in parts per million of the thread's time: PN_SLEEP_BUDGET_FULL is
+ * 100% (precision at any cost), 0 never spins (the kernel alone, to the deadline at 1 ns
+ * slack), PN_SLEEP_BUDGET_AUTO the measured default (see above). */
+#define PN_SLEEP_BUDGET_FULL 1000000
+#define PN_SLEEP_BUDGET_AUTO (-1)
+/* The window over which a thread's budget holds: 2^30 ns, 1.07 s. */
+#define PN_SLEEP_WINDOW_NS (INT64_C(1) << 30)
+
+/* Sets the calling thread's budget (ppm, 0 to PN_SLEEP_BUDGET_FULL), or PN_SLEEP_BUDGET_AUTO
+ * to follow the process's default again. 0, -EINVAL out of range, -ENOMEM when the thread's
+ * state cannot be mapped. */
+PN_API int pn_sleep_set_budget(int32_t ppm);
+/* Sets the process's default budget, for threads that set none: ppm, or
+ * PN_SLEEP_BUDGET_AUTO (the measured default). At load it is PUNCTUAL_BUDGET's ("10%",
+ * "12.5%", "auto"; a bare number is a percentage; malformed: auto). 0 or -EINVAL. */
+PN_API int pn_sleep_set_default_budget(int32_t ppm);
+/* The calling thread's budget: its own, else the process's default (ppm, or
+ * PN_SLEEP_BUDGET_AUTO). */
+PN_API int32_t pn_sleep_budget(void);
 
 /* Copies the calling thread's statistics. -EINVAL for NULL. */
 PN_API int pn_sleep_stats(struct pn_sleep_stats *st);

@@ -178,11 +178,20 @@ static void test_slack_documented(void **state)
 	assert_int_equal(pn_slack_set(before), 0);
 }
 
+/* A fresh thread's start: precision at any cost (PN_SLEEP_BUDGET_FULL), the policy these
+ * tests pin down margin by margin (test_budget.c has the budgets'). */
+static void *full_budget(void *fn)
+{
+	if (pn_sleep_set_budget(PN_SLEEP_BUDGET_FULL) != 0)
+		return "pn_sleep_set_budget(PN_SLEEP_BUDGET_FULL) failed";
+	return ((void *(*)(void *))fn)(NULL);
+}
+
 /* Runs fn in a new thread: a thread that has learned nothing. */
 static void in_fresh_thread(void *(*fn)(void *))
 {
 	pthread_t t;
-	assert_int_equal(pthread_create(&t, NULL, fn, NULL), 0);
+	assert_int_equal(pthread_create(&t, NULL, full_budget, (void *)fn), 0);
 	void *failed;
 	assert_int_equal(pthread_join(t, &failed), 0);
 	if (failed)

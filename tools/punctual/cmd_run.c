@@ -29,8 +29,8 @@
 enum { EXIT_CANNOT_INVOKE = 126, EXIT_NOT_FOUND = 127 };
 
 static const char usage[] =
-        "usage: punctual run [--slack VALUE] [--precise[=PRECISION]] [--cpus[=N]] [--] CMD\n"
-        "                    [ARGS...]\n"
+        "usage: punctual run [--slack VALUE] [--precise[=PRECISION] [--budget=B%] [--stats]]\n"
+        "                    [--cpus[=N]] [--] CMD [ARGS...]\n"
         "\n"
         "Runs CMD with the given settings, which it and its threads and children inherit.\n"
         "The exit status is CMD's; 127 if CMD is not found, 126 if it cannot be run.\n"
@@ -49,6 +49,13 @@ static const char usage[] =
         "                     programs ignore LD_PRELOAD: punctual says so and runs them\n"
         "                     anyway. Raw system calls (Go, io_uring) and timerfd loops\n"
         "                     are out of its reach.\n"
+        "      --budget=B%    with --precise: the CPU each of CMD's threads may spend in\n"
+        "                     precise waits, B% of its time over any second (0% never\n"
+        "                     spins; 100% is precision at any cost). Default: measured,\n"
+        "                     the margin grows while 1% more CPU puts 0.1% more waits on\n"
+        "                     time, up to 25% at sleeps of 1 ms or more (PUNCTUAL_BUDGET)\n"
+        "      --stats        with --precise: at exit, each thread's waits, lateness,\n"
+        "                     waits late beyond P and spin share, on stderr\n"
         "      --cpus[=N]     CMD sees N CPUs (default: what `punctual cpus` counts, the\n"
         "                     cgroup's quota included) wherever runtimes look: the shim\n"
         "                     answers sysconf(_SC_NPROCESSORS_ONLN) and get_nprocs(), and\n"
@@ -65,12 +72,18 @@ struct run_settings {
 	int64_t slack_ns;
 	bool precise;
 	int64_t precision_ns;
+	const char *budget; /* PUNCTUAL_BUDGET's value, or NULL */
+	bool stats;
 	bool cpus;
 	int cpus_n; /* 0: pn_cpu_count()'s answer */
 };
 
 static void run_check(const struct run_settings *s)
 {
+	if (s->budget && !s->precise)
+		usage_error("--budget needs --precise: it is the precise waits' CPU budget");
+	if (s->stats && !s->precise)
+		usage_error("--stats needs --precise: it reports the precise waits");
 	if (!s->slack && !s->precise && !s->cpus)
 		usage_error("nothing to set: give --slack VALUE, --precise or --cpus");
 }
@@ -200,6 +213,28 @@ static void apply_precise(const struct run_settings *s)
 	char prec[32];
 	snprintf(prec, sizeof(prec), "%lld", (long long)s->precision_ns);
 	set_env("PUNCTUAL_PRECISION", prec);
+	if (s->budget)
+		set_env("PUNCTUAL_BUDGET", s->budget);
+	if (s->stats)
+		set_env("PUNCTUAL_STATS", "1");
+}
+
+/* --budget's value: "10%", "12.5%", "10" (a percentage too), "auto"; PUNCTUAL_BUDGET's
+ * form of it, or exit 2. */
+static const char *opt_budget(const char *s)
+{
+	static char share[32];
+	if (!strcmp(s, "auto"))
+		return "auto";
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || (*end && strcmp(end, "%")) || errno)
+		usage_error("--budget: '%s' is not a share of a CPU (10%%, 12.5%%, auto)", s);
+	if (!(v >= 0 && v <= 100))
+		usage_error("--budget: %s is out of range [0%%, 100%%]", s);
+	snprintf(share, sizeof(share), "%.4f%%", v);
+	return share;
 }
 
 /* The variables runtimes size themselves from, set to n unless the user set them (a
@@ -298,6 +333,8 @@ int cmd_run(int argc, char **argv)
 	        {"slack", required_argument, NULL, 's'},
 	        {"precise", optional_argument, NULL, 'P'},
 	        {"cpus", optional_argument, NULL, 'C'},
+	        {"budget", required_argument, NULL, 'B'},
+	        {"stats", no_argument, NULL, 'S'},
 	        {"help", no_argument, NULL, 'h'},
 	        {0},
 	};
@@ -314,6 +351,12 @@ int cmd_run(int argc, char **argv)
 		case 'P':
 			set.precise = true;
 			set.precision_ns = optarg ? opt_duration("--precise", optarg, 1) : 10000;
+			break;
+		case 'B':
+			set.budget = opt_budget(optarg);
+			break;
+		case 'S':
+			set.stats = true;
 			break;
 		case 'C':
 			set.cpus = true;
