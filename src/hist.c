@@ -24,6 +24,15 @@
 
 #define SUB_COUNT (1 << PN_HIST_SUB_BITS)
 
+/* a + b, or UINT64_MAX if that does not fit: a counter pinned at its maximum reads as
+ * "at least this many", where a wrapped one would claim almost none. */
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	uint64_t r;
+
+	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
 /* The layout above must fill the header's array exactly: INT64_MAX (e = 62 - SUB,
  * v >> e = 127) lands in the last bucket. */
 _Static_assert(PN_HIST_EXACT == 2 * SUB_COUNT, "exact range is two rows of sub-buckets");
@@ -76,10 +85,12 @@ PN_API void pn_hist_record_n(struct pn_hist *h, int64_t v, uint64_t n)
 {
 	if (!h || n == 0)
 		return;
-	h->buckets[pn_hist_index(v)] += n;
-	h->count += n;
+	int i = pn_hist_index(v);
+
+	h->buckets[i] = add_sat(h->buckets[i], n);
+	h->count = add_sat(h->count, n);
 	if (v < 0)
-		h->negative += n;
+		h->negative = add_sat(h->negative, n);
 	if (v < h->min)
 		h->min = v;
 	if (v > h->max)
@@ -164,7 +175,8 @@ PN_API int64_t pn_hist_percentile(const struct pn_hist *h, double p)
 	uint64_t seen = 0;
 
 	for (int i = 0; i < PN_HIST_BUCKETS; i++) {
-		seen += h->buckets[i];
+		/* Saturated buckets can sum past count: the scan must not wrap either. */
+		seen = add_sat(seen, h->buckets[i]);
 		if (seen >= rank) {
 			int64_t lo, hi;
 
@@ -181,9 +193,9 @@ PN_API int pn_hist_merge(struct pn_hist *dst, const struct pn_hist *src)
 	if (!dst || !src)
 		return -EINVAL;
 	for (int i = 0; i < PN_HIST_BUCKETS; i++)
-		dst->buckets[i] += src->buckets[i];
-	dst->count += src->count;
-	dst->negative += src->negative;
+		dst->buckets[i] = add_sat(dst->buckets[i], src->buckets[i]);
+	dst->count = add_sat(dst->count, src->count);
+	dst->negative = add_sat(dst->negative, src->negative);
 	dst->sum += src->sum;
 	/* An empty src holds INT64_MAX / INT64_MIN, which leave dst unchanged. */
 	if (src->min < dst->min)

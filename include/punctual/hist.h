@@ -7,6 +7,10 @@
  * as its bucket's midpoint, is within 0.8% of the exact sample value over the whole int64
  * range (1 ns to 1000 s and beyond). count, min, max and mean are exact.
  *
+ * Counts saturate at UINT64_MAX instead of wrapping: count, negative and each bucket, when
+ * recording and when merging. A saturated count means "at least UINT64_MAX"; from then on the
+ * mean and the percentiles are approximate (buckets can sum past count), min and max stay exact.
+ *
  * The structure is public so callers embed it (about 30 KiB); no call allocates.
  * A histogram is not thread-safe: give each thread its own and merge them.
  */
@@ -25,7 +29,7 @@ extern "C" {
 #define PN_HIST_BUCKETS  (PN_HIST_EXACT + (63 - PN_HIST_SUB_BITS - 1) * (1 << PN_HIST_SUB_BITS))
 
 struct pn_hist {
-	uint64_t count;    /* values recorded */
+	uint64_t count;    /* values recorded, saturating at UINT64_MAX */
 	uint64_t negative; /* of which < 0: counted in bucket 0, exact in min and mean */
 	int64_t min;       /* exact; INT64_MAX when empty */
 	int64_t max;       /* exact; INT64_MIN when empty */
@@ -44,8 +48,8 @@ struct pn_hist_bucket {
 PN_API void pn_hist_init(struct pn_hist *h);
 PN_API void pn_hist_reset(struct pn_hist *h);
 
-/* Records v (n times). Negative values count in bucket 0 and in h->negative. NULL is
- * ignored. */
+/* Records v (n times). Negative values count in bucket 0 and in h->negative. Counts
+ * saturate at UINT64_MAX. NULL is ignored. */
 PN_API void pn_hist_record(struct pn_hist *h, int64_t v);
 PN_API void pn_hist_record_n(struct pn_hist *h, int64_t v, uint64_t n);
 
@@ -60,7 +64,7 @@ PN_API double pn_hist_mean(const struct pn_hist *h);
  * p = 0 gives the min, p = 100 the max. 0 when h is empty or NULL. */
 PN_API int64_t pn_hist_percentile(const struct pn_hist *h, double p);
 
-/* Adds src's values to dst. -EINVAL if either is NULL. */
+/* Adds src's values to dst, counts saturating at UINT64_MAX. -EINVAL if either is NULL. */
 PN_API int pn_hist_merge(struct pn_hist *dst, const struct pn_hist *src);
 
 /* Iterates the non-empty buckets: fills *b with the first non-empty bucket at index >= i

@@ -566,6 +566,60 @@ static void test_next_iteration(void **state)
 	free(h);
 }
 
+/* Counts saturate at UINT64_MAX, in record and in merge, and the percentile scan over
+ * saturated buckets (which can sum past count) stays in range instead of wrapping. */
+static void test_saturation(void **state)
+{
+	(void)state;
+	struct pn_hist *h = hist_new(), *g = hist_new();
+	struct pn_hist_bucket b;
+
+	pn_hist_record_n(h, 1000, UINT64_MAX);
+	pn_hist_record(h, 5);
+	assert_true(pn_hist_count(h) == UINT64_MAX);
+	assert_true(h->buckets[pn_hist_index(1000)] == UINT64_MAX);
+	assert_true(h->buckets[pn_hist_index(5)] == 1);
+	assert_int_equal(pn_hist_min(h), 5);
+	assert_int_equal(pn_hist_max(h), 1000);
+	assert_int_equal(pn_hist_percentile(h, 50.0), 1000);
+	assert_int_equal(pn_hist_percentile(h, 99.9), 1000);
+	assert_int_equal(pn_hist_percentile(h, 0.0), 5);
+	assert_true(pn_hist_mean(h) > 5.0 && pn_hist_mean(h) <= 1000.0);
+
+	/* A bucket saturates on its own while count still has room. */
+	pn_hist_record_n(g, 1000, UINT64_MAX - 1);
+	pn_hist_record_n(g, 1000, 7);
+	assert_true(g->buckets[pn_hist_index(1000)] == UINT64_MAX);
+	assert_true(pn_hist_count(g) == UINT64_MAX);
+
+	/* Negatives saturate in their own counter too. */
+	pn_hist_reset(g);
+	pn_hist_record_n(g, -3, UINT64_MAX);
+	pn_hist_record(g, -3);
+	assert_true(g->negative == UINT64_MAX);
+	assert_true(g->buckets[0] == UINT64_MAX);
+	assert_int_equal(pn_hist_percentile(g, 50.0), -3);
+
+	/* Merging two near-full histograms saturates every counter it adds. */
+	pn_hist_reset(g);
+	pn_hist_record_n(g, 1000, UINT64_MAX / 2 + 1);
+	pn_hist_record_n(g, -1, 1);
+	assert_int_equal(pn_hist_merge(g, h), 0);
+	assert_true(pn_hist_count(g) == UINT64_MAX);
+	assert_true(g->buckets[pn_hist_index(1000)] == UINT64_MAX);
+	assert_true(g->buckets[pn_hist_index(5)] == 1);
+	assert_true(g->negative == 1);
+	assert_int_equal(pn_hist_min(g), -1);
+	assert_int_equal(pn_hist_max(g), 1000);
+	assert_int_equal(pn_hist_merge(g, g), 0);
+	assert_true(pn_hist_count(g) == UINT64_MAX);
+	assert_true(g->negative == 2);
+	assert_int_equal(pn_hist_next(g, pn_hist_index(5) + 1, &b), pn_hist_index(1000));
+	assert_true(b.count == UINT64_MAX);
+	free(h);
+	free(g);
+}
+
 static void test_null_safety(void **state)
 {
 	(void)state;
@@ -599,6 +653,7 @@ int main(void)
 	        cmocka_unit_test(test_reset),
 	        cmocka_unit_test(test_negative),
 	        cmocka_unit_test(test_next_iteration),
+	        cmocka_unit_test(test_saturation),
 	        cmocka_unit_test(test_null_safety),
 	};
 
