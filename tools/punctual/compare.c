@@ -89,6 +89,50 @@ static void load(struct report *r, const char *file)
 		r->slack_self = -1;
 }
 
+/* ---- members by name -------------------------------------------------------------- */
+
+/* An object's members sorted by name, for lookups by bisection: jv_get scans, and a
+ * lookup per member would make an object of k members cost O(k^2). */
+struct keyed {
+	const struct jv *o;
+	size_t *ord; /* member positions by name, then position */
+};
+
+static int by_key(const void *x, const void *y, void *o)
+{
+	char *const *keys = ((const struct jv *)o)->keys;
+	size_t i = *(const size_t *)x, k = *(const size_t *)y;
+	int c = strcmp(keys[i], keys[k]);
+	return c ? c : (i > k) - (i < k);
+}
+
+static void keyed_init(struct keyed *kd, const struct jv *o)
+{
+	size_t n = o && o->type == JV_OBJ ? o->len : 0;
+	kd->o = o;
+	kd->ord = malloc((n + 1) * sizeof(*kd->ord));
+	if (!kd->ord)
+		die(1, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		kd->ord[i] = i;
+	qsort_r(kd->ord, n, sizeof(*kd->ord), by_key, (void *)o);
+}
+
+/* The member named key, the first if there are several (as jv_get), or NULL. */
+static const struct jv *keyed_get(const struct keyed *kd, const char *key)
+{
+	const struct jv *o = kd->o;
+	size_t lo = 0, hi = o && o->type == JV_OBJ ? o->len : 0, n = hi;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (strcmp(o->keys[kd->ord[mid]], key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && strcmp(o->keys[kd->ord[lo]], key) == 0 ? &o->v[kd->ord[lo]] : NULL;
+}
+
 /* ---- figures ---------------------------------------------------------------------- */
 
 PN_FMT(4, 5)
@@ -260,25 +304,27 @@ static void object(struct report *r, const char *section, const char *path, cons
 		f->v = NAN; /* unsupported: skipped with its figures */
 		return;
 	}
+	struct keyed kd;
+	keyed_init(&kd, o);
 	for (size_t i = 0; i < o->len; i++) {
 		const char *key = o->keys[i];
-		const struct jv *m = &o->v[i];
+		const struct jv *m = &o->v[i], *low;
 		char sub[192];
 		snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? " " : "", key);
 		if (ignored(key) || (identity(key) && m->type != JV_OBJ && m->type != JV_ARR))
 			continue;
 		char min[64], base[64];
-		double lo;
 		snprintf(min, sizeof(min), "%s_min", key);
 		snprintf(base, sizeof(base), "%.*s", (int)strlen(key) - 4, key);
-		if (m->type == JV_NUM && ends_with(key, "_min") && jv_get(o, base))
+		if (m->type == JV_NUM && ends_with(key, "_min") && keyed_get(&kd, base))
 			continue; /* the low end of its figure's range */
 		if (m->type == JV_NUM)
 			number(r, section, path, key, m->num);
-		if (m->type == JV_NUM && jv_num(o, min, &lo) && lo <= m->num) {
+		low = m->type == JV_NUM ? keyed_get(&kd, min) : NULL;
+		if (low && low->type == JV_NUM && low->num <= m->num) {
 			struct fig *f = &r->f[r->n - 1]; /* a figure with its range [min, it] */
 			f->rule = R_RANGE;
-			f->lo = lo;
+			f->lo = low->num;
 			f->hi = m->num;
 		} else if (m->type == JV_OBJ && is_hist(m)) {
 			quantile(add(r, section, path, "%s p50", sub), m, 0.5);
@@ -286,6 +332,7 @@ static void object(struct report *r, const char *section, const char *path, cons
 		} else if (m->type == JV_OBJ || m->type == JV_ARR)
 			walk(r, section, sub, m);
 	}
+	free(kd.ord);
 }
 
 /* An array element's name from its identifying members, one per slack role it has. */
@@ -404,11 +451,14 @@ static size_t facts(const struct report *a, const struct report *b, struct fact 
 	for (size_t i = 0; i < 2; i++)
 		list[nl++] = (typeof(list[0])){NULL, top[i]};
 	const struct jv *sa = jv_get(a->doc, "system"), *sb = jv_get(b->doc, "system");
+	struct keyed ka;
+	keyed_init(&ka, sa);
 	for (size_t i = 0; sa && sa->type == JV_OBJ && i < sa->len && nl < 50; i++)
 		list[nl++] = (typeof(list[0])){"system", sa->keys[i]};
 	for (size_t i = 0; sb && sb->type == JV_OBJ && i < sb->len && nl < 55; i++)
-		if (!jv_get(sa, sb->keys[i]))
+		if (!keyed_get(&ka, sb->keys[i]))
 			list[nl++] = (typeof(list[0])){"system", sb->keys[i]};
+	free(ka.ord);
 	for (size_t i = 0; i < sizeof(cpus) / sizeof(cpus[0]); i++)
 		list[nl++] = (typeof(list[0])){"cpus", cpus[i]};
 	for (size_t i = 0; i < nl && n < max; i++) {
@@ -476,22 +526,119 @@ static enum verdict verdict(const struct fig *a, const struct fig *b)
 	return (lower ? -1 : +1) == a->dir ? V_BETTER : V_WORSE;
 }
 
-static const struct fig *find(const struct report *r, const struct fig *f)
+/* ---- finding figures by name -------------------------------------------------------- */
+
+/*
+ * Both reports' figures are sorted once by (section, name, position), so a figure is
+ * found by bisection and the figures under an object are two runs of that order: the
+ * object's own name, then every name that continues it with a space. Joining two reports
+ * of n figures costs O(n log n) whatever their names; a scan per figure would make it
+ * O(n^2), hours for a report near MAX_INPUT.
+ */
+static int by_name(const void *x, const void *y)
 {
-	for (size_t i = 0; i < r->n; i++)
-		if (strcmp(r->f[i].name, f->name) == 0 && strcmp(r->f[i].section, f->section) == 0)
-			return &r->f[i];
-	return NULL;
+	const struct fig *a = *(const struct fig *const *)x, *b = *(const struct fig *const *)y;
+	int c = strcmp(a->section, b->section);
+	if (!c)
+		c = strcmp(a->name, b->name);
+	/* Equal names (array elements with one identity) keep report order: find() returns
+	 * the first, as a scan would. */
+	return c ? c : (a > b) - (a < b);
 }
 
-/* Whether f lies in the object (section, parent) or below it. */
-static bool under(const struct fig *f, const char *section, const char *parent)
+static int by_position(const void *x, const void *y)
 {
-	size_t n = strlen(parent);
-	if (strcmp(f->section, section) != 0)
-		return false;
-	return !n ||
-	       (strncmp(f->name, parent, n) == 0 && (f->name[n] == ' ' || f->name[n] == '\0'));
+	const struct fig *a = *(const struct fig *const *)x, *b = *(const struct fig *const *)y;
+	return (a > b) - (a < b);
+}
+
+static void index_figures(struct report *r)
+{
+	r->sorted = malloc((r->n + 1) * sizeof(*r->sorted));
+	r->unused = malloc((r->n + 1) * sizeof(*r->unused));
+	if (!r->sorted || !r->unused)
+		die(1, "out of memory");
+	for (size_t i = 0; i < r->n; i++)
+		r->sorted[i] = &r->f[i];
+	for (size_t i = 0; i <= r->n; i++)
+		r->unused[i] = i;
+	qsort(r->sorted, r->n, sizeof(*r->sorted), by_name);
+}
+
+/* The first position in r->sorted not below (section, name); with name NULL, the first
+ * whose section is above section. */
+static size_t bound(const struct report *r, const char *section, const char *name)
+{
+	size_t lo = 0, hi = r->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct fig *f = r->sorted[mid];
+		int c = strcmp(f->section, section);
+		bool below = name ? c < 0 || (c == 0 && strcmp(f->name, name) < 0) : c <= 0;
+		if (below)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* r's first figure (in report order) named as f is, or NULL. */
+static struct fig *find(const struct report *r, const struct fig *f)
+{
+	size_t i = bound(r, f->section, f->name);
+	if (i == r->n || strcmp(r->sorted[i]->section, f->section) != 0 ||
+	    strcmp(r->sorted[i]->name, f->name) != 0)
+		return NULL;
+	return r->sorted[i];
+}
+
+/* The first position >= i in r->sorted whose figure skip_under() has not taken yet:
+ * r->unused links each taken position onwards, and the walk shortens the links it
+ * follows, so taking every figure once costs about O(n) in all. */
+static size_t next_unused(struct report *r, size_t i)
+{
+	size_t end = i;
+	while (r->unused[end] != end)
+		end = r->unused[end];
+	while (i != end) {
+		size_t k = r->unused[i];
+		r->unused[i] = end;
+		i = k;
+	}
+	return end;
+}
+
+/* Appends to got the figures of r->sorted[lo, hi) not taken yet, and takes them. */
+static void take(struct report *r, size_t lo, size_t hi, struct fig **got, size_t *n)
+{
+	for (size_t i = next_unused(r, lo); i < hi; i = next_unused(r, i + 1)) {
+		got[(*n)++] = r->sorted[i];
+		r->unused[i] = i + 1;
+	}
+}
+
+/* The figures of r in the object (section, parent) or below it, not taken by an earlier
+ * call, in report order; got has room for r->n. */
+static size_t figures_under(struct report *r, const char *section, const char *parent,
+                            struct fig **got)
+{
+	size_t n = 0;
+	if (!*parent) {
+		take(r, bound(r, section, ""), bound(r, section, NULL), got, &n);
+	} else {
+		/* the name itself ("" < "\x01"), then "parent ..." (' ' + 1 == '!') */
+		char key[sizeof(got[0]->name) + 2];
+		size_t len = strlen(parent);
+		snprintf(key, sizeof(key), "%s\x01", parent);
+		take(r, bound(r, section, parent), bound(r, section, key), got, &n);
+		key[len] = ' ';
+		size_t lo = bound(r, section, key);
+		key[len] = '!';
+		take(r, lo, bound(r, section, key), got, &n);
+	}
+	qsort(got, n, sizeof(*got), by_position);
+	return n;
 }
 
 /* ---- the command ------------------------------------------------------------------ */
@@ -509,15 +656,17 @@ static const char usage[] =
         "  -w, --fail-on-worse  exit 3 when a figure got worse (for CI)\n"
         "  -h, --help           this text\n";
 
-/* Skips the figures under (section, parent) in both reports, listing each once. */
+/* Skips the figures under (section, parent) in both reports, listing each once; got has
+ * room for either report's figures. */
 static void skip_under(struct report *a, struct report *b, const char *section, const char *parent,
-                       struct skip *sk, size_t *ns, const char *why)
+                       struct skip *sk, size_t *ns, const char *why, struct fig **got)
 {
 	struct report *rs[2] = {a, b};
-	for (int k = 0; k < 2; k++)
-		for (size_t i = 0; i < rs[k]->n; i++) {
-			struct fig *f = &rs[k]->f[i];
-			if (f->used || !under(f, section, parent))
+	for (int k = 0; k < 2; k++) {
+		size_t n = figures_under(rs[k], section, parent, got);
+		for (size_t i = 0; i < n; i++) {
+			struct fig *f = got[i];
+			if (f->used)
 				continue;
 			f->used = true;
 			if (f->rule == R_PARAM || (k == 1 && find(a, f)))
@@ -525,6 +674,7 @@ static void skip_under(struct report *a, struct report *b, const char *section, 
 			sk[*ns] = (struct skip){.name = f->name, .section = f->section};
 			snprintf(sk[(*ns)++].why, sizeof(sk[0].why), "%s", why);
 		}
+	}
 }
 
 /* Parameters first: an object whose run differs, or that one report could not run
@@ -532,6 +682,9 @@ static void skip_under(struct report *a, struct report *b, const char *section, 
 static void parameters(struct report *a, struct report *b, struct skip *sk, size_t *ns)
 {
 	struct report *rs[2] = {a, b};
+	struct fig **got = malloc(((a->n > b->n ? a->n : b->n) + 1) * sizeof(*got));
+	if (!got)
+		die(1, "out of memory");
 	for (int k = 0; k < 2; k++)
 		for (size_t i = 0; i < rs[k]->n; i++) {
 			const struct fig *p = &rs[k]->f[i], *q = find(rs[!k], p);
@@ -540,14 +693,15 @@ static void parameters(struct report *a, struct report *b, struct skip *sk, size
 			char why[512], x[48], y[48];
 			if (isnan(p->v)) {
 				snprintf(why, sizeof(why), "unsupported in %s", rs[k]->file);
-				skip_under(a, b, p->section, p->name, sk, ns, why);
+				skip_under(a, b, p->section, p->name, sk, ns, why, got);
 			} else if (q && !isnan(q->v) && q->v != p->v && k == 0) {
 				snprintf(why, sizeof(why), "different runs: %s %s -> %s", p->name,
 				         compare_value(x, sizeof(x), p),
 				         compare_value(y, sizeof(y), q));
-				skip_under(a, b, p->section, p->parent, sk, ns, why);
+				skip_under(a, b, p->section, p->parent, sk, ns, why, got);
 			}
 		}
+	free(got);
 }
 
 int probe_compare(int argc, char **argv)
@@ -584,6 +738,8 @@ int probe_compare(int argc, char **argv)
 	double z = z_for(nq);
 	intervals(&a, z);
 	intervals(&b, z);
+	index_figures(&a);
+	index_figures(&b);
 
 	size_t max = a.n + b.n + 1, nr = 0, ns = 0;
 	struct row *rows = calloc(max, sizeof(*rows));
@@ -599,7 +755,7 @@ int probe_compare(int argc, char **argv)
 		struct fig *p = &a.f[i];
 		if (p->used || p->rule == R_PARAM)
 			continue;
-		struct fig *q = (struct fig *)find(&b, p);
+		struct fig *q = find(&b, p);
 		if (!q || q->used) {
 			sk[ns] = (struct skip){.name = p->name, .section = p->section};
 			snprintf(sk[ns++].why, sizeof(sk[0].why), "only in %s", a.file);
@@ -630,6 +786,10 @@ int probe_compare(int argc, char **argv)
 	free(sk);
 	free(a.f);
 	free(b.f);
+	free(a.sorted);
+	free(b.sorted);
+	free(a.unused);
+	free(b.unused);
 	jv_free(a.doc);
 	jv_free(b.doc);
 	return fail_worse && count[V_WORSE] ? 3 : 0;

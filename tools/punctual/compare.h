@@ -31,6 +31,8 @@ struct report {
 	double slack_self; /* -1 when the report does not say */
 	struct fig *f;
 	size_t n, cap;
+	struct fig **sorted; /* f by section, name and position (compare.c, find()) */
+	size_t *unused;      /* per position in sorted: the next one not yet skipped */
 };
 
 struct fact {

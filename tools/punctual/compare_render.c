@@ -11,14 +11,28 @@ static const char *const rule_name[] = {"quantile", "range", "count",
                                         "factor",   "exact", "parameter"};
 static const char *const verdict_name[] = {"same", "better", "worse"};
 
+/* The columns of the table: a value, and the ratio of two. */
+#define VALUE_WIDTH 12
+#define RATIO_WIDTH 8
+
+/* v with up to digits significant digits, as many as fit width: "%.1g" is 7 characters
+ * at most ("-1e+308"), so an absurd value in a report never shifts the columns. */
+static void fit(char *b, size_t n, double v, int digits, int width)
+{
+	for (int p = digits; p > 1; p--)
+		if (snprintf(b, n, "%.*g", p, v) <= width)
+			return;
+	snprintf(b, n, "%.1g", v);
+}
+
 const char *compare_value(char *b, size_t n, const struct fig *f)
 {
 	if (isnan(f->v))
 		snprintf(b, n, "unsupported");
 	else if (f->time)
-		fmt_ns(b, n, f->v);
+		fmt_ns(b, n, f->v); /* VALUE_WIDTH at most */
 	else
-		snprintf(b, n, "%.6g", f->v);
+		fit(b, n, f->v, 6, VALUE_WIDTH);
 	return b;
 }
 
@@ -65,17 +79,17 @@ void compare_text(const struct report *a, const struct report *b, const struct f
 		}
 		if (strcmp(sect, r->a->section) != 0) {
 			sect = r->a->section;
-			fprintf(out, "\n%-60s %12s %12s %8s  %s\n", sect, "before", "after",
-			        "ratio", "verdict");
+			fprintf(out, "\n%-60s %*s %*s %*s  %s\n", sect, VALUE_WIDTH, "before",
+			        VALUE_WIDTH, "after", RATIO_WIDTH, "ratio", "verdict");
 		}
 		char name[192];
 		display(name, sizeof(name), r->a->name);
 		char x[48], y[48], q[24] = "-";
 		if (r->a->v != 0)
-			snprintf(q, sizeof(q), "%.3g", r->b->v / r->a->v);
-		fprintf(out, "  %-58.58s %12s %12s %8s  %s\n", name,
-		        compare_value(x, sizeof(x), r->a), compare_value(y, sizeof(y), r->b), q,
-		        verdict_name[r->v]);
+			fit(q, sizeof(q), r->b->v / r->a->v, 3, RATIO_WIDTH);
+		fprintf(out, "  %-58.58s %*s %*s %*s  %s\n", name, VALUE_WIDTH,
+		        compare_value(x, sizeof(x), r->a), VALUE_WIDTH,
+		        compare_value(y, sizeof(y), r->b), RATIO_WIDTH, q, verdict_name[r->v]);
 	}
 	if (zeros)
 		fprintf(out, "  (and %zu early-return counts, 0 in both)\n", zeros);

@@ -35,7 +35,9 @@ long opt_long(const char *opt, const char *s, long lo, long hi)
 }
 
 /* Three significant digits at most, without trailing zeros: "0", "1 ns", "50 us",
- * "1.5 ms", "23.4 ns". */
+ * "1.5 ms", "23.4 ns". Below 0.05 ns and from 1e6 s (NaN and infinities too) "%.3g", 12
+ * characters at most: a value read from a file neither widens a column, nor shows as
+ * "0.0 ns", nor overflows the integer test. */
 const char *fmt_ns(char *buf, size_t n, double ns)
 {
 	static const struct {
@@ -49,8 +51,11 @@ const char *fmt_ns(char *buf, size_t n, double ns)
 	size_t k = 0;
 	while (k + 1 < sizeof(u) / sizeof(u[0]) && (ns < 0 ? -ns : ns) >= u[k + 1].div)
 		k++;
-	snprintf(buf, n, "%.*f %s", (ns / u[k].div) == (double)(int64_t)(ns / u[k].div) ? 0 : 1,
-	         ns / u[k].div, u[k].unit);
+	double x = ns / u[k].div, mag = x < 0 ? -x : x;
+	if (!(mag >= 0.05 && mag < 1e6))
+		snprintf(buf, n, "%.3g %s", x, u[k].unit);
+	else
+		snprintf(buf, n, "%.*f %s", x == (double)(int64_t)x ? 0 : 1, x, u[k].unit);
 	return buf;
 }
 
