@@ -5,8 +5,8 @@
 # same with and without libpunctual-preload.so (return
 # values, errno, remaining times, mutex held, timer slack), never early, and the shim was
 # really in use; the slack --slack set stays the command's; a stall does not stay the
-# learned margin; LD_PRELOAD is appended to; the exit status passes through; static and
-# setuid programs are reported; bad input exits 2.
+# learned margin; LD_PRELOAD is appended to; the exit status passes through; static,
+# setuid and setcap programs are reported; bad input exits 2.
 . "$(dirname "$0")/lib.sh"
 CALLS=$2 STATIC=$3 STALL=$4 WAITS=$5
 # A sanitized CALLS has its runtime as a dependency; the preloaded shim comes before it.
@@ -121,6 +121,33 @@ if [ "$(id -u)" -eq 0 ]; then
 	"$PN" run --precise -- "$TMP/suid" 2>"$TMP/suid.err"
 	check "a setuid program still runs" test $? -eq 0
 	check "a setuid program is reported" grep -q 'setuid' "$TMP/suid.err"
+fi
+# A program with file capabilities (setcap) runs in secure mode for a user other than
+# root: the loader drops LD_PRELOAD (env shows it), and punctual says so. Root's exec
+# is not secure: the shim reaches it, and nothing is said.
+if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null || ! command -v setcap >/dev/null; then
+	skip "setcap program: needs root, setpriv and setcap (Debian: libcap2-bin)"
+else
+	mkdir "$TMP/caps"
+	chmod 711 "$TMP"
+	chmod 755 "$TMP/caps"
+	cp /usr/bin/env "$TMP/caps/capd"
+	if ! setcap cap_net_raw+ep "$TMP/caps/capd" 2>"$TMP/setcap.err"; then
+		skip "setcap program: setcap failed here: $(head -c 200 "$TMP/setcap.err")"
+	else
+		(cd "$TMP/caps" && setpriv --reuid=65534 --regid=65534 --clear-groups \
+			"$PN" run --precise -- ./capd) >"$TMP/cap.out" 2>"$TMP/cap.err"
+		check "a setcap program run by another user still runs" test $? -eq 0
+		check "... and is reported, in one line ($(cat "$TMP/cap.err"))" \
+			sh -c 'grep -q "capabilit" "$1" && test "$(wc -l <"$1")" -eq 1' sh "$TMP/cap.err"
+		check "... where the loader did drop LD_PRELOAD" \
+			sh -c '! grep -q "^LD_PRELOAD=" "$1"' sh "$TMP/cap.out"
+		"$PN" run --precise -- "$TMP/caps/capd" >"$TMP/caproot.out" 2>"$TMP/caproot.err"
+		check "run by root: not reported ($(head -c 200 "$TMP/caproot.err"))" \
+			sh -c '! grep -q "capabilit" "$1"' sh "$TMP/caproot.err"
+		check "... and the shim reaches it" \
+			grep -q '^LD_PRELOAD=.*libpunctual-preload\.so' "$TMP/caproot.out"
+	fi
 fi
 
 usage_error "is not a duration" run --precise=abc -- /bin/true

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <punctual/cpus.h>
@@ -45,10 +46,10 @@ static const char usage[] =
         "                     pthread_cond_clockwait, poll, ppoll, epoll_wait,\n"
         "                     epoll_pwait, epoll_pwait2, select, pselect, sem_timedwait,\n"
         "                     sem_clockwait and sigtimedwait wake never early and at most\n"
-        "                     P late (default 10us). Statically linked and setuid\n"
-        "                     programs ignore LD_PRELOAD: punctual says so and runs them\n"
-        "                     anyway. Raw system calls (Go, io_uring) and timerfd loops\n"
-        "                     are out of its reach.\n"
+        "                     P late (default 10us). Statically linked, setuid and\n"
+        "                     setcap programs ignore LD_PRELOAD: punctual says so and\n"
+        "                     runs them anyway. Raw system calls (Go, io_uring) and\n"
+        "                     timerfd loops are out of its reach.\n"
         "      --budget=B%    with --precise: the CPU each of CMD's threads may spend in\n"
         "                     precise waits, B% of its time over any second (0% never\n"
         "                     spins; 100% is precision at any cost). Default: measured,\n"
@@ -132,7 +133,8 @@ static const char *find_cmd(const char *cmd, char *buf, size_t n)
 }
 
 /* Why LD_PRELOAD cannot reach CMD, or NULL: an ELF executable without an interpreter is
- * statically linked; a setuid or setgid one run by someone else runs in secure mode,
+ * statically linked; a setuid or setgid one run by someone else, or one with file
+ * capabilities (setcap) run by a user other than root, runs in secure mode (AT_SECURE),
  * where the loader ignores LD_PRELOAD paths. Scripts get their interpreter's answer:
  * not checked. */
 static const char *preload_blocked(const char *file)
@@ -143,6 +145,11 @@ static const char *preload_blocked(const char *file)
 	if (((st.st_mode & S_ISUID) && st.st_uid != geteuid()) ||
 	    ((st.st_mode & S_ISGID) && st.st_gid != getegid()))
 		return "is setuid or setgid: the loader ignores LD_PRELOAD for it";
+	/* The kernel makes an exec that gains file capabilities secure unless the real
+	 * user is root (who holds them all already); the attribute's presence is the test,
+	 * its value (which capabilities) does not matter. */
+	if (getuid() != 0 && getxattr(file, "security.capability", NULL, 0) > 0)
+		return "has file capabilities (setcap): the loader ignores LD_PRELOAD for it";
 	int fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
