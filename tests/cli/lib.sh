@@ -43,6 +43,28 @@ run_cmd() {
 	STATUS[$OUT]=$RC
 }
 
+# unit_confined SERVICE DIR CMD...: runs CMD (like run_cmd: RC, OUT, ERR) as the systemd
+# unit file SERVICE confines it, as far as a test can without systemd: root with only the
+# unit's CapabilityBoundingSet=, no new privileges, the unit's UMask=, the file system
+# read-only but DIR (ProtectSystem=strict, ReadWritePaths=DIR). RC 125: this machine
+# cannot set that up. Needs root, unshare and setpriv (util-linux).
+unit_confined() {
+	local svc=$1 dir=$2 caps=+all mask
+	shift 2
+	if grep -q '^CapabilityBoundingSet=' "$svc"; then
+		caps=-all$(sed -n 's/^CapabilityBoundingSet=//p' "$svc" | tr ' ' '\n' |
+			sed -n 's/^CAP_\(.*\)$/,+\L\1/p' | tr -d '\n')
+	fi
+	mask=$(sed -n 's/^UMask=//p' "$svc" | tail -n 1)
+	run_cmd unshare --mount --propagation private sh -c '
+		dir=$1 mask=$2 caps=$3
+		shift 3
+		mount --bind "$dir" "$dir" && mount -o remount,bind,ro / || exit 125
+		umask "$mask" || exit 125
+		exec setpriv --no-new-privs --inh-caps=-all --bounding-set="$caps" -- "$@"' \
+		sh "$dir" "${mask:-0022}" "$caps" "$@"
+}
+
 # usage_error PATTERN ARGS...: exit 2, exactly one line on stderr matching PATTERN,
 # nothing on stdout.
 usage_error() {

@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: MIT
 # test_fleet.sh PUNCTUAL UNIT_DIR: the fleet path end to end, with the real engines on
 # loopback: the command of punctual-probe.service (ExecStart, from UNIT_DIR, the build's
-# configured unit) writes the metrics into a textfile directory; Debian's
-# prometheus-node-exporter, with only its textfile collector, serves every punctual_
-# sample with its labels and value; Debian's prometheus scrapes that node_exporter every
-# second, and every query of the Grafana dashboard (docs/grafana/punctual.json), its
-# $instance substituted, returns data. Both servers are started here on free ports and
-# always stopped (trap), their data in the test's temporary directory.
+# configured unit), confined as the unit confines it, writes the metrics into a textfile
+# directory; Debian's prometheus-node-exporter, with only its textfile collector and run
+# by another user than root, serves every punctual_ sample with its labels and value;
+# Debian's prometheus scrapes that node_exporter every second, and every query of the
+# Grafana dashboard (docs/grafana/punctual.json), its $instance substituted, returns data.
+# Both servers are started here on free ports and always stopped (trap), their data in the
+# test's temporary directory.
 . "$(dirname "$0")/lib.sh"
 UNITS=${2:?usage: $0 PUNCTUAL UNIT_DIR}
 DASH=$(dirname "$0")/../../docs/grafana/punctual.json
@@ -44,7 +45,8 @@ wait_http() {
 	return 1
 }
 
-# 1. the service's command, as systemd would run it with the unit's environment
+# 1. the service's command, as systemd would run it with the unit's environment and, as
+# root, confined as the unit confines it (lib.sh unit_confined)
 TF=$TMP/textfile
 mkdir -p "$TF"
 line=$(sed -n 's/^ExecStart=//p' "$UNITS/punctual-probe.service")
@@ -52,15 +54,28 @@ check "punctual-probe.service has an ExecStart" test -n "$line"
 args=${line#* }
 args=${args//'$PUNCTUAL_PROBE_OPTIONS'/--quick}
 args=${args//'${PUNCTUAL_TEXTFILE_DIR}'/$TF}
-# shellcheck disable=SC2086 # systemd splits $VAR into words too
-run $args
+ROOT=0
+if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null && command -v setpriv >/dev/null; then
+	ROOT=1
+	chmod 711 "$TMP" # node_exporter runs as another user below
+	# shellcheck disable=SC2086 # systemd splits $VAR into words too
+	unit_confined "$UNITS/punctual-probe.service" "$TF" "$PN" $args
+fi
+if [ "$ROOT" -eq 0 ] || [ "$RC" -eq 125 ]; then
+	skip "the service's command unconfined: needs root, unshare, setpriv and mounts"
+	# shellcheck disable=SC2086
+	run $args
+fi
 check "the service's command ($args) exits 0 (got $RC: $(head -c 300 "$ERR"))" test "$RC" -eq 0
 check "... and writes punctual.prom into the textfile directory" test -s "$TF/punctual.prom"
 check "... and nothing else there (no temporary file)" test "$(ls "$TF")" = punctual.prom
 
-# 2. node_exporter, only its textfile collector
+# 2. node_exporter, only its textfile collector; as root, run by another user, as Debian
+# runs it (user prometheus): the file must be readable to it
 ne_port=$(free_port)
-"$NE" --web.listen-address="127.0.0.1:$ne_port" --collector.disable-defaults \
+as_user=()
+[ "$ROOT" -eq 1 ] && as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+"${as_user[@]}" "$NE" --web.listen-address="127.0.0.1:$ne_port" --collector.disable-defaults \
 	--collector.textfile --collector.textfile.directory="$TF" >"$TMP/ne.log" 2>&1 &
 pids+=($!)
 if ! wait_http "http://127.0.0.1:$ne_port/metrics" 20; then

@@ -71,6 +71,9 @@ U=$P/lib/systemd/system
 for u in punctual-probe.service punctual-probe.timer; do
 	[ -s "$U/$u" ] || fail "not installed: $U/$u"
 done
+# and the tmpfiles.d entry that creates the service's one writable directory
+grep -q '^d /var/lib/prometheus/node-exporter ' "$P/lib/tmpfiles.d/punctual-probe.conf" ||
+	fail "not installed: $P/lib/tmpfiles.d/punctual-probe.conf"
 grep -qx "ExecStart=$P/bin/punctual probe \$PUNCTUAL_PROBE_OPTIONS --prom \${PUNCTUAL_TEXTFILE_DIR}/punctual.prom" \
 	"$U/punctual-probe.service" || fail "punctual-probe.service: ExecStart is not the installed punctual probe --prom"
 grep -q '^Type=oneshot$' "$U/punctual-probe.service" || fail "punctual-probe.service is not a oneshot"

@@ -46,7 +46,8 @@ dpkg-deb -c "$DEB" | awk '{print $6}' | sed 's|^\./|/|' >"$WORK/files"
 for f in /usr/bin/punctual /usr/include/punctual/punctual.h /usr/include/punctual/wheel.h \
 	/usr/share/man/man1/punctual.1 /usr/share/man/man3/libpunctual.3 \
 	/usr/share/bash-completion/completions/punctual /usr/share/punctual/probe.schema.json \
-	/usr/lib/systemd/system/punctual-probe.service /usr/lib/systemd/system/punctual-probe.timer; do
+	/usr/lib/systemd/system/punctual-probe.service /usr/lib/systemd/system/punctual-probe.timer \
+	/usr/lib/tmpfiles.d/punctual-probe.conf; do
 	grep -qx "$f" "$WORK/files" || fail "the package lacks $f"
 done
 for f in libpunctual.so libpunctual.so.0 libpunctual.a libpunctual-preload.so pkgconfig/punctual.pc \
