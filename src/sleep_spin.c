@@ -38,16 +38,38 @@ static inline struct pn__sleep_state *state_ahead(void)
 	return t;
 }
 
-/* The sleep that spun from start to end, its gaps g: counted, or pending its caller's tail
- * (pend), and what its gaps say learned. */
+/* The spin's CPU time: read at its start and once more PN__CPU_LEAD_NS before its deadline
+ * (a spin shorter than that counts as it lasts). */
+struct spin_cpu {
+	int64_t cpu0, mid, mid_cpu;
+};
+
+static inline void cpu_start(struct spin_cpu *c, int64_t start, int64_t deadline)
+{
+	c->mid = c->mid_cpu = 0;
+	c->cpu0 = deadline - start > 2 * PN__CPU_LEAD_NS ? pn__sleep_cpu() : 0;
+}
+
+/* Reads the CPU time if it is due at now: returns the time after the read, else now. */
+static inline int64_t cpu_mid(struct spin_cpu *c, struct pn__sleep_plan *p, int64_t now)
+{
+	if (PN_LIKELY(!c->cpu0 || c->mid || now < p->deadline - PN__CPU_LEAD_NS))
+		return now;
+	c->mid_cpu = pn__sleep_cpu() - c->cpu0;
+	return c->mid = pn__plan_now(p);
+}
+
+/* The sleep that spun from start to end, its gaps g and its CPU c: counted, or pending its
+ * caller's tail (pend), and what its gaps say learned. */
 static void spin_end(struct pn__sleep_state *t, struct pn__sleep_plan *p, int64_t start,
-                     int64_t end, struct pn__spin_gaps *g, bool pend)
+                     int64_t end, struct pn__spin_gaps *g, const struct spin_cpu *c, bool pend)
 {
 	struct pn__sleep_end e = {.deadline = p->deadline,
 	                          .precision = p->precision,
 	                          .spin_start = start,
 	                          .end = end,
-	                          .lost = g->lost,
+	                          .mid = c->mid,
+	                          .mid_cpu = c->mid_cpu,
 	                          .cpu0 = p->cpu0,
 	                          .k = p->k};
 	if (start < p->deadline) {
@@ -72,15 +94,17 @@ int pn__sleep_finish(struct pn__sleep_plan *p)
 	struct pn__sleep_state *t = state_ahead();
 	int64_t start = pn__plan_now(p), now = start, prev = start;
 	struct pn__spin_gaps g = {0};
+	struct spin_cpu c;
+	cpu_start(&c, start, p->deadline);
 	while (now < p->deadline) {
 		warm(p);
 		pn__arch_relax();
 		now = pn__plan_now(p);
 		spin_gap(&g, prev, now);
-		prev = now;
+		prev = now = cpu_mid(&c, p, now);
 	}
 	if (t)
-		spin_end(t, p, start, now, &g, false);
+		spin_end(t, p, start, now, &g, &c, false);
 	return 0;
 }
 
@@ -135,6 +159,8 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 	bool tail = false;
 	struct pn__spin_gaps g = {0};
 	int64_t prev = now; /* the last plain read: a gap is measured between two of them */
+	struct spin_cpu c;
+	cpu_start(&c, now, p->deadline);
 	pthread_cleanup_push(spin_unwound, &mask);
 	for (int64_t next = check ? now : now + every; now < p->deadline; now = pn__plan_now(p)) {
 		if (!blocked && looked && (p->flags & PN__SLEEP_TAIL)) {
@@ -155,7 +181,7 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 			                                              : PN__LOOK_WINDOW_NS;
 			last = took;
 			next = after + every;
-			prev = after;
+			prev = cpu_mid(&c, p, after);
 		} else if (!blocked && !looked && now + lead >= p->deadline) {
 			looked = true;
 			if ((r = check(ctx, &mask)) != 0)
@@ -163,7 +189,7 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 			prev = pn__plan_now(p);
 		} else {
 			spin_gap(&g, prev, now);
-			prev = now;
+			prev = cpu_mid(&c, p, now);
 			warm(p);
 			pn__arch_relax();
 		}
@@ -175,7 +201,7 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 	if (r) {
 		p->now = now;
 		if (t)
-			pn__sleep_spun(t, now - start - g.lost, now);
+			pn__sleep_spun(t, c.mid ? c.mid_cpu + (now - c.mid) : now - start, now);
 		return r;
 	}
 	if (tail && !t) { /* nowhere to store its end: the spin ends here */
@@ -184,7 +210,7 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 		return 0;
 	}
 	if (t)
-		spin_end(t, p, start, now, &g, tail);
+		spin_end(t, p, start, now, &g, &c, tail);
 	return 0;
 }
 

@@ -209,8 +209,7 @@ void pn__sleep_spun(struct pn__sleep_state *t, int64_t spin, int64_t now)
 	window_add(t, now, spin + t->overhead);
 }
 
-/* The thread's CPU time, ns. */
-static int64_t thread_cpu(void)
+int64_t pn__sleep_cpu(void)
 {
 	struct timespec ts;
 	return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0 ? pn__ts_ns(&ts) : 0;
@@ -220,7 +219,7 @@ void pn__sleep_count(struct pn__sleep_state *t, const struct pn__sleep_end *e)
 {
 	int64_t spun = 0;
 	if (e->spin_start < e->deadline) {
-		spun = e->end - e->spin_start - e->lost;
+		spun = e->mid ? e->mid_cpu + (e->end - e->mid) : e->end - e->spin_start;
 		spun = spun > 0 ? spun : 0;
 		t->st.spun_ns += spun;
 		pn__margin_spun(&t->cls[e->k], e->end - e->deadline);
@@ -228,7 +227,7 @@ void pn__sleep_count(struct pn__sleep_state *t, const struct pn__sleep_end *e)
 		t->st.kernel_only++;
 	}
 	if (e->cpu0) { /* what the wait cost besides its spin: its system calls, its wakeup */
-		int64_t other = thread_cpu() - e->cpu0 - spun;
+		int64_t other = pn__sleep_cpu() - e->cpu0 - spun;
 		other = other > 0 ? other : 0;
 		t->overhead += (other - t->overhead) / 8;
 	}
@@ -248,7 +247,7 @@ int64_t pn__sleep_begin(struct pn__sleep_state *t, int64_t now)
 {
 	if (!t->first)
 		t->first = now;
-	return (t->waits++ & 7) == 0 ? thread_cpu() : 0;
+	return (t->waits++ & 7) == 0 ? pn__sleep_cpu() : 0;
 }
 
 void pn__sleep_settle(struct pn__sleep_state *t)

@@ -20,7 +20,8 @@ struct pn__sleep_end {
 	int64_t deadline, precision;
 	int64_t spin_start; /* >= deadline: it did not spin */
 	int64_t end;        /* when it ended */
-	int64_t lost;       /* of the spin, the stretches in which the CPU was taken away */
+	int64_t mid;        /* when the spin read the thread's CPU time (0: it did not) */
+	int64_t mid_cpu;    /* ... the CPU time the spin had used by then */
 	int64_t cpu0;       /* the thread's CPU time at the plan; 0: not measured */
 	int k;
 };
@@ -79,6 +80,12 @@ int64_t pn__sleep_window_used(struct pn__sleep_state *t, int64_t now);
 /* Before a wait planned at now: notes the thread's first wait, and returns its CPU time
  * every 8th wait (for pn__sleep_end's cpu0), else 0. */
 int64_t pn__sleep_begin(struct pn__sleep_state *t, int64_t now);
+/* The calling thread's CPU time, ns (a system call: CLOCK_THREAD_CPUTIME_ID). */
+int64_t pn__sleep_cpu(void);
+/* A spin reads the thread's CPU time once, about this long before its deadline, so that
+ * what it counts is CPU (a stretch in which the CPU was taken away is not) without a
+ * system call after the deadline; the rest, to its end, counts as it lasted. */
+#define PN__CPU_LEAD_NS 20000
 /* Counts a sleep that ended as e says: statistics, the lateness histogram, the window, the
  * overhead (when e->cpu0 was taken), the class's lost share. */
 void pn__sleep_count(struct pn__sleep_state *t, const struct pn__sleep_end *e);
