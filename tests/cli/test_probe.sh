@@ -32,6 +32,14 @@ jq_check "the sleeps ran with slack 1 ns too" 'any(.sleeps.cells[]; .slack_ns ==
 # loaded machine, only that nothing fires early and every timer fires)
 jq_check "the coalescing demo fired its timers" '.timers.wakeups_with_window >= 1 and .timers.offline_optimum >= 1' "$J"
 jq_check "the CPU count is at least 1" '.cpus.count >= 1' "$J"
+jq_check "what precision costs: 3 lengths, 9 variants each, none early" \
+	'(.frontier.lengths | length) == 3 and all(.frontier.lengths[]; (.variants | length) == 9 and all(.variants[]; .early == 0 and .n > 0))' "$J"
+jq_check "what precision costs: the kernel, fixed margins, budgets, the default, a spin" \
+	'[.frontier.lengths[0].variants[].kind] | unique == ["auto","budget","fixed","kernel","spin"]' "$J"
+jq_check "what precision costs: a p99 only from 100 sleeps" \
+	'all(.frontier.lengths[].variants[]; (.p99_ns == null) == (.n < 100))' "$J"
+jq_check "what precision costs: the best at 1 ms is punctual's, or none" \
+	'.frontier.best_at_1ms == null or (.frontier.best_at_1ms | test("^(budget|auto)"))' "$J"
 # (what --quick shortens, not how long it took: speed belongs to bench/)
 jq_check "--quick ran the short measurements" \
 	'.quick == true and .timers.timers == 100 and .timers.max_delay_ns == 20000000' "$J"
@@ -46,9 +54,10 @@ else
 fi
 check "host facts as an info metric" grep -q '^punctual_host_info{kernel=' "$P"
 check "base units: seconds" grep -q '^punctual_clock_read_seconds{source="pn_now"' "$P"
+check "what precision costs in the metrics" grep -q '^punctual_frontier_cpu_ratio{length_seconds="0.001",variant="auto"}' "$P"
 
 if command -v gnuplot >/dev/null; then
-	for f in overshoot_cdf clock_cost; do
+	for f in overshoot_cdf clock_cost precision_cost; do
 		check "--plot wrote $f.png" test -s "$TMP/plots/$f.png"
 		check "--plot wrote $f.svg" test -s "$TMP/plots/$f.svg"
 		check "$f.png is a PNG" grep -q PNG <(head -c 8 "$TMP/plots/$f.png")
@@ -58,7 +67,7 @@ else
 fi
 
 ok probe --quick
-for s in system clocks sleeps timers cpus recommendations; do
+for s in system clocks sleeps timers cpus "what precision costs here" recommendations; do
 	check "the report has a $s section" grep -q "^$s" "$OUT"
 done
 

@@ -273,6 +273,10 @@ static void recommend(struct probe *p)
 		     "with pn_cpu_count() or `punctual cpus`, not nproc or "
 		     "sysconf(_SC_NPROCESSORS_ONLN).",
 		     p->cpu.count, p->cpu.count == 1 ? "" : "s", p->cpu.online, p->cpu.reason);
+	/* what precision costs: the budget that buys the most per CPU */
+	if (p->nrecos < PROBE_RECOS &&
+	    probe_frontier_reco(&p->frontier, p->recos[p->nrecos], sizeof(p->recos[0])))
+		p->nrecos++;
 	/* why late: only when one cause holds most of the late tail */
 	if (p->nrecos < PROBE_RECOS &&
 	    probe_why_reco(&p->why, p->recos[p->nrecos], sizeof(p->recos[0])))
@@ -339,6 +343,7 @@ int cmd_probe(int argc, char **argv)
 	measure_clocks(&p);
 	measure_sleeps(&p);
 	measure_timers(&p);
+	probe_frontier_measure(&p.frontier, p.quick);
 	probe_why_measure(&p.why, p.quick);
 	recommend(&p);
 	p.elapsed = pn_now() - start;

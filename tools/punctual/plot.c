@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * plot.c: `punctual probe --plot DIR`: the overshoot CDF per mechanism and timer slack
- * (log axis) and the clock-cost bars, as PNG and SVG, through gnuplot. The data and a
+ * (log axis), the clock-cost bars and what precision costs (p99 lateness against CPU, a
+ * point per variant and sleep length), as PNG and SVG, through gnuplot. The data and a
  * gnuplot script that reads them are written to DIR too, so that a chart can be restyled
  * by hand. gnuplot itself opens nothing in DIR: it reads its script, the data inline, on
  * its standard input and writes the chart on its standard output, a temporary file that
@@ -315,6 +316,65 @@ static int clock_chart(const struct clock_rows *rows, struct chart *c)
 	return 0;
 }
 
+struct frontier_rows {
+	const struct frontier *f;
+	int len;
+};
+
+/* A length's variants: CPU %, p99 lateness in us, and the variant's name. */
+static int render_frontier(FILE *f, const void *arg)
+{
+	const struct frontier_rows *r = arg;
+	char name[32];
+	for (int v = 0; v < r->f->c.nvar; v++) {
+		const struct frontier_cell *c = &r->f->cell[r->len][v];
+		if (pn_hist_count(&c->late) < FRONTIER_MIN_P99)
+			continue;
+		double us = (double)pn_hist_percentile(&c->late, 99) / 1e3;
+		fprintf(f, "%.2f %.4f \"%s\"\n", frontier_cpu_pct(c), us < 0.01 ? 0.01 : us,
+		        frontier_name(&r->f->c.var[v], name, sizeof(name)));
+	}
+	return 0;
+}
+
+/* The frontier chart (p99 lateness against CPU, a colour per sleep length) into c, its rows
+ * in rows; 0 or -errno. */
+static int frontier_chart(const struct probe *p, struct frontier_rows *rows, struct chart *c)
+{
+	const struct frontier *fr = p->frontier.f;
+	size_t len;
+	FILE *f = open_memstream(&c->head, &len);
+	if (!f)
+		return -errno;
+	fprintf(f, "set title 'What precision costs here: p99 lateness against CPU (punctual "
+	           "probe)'\n");
+	fprintf(f,
+	        "set xlabel 'CPU (%% of the sleeps)'\nset ylabel 'p99 lateness (us, log scale)'\n");
+	fprintf(f, "set logscale y\nset xrange [0:105]\nset grid\nset key top right box\n");
+	int r = file_close(f);
+	if (r < 0)
+		return r;
+	c->name = "precision_cost";
+	c->size = "1000,620";
+	c->tail = "";
+	static const char *colour[] = {"#4477aa", "#ee6677", "#228833", "#ccbb44", "#aa3377"};
+	char b[32];
+	for (int l = 0; l < fr->c.nlen && l < 5; l++) {
+		struct dataset *d = &c->set[c->nsets++];
+		rows[l] = (struct frontier_rows){fr, l};
+		snprintf(d->name, sizeof(d->name), "precision_cost_%lldus.dat",
+		         (long long)(fr->c.len[l] / 1000));
+		d->render = render_frontier;
+		d->arg = &rows[l];
+		snprintf(d->style, sizeof(d->style),
+		         " using 1:2:3 with labels point pt 7 ps 1.2 lc rgb '%s' offset char "
+		         "0.8,0.4 "
+		         "font 'sans,8' title '%s sleeps'",
+		         colour[l], fmt_ns(b, sizeof(b), (double)fr->c.len[l]));
+	}
+	return 0;
+}
+
 int probe_plot(const struct probe *p, const char *dir, char *what, size_t n)
 {
 	char gp[4096];
@@ -338,7 +398,8 @@ int probe_plot(const struct probe *p, const char *dir, char *what, size_t n)
 		}
 	struct clock_rows rows = {.p = p, .order = order, .n = nclocks};
 
-	struct chart cdf = {.dir = dir}, clocks = {.dir = dir};
+	struct chart cdf = {.dir = dir}, clocks = {.dir = dir}, cost = {.dir = dir};
+	struct frontier_rows frows[5];
 	int r = cdf_chart(p, &cdf);
 	if (!r)
 		r = chart_write(gp, dfd, &cdf, what, n);
@@ -346,8 +407,13 @@ int probe_plot(const struct probe *p, const char *dir, char *what, size_t n)
 		r = clock_chart(&rows, &clocks);
 	if (!r)
 		r = chart_write(gp, dfd, &clocks, what, n);
+	if (!r && p->frontier.f)
+		r = frontier_chart(p, frows, &cost);
+	if (!r && p->frontier.f)
+		r = chart_write(gp, dfd, &cost, what, n);
 	free(cdf.head);
 	free(clocks.head);
+	free(cost.head);
 	close(dfd);
 	return r;
 }

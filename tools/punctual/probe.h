@@ -11,6 +11,7 @@
 #include <punctual/sleep.h>
 #include "measure/clocks.h"
 #include "measure/matrix.h"
+#include "probe_frontier.h"
 #include "probe_why.h"
 #include "tool.h"
 
@@ -51,6 +52,7 @@ struct probe {
 	int cpu_count;  /* pn_cpu_count(), which answers even then */
 	struct probe_timers timers;
 	struct probe_why why; /* probe_why.c */
+	struct probe_frontier frontier; /* probe_frontier.c */
 	char recos[PROBE_RECOS][640];
 	int nrecos;
 	int64_t elapsed;

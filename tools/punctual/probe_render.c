@@ -176,6 +176,7 @@ void probe_render_text(const struct probe *p)
 	text_sleeps(p);
 	text_timers(p);
 	text_cpus(p);
+	probe_frontier_text(out, &p->frontier);
 	probe_why_text(out, &p->why);
 	fprintf(out, "\nrecommendations\n");
 	if (!p->nrecos)
@@ -279,6 +280,7 @@ void probe_render_json(const struct probe *p)
 	}
 	json_obj_end(&j);
 
+	probe_frontier_json(&j, &p->frontier);
 	probe_why_json(&j, &p->why);
 	json_arr(&j, "recommendations");
 	for (int i = 0; i < p->nrecos; i++)
@@ -372,6 +374,7 @@ static int render_prom(FILE *f, const void *arg)
 	} else {
 		fprintf(f, "punctual_cpus{kind=\"usable\"} %d\n", p->cpu_count);
 	}
+	probe_frontier_prom(f, &p->frontier);
 	probe_why_prom(f, &p->why);
 	prom_help(f, "punctual_probe_duration_seconds", "gauge", "How long the probe took.");
 	fprintf(f, "punctual_probe_duration_seconds %.3f\n", (double)p->elapsed / 1e9);

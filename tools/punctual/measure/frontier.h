@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * measure/frontier.h: what precision costs here (measure/frontier.c): for a few sleep
+ * lengths, the lateness and the CPU of the kernel alone, fixed margins then a spin (the
+ * spin_sleep crate's rule), punctual's precise sleep at several CPU budgets and at its
+ * default, and a pure spin, alternating sleep by sleep in one thread, so that every
+ * variant meets the same host in the same minutes. `punctual probe`'s section of that
+ * name, and bench/'s frontier.
+ */
+#ifndef PUNCTUAL_MEASURE_FRONTIER_H
+#define PUNCTUAL_MEASURE_FRONTIER_H
+
+#include <stdint.h>
+
+#include <punctual/hist.h>
+
+enum frontier_kind { FR_KERNEL, FR_FIXED, FR_BUDGET, FR_AUTO, FR_SPIN };
+
+/* A variant: its kind, and the fixed margin (FR_FIXED) or the budget (FR_BUDGET, ppm). */
+struct frontier_variant {
+	enum frontier_kind kind;
+	int64_t arg;
+};
+
+#define FRONTIER_MAX_VARIANTS 16
+#define FRONTIER_MAX_LENGTHS  8
+
+struct frontier_cell {
+	struct pn_hist late; /* end - deadline, ns, one a sleep */
+	int64_t cpu_ns;      /* the thread's CPU time over the variant's sleeps */
+	int64_t wall_ns;     /* their time, from each call to its return */
+	int64_t early;       /* returns before the deadline: stays 0 */
+};
+
+struct frontier_config {
+	int nlen, nvar;
+	int64_t len[FRONTIER_MAX_LENGTHS];
+	int rounds[FRONTIER_MAX_LENGTHS]; /* sleeps per variant at each length */
+	struct frontier_variant var[FRONTIER_MAX_VARIANTS];
+	int64_t precision; /* punctual's variants' precision */
+};
+
+struct frontier {
+	struct frontier_config c;
+	struct frontier_cell cell[FRONTIER_MAX_LENGTHS][FRONTIER_MAX_VARIANTS];
+};
+
+/* The probe's configuration: 100 us, 1 ms and 10 ms; the kernel, fixed margins of 125 us
+ * and 500 us, budgets of 5, 10, 25 and 50%, the default, a pure spin; fewer sleeps with
+ * quick. */
+void frontier_probe_config(struct frontier_config *c, int quick);
+/* Runs c in the calling thread (its timer slack is put back after): 0, or -errno (-ENOMEM
+ * when a budget variant's state cannot be mapped). */
+int frontier_run(const struct frontier_config *c, struct frontier *f);
+/* "kernel", "fixed 125 us", "budget 10%", "default", "spin" into buf. */
+const char *frontier_name(const struct frontier_variant *v, char *buf, size_t n);
+/* A short id for labels and JSON: "kernel", "fixed125us", "budget10", "auto", "spin". */
+const char *frontier_id(const struct frontier_variant *v, char *buf, size_t n);
+/* The CPU share of a cell, % of its sleeps' time. */
+double frontier_cpu_pct(const struct frontier_cell *c);
+
+#endif
