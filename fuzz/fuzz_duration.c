@@ -18,7 +18,7 @@ static void check(const char *s, int64_t unit)
 	int64_t v = -7;
 	int r = pn__parse_duration(s, unit, &v);
 	if (r != 0) {
-		if ((r != -EINVAL && r != -ERANGE) || v != -7)
+		if ((r != -EINVAL && r != -ERANGE && r != -EDOM) || v != -7)
 			abort();
 		return;
 	}

@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * duration.c: the one duration parser ("250", "1.5ms", "10us", "2s"), used by the tool's
- * options and by the preload shim for PUNCTUAL_PRECISION, which it parses inside every
- * program it is injected into: so it never allocates, never reads past the NUL, and
- * rejects rather than guesses (fuzz/fuzz_duration.c holds it to that).
+ * duration.c: the one duration parser ("250us", "1.5ms", "2s", "1m30s", "1h"), used by the
+ * tool's options and by the preload shim for PUNCTUAL_PRECISION, which it parses inside every
+ * program it is injected into: so it never allocates, never reads past the NUL, and rejects
+ * rather than guesses (fuzz/fuzz_duration.c holds it to that).
+ *
+ * The grammar: one or more terms, each a decimal number and a unit (ns, us, µs, ms, s, m,
+ * h), the units strictly decreasing ("1m30s", "2h0.5m"; "30s1m" and "1s1s" are refused); or
+ * a bare number, alone, in the caller's default unit (0: a bare number other than 0 is
+ * refused, -EDOM, so that the caller can say a unit is needed).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -15,50 +20,85 @@ static const struct {
 	const char *name;
 	int64_t ns;
 } units[] = {
-        {"ns", 1}, {"us", 1000}, {"\xc2\xb5s", 1000}, {"ms", 1000000}, {"s", 1000000000},
+        {"ns", 1},         {"us", 1000},         {"\xc2\xb5s", 1000},    {"ms", 1000000},
+        {"s", 1000000000}, {"m", 60000000000LL}, {"h", 3600000000000LL},
 };
+
+/* A unit's length in ns at *p (advanced past it), or 0 when none starts there. The longest
+ * name wins: "ms" before "m". */
+static int64_t unit_at(const char **p)
+{
+	size_t best = 0;
+	int64_t ns = 0;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		size_t n = strlen(units[i].name);
+		if (n > best && strncmp(*p, units[i].name, n) == 0) {
+			best = n;
+			ns = units[i].ns;
+		}
+	}
+	*p += best;
+	return ns;
+}
+
+/* The number at *p (advanced past it): its whole part, and its fraction frac / scale (18
+ * digits kept: enough for any unit down to 1 ns). 0, -EINVAL (no digit), -ERANGE. */
+static int number_at(const char **p, int64_t *whole, int64_t *frac, int64_t *scale)
+{
+	int digits = 0;
+	*whole = *frac = 0;
+	*scale = 1;
+	for (; **p >= '0' && **p <= '9'; (*p)++, digits++)
+		if (__builtin_mul_overflow(*whole, 10, whole) ||
+		    __builtin_add_overflow(*whole, **p - '0', whole))
+			return -ERANGE;
+	if (**p == '.')
+		for ((*p)++; **p >= '0' && **p <= '9'; (*p)++, digits++)
+			if (*scale < 1000000000000000000LL) {
+				*frac = *frac * 10 + (**p - '0');
+				*scale *= 10;
+			}
+	return digits ? 0 : -EINVAL;
+}
+
+/* whole + frac / scale units of unit ns, added to *v: 0 or -ERANGE. */
+static int add_term(int64_t *v, int64_t whole, int64_t frac, int64_t scale, int64_t unit)
+{
+	int64_t t;
+	if (__builtin_mul_overflow(whole, unit, &t))
+		return -ERANGE;
+	/* frac / scale * unit without overflow: frac < scale <= 1e18, unit < 2^42 */
+	__int128 f = (__int128)frac * unit / scale;
+	if (f > INT64_MAX || __builtin_add_overflow(t, (int64_t)f, &t) ||
+	    __builtin_add_overflow(*v, t, v))
+		return -ERANGE;
+	return 0;
+}
 
 int pn__parse_duration(const char *s, int64_t default_unit_ns, int64_t *res)
 {
 	if (!s || !*s)
 		return -EINVAL;
 	const char *p = s;
-	int64_t ip = 0;
-	int digits = 0;
-	for (; *p >= '0' && *p <= '9'; p++, digits++) {
-		if (__builtin_mul_overflow(ip, 10, &ip) ||
-		    __builtin_add_overflow(ip, *p - '0', &ip))
-			return -ERANGE;
-	}
-	/* The fraction, kept to 18 digits: enough for any unit down to 1 ns. */
-	int64_t frac = 0, frac_scale = 1;
-	if (*p == '.') {
-		p++;
-		for (; *p >= '0' && *p <= '9'; p++, digits++) {
-			if (frac_scale < 1000000000000000000LL) {
-				frac = frac * 10 + (*p - '0');
-				frac_scale *= 10;
-			}
+	int64_t v = 0, last = INT64_MAX, whole, frac, scale;
+	for (int terms = 0; *p; terms++) {
+		int r = number_at(&p, &whole, &frac, &scale);
+		if (r < 0)
+			return r;
+		int64_t unit = unit_at(&p);
+		if (!unit) {
+			if (*p || terms) /* garbage, or a bare number after a term ("1s5") */
+				return -EINVAL;
+			if (!default_unit_ns) /* bare: only 0 needs no unit */
+				return whole || frac ? -EDOM : (*res = 0, 0);
+			unit = default_unit_ns;
+		} else if (unit >= last) {
+			return -EINVAL; /* units must decrease: "1s1m", "1s1s" */
 		}
+		last = unit;
+		if ((r = add_term(&v, whole, frac, scale, unit)) < 0)
+			return r;
 	}
-	if (digits == 0)
-		return -EINVAL;
-	int64_t unit = default_unit_ns;
-	if (*p) {
-		unit = 0;
-		for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-			if (strcmp(p, units[i].name) == 0)
-				unit = units[i].ns;
-		if (!unit)
-			return -EINVAL;
-	}
-	int64_t v;
-	if (__builtin_mul_overflow(ip, unit, &v))
-		return -ERANGE;
-	/* frac/frac_scale * unit without overflow: unit <= 1e9 and frac < frac_scale. */
-	__int128 f = (__int128)frac * unit / frac_scale;
-	if (__builtin_add_overflow(v, (int64_t)f, &v))
-		return -ERANGE;
 	*res = v;
 	return 0;
 }

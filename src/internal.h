@@ -109,9 +109,10 @@ int pn__sleep_abs(clockid_t clk, int64_t target);
 
 /* ---- durations (duration.c) ---- */
 
-/* Parses a duration such as "250", "1.5ms", "10us", "2s" (ns, us or µs, ms, s); a bare
- * number is in default_unit_ns. Rejects negatives, garbage and overflow. Returns 0, or
- * -EINVAL / -ERANGE with *res untouched. */
+/* Parses a duration: terms of a number and a unit (ns, us, µs, ms, s, m, h), units
+ * decreasing ("250us", "1.5ms", "1m30s"), or a bare number alone, in default_unit_ns (0: a
+ * bare number other than 0 is refused with -EDOM: a unit is needed). Rejects negatives,
+ * garbage and overflow. Returns 0, or -EINVAL / -ERANGE / -EDOM with *res untouched. */
 int pn__parse_duration(const char *s, int64_t default_unit_ns, int64_t *res);
 
 /* ---- timer slack (slack.c) ---- */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_duration.c: pn__parse_duration, the parser of every duration the tool takes and of
- * PUNCTUAL_PRECISION in the preload shim: units, fractions, the default unit, overflow,
- * and what it rejects (with *res untouched).
+ * PUNCTUAL_PRECISION in the preload shim: units (m and h too), terms in decreasing units
+ * ("1m30s"), fractions, the default unit and its refusal (-EDOM: a unit is needed),
+ * overflow, and what it rejects (with *res untouched).
  */
 #include <errno.h>
 #include <limits.h>
@@ -37,6 +38,23 @@ static void test_units(void **state)
 	assert_int_equal(parse("3ms", 1), 3000000);
 	assert_int_equal(parse("2s", 1), 2000000000);
 	assert_int_equal(parse("007ms", 1), 7000000);
+	assert_int_equal(parse("1m", 1), 60000000000LL);
+	assert_int_equal(parse("2h", 1), 7200000000000LL);
+	assert_int_equal(parse("1m30s", 1), 90000000000LL);
+	assert_int_equal(parse("1h2m3s4ms5us6ns", 1), 3723004005006LL);
+	assert_int_equal(parse("1.5m", 1), 90000000000LL);
+	assert_int_equal(parse("0.5h30m", 1), 3600000000000LL);
+	assert_int_equal(parse("1s500ms", 1), 1500000000);
+	assert_int_equal(parse("2562047h", 1), 9223369200000000000LL);
+	assert_int_equal(parse("2562048h", 1), -ERANGE);
+	assert_int_equal(parse("2562047h47m16.854775807s", 1), INT64_MAX);
+	assert_int_equal(parse("2562047h47m16.854775808s", 1), -ERANGE);
+	/* no default unit: a bare number is refused, but 0 */
+	assert_int_equal(parse("1000", 0), -EDOM);
+	assert_int_equal(parse("0.5", 0), -EDOM);
+	assert_int_equal(parse("0", 0), 0);
+	assert_int_equal(parse("0.0", 0), 0);
+	assert_int_equal(parse("1000us", 0), 1000000);
 }
 
 static void test_fractions(void **state)
@@ -70,9 +88,10 @@ static void test_limits(void **state)
 static void test_rejects(void **state)
 {
 	(void)state;
-	const char *bad[] = {"",     "-1",   "-1ms",  "+5",     " 5",   "5 ",  "5 ms", "ms",
-	                     ".",    ".s",   "1.2.3", "5m",     "5sec", "5MS", "5Ms",  "1e3",
-	                     "0x10", "5ns ", "5\xc2", "5\xb5s", "inf",  "nan", "5nss"};
+	const char *bad[] = {"",     "-1",    "-1ms",  "+5",     " 5",     "5 ",  "5 ms", "ms",
+	                     ".",    ".s",    "1.2.3", "5min",   "5sec",   "5MS", "5Ms",  "1e3",
+	                     "0x10", "5ns ",  "5\xc2", "5\xb5s", "inf",    "nan", "5nss", "1s1m",
+	                     "1s1s", "30s1m", "1m30",  "1h-1m",  "1m 30s", "1hh", "m30s"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		if (parse(bad[i], 1) != -EINVAL)
 			fail_msg("'%s' was not rejected", bad[i]);

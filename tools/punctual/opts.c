@@ -15,8 +15,13 @@ int64_t opt_duration(const char *opt, const char *s, int64_t default_unit_ns)
 	int r = pn__parse_duration(s, default_unit_ns, &v);
 	if (r == -ERANGE)
 		usage_error("%s: '%s' is too large", opt, s);
+	if (r == -EDOM)
+		usage_error("%s: '%s' needs a unit: %sus, %sms or %ss (ns, us, ms, s, m, h)", opt, s,
+		            s, s, s);
 	if (r < 0)
-		usage_error("%s: '%s' is not a duration (a number with ns, us, ms or s)", opt, s);
+		usage_error("%s: '%s' is not a duration (a number and a unit: 250us, 1.5ms, 2s, "
+		            "1m30s)",
+		            opt, s);
 	return v;
 }
 
@@ -122,28 +127,32 @@ void no_more_args(int argc, char **argv)
 }
 
 /* Whether s, a valid duration, is a whole number of ns: "1.5us" is; "0.5" and "1.0005us",
- * which pn__parse_duration truncates, are not. */
+ * which pn__parse_duration truncates, are not. Each term's fraction times its unit must be
+ * whole. */
 static bool whole_ns(const char *s)
 {
-	const char *d = strchr(s, '.');
-	if (!d)
-		return true;
-	d++;
-	const char *unit = d + strspn(d, "0123456789"), *end = unit;
-	while (end > d && end[-1] == '0')
-		end--;
-	if (end == d)
-		return true;
-	if (end - d > 9) /* no unit is above 1e9 ns */
-		return false;
-	char one[16];
-	int64_t unit_ns, frac = 0, scale = 1;
-	snprintf(one, sizeof(one), "1%s", unit);
-	if (pn__parse_duration(one, 1, &unit_ns) < 0)
-		return false;
-	for (const char *p = d; p < end; p++, scale *= 10)
-		frac = frac * 10 + (*p - '0');
-	return frac * unit_ns % scale == 0; /* < 1e9 * 1e9: no overflow */
+	for (const char *p = s; *p;) {
+		p += strspn(p, "0123456789");
+		const char *d = *p == '.' ? p + 1 : p, *end = d + strspn(d, "0123456789");
+		const char *unit = end;
+		p = unit + strcspn(unit, "0123456789.");
+		while (end > d && end[-1] == '0')
+			end--;
+		if (end == d)
+			continue;
+		if (end - d > 9) /* no unit is above 2^42 ns: 9 digits cannot all cancel */
+			return false;
+		char one[16];
+		int64_t unit_ns, frac = 0, scale = 1;
+		snprintf(one, sizeof(one), "1%.*s", (int)(p - unit), unit);
+		if (pn__parse_duration(one, 1, &unit_ns) < 0)
+			return false;
+		for (const char *c = d; c < end; c++, scale *= 10)
+			frac = frac * 10 + (*c - '0');
+		if ((__int128)frac * unit_ns % scale != 0)
+			return false;
+	}
+	return true;
 }
 
 int64_t opt_slack(const char *opt, const char *s)
