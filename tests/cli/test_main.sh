@@ -26,7 +26,17 @@ for big in 99999999999999999999 9223372036854775808ns 9999999999s; do
 done
 usage_error "out of range" clock --duration 0
 usage_error "out of range" clock --duration 1ms
-usage_error "is not a duration" clock --duration 2h
+usage_error "is not a duration" clock --duration 2x
+usage_error "out of range" clock --duration 2h
+# durations take m and h, and terms ("1m30s")
+ok clock --duration 0.0005m --json
+# help, suggestions, options alone are probe's
+ok help sleep
+check "help sleep prints sleep's help" grep -q -- '--periodic' "$OUT"
+usage_error "did you mean 'probe'" prbe
+usage_error "did you mean 'sleep'" help slep
+usage_error "did you mean '--interval'" sleep --interal 1ms
+usage_error "punctual probe: unknown option '--bogus'" --bogus
 usage_error "out of range" clock --duration 3601s
 
 # output that cannot reach stdout is exit 1 and one line, for the help and the version as

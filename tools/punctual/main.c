@@ -28,39 +28,75 @@ static const struct subcmd subcmds[] = {
 
 static void help(FILE *f)
 {
-	fprintf(f, "usage: punctual [--help | --version] COMMAND [OPTIONS]\n\n"
+	fprintf(f, "usage: punctual [--help | --version] [COMMAND] [OPTIONS]\n"
+	           "       punctual help COMMAND\n\n"
 	           "Measure and control time on Linux.\n\ncommands:\n");
 	for (size_t i = 0; i < N_SUBCMDS; i++)
 		fprintf(f, "  %-10s %s\n", subcmds[i].name, subcmds[i].summary);
-	fprintf(f, "\nWith no command, punctual runs 'punctual probe'.\n"
-	           "'punctual COMMAND --help' describes a command; man punctual has them all.\n");
+	fprintf(f, "\nWith no command (or only options, such as --quick), punctual runs\n"
+	           "'punctual probe'. 'punctual help COMMAND' or 'punctual COMMAND --help'\n"
+	           "describes a command; man punctual has them all.\n");
+}
+
+static const struct subcmd *find(const char *name)
+{
+	for (size_t i = 0; i < N_SUBCMDS; i++)
+		if (strcmp(name, subcmds[i].name) == 0)
+			return &subcmds[i];
+	return NULL;
+}
+
+/* Exits 2 for an unknown command, with the nearest one's name when it is near. */
+_Noreturn static void unknown(const char *a)
+{
+	const char *names[N_SUBCMDS];
+	for (size_t i = 0; i < N_SUBCMDS; i++)
+		names[i] = subcmds[i].name;
+	const char *best = nearest(a, names, N_SUBCMDS);
+	if (best)
+		usage_error("unknown command '%s'; did you mean '%s'?", a, best);
+	usage_error("unknown command '%s' (commands: probe, clock, sleep, slack, run, cpus, "
+	            "timers)",
+	            a);
+}
+
+static int run(const struct subcmd *c, int argc, char **argv)
+{
+	int st = c->run(argc, argv);
+	stdout_close();
+	return st;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		int st = cmd_probe(1, (char *[]){"probe", NULL});
-		stdout_close();
-		return st;
-	}
+	if (argc < 2)
+		return run(find("probe"), 1, (char *[]){"probe", NULL});
 	const char *a = argv[1];
-	if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0 || strcmp(a, "help") == 0) {
+	if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0 ||
+	    (strcmp(a, "help") == 0 && argc == 2)) {
 		help(stdout);
 		stdout_close();
 		return 0;
+	}
+	if (strcmp(a, "help") == 0) { /* help COMMAND: the command's own help */
+		const struct subcmd *c = find(argv[2]);
+		if (!c)
+			unknown(argv[2]);
+		if (argc > 3)
+			usage_error("help takes one command: 'punctual help %s'", argv[2]);
+		return run(c, 2, (char *[]){argv[2], "--help", NULL});
 	}
 	if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
 		printf("punctual %s (libpunctual %s)\n", PUNCTUAL_VERSION, pn_version());
 		stdout_close();
 		return 0;
 	}
-	for (size_t i = 0; i < N_SUBCMDS; i++)
-		if (strcmp(a, subcmds[i].name) == 0) {
-			int st = subcmds[i].run(argc - 1, argv + 1);
-			stdout_close();
-			return st;
-		}
-	if (a[0] == '-')
-		usage_error("unknown option '%s'", a);
-	usage_error("unknown command '%s'", a);
+	const struct subcmd *c = find(a);
+	if (c)
+		return run(c, argc - 1, argv + 1);
+	if (a[0] == '-') { /* options alone are probe's: `punctual --quick` */
+		argv[0] = "probe";
+		return run(find("probe"), argc, argv);
+	}
+	unknown(a);
 }

@@ -3,6 +3,7 @@
  * subcommand. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,8 +17,8 @@ int64_t opt_duration(const char *opt, const char *s, int64_t default_unit_ns)
 	if (r == -ERANGE)
 		usage_error("%s: '%s' is too large", opt, s);
 	if (r == -EDOM)
-		usage_error("%s: '%s' needs a unit: %sus, %sms or %ss (ns, us, ms, s, m, h)", opt, s,
-		            s, s, s);
+		usage_error("%s: '%s' needs a unit: %sus, %sms or %ss (ns, us, ms, s, m, h)", opt,
+		            s, s, s, s);
 	if (r < 0)
 		usage_error("%s: '%s' is not a duration (a number and a unit: 250us, 1.5ms, 2s, "
 		            "1m30s)",
@@ -81,6 +82,64 @@ static const struct option *long_opt(const struct option *lo, const char *name, 
 	return n == 1 ? found : NULL;
 }
 
+/* The edit distance between a and b (insertions, deletions, substitutions, and swaps of
+ * two neighbours: "prbe", "porbe" -> "probe"), capped at 9. */
+static int distance(const char *a, const char *b)
+{
+	size_t n = strlen(a), m = strlen(b);
+	if (n > 31 || m > 31)
+		return 9;
+	int d[32][32];
+	for (size_t i = 0; i <= n; i++)
+		d[i][0] = (int)i;
+	for (size_t j = 0; j <= m; j++)
+		d[0][j] = (int)j;
+	for (size_t i = 1; i <= n; i++)
+		for (size_t j = 1; j <= m; j++) {
+			int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < c)
+				c = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < c)
+				c = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < c)
+				c = d[i - 2][j - 2] + 1;
+			d[i][j] = c;
+		}
+	return d[n][m] < 9 ? d[n][m] : 9;
+}
+
+const char *nearest(const char *s, const char *const *names, size_t n)
+{
+	const char *best = NULL;
+	int bd = 3; /* at most two edits, and fewer than the word's own length */
+	for (size_t i = 0; i < n; i++) {
+		int d = distance(s, names[i]);
+		if (d < bd && d < (int)strlen(s)) {
+			bd = d;
+			best = names[i];
+		}
+	}
+	return best;
+}
+
+/* "; did you mean '--name'?" for the long option nearest to a ("--nam"), or "". */
+static const char *option_hint(const char *a, const struct option *lo, char *buf, size_t n)
+{
+	const char *names[64];
+	size_t k = 0;
+	for (; lo->name && k < 64; lo++)
+		names[k++] = lo->name;
+	const char *arg = a + strspn(a, "-");
+	char name[64];
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(arg, "="), arg);
+	const char *best = nearest(name, names, k);
+	if (!best)
+		return "";
+	snprintf(buf, n, "; did you mean '--%s'?", best);
+	return buf;
+}
+
 int next_opt(int argc, char **argv, const char *optstring, const struct option *lo,
              const char *usage)
 {
@@ -114,7 +173,8 @@ int next_opt(int argc, char **argv, const char *optstring, const struct option *
 			usage_error("a value must not be negative (-%c...)", optopt);
 		if (optopt)
 			usage_error("unknown option '-%c'", optopt);
-		usage_error("unknown option '%s'", a);
+		char hint[96];
+		usage_error("unknown option '%s'%s", a, option_hint(a, lo, hint, sizeof(hint)));
 	}
 	}
 	return c;

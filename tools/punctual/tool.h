@@ -27,6 +27,9 @@ _Noreturn void usage_error(const char *fmt, ...) PN_FMT(1, 2);
 _Noreturn void die(int st, const char *fmt, ...) PN_FMT(2, 3);
 
 /* ---- values with units (opts.c) ---- */
+/* Of names[n], the nearest to s (at most two edits away, fewer than s has letters: "prbe"
+ * -> "probe"), for a "did you mean"; NULL when none is that near. */
+const char *nearest(const char *s, const char *const *names, size_t n);
 /* pn__parse_duration (src/internal.h), but exits 2 with a message naming opt on error. */
 int64_t opt_duration(const char *opt, const char *s, int64_t default_unit_ns);
 /* A timer slack value: a duration (a bare number is ns) that is a whole number of ns,
