@@ -138,9 +138,6 @@ static void measure_sleeps(struct probe *p)
 	if (r < 0)
 		die(1, "%s failed: %s", p->sleeps.failed ? p->sleeps.failed->id : "a sleep",
 		    pn_strerror(r));
-	struct pn_sleep_stats st;
-	pn_sleep_stats(&st);
-	p->precise_spin_ns = st.sleeps ? (double)st.spun_ns / (double)st.sleeps : 0;
 }
 
 /* ---- timers: coalescing in real time ---------------------------------------------- */
@@ -206,6 +203,13 @@ static const struct sleep_cell *cell(const struct probe *p, const char *mech, in
 	return sleep_matrix_cell(&p->sleeps, interval, slack, m);
 }
 
+/* The mean spin per sleep of a precise cell. */
+static double cell_spin(const struct sleep_cell *c)
+{
+	uint64_t n = pn_hist_count(&c->overshoot);
+	return n ? (double)c->spun_ns / (double)n : 0;
+}
+
 static void recommend(struct probe *p)
 {
 	char a[32], b[32], c[32], e4[32];
@@ -240,7 +244,7 @@ static void recommend(struct probe *p)
 			     "`punctual run --precise=1us -- APP` for a program you cannot change, "
 			     "measured %s at p99, for %s of spinning per sleep.",
 			     fmt_ns(a, sizeof(a), (double)kp), fmt_ns(b, sizeof(b), (double)pp),
-			     fmt_ns(c, sizeof(c), p->precise_spin_ns));
+			     fmt_ns(c, sizeof(c), cell_spin(pr)));
 	}
 	/* poll/epoll_wait round short timeouts up to a millisecond */
 	const struct sleep_cell *ep = cell(p, "epoll_wait", 0, best);

@@ -46,7 +46,6 @@ struct probe {
 	int64_t intervals[PROBE_INTERVALS], slacks[PROBE_SLACKS];
 	const struct sleep_mech *mechs[PROBE_MECHS];
 	struct sleep_matrix sleeps;
-	double precise_spin_ns; /* mean spin per pn_sleep_until in the sleep section */
 	struct pn_cpu_info cpu;
 	int cpu_status; /* pn_cpu_info's: 0, or -errno and cpu is not filled */
 	int cpu_count;  /* pn_cpu_count(), which answers even then */

@@ -244,10 +244,14 @@ void probe_render_json(const struct probe *p)
 				json_bool(&j, "supported", !x->unsupported[m]);
 				json_uint(&j, "early", c->early);
 				json_hist(&j, "overshoot_ns", &c->overshoot, 0);
+				if (strncmp(x->m[m]->id, "precise", 7) == 0 &&
+				    pn_hist_count(&c->overshoot))
+					json_num(&j, "spin_per_sleep_ns",
+					         (double)c->spun_ns /
+					                 (double)pn_hist_count(&c->overshoot));
 				json_obj_end(&j);
 			}
 	json_arr_end(&j);
-	json_num(&j, "precise_spin_per_sleep_ns", p->precise_spin_ns);
 	json_obj_end(&j);
 
 	const struct probe_timers *t = &p->timers;

@@ -547,6 +547,10 @@ void sleep_cell_init(struct sleep_cell *cell)
 int sleep_sample(struct sleep_ctx *c, const struct sleep_mech *m, int64_t interval,
                  struct sleep_cell *cell)
 {
+	struct pn_sleep_stats before, after;
+	bool pn = m->sleep == s_precise;
+	if (pn) /* the spin this cell's sleep makes, out of the timed stretch */
+		pn_sleep_stats(&before);
 	int64_t start = pn_now();
 	int64_t deadline = start + interval;
 	int64_t iv = interval;
@@ -570,5 +574,9 @@ int sleep_sample(struct sleep_ctx *c, const struct sleep_mech *m, int64_t interv
 	pn_hist_record(&cell->overshoot, end - deadline);
 	if (!m->baseline && end < deadline)
 		cell->early++;
+	if (pn) {
+		pn_sleep_stats(&after);
+		cell->spun_ns += after.spun_ns - before.spun_ns;
+	}
 	return 0;
 }

@@ -56,6 +56,7 @@ struct sleep_cell {
 	uint64_t interrupted;     /* calls cut short by a signal (resumed) */
 	uint64_t errors;
 	int last_error;
+	int64_t spun_ns; /* pn_sleep_until's spin over the cell's sleeps (its statistics) */
 };
 
 void sleep_cell_init(struct sleep_cell *cell);
