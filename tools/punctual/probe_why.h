@@ -25,6 +25,15 @@ struct probe_why {
 	int runnable, cpus;     /* procs_running (/proc/stat) at the end, CPUs online */
 	struct others others;   /* what other processes ran during the loop */
 	int others_status;      /* 0, or -errno: /proc unreadable */
+	/* The same loop, shorter, with /dev/cpu_dma_latency held at 0 (PM QoS: no CPU goes
+	 * into an idle state it takes longer than 0 us to leave), for a wakeup from idle that
+	 * is late for the guest's own idle states, not the host's */
+	struct {
+		int status;     /* 0 measured, or -errno: the file cannot be held (not root) */
+		int64_t elapsed;
+		uint64_t cycles, late, late_before; /* late: over 2x the main loop's median */
+		int64_t p50, p99;
+	} qos;
 };
 
 /* Measures (1 s with quick, else 3 s); exits 1 on failure (out of memory, the clock). */
