@@ -247,7 +247,7 @@ else
 	jq_check "probe: why_late names throttled and the cgroup" --arg p "/pn-late-$$" \
 		'(.why_late.causes | max_by(.count)) as $t | $t.cause == "throttled" and $t.cgroup == $p and any(.why_late.cgroup.quota_levels[]; .path == $p and .nr_throttled > 0)' "$J"
 	jq_check "probe: the recommendation names the quota" --arg p "/pn-late-$$" \
-		'any(.recommendations[]; startswith("CFS throttling") and contains($p))' "$J"
+		'any(.recommendations[]; .kind == "throttling" and (.text | startswith("CFS throttling") and contains($p)))' "$J"
 	check "probe --prom: throttled periods of the cgroup" \
 		grep -Eq "^punctual_cgroup_cfs_throttled_periods_total\{cgroup=\"/pn-late-$$\"\} [1-9]" "$TMP/why.prom"
 	check "probe --prom: late deadlines by cause" grep -Eq '^punctual_late_deadlines\{cause="throttled"\} [1-9]' "$TMP/why.prom"

@@ -184,14 +184,33 @@ static void measure_timers(struct probe *p)
 
 /* ---- recommendations: each quotes a gain measured above ----------------------------- */
 
-PN_FMT(2, 3) static void reco(struct probe *p, const char *fmt, ...)
+/* Appends a recommendation of kind (naming command, "" none), its text from fmt; returns it,
+ * so that a measured one can say what it moved (NULL when the list is full). */
+PN_FMT(4, 5)
+static struct probe_reco *reco(struct probe *p, const char *kind, const char *command,
+                               const char *fmt, ...)
 {
 	if (p->nrecos == PROBE_RECOS)
-		return;
+		return NULL;
+	struct probe_reco *r = &p->recos[p->nrecos++];
+	*r = (struct probe_reco){.kind = kind};
+	snprintf(r->command, sizeof(r->command), "%s", command);
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(p->recos[p->nrecos++], sizeof(p->recos[0]), fmt, ap);
+	vsnprintf(r->text, sizeof(r->text), fmt, ap);
 	va_end(ap);
+	return r;
+}
+
+/* What r's change moved, measured: figure from before to after. */
+static void measured(struct probe_reco *r, const char *figure, double before, double after)
+{
+	if (!r)
+		return;
+	r->measured = true;
+	r->figure = figure;
+	r->before = before;
+	r->after = after;
 }
 
 static const struct sleep_cell *cell(const struct probe *p, const char *mech, int interval,
@@ -219,14 +238,16 @@ static void recommend(struct probe *p)
 		int64_t md = pn_hist_percentile(&d->overshoot, 50),
 		        m1 = pn_hist_percentile(&s1->overshoot, 50);
 		if (md - m1 > 5000 && md - m1 > md / 5)
-			reco(p,
-			     "Sleeps overshoot by %s at the median (nanosleep, 100 us), %s of it "
-			     "timer slack (%s): `punctual run --slack 1ns -- APP`, or "
-			     "TimerSlackNSec=1ns in its systemd unit (measured: %s).",
-			     fmt_ns(a, sizeof(a), (double)md),
-			     fmt_ns(b, sizeof(b), (double)(md - m1)),
-			     fmt_ns(c, sizeof(c), (double)p->slack_self),
-			     fmt_ns(e4, sizeof(e4), (double)m1));
+			measured(reco(p, "slack", "punctual run --slack 1ns -- APP",
+			              "Sleeps overshoot by %s at the median (nanosleep, 100 us), "
+			              "%s of it "
+			              "timer slack (%s): `punctual run --slack 1ns -- APP`, or "
+			              "TimerSlackNSec=1ns in its systemd unit (measured: %s).",
+			              fmt_ns(a, sizeof(a), (double)md),
+			              fmt_ns(b, sizeof(b), (double)(md - m1)),
+			              fmt_ns(c, sizeof(c), (double)p->slack_self),
+			              fmt_ns(e4, sizeof(e4), (double)m1)),
+			         "p50_ns", (double)md, (double)m1);
 	}
 	/* precise sleeps: p99 at 100 us, best kernel-only vs pn_sleep_until(1 us) */
 	int best = p->sleeps.nslacks - 1;
@@ -236,15 +257,20 @@ static void recommend(struct probe *p)
 		int64_t kp = pn_hist_percentile(&k->overshoot, 99),
 		        pp = pn_hist_percentile(&pr->overshoot, 99);
 		if (kp > 10000 && pp * 2 < kp)
-			reco(p,
-			     "Deadlines that matter: even with slack 1 ns the kernel wakes %s late "
-			     "at "
-			     "p99 (clock_nanosleep, 100 us). pn_sleep_until(deadline, 1us) in "
-			     "code, or "
-			     "`punctual run --precise=1us -- APP` for a program you cannot change, "
-			     "measured %s at p99, for %s of spinning per sleep.",
-			     fmt_ns(a, sizeof(a), (double)kp), fmt_ns(b, sizeof(b), (double)pp),
-			     fmt_ns(c, sizeof(c), cell_spin(pr)));
+			measured(reco(p, "precise", "punctual run --precise=1us -- APP",
+			              "Deadlines that matter: even with slack 1 ns the kernel "
+			              "wakes %s late "
+			              "at "
+			              "p99 (clock_nanosleep, 100 us). pn_sleep_until(deadline, "
+			              "1us) in "
+			              "code, or "
+			              "`punctual run --precise=1us -- APP` for a program you "
+			              "cannot change, "
+			              "measured %s at p99, for %s of spinning per sleep.",
+			              fmt_ns(a, sizeof(a), (double)kp),
+			              fmt_ns(b, sizeof(b), (double)pp),
+			              fmt_ns(c, sizeof(c), cell_spin(pr))),
+			         "p99_ns", (double)kp, (double)pp);
 	}
 	/* poll/epoll_wait round short timeouts up to a millisecond */
 	const struct sleep_cell *ep = cell(p, "epoll_wait", 0, best);
@@ -253,7 +279,7 @@ static void recommend(struct probe *p)
 		int64_t e = pn_hist_percentile(&ep->duration, 50),
 		        n = pn_hist_percentile(&ns->duration, 50);
 		if (e > 4 * n && e > 500000)
-			reco(p,
+			reco(p, "epoll", "",
 			     "epoll_wait takes milliseconds: a 1 us timeout lasted %s at the "
 			     "median, "
 			     "against %s for nanosleep. Event loops that need sub-millisecond "
@@ -264,7 +290,7 @@ static void recommend(struct probe *p)
 	/* clocks: system calls where the vDSO should serve */
 	int mono = probe_clock(p, "libc:CLOCK_MONOTONIC"), cyc = probe_clock(p, "pn_cycles");
 	if (mono >= 0 && cyc >= 0 && strcmp(p->clocks[mono].path, "syscall") == 0)
-		reco(p,
+		reco(p, "clock", "punctual clock --clocksources",
 		     "clock_gettime is a system call here (%s per read, clocksource %s): for "
 		     "timestamps use pn_cycles (%s, measured), or a clocksource with a vDSO mode "
 		     "(`punctual clock --clocksources` measures each).",
@@ -272,29 +298,30 @@ static void recommend(struct probe *p)
 		     fmt_ns(b, sizeof(b), p->clocks[cyc].cost_median));
 	/* CPUs */
 	if (p->cpu_status == 0 && p->cpu.online > 0 && p->cpu.count < p->cpu.online)
-		reco(p,
+		reco(p, "cpus", "punctual cpus",
 		     "This process may use %d CPU%s, not the %d online (%s): size thread pools "
 		     "with pn_cpu_count() or `punctual cpus`, not nproc or "
 		     "sysconf(_SC_NPROCESSORS_ONLN).",
 		     p->cpu.count, p->cpu.count == 1 ? "" : "s", p->cpu.online, p->cpu.reason);
 	/* what precision costs: the budget that buys the most per CPU */
-	if (p->nrecos < PROBE_RECOS &&
-	    probe_frontier_reco(&p->frontier, p->recos[p->nrecos], sizeof(p->recos[0])))
+	if (p->nrecos < PROBE_RECOS && probe_frontier_reco(&p->frontier, &p->recos[p->nrecos]))
 		p->nrecos++;
 	/* why late: only when one cause holds most of the late tail */
-	if (p->nrecos < PROBE_RECOS &&
-	    probe_why_reco(&p->why, p->recos[p->nrecos], sizeof(p->recos[0])))
+	if (p->nrecos < PROBE_RECOS && probe_why_reco(&p->why, &p->recos[p->nrecos]))
 		p->nrecos++;
 	/* coalescing */
 	struct probe_timers *t = &p->timers;
 	if (t->run && t->wakeups_window < t->wakeups_exact)
-		reco(p,
-		     "Give timers a precision window: %d timers woke the loop %llu times with no "
-		     "window and %llu times with %d%% of their delay (measured; offline optimum "
-		     "%llu), never early.",
-		     t->timers, (unsigned long long)t->wakeups_exact,
-		     (unsigned long long)t->wakeups_window, t->percent,
-		     (unsigned long long)t->optimum_window);
+		measured(reco(p, "timers", "pn_wheel_add(timer, deadline, precision)",
+		              "Give timers a precision window: %d timers woke the loop %llu times "
+		              "with no "
+		              "window and %llu times with %d%% of their delay (measured; offline "
+		              "optimum "
+		              "%llu), never early.",
+		              t->timers, (unsigned long long)t->wakeups_exact,
+		              (unsigned long long)t->wakeups_window, t->percent,
+		              (unsigned long long)t->optimum_window),
+		         "wakeups", (double)t->wakeups_exact, (double)t->wakeups_window);
 }
 
 int cmd_probe(int argc, char **argv)

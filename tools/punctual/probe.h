@@ -12,6 +12,7 @@
 #include "measure/clocks.h"
 #include "measure/matrix.h"
 #include "probe_frontier.h"
+#include "probe_reco.h"
 #include "probe_why.h"
 #include "tool.h"
 
@@ -52,7 +53,7 @@ struct probe {
 	struct probe_timers timers;
 	struct probe_why why; /* probe_why.c */
 	struct probe_frontier frontier; /* probe_frontier.c */
-	char recos[PROBE_RECOS][640];
+	struct probe_reco recos[PROBE_RECOS];
 	int nrecos;
 	int64_t elapsed;
 };

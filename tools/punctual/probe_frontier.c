@@ -112,10 +112,12 @@ void probe_frontier_text(FILE *f, const struct probe_frontier *pf)
 	        FRONTIER_MIN_P99, fmt_ns(a, sizeof(a), (double)c->precision));
 }
 
-int probe_frontier_reco(const struct probe_frontier *pf, char *buf, size_t n)
+int probe_frontier_reco(const struct probe_frontier *pf, struct probe_reco *r)
 {
 	if (!pf->run || !pf->f || pf->best < 0 || pf->len_1ms < 0)
 		return 0;
+	char *buf = r->text;
+	size_t n = sizeof(r->text);
 	const struct frontier_config *c = &pf->f->c;
 	int l = pf->len_1ms, k = -1, fixed = -1;
 	for (int v = 0; v < c->nvar; v++) {
@@ -125,6 +127,11 @@ int probe_frontier_reco(const struct probe_frontier *pf, char *buf, size_t n)
 			fixed = v;
 	}
 	const struct frontier_cell *b = &pf->f->cell[l][pf->best], *kc = &pf->f->cell[l][k];
+	*r = (struct probe_reco){.kind = "budget",
+	                         .measured = true,
+	                         .figure = "p99_ns",
+	                         .before = (double)pn_hist_percentile(&kc->late, 99),
+	                         .after = (double)pn_hist_percentile(&b->late, 99)};
 	char p1[16], p2[16], p3[16], name[32], flag[48];
 	const struct frontier_variant *v = &c->var[pf->best];
 	if (v->kind == FR_AUTO)
@@ -147,6 +154,7 @@ int probe_frontier_reco(const struct probe_frontier *pf, char *buf, size_t n)
 		              fmt_ns(p3, sizeof(p3), (double)pn_hist_percentile(&fc->late, 99)),
 		              frontier_cpu_pct(fc));
 	}
+	snprintf(r->command, sizeof(r->command), "punctual run %s -- APP", flag);
 	if (w > 0 && (size_t)w < n)
 		snprintf(buf + w, n - (size_t)w, ": `punctual run %s -- APP`%s.", flag,
 		         v->kind == FR_AUTO

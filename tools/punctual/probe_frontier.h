@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "measure/frontier.h"
+#include "probe_reco.h"
 #include "tool.h"
 
 struct probe_frontier {
@@ -24,8 +25,8 @@ struct probe_frontier {
 
 /* Measures (exits 1 on failure). */
 void probe_frontier_measure(struct probe_frontier *pf, bool quick);
-/* A recommendation into buf: 1, else 0. */
-int probe_frontier_reco(const struct probe_frontier *pf, char *buf, size_t n);
+/* A recommendation into *r: 1, else 0. */
+int probe_frontier_reco(const struct probe_frontier *pf, struct probe_reco *r);
 void probe_frontier_text(FILE *f, const struct probe_frontier *pf);
 void probe_frontier_json(struct json *j, const struct probe_frontier *pf);
 void probe_frontier_prom(FILE *f, const struct probe_frontier *pf);

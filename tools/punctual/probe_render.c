@@ -182,7 +182,7 @@ void probe_render_text(const struct probe *p)
 	if (!p->nrecos)
 		fprintf(out, "  none: nothing measured here calls for a change\n");
 	for (int i = 0; i < p->nrecos; i++)
-		fprintf(out, "  %d. %s\n", i + 1, p->recos[i]);
+		fprintf(out, "  %d. %s\n", i + 1, p->recos[i].text);
 	fprintf(out, "\nmeasured in %.1f s; `punctual probe --json` has every figure\n",
 	        (double)p->elapsed / 1e9);
 }
@@ -287,8 +287,22 @@ void probe_render_json(const struct probe *p)
 	probe_frontier_json(&j, &p->frontier);
 	probe_why_json(&j, &p->why);
 	json_arr(&j, "recommendations");
-	for (int i = 0; i < p->nrecos; i++)
-		json_str(&j, NULL, p->recos[i]);
+	for (int i = 0; i < p->nrecos; i++) {
+		const struct probe_reco *r = &p->recos[i];
+		json_obj(&j, NULL);
+		json_str(&j, "kind", r->kind);
+		if (*r->command)
+			json_str(&j, "command", r->command);
+		if (r->measured) {
+			json_obj(&j, "effect");
+			json_str(&j, "figure", r->figure);
+			json_num(&j, "before", r->before);
+			json_num(&j, "after", r->after);
+			json_obj_end(&j);
+		}
+		json_str(&j, "text", r->text);
+		json_obj_end(&j);
+	}
 	json_arr_end(&j);
 	json_end(&j);
 }

@@ -156,12 +156,18 @@ static bool others_busy(const struct probe_why *w)
 }
 
 /* PM QoS, when holding cpu_dma_latency at 0 measurably helped: 1, else 0. */
-static int qos_reco(const struct probe_why *w, char *buf, size_t n)
+static int qos_reco(const struct probe_why *w, struct probe_reco *r)
 {
 	if (!qos_helps(w))
 		return 0;
 	char a[32], b[32];
-	snprintf(buf, n,
+	*r = (struct probe_reco){.kind = "pm_qos",
+	                         .measured = true,
+	                         .figure = "late_share",
+	                         .before = (double)w->qos.late_before / (double)w->cycles,
+	                         .after = (double)w->qos.late / (double)w->qos.cycles};
+	snprintf(r->command, sizeof(r->command), "hold /dev/cpu_dma_latency at 0");
+	snprintf(r->text, sizeof(r->text),
 	         "Wakeups from idle: holding /dev/cpu_dma_latency at 0 (PM QoS: no CPU idles in "
 	         "a state slower to leave) cut the 1 ms loop's late wakeups from %.1f%% to %.1f%% "
 	         "and its median from %s to %s (measured, %.1f s each). Keep it held while the "
@@ -176,8 +182,10 @@ static int qos_reco(const struct probe_why *w, char *buf, size_t n)
 	return 1;
 }
 
-int probe_why_reco(const struct probe_why *w, char *buf, size_t n)
+int probe_why_reco(const struct probe_why *w, struct probe_reco *r)
 {
+	char *buf = r->text;
+	size_t n = sizeof(r->text);
 	const struct cause_table *t = &w->tab;
 	int top = cause_table_top(t);
 	char a[32], b[32], c[32], d[32];
@@ -186,7 +194,7 @@ int probe_why_reco(const struct probe_why *w, char *buf, size_t n)
 	/* a dominant cause, over enough deadlines to be more than one accident */
 	if (w->status < 0 || top < 0 || t->late < 10 || 2 * t->c[top].count < t->late ||
 	    t->c[top].wakeups < 2)
-		return qos_reco(w, buf, n);
+		return qos_reco(w, r);
 	double share = 100.0 * (double)t->c[top].count / (double)t->late;
 	fmt_ns(a, sizeof(a), (double)t->c[top].max_ns);
 	if (top == CAUSE_THROTTLED) {
@@ -194,11 +202,12 @@ int probe_why_reco(const struct probe_why *w, char *buf, size_t n)
 		if (lv < 0)
 			return 0;
 		const __typeof__(w->cg.lv[0]) *l = &w->cg.lv[lv];
+		r->kind = "throttling";
 		snprintf(
 		        buf, n,
 		        "CFS throttling: %.0f%% of the late deadlines of a 1 ms loop (up to %s "
 		        "late) "
-		        "came from cgroup %s's quota, %s per %s (throttled in %llu of %llu periods "
+		        "came from cgroup %.240s's quota, %s per %s (throttled in %llu of %llu periods "
 		        "since it was created). Raise the limit, shorten the period (a throttle "
 		        "lasts up to period - quota), or allow bursts (%s).",
 		        share, a, l->path, fmt_ns(b, sizeof(b), (double)l->quota_us * 1e3),
@@ -210,6 +219,7 @@ int probe_why_reco(const struct probe_why *w, char *buf, size_t n)
 	}
 	char names[160];
 	if (top == CAUSE_PREEMPTED) {
+		r->kind = "preemption";
 		snprintf(buf, n,
 		         "Preemption: %.0f%% of the late deadlines of a 1 ms loop (up to %s late) "
 		         "waited on the runqueue behind other runnable tasks (%.1f CPUs kept busy "
@@ -223,9 +233,10 @@ int probe_why_reco(const struct probe_why *w, char *buf, size_t n)
 		return 1;
 	}
 	/* the guest's own idle states before the host */
-	if (qos_reco(w, buf, n))
+	if (qos_reco(w, r))
 		return 1;
 	if (others_busy(w) && (top == CAUSE_STOLEN || top == CAUSE_WAKEUP)) {
+		r->kind = "busy";
 		snprintf(buf, n,
 		         "A busy machine: while the 1 ms loop ran (p99 %s late), other processes "
 		         "kept %.1f of %d CPUs busy%s. Its late tail may be theirs, not the "
@@ -235,6 +246,7 @@ int probe_why_reco(const struct probe_why *w, char *buf, size_t n)
 		return 1;
 	}
 	if (top == CAUSE_STOLEN || (top == CAUSE_WAKEUP && t->c[top].max_ns >= 1000000)) {
+		r->kind = "host";
 		snprintf(buf, n,
 		         "%s: %.0f%% of the late deadlines of a 1 ms loop (up to %s late, p99 %s) "
 		         "had no cause inside this machine%s: the hypervisor %s. Ask for dedicated "

@@ -10,6 +10,7 @@
 
 #include "measure/causes.h"
 #include "measure/others.h"
+#include "probe_reco.h"
 #include "tool.h"
 
 struct probe_why {
@@ -38,9 +39,9 @@ struct probe_why {
 
 /* Measures (1 s with quick, else 3 s); exits 1 on failure (out of memory, the clock). */
 void probe_why_measure(struct probe_why *w, bool quick);
-/* A recommendation into buf when the figures support one (a dominant cause with enough
+/* A recommendation into *r when the figures support one (a dominant cause with enough
  * late deadlines): 1, else 0. */
-int probe_why_reco(const struct probe_why *w, char *buf, size_t n);
+int probe_why_reco(const struct probe_why *w, struct probe_reco *r);
 void probe_why_text(FILE *f, const struct probe_why *w);
 void probe_why_json(struct json *j, const struct probe_why *w);
 void probe_why_prom(FILE *f, const struct probe_why *w);
