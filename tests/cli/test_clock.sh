@@ -36,7 +36,12 @@ jq_check "the coarse clock steps coarsely" \
 jq_check "host facts" '.host.kernel and .host.clocksource and (.host.available_clocksources | length > 0) and .host.tick_hz_estimate > 0' "$J"
 jq_check "sources measured once without --clocksources" '.clocksources == null' "$J"
 
-ok clock --duration 100ms
+COLUMNS=80 ok clock --duration 100ms
+check "clock fits 80 columns at COLUMNS=80 ($(awk 'length > 80' "$OUT" | head -c 200))" \
+	sh -c "awk 'length > 80 {exit 1}' '$OUT'"
+check "clock says which columns it left out" grep -q -- '--wide shows all' "$OUT"
+COLUMNS=200 ok clock --duration 100ms --wide
+check "clock --wide shows every column" grep -q 'getres' "$OUT"
 check "table header" grep -q '^rank  source' "$OUT"
 check "table has a pn_now row" grep -q ' pn_now  ' "$OUT"
 check "no progress noise on stderr when it is not a terminal" test "$RC" -eq 0 -a ! -s "$ERR"

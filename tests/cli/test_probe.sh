@@ -66,7 +66,9 @@ else
 	skip "--plot: gnuplot is not installed"
 fi
 
-ok probe --quick
+COLUMNS=80 ok probe --quick
+check "no line of probe --quick is over 80 columns at COLUMNS=80 ($(awk 'length > 80' "$OUT" | head -c 200))" \
+	sh -c "awk 'length > 80 {exit 1}' '$OUT'"
 for s in system clocks sleeps timers cpus "what precision costs here" recommendations; do
 	check "the report has a $s section" grep -q "^$s" "$OUT"
 done

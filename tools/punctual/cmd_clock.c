@@ -35,6 +35,8 @@ static const char usage[] =
         "                      ms, s; a bare number is seconds)\n"
         "  -c, --clocksources  measure under every available kernel clocksource (root only);\n"
         "                      the original is restored, also on SIGINT, SIGTERM or error\n"
+        "      --wide          every column of the table, whatever the width (by default\n"
+        "                      the least needed are left out to fit $COLUMNS, or 80)\n"
         "  -h, --help          this text\n";
 
 struct cs_run {
@@ -175,28 +177,80 @@ static const char *fmt_res(char *buf, size_t n, int64_t ns)
 	return fmt_ns(buf, n, (double)ns);
 }
 
+/* The table's columns, most needed first: what fits the output's width is shown (all of
+ * them with --wide), in the table's order. */
+enum { C_RANK, C_SOURCE, C_VIA, C_PATH, C_MIN, C_MEDIAN, C_GETRES, C_STEP, C_BACK, NCOLS };
+static const struct {
+	const char *head;
+	bool left;
+	int priority; /* 0 first */
+} cols[NCOLS] = {
+        [C_RANK] = {"rank", false, 1},     [C_SOURCE] = {"source", true, 0},
+        [C_VIA] = {"via", true, 4},        [C_PATH] = {"path", true, 3},
+        [C_MIN] = {"min ns", false, 6},    [C_MEDIAN] = {"median ns", false, 2},
+        [C_GETRES] = {"getres", false, 7}, [C_STEP] = {"step", false, 8},
+        [C_BACK] = {"backward", false, 5},
+};
+static bool wide;
+
 static void render_table(const struct cs_run *run)
 {
 	int n = clock_sources_count();
-	char b1[32], b2[32], bw[48];
-	fprintf(out, "\nclocksource %s\n", run->name);
-	fprintf(out, "%-4s  %-26s  %-11s  %-11s  %9s  %9s  %10s  %10s  %s\n", "rank", "source",
-	        "via", "path", "min ns", "median ns", "getres", "step",
-	        "backward (1 cpu / 2 cpus)");
-	for (int i = 0; i < n; i++) {
+	char cell[64][NCOLS][48];
+	int w[NCOLS];
+	for (int c = 0; c < NCOLS; c++)
+		w[c] = (int)strlen(cols[c].head);
+	for (int i = 0; i < n && i < 64; i++) {
 		const struct clock_result *r = &run->res[i];
+		char b1[32];
+		snprintf(cell[i][C_RANK], 48, "%d", r->rank);
+		snprintf(cell[i][C_SOURCE], 48, "%s", r->name);
+		snprintf(cell[i][C_VIA], 48, "%s", r->via);
+		snprintf(cell[i][C_PATH], 48, "%s", r->path);
+		snprintf(cell[i][C_MIN], 48, "%.1f", r->cost_min);
+		snprintf(cell[i][C_MEDIAN], 48, "%.1f", r->cost_median);
+		snprintf(cell[i][C_GETRES], 48, "%s", fmt_res(b1, sizeof(b1), r->getres_ns));
+		snprintf(cell[i][C_STEP], 48, "%s", fmt_res(b1, sizeof(b1), r->step_ns));
 		if (r->handoffs)
-			snprintf(bw, sizeof(bw), "%llu / %llu%s",
+			snprintf(cell[i][C_BACK], 48, "%llu/%llu%s",
 			         (unsigned long long)r->backward_same,
 			         (unsigned long long)r->backward_cross,
-			         r->ordered ? "" : "  (unordered)");
+			         r->ordered ? "" : " unord.");
 		else
-			snprintf(bw, sizeof(bw), "%llu / -", (unsigned long long)r->backward_same);
-		fprintf(out, "%4d  %-26s  %-11s  %-11s  %9.1f  %9.1f  %10s  %10s  %s\n", r->rank,
-		        r->name, r->via, r->path, r->cost_min, r->cost_median,
-		        fmt_res(b1, sizeof(b1), r->getres_ns), fmt_res(b2, sizeof(b2), r->step_ns),
-		        bw);
+			snprintf(cell[i][C_BACK], 48, "%llu/-",
+			         (unsigned long long)r->backward_same);
+		for (int c = 0; c < NCOLS; c++)
+			if ((int)strlen(cell[i][c]) > w[c])
+				w[c] = (int)strlen(cell[i][c]);
 	}
+	/* the columns by priority while they fit, two spaces between */
+	bool show[NCOLS] = {0};
+	int total = 0, dropped = 0;
+	for (int pr = 0; pr < NCOLS; pr++)
+		for (int c = 0; c < NCOLS; c++)
+			if (cols[c].priority == pr) {
+				if (wide || total + w[c] + (total ? 2 : 0) <= out_width()) {
+					show[c] = true;
+					total += w[c] + (total ? 2 : 0);
+				} else {
+					dropped++;
+				}
+			}
+	fprintf(out, "\nclocksource %s\n", run->name);
+	for (int i = -1; i < n && i < 64; i++) {
+		int col = 0;
+		for (int c = 0; c < NCOLS; c++) {
+			if (!show[c])
+				continue;
+			const char *v = i < 0 ? cols[c].head : cell[i][c];
+			fprintf(out, "%s%*s", col ? "  " : "", cols[c].left ? -w[c] : w[c], v);
+			col++;
+		}
+		fputc('\n', out);
+	}
+	if (dropped)
+		fprintf(out, "(%d column%s left out to fit %d columns: --wide shows all)\n",
+		        dropped, dropped == 1 ? "" : "s", out_width());
 }
 
 static void render_text(const struct host *host, const struct pn_cycles_info *ci,
@@ -214,12 +268,16 @@ static void render_text(const struct host *host, const struct pn_cycles_info *ci
 	                                : "not invariant");
 	fprintf(out, "tick         %.0f Hz (coarse clock resolution %s)\n", host->tick_hz,
 	        fmt_ns(b, sizeof(b), (double)host->coarse_res_ns));
-	fprintf(out, "pn_cycles    %s at %.3f MHz (%s)\n", ci->name, ci->hz / 1e6, ci->reason);
+	char cyc[320];
+	snprintf(cyc, sizeof(cyc), "%s at %.3f MHz (%s)", ci->name, ci->hz / 1e6, ci->reason);
+	out_wrap(out, "pn_cycles    ", "             ", cyc);
 	for (int k = 0; k < nruns; k++)
 		render_table(&runs[k]);
-	fprintf(out, "\nbackward: consecutive reads in one thread that went back / reads after a "
-	             "handoff between two CPUs\nthat were below the read before it; nonzero is "
-	             "expected only for unordered counters.\n");
+	fputc('\n', out);
+	out_wrap(out, "", "",
+	         "backward: consecutive reads in one thread that went back / reads after a "
+	         "handoff between two CPUs that were below the read before it; nonzero is expected "
+	         "only for unordered counters (unord.).");
 }
 
 /* ---- the command ------------------------------------------------------------------ */
@@ -230,6 +288,7 @@ int cmd_clock(int argc, char **argv)
 	        {"json", no_argument, NULL, 'j'},
 	        {"duration", required_argument, NULL, 'd'},
 	        {"clocksources", no_argument, NULL, 'c'},
+	        {"wide", no_argument, NULL, 'w'},
 	        {"help", no_argument, NULL, 'h'},
 	        {0},
 	};
@@ -237,13 +296,16 @@ int cmd_clock(int argc, char **argv)
 	int64_t duration = 2 * 1000000000LL;
 	tool_cmd = "clock";
 	int c;
-	while ((c = next_opt(argc, argv, ":jd:ch", opts, usage)) != -1) {
+	while ((c = next_opt(argc, argv, ":jd:cwh", opts, usage)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
 			break;
 		case 'c':
 			all_cs = true;
+			break;
+		case 'w':
+			wide = true;
 			break;
 		case 'd':
 			duration = opt_duration("--duration", optarg, 1000000000LL);

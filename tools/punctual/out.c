@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "tool.h"
 
@@ -44,4 +46,45 @@ void stdout_close(void)
 	if (lost)
 		die(1, "writing to standard output failed%s%s", e ? ": " : "",
 		    e ? strerror(e) : "");
+}
+
+int out_width(void)
+{
+	static int width;
+	if (width)
+		return width;
+	const char *c = getenv("COLUMNS");
+	char *end;
+	long v = c ? strtol(c, &end, 10) : 0;
+	if (c && *c && !*end && v >= 40 && v <= 1000)
+		return width = (int)v;
+	struct winsize ws;
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
+		return width = ws.ws_col;
+	return width = 80;
+}
+
+void out_wrap(FILE *f, const char *first, const char *rest, const char *text)
+{
+	int width = out_width(), col = fprintf(f, "%s", first);
+	int indent = (int)strlen(rest), start = col;
+	for (const char *p = text; *p;) {
+		while (*p == ' ')
+			p++;
+		int len = (int)strcspn(p, " ");
+		if (!len)
+			break;
+		/* a word that does not fit starts a new line, unless it is the line's first */
+		if (col > start && col + 1 + len > width) {
+			fprintf(f, "\n%s", rest);
+			col = start = indent;
+		} else if (col > start) {
+			fputc(' ', f);
+			col++;
+		}
+		fwrite(p, 1, (size_t)len, f);
+		col += len;
+		p += len;
+	}
+	fputc('\n', f);
 }

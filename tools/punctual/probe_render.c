@@ -90,42 +90,49 @@ static void text_clocks(const struct probe *p)
 	fprintf(out, "  pn_cycles: %s at %.3f MHz\n", p->cycles.name, p->cycles.hz / 1e6);
 }
 
+/* A p50 / p99 pair in us: the p99 only from 100 sleeps ("-" under). */
+static const char *pair(char *buf, size_t n, const struct pn_hist *h)
+{
+	double p50 = (double)pn_hist_percentile(h, 50) / 1e3;
+	if (pn_hist_count(h) < 100)
+		snprintf(buf, n, "%.1f / -", p50);
+	else
+		snprintf(buf, n, "%.1f / %.1f", p50, (double)pn_hist_percentile(h, 99) / 1e3);
+	return buf;
+}
+
 static void text_sleeps(const struct probe *p)
 {
-	char b[32];
+	char b[32], c[32];
 	const struct sleep_matrix *x = &p->sleeps;
 	fprintf(out,
-	        "\nsleeps: overshoot past the deadline in us, median / p99 (early returns: %llu)\n",
+	        "\nsleeps: overshoot past the deadline in us, p50 / p99 (early returns: %llu)\n",
 	        (unsigned long long)sleep_matrix_early(x));
-	fprintf(out, "  %-21s", "");
-	for (int i = 0; i < x->nintervals; i++)
-		for (int s = 0; s < x->nslacks; s++) {
-			char h[48];
-			snprintf(h, sizeof(h), "%s, slack %s",
-			         fmt_ns(b, sizeof(b), (double)x->intervals[i]),
-			         fmt_ns((char[32]){0}, 32, (double)x->slacks[s]));
-			fprintf(out, "  %19s", h);
-		}
-	fputc('\n', out);
-	for (int m = 0; m < x->nm; m++) {
-		fprintf(out, "  %-21s", x->m[m]->id);
-		for (int i = 0; i < x->nintervals; i++)
-			for (int s = 0; s < x->nslacks; s++) {
-				if (x->unsupported[m]) {
-					fprintf(out, "  %19s", "unsupported");
-					continue;
-				}
-				const struct sleep_cell *c = sleep_matrix_cell(x, i, s, m);
-				char v[48];
-				snprintf(v, sizeof(v), "%.1f / %.1f",
-				         (double)pn_hist_percentile(&c->overshoot, 50) / 1e3,
-				         (double)pn_hist_percentile(&c->overshoot, 99) / 1e3);
-				fprintf(out, "  %19s", v);
-			}
-		fputc('\n', out);
+	fprintf(out, "  %-20s %-8s", "", "sleep");
+	for (int s = 0; s < x->nslacks; s++) {
+		char h[48];
+		snprintf(h, sizeof(h), "slack %s", fmt_ns(b, sizeof(b), (double)x->slacks[s]));
+		fprintf(out, "  %18s", h);
 	}
-	fprintf(out, "  (precise:P rows are pn_sleep_until with precision P; they set their own "
-	             "slack)\n");
+	fputc('\n', out);
+	for (int m = 0; m < x->nm; m++)
+		for (int i = 0; i < x->nintervals; i++) {
+			fprintf(out, "  %-20s %-8s", i ? "" : x->m[m]->id,
+			        fmt_ns(c, sizeof(c), (double)x->intervals[i]));
+			for (int s = 0; s < x->nslacks; s++) {
+				char v[48];
+				if (x->unsupported[m])
+					snprintf(v, sizeof(v), "unsupported");
+				else
+					pair(v, sizeof(v),
+					     &sleep_matrix_cell(x, i, s, m)->overshoot);
+				fprintf(out, "  %18s", v);
+			}
+			fputc('\n', out);
+		}
+	out_wrap(out, "  ", "  ",
+	         "(precise:P rows are pn_sleep_until with precision P and its default budget; they "
+	         "set their own slack. A p99 needs 100 sleeps: under that, -.)");
 }
 
 static void text_timers(const struct probe *p)
@@ -181,8 +188,11 @@ void probe_render_text(const struct probe *p)
 	fprintf(out, "\nrecommendations\n");
 	if (!p->nrecos)
 		fprintf(out, "  none: nothing measured here calls for a change\n");
-	for (int i = 0; i < p->nrecos; i++)
-		fprintf(out, "  %d. %s\n", i + 1, p->recos[i].text);
+	for (int i = 0; i < p->nrecos; i++) {
+		char first[16];
+		snprintf(first, sizeof(first), "  %d. ", i + 1);
+		out_wrap(out, first, "     ", p->recos[i].text);
+	}
 	fprintf(out, "\nmeasured in %.1f s; `punctual probe --json` has every figure\n",
 	        (double)p->elapsed / 1e9);
 }

@@ -203,18 +203,18 @@ int probe_why_reco(const struct probe_why *w, struct probe_reco *r)
 			return 0;
 		const __typeof__(w->cg.lv[0]) *l = &w->cg.lv[lv];
 		r->kind = "throttling";
-		snprintf(
-		        buf, n,
-		        "CFS throttling: %.0f%% of the late deadlines of a 1 ms loop (up to %s "
-		        "late) "
-		        "came from cgroup %.240s's quota, %s per %s (throttled in %llu of %llu periods "
-		        "since it was created). Raise the limit, shorten the period (a throttle "
-		        "lasts up to period - quota), or allow bursts (%s).",
-		        share, a, l->path, fmt_ns(b, sizeof(b), (double)l->quota_us * 1e3),
-		        fmt_ns(c, sizeof(c), (double)l->period_us * 1e3),
-		        (unsigned long long)w->st[lv].nr_throttled,
-		        (unsigned long long)w->st[lv].nr_periods,
-		        w->cg.v2 ? "cpu.max.burst" : "cpu.cfs_burst_us");
+		snprintf(buf, n,
+		         "CFS throttling: %.0f%% of the late deadlines of a 1 ms loop (up to %s "
+		         "late) "
+		         "came from cgroup %.240s's quota, %s per %s (throttled in %llu of %llu "
+		         "periods "
+		         "since it was created). Raise the limit, shorten the period (a throttle "
+		         "lasts up to period - quota), or allow bursts (%s).",
+		         share, a, l->path, fmt_ns(b, sizeof(b), (double)l->quota_us * 1e3),
+		         fmt_ns(c, sizeof(c), (double)l->period_us * 1e3),
+		         (unsigned long long)w->st[lv].nr_throttled,
+		         (unsigned long long)w->st[lv].nr_periods,
+		         w->cg.v2 ? "cpu.max.burst" : "cpu.cfs_burst_us");
 		return 1;
 	}
 	char names[160];
@@ -271,22 +271,25 @@ void probe_why_text(FILE *f, const struct probe_why *w)
 	if (w->others_status < 0) {
 		fprintf(f, "  other tasks     unknown: %s\n", pn_strerror(w->others_status));
 	} else {
-		char names[160];
-		fprintf(f, "  other tasks     %.2f of %d CPUs busy during the loop%s%s\n",
-		        w->others.cpus, w->cpus, others_names(names, sizeof(names), &w->others),
-		        others_busy(w) ? ": a busy machine, not the host's normal" : "");
+		char names[160], line[320];
+		snprintf(line, sizeof(line), "%.2f of %d CPUs busy during the loop%s%s",
+		         w->others.cpus, w->cpus, others_names(names, sizeof(names), &w->others),
+		         others_busy(w) ? ": a busy machine, not the host's normal" : "");
+		out_wrap(f, "  other tasks     ", "                  ", line);
 	}
+	char line[320];
 	if (w->qos.status < 0)
-		fprintf(f, "  PM QoS          not measured: /dev/cpu_dma_latency: %s\n",
-		        strerror(-w->qos.status));
+		snprintf(line, sizeof(line), "not measured: /dev/cpu_dma_latency: %s",
+		         strerror(-w->qos.status));
 	else
-		fprintf(f,
-		        "  PM QoS          cpu_dma_latency 0 (%.1f s): p50 %s, p99 %s; late %.1f%% "
-		        "(was %.1f%%)\n",
-		        (double)w->qos.elapsed / 1e9, fmt_ns(a, sizeof(a), (double)w->qos.p50),
-		        fmt_ns(b, sizeof(b), (double)w->qos.p99),
-		        w->qos.cycles ? 100.0 * (double)w->qos.late / (double)w->qos.cycles : 0,
-		        w->cycles ? 100.0 * (double)w->qos.late_before / (double)w->cycles : 0);
+		snprintf(line, sizeof(line),
+		         "cpu_dma_latency held at 0 for %.1f s: p50 %s, p99 %s; late %.1f%% (was "
+		         "%.1f%%)",
+		         (double)w->qos.elapsed / 1e9, fmt_ns(a, sizeof(a), (double)w->qos.p50),
+		         fmt_ns(b, sizeof(b), (double)w->qos.p99),
+		         w->qos.cycles ? 100.0 * (double)w->qos.late / (double)w->qos.cycles : 0,
+		         w->cycles ? 100.0 * (double)w->qos.late_before / (double)w->cycles : 0);
+	out_wrap(f, "  PM QoS          ", "                  ", line);
 	if (w->status < 0)
 		fprintf(f, "  causes          unavailable: %s\n", pn_strerror(w->status));
 	else if (!w->tab.late)

@@ -60,6 +60,12 @@ void out_commit(void);
  * main() calls it once a subcommand returns; a path that exits 0 by itself calls it
  * first. */
 void stdout_close(void);
+/* The width text output fits: $COLUMNS (40 to 1000), else the terminal's when stdout is
+ * one, else 80. */
+int out_width(void);
+/* text, words wrapped to out_width(): first before the first line, rest (spaces, as long as
+ * first) before the others; a word longer than a line stays whole. */
+void out_wrap(FILE *f, const char *first, const char *rest, const char *text);
 
 /* ---- files besides stdout (files.c) ---- */
 /* The rules, for root in directories others can write: a symbolic link (in the path or
