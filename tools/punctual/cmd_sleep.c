@@ -500,49 +500,67 @@ static const char *gran_name(int64_t g)
 	return g == 0 ? "-" : g == 1 ? "ns" : g == 1000 ? "us" : g == 1000000 ? "ms" : "?";
 }
 
+/* A p99 needs this many samples to be shown. */
+#define MIN_P99 100
+
 static void render_text(struct sleep_matrix *x, const struct opts *o)
 {
 	char b[32];
-	fprintf(out, "punctual sleep: how late each mechanism wakes (overshoot past the deadline, "
-	             "in us)\n");
+	fprintf(out,
+	        "punctual sleep: how late each mechanism wakes (overshoot past deadline, us)\n");
 	fprintf(out, "policy %s%s, timer slack before: %s", policy_name(o),
 	        o->fifo ? " (the kernel ignores slack for realtime threads)" : "",
 	        fmt_ns(b, sizeof(b), (double)x->original_slack));
 	if (o->cpu >= 0)
 		fprintf(out, ", pinned to CPU %ld", o->cpu);
 	fprintf(out, ", %.1f s\n", (double)x->elapsed / 1e9);
+	/* max where the width allows it (each slack's columns are 26 wide without it) */
+	bool with_max = 24 + o->nslacks * 37 <= out_width();
 	for (int i = 0; i < o->nintervals; i++) {
 		char head[48];
 		snprintf(head, sizeof(head), "interval %s",
 		         fmt_ns(b, sizeof(b), (double)o->intervals[i]));
-		fprintf(out, "\n%-26s", head);
+		fprintf(out, "\n%-24s", head);
+		for (int s = 0; s < o->nslacks; s++) {
+			char h[40];
+			snprintf(h, sizeof(h), "slack %s",
+			         fmt_ns(b, sizeof(b), (double)o->slacks[s]));
+			fprintf(out, " | %-*s", with_max ? 34 : 25, h);
+		}
+		fprintf(out, "\n%-19s %4s", "mechanism", "unit");
 		for (int s = 0; s < o->nslacks; s++)
-			fprintf(out, "  | slack %-33s", fmt_ns(b, sizeof(b), (double)o->slacks[s]));
-		fprintf(out, "\n%-21s %4s", "mechanism", "unit");
-		for (int s = 0; s < o->nslacks; s++)
-			fprintf(out, "  | %6s %8s %8s %8s %5s", "n", "p50", "p99", "max", "early");
+			fprintf(out, " | %5s %7s %7s%s %3s", "n", "p50", "p99",
+			        with_max ? "      max" : "", "ear");
 		fputc('\n', out);
 		for (int m = 0; m < x->nm; m++) {
-			fprintf(out, "%-21s %4s", x->m[m]->id, gran_name(x->m[m]->granularity));
+			fprintf(out, "%-19s %4s", x->m[m]->id, gran_name(x->m[m]->granularity));
 			if (x->unsupported[m]) {
-				fprintf(out, "  | unsupported: %s\n", x->unsupported[m]);
+				fprintf(out, " | unsupported: %s\n", x->unsupported[m]);
 				continue;
 			}
 			for (int s = 0; s < o->nslacks; s++) {
 				struct sleep_cell *c = sleep_matrix_cell(x, i, s, m);
 				const struct pn_hist *h =
 				        x->m[m]->baseline ? &c->duration : &c->overshoot;
-				char early[16];
+				uint64_t n = pn_hist_count(h);
+				char early[16], p50[16], p99[16], max[16];
 				if (x->m[m]->baseline)
 					snprintf(early, sizeof(early), "-");
 				else
 					snprintf(early, sizeof(early), "%llu",
 					         (unsigned long long)c->early);
-				fprintf(out, "  | %6llu %8.1f %8.1f %8.1f %5s",
-				        (unsigned long long)pn_hist_count(h),
-				        (double)pn_hist_percentile(h, 50) / 1e3,
-				        (double)pn_hist_percentile(h, 99) / 1e3,
-				        (double)pn_hist_max(h) / 1e3, early);
+				/* a quantile only where the samples can support it */
+				snprintf(p50, sizeof(p50), n ? "%.1f" : "-",
+				         (double)pn_hist_percentile(h, 50) / 1e3);
+				snprintf(p99, sizeof(p99), n >= MIN_P99 ? "%.1f" : "-",
+				         (double)pn_hist_percentile(h, 99) / 1e3);
+				if (n)
+					snprintf(max, sizeof(max), " %8.1f",
+					         (double)pn_hist_max(h) / 1e3);
+				else
+					snprintf(max, sizeof(max), " %8s", "-");
+				fprintf(out, " | %5llu %7s %7s%s %3s", (unsigned long long)n, p50,
+				        p99, with_max ? max : "", early);
 			}
 			fputc('\n', out);
 		}
@@ -550,8 +568,10 @@ static void render_text(struct sleep_matrix *x, const struct opts *o)
 	uint64_t early = sleep_matrix_early(x);
 	fprintf(out, "\nearly returns: %llu%s\n", (unsigned long long)early,
 	        early ? "  <-- a sleep returned before its deadline: a kernel or libc bug" : "");
-	fprintf(out, "unit: the granularity of the mechanism's timeout, rounded up; syscall is a "
-	             "baseline (its columns are its duration)\n");
+	out_wrap(out, "", "",
+	         "unit: the granularity of the mechanism's timeout, rounded up; syscall is a "
+	         "baseline (its columns are its duration); ear: early returns; a p99 needs 100 "
+	         "samples (-: fewer), and max shows where the width allows.");
 }
 
 /* ---- the command --------------------------------------------------------------------- */

@@ -36,11 +36,14 @@ static int apply_slack(int64_t *current, int64_t want)
 	return r;
 }
 
+/* The budget (x->duration) is kept: no sample starts that would end past it, so a long
+ * interval may get fewer samples (or none: its cells say so) rather than the run overrun. */
 static int measure(struct sleep_matrix *x)
 {
-	int64_t start = pn_now(), slack = pn_slack_get();
+	int64_t start = pn_now(), slack = pn_slack_get(), end = start + x->duration;
 	int r = 0;
-	for (int i = 0; i < x->nintervals && r == 0; i++) {
+	bool spent = false;
+	for (int i = 0; i < x->nintervals && r == 0 && !spent; i++) {
 		int64_t now = pn_now();
 		int64_t budget = (start + x->duration - now) / (x->nintervals - i);
 		int64_t group_end = now + (budget > 0 ? budget : 0);
@@ -54,6 +57,10 @@ static int measure(struct sleep_matrix *x)
 					if (x->unsupported[m] ||
 					    pn_hist_count(&cell->duration) >= (uint64_t)x->samples)
 						continue;
+					if (pn_now() + x->intervals[i] > end) {
+						spent = true;
+						break;
+					}
 					r = sleep_sample(x->ctx, x->m[m], x->intervals[i], cell);
 					if (x->m[m]->own_slack)
 						slack = -1; /* it chose its own: set ours again */
@@ -71,7 +78,7 @@ static int measure(struct sleep_matrix *x)
 				         x->nintervals, round + 1,
 				         (double)(start + x->duration - pn_now()) / 1e9);
 			}
-			if (!more || pn_now() >= group_end)
+			if (!more || spent || pn_now() >= group_end)
 				break;
 		}
 	}
