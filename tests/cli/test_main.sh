@@ -37,6 +37,12 @@ usage_error "did you mean 'probe'" prbe
 usage_error "did you mean 'sleep'" help slep
 usage_error "did you mean '--interval'" sleep --interal 1ms
 usage_error "punctual probe: unknown option '--bogus'" --bogus
+# a short option means one thing in every command
+for c in probe clock sleep slack run cpus timers; do "$PN" $c --help; done |
+	grep -oE '^ +-[a-zA-Z], --[a-z-]+' | sed 's/^ *//' | sort -u >"$TMP/shorts"
+check "each short option names one long option ($(cut -c1-2 "$TMP/shorts" | uniq -d | tr '\n' ' '))" \
+	test -z "$(cut -c1-2 "$TMP/shorts" | uniq -d)"
+check "the short options were found" test "$(wc -l <"$TMP/shorts")" -ge 10
 usage_error "out of range" clock --duration 3601s
 
 # output that cannot reach stdout is exit 1 and one line, for the help and the version as

@@ -68,19 +68,19 @@ usage_error "needs a value" timers --count
 
 # a run that --duration stops before any timer fires (issue 15): it lasts the duration,
 # no negative time, no empty sort (the asan build aborted)
-ok timers --json -n 1 --delay fixed:50ms -d 10ms
+ok timers --json --count 1 --delay fixed:50ms -d 10ms
 json_ok "$OUT"
 jq_check "stopped by --duration: nothing fired, one unfired, elapsed >= duration" \
 	'.fired == 0 and .unfired == 1 and .wakeups == 0 and .offline_optimum == 0 and .elapsed_ns >= .duration_ns' "$OUT"
-ok timers -n 1 --delay fixed:50ms -d 10ms
+ok timers --count 1 --delay fixed:50ms -d 10ms
 check "text: no negative time" test "$RC" -eq 0 -a "$(grep -c -- '-[0-9.]* [mun]*s' "$OUT")" -eq 0
 check "text: no lateness without a firing" grep -q '^lateness  *none' "$OUT"
 
 # --delay takes every delay up to the documented 1 h, in every distribution (issue 15)
-ok timers -n 1 --delay fixed:2401s -d 10ms
-ok timers -n 1 --delay fixed:3600s -d 10ms
-ok timers -n 1 --delay uniform:2401s-3600s -d 10ms
-ok timers -n 2 --delay bimodal:1ms,2400s -d 10ms
+ok timers --count 1 --delay fixed:2401s -d 10ms
+ok timers --count 1 --delay fixed:3600s -d 10ms
+ok timers --count 1 --delay uniform:2401s-3600s -d 10ms
+ok timers --count 2 --delay bimodal:1ms,2400s -d 10ms
 usage_error "beyond 1h" timers --delay fixed:3601s
 usage_error "beyond 1h" timers --delay uniform:1ms-3601s
 usage_error "beyond 1h" timers --delay bimodal:1ms,2401s

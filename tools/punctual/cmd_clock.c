@@ -33,7 +33,7 @@ static const char usage[] =
         "  -j, --json          print JSON instead of a table\n"
         "  -d, --duration D    measuring budget per clocksource (default 2s; units ns, us,\n"
         "                      ms, s; a bare number is seconds)\n"
-        "  -c, --clocksources  measure under every available kernel clocksource (root only);\n"
+        "      --clocksources  measure under every available kernel clocksource (root only);\n"
         "                      the original is restored, also on SIGINT, SIGTERM or error\n"
         "      --wide          every column of the table, whatever the width (by default\n"
         "                      the least needed are left out to fit $COLUMNS, or 80)\n"
@@ -296,7 +296,7 @@ int cmd_clock(int argc, char **argv)
 	int64_t duration = 2 * 1000000000LL;
 	tool_cmd = "clock";
 	int c;
-	while ((c = next_opt(argc, argv, ":jd:cwh", opts, usage)) != -1) {
+	while ((c = next_opt(argc, argv, ":jd:h", opts, usage)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;

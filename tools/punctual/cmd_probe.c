@@ -32,15 +32,16 @@ static const char usage[] =
         "how late sleeps wake (current timer slack, 1 ns, pn_sleep_until), timer\n"
         "coalescing, how many CPUs this process may use, why sleeps wake late (the causes\n"
         "of a 1 ms loop's late tail: CFS throttling, preemption, ...), and recommendations,\n"
-        "each with the figure measured in this run. About 23 s; --quick about 6 s. Changes\n"
-        "nothing.\n"
+        "each with the figure measured in this run, and what precision costs here (lateness\n"
+        "against CPU). About 27 s; --quick about 8 s (more on a busy machine). Changes\n"
+        "nothing it does not put back.\n"
         "\n"
-        "  -q, --quick       shorter measurements (about 5 s)\n"
-        "  -j, --json        JSON (schema: docs/probe.schema.json)\n"
-        "  -p, --prom FILE   also write Prometheus text metrics to FILE, atomically, for\n"
-        "                    node_exporter's textfile collector (a device or a FIFO is\n"
-        "                    written in place; a symbolic link is written through)\n"
-        "  -P, --plot DIR    also write PNG and SVG charts to DIR (needs gnuplot)\n"
+        "      --quick       shorter measurements (about 8 s)\n"
+        "  -j, --json        JSON (its schema: " PN_SCHEMA_PATH ")\n"
+        "      --prom FILE   also write Prometheus text metrics to FILE, atomically, for\n"
+        "                    node_exporter's textfile collector (man punctual, FILES: how\n"
+        "                    links, owners and modes are treated)\n"
+        "      --plot DIR    also write PNG and SVG charts to DIR (needs gnuplot)\n"
         "      --compare     two --json reports side by side (punctual probe --compare\n"
         "                    --help)\n"
         "  -h, --help        this text\n";
@@ -339,7 +340,7 @@ int cmd_probe(int argc, char **argv)
 	const char *prom = NULL, *plot = NULL;
 	bool json = false;
 	int c;
-	while ((c = next_opt(argc, argv, ":qjp:P:h", opts, usage)) != -1) {
+	while ((c = next_opt(argc, argv, ":jh", opts, usage)) != -1) {
 		switch (c) {
 		case 'q':
 			p.quick = true;
@@ -360,7 +361,7 @@ int cmd_probe(int argc, char **argv)
 		usage_error("--prom needs a file name");
 	if (plot && !*plot)
 		usage_error("--plot needs a directory");
-	/* before the 5 to 20 s of measuring, not after */
+	/* before the seconds of measuring, not after */
 	if (prom)
 		file_check("--prom", prom);
 	if (plot)

@@ -57,7 +57,7 @@ static const char usage[] =
         "      --dma-latency US  hold /dev/cpu_dma_latency at US while measuring, as\n"
         "                        cyclictest does with 0 (keeps CPUs out of deep idle states;\n"
         "                        released when punctual exits)\n"
-        "  -p, --periodic        cyclictest's loop: absolute deadlines, next += interval,\n"
+        "      --periodic        cyclictest's loop: absolute deadlines, next += interval,\n"
         "                        counting missed periods; default interval 1ms, duration 5s\n"
         "  -h, --help            this text\n"
         "\n"
@@ -298,7 +298,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	};
 	bool have_duration = false, have_ladder = false;
 	int c;
-	while ((c = next_opt(argc, argv, ":jd:i:l:s:m:n:c:f:ph", lo, usage)) != -1) {
+	while ((c = next_opt(argc, argv, ":jd:i:l:s:m:n:c:f:h", lo, usage)) != -1) {
 		switch (c) {
 		case 'j':
 			o->json = true;

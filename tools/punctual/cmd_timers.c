@@ -26,19 +26,19 @@ static const char usage[] =
         "Runs N timers on a pn_wheel in real time and reports its wakeups against the offline\n"
         "optimum for the same windows, timers per wakeup, lateness and early fires (must be 0).\n"
         "\n"
-        "  -n, --count N        timers (default 1000; at most 1000000)\n"
+        "      --count N        timers (default 1000; at most 1000000)\n"
         "  -D, --delay DIST     delays (periods with --periodic):\n"
         "                         uniform:MIN-MAX  e.g. uniform:1ms-100ms (the default)\n"
         "                         bimodal[:A,B]    half near A, half near B (each +-50%;\n"
         "                                          default 1ms,100ms)\n"
         "                         fixed:D          all equal\n"
         "                       every delay at most 1h (bimodal: A and B up to 2400s)\n"
-        "  -P, --precision P    each timer's window: a duration (100us; bare number: ns) or\n"
+        "      --precision P    each timer's window: a duration (100us; bare number: ns) or\n"
         "                       a percentage of its delay (10%, the default)\n"
-        "  -p, --periodic       periodic timers at random phases, for --duration\n"
+        "      --periodic       periodic timers at random phases, for --duration\n"
         "  -d, --duration D     run time (periodic: default 2s; one-shot: a limit, default\n"
         "                       60s; bare number: seconds)\n"
-        "  -s, --seed N         random seed (default 1)\n"
+        "      --seed N         random seed (default 1)\n"
         "  -j, --json           JSON\n"
         "  -h, --help           this text\n";
 
@@ -130,7 +130,7 @@ static void parse(int argc, char **argv, struct opts *o)
 	        {0},
 	};
 	int c;
-	while ((c = next_opt(argc, argv, ":n:D:P:pd:s:jh", lo, usage)) != -1) {
+	while ((c = next_opt(argc, argv, ":D:d:jh", lo, usage)) != -1) {
 		switch (c) {
 		case 'n':
 			o->c.count = opt_long("--count", optarg, 1, MAX_COUNT);
