@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""test_examples.py PUNCTUAL SOURCE_DIR: every example in punctual(1)'s EXAMPLES and in the
+README's shell blocks runs as written: a short one
+whole (exit 0), a long one (a full probe or sleep, a duration of 10 s or more) until it has
+parsed its options and started (still running after 3 s, or done with 0: never exit 2).
+Placeholders are filled in: sudo dropped (the tests run as root), PID, 1234 and $(pidof ...)
+this process, the command `run` starts (APP, ./app, java App, ...) `true` unless it is punctual
+itself, and files (lat.hist, before.json, after.json) in a scratch directory, where the
+compare example finds two reports made beforehand. Exits 1 if any example fails."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+PN, SRC = sys.argv[1], sys.argv[2]
+env = dict(os.environ, PATH=os.path.dirname(os.path.abspath(PN)) + ":" + os.environ["PATH"])
+
+
+def man_examples(path):
+    out, on = [], False
+    for line in open(path, encoding="utf-8"):
+        if line.startswith("# "):
+            on = line.strip() == "# EXAMPLES"
+            continue
+        m = re.match(r"^\*(.+)\*\s*$", line)
+        if on and m:
+            out.append(m.group(1).replace("\\\\", "\\"))
+    return out
+
+
+def readme_examples(path):
+    out, block = [], False
+    for line in open(path, encoding="utf-8"):
+        if line.startswith("```"):
+            block = not block and line.strip() in ("```sh", "```bash")
+            continue
+        if block:
+            cmd = re.sub(r"\s+#\s.*$", "", line.rstrip("\n")).strip()
+            if re.match(r"^(sudo )?punctual\b", cmd):
+                out.append(cmd)
+    return out
+
+
+def fill(seg):
+    seg = re.sub(r"^sudo ", "", seg.strip())
+    seg = re.sub(r"\$\(pidof [^)]*\)", str(os.getpid()), seg)
+    seg = re.sub(r"\b(PID|1234)\b", str(os.getpid()), seg)
+    # the command run starts: true, unless it is punctual itself
+    m = re.match(r"^(punctual run .*? -- )(\S+)(.*)$", seg)
+    if m and m.group(2) != "punctual":
+        seg = m.group(1) + "true"
+    return seg
+
+
+def is_long(seg):
+    if re.search(r"\bprobe\b", seg) and not re.search(r"--quick|--compare", seg):
+        return True
+    if re.search(r"--duration (\d+m|[1-9]\d+s|\d+h)\b|--clocksources", seg):
+        return True
+    return bool(re.match(r"^punctual (sleep)\b", seg)) and "--duration" not in seg
+
+
+def main():
+    examples = [("punctual(1)", e) for e in man_examples(os.path.join(SRC, "docs/punctual.1.scd"))]
+    examples += [("README", e) for e in readme_examples(os.path.join(SRC, "README.md"))]
+    tmp = tempfile.mkdtemp()
+    fails = 0
+    try:
+        # two reports for the compare example
+        for f in ("before.json", "after.json"):
+            with open(os.path.join(tmp, f), "w") as out:
+                subprocess.run([PN, "probe", "--quick", "--json"], stdout=out, env=env, check=True)
+        for where, line in examples:
+            for seg in [s for s in line.split(";") if s.strip()]:
+                cmd = fill(seg)
+                if is_long(cmd):
+                    # until it has parsed and started: no pipe, no redirect
+                    core = re.split(r"\s[|>]", cmd)[0]
+                    p = subprocess.Popen(["bash", "-c", "exec " + core], cwd=tmp, env=env,
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                    try:
+                        rc = p.wait(timeout=3)
+                    except subprocess.TimeoutExpired:
+                        p.terminate()
+                        p.wait()
+                        rc = None
+                    err = p.stderr.read().decode(errors="replace")
+                    ok = rc is None or rc == 0
+                else:
+                    r = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], cwd=tmp, env=env,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                       timeout=120)
+                    rc, err = r.returncode, r.stderr.decode(errors="replace")
+                    ok = rc == 0
+                if not ok:
+                    fails += 1
+                    print(f"FAIL: {where}: '{seg.strip()}' (ran '{cmd}'): exit {rc}: "
+                          f"{err.strip()[:300]}")
+        print(f"{len(examples)} examples, {fails} failed")
+    finally:
+        shutil.rmtree(tmp)
+    return 1 if fails or not examples else 0
+
+
+sys.exit(main())
