@@ -38,7 +38,7 @@ echo "max(2 us, 1.5x the floor's p99) of the same row. Where other work contends
 echo "the floor, a spin, is itself late by whole scheduler slices (ms): it measures what"
 echo "spinning gets there, not what a kernel wait gets."
 echo
-runs=("plain (default slack)|" "punctual run --slack 1|--slack 1"
+runs=("plain (default slack)|" "punctual run --slack 1ns|--slack 1ns"
 	"punctual run --precise=1us --budget=100%|--precise=1us --budget=100%"
 	"punctual run --precise=1us (default budget)|--precise=1us"
 	"punctual run --precise=1us --budget=10%|--precise=1us --budget=10%")

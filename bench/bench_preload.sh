@@ -17,7 +17,7 @@ echo "| run | sleeps | p50 | p99 | p99.9 | max | early | CPU % |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 L=$B/bench/sleep_loop
 taskset -c 0 "$L" "plain (default slack)" 100000 5000 || true
-taskset -c 0 "$PN" run --slack 1 -- "$L" "punctual run --slack 1" 100000 5000 || true
+taskset -c 0 "$PN" run --slack 1ns -- "$L" "punctual run --slack 1ns" 100000 5000 || true
 taskset -c 0 "$PN" run --precise=50us -- "$L" "punctual run --precise=50us" 100000 5000 || true
 taskset -c 0 "$PN" run --precise -- "$L" "punctual run --precise (10 us)" 100000 5000 || true
 taskset -c 0 "$PN" run --precise=1us -- "$L" "punctual run --precise=1us" 100000 5000 || true
@@ -33,7 +33,7 @@ if command -v javac >/dev/null && command -v java >/dev/null; then
 	else
 		ts=0
 		echo "-XX:TimerSlack (JDK-8307766) is not in this JDK: it was added in JDK 22, so"
-		echo "\`punctual run --slack 1\` stands in for it."
+		echo "\`punctual run --slack 1ns\` stands in for it."
 	fi
 	echo
 	echo "| run | call | sleeps | p50 | p99 | p99.9 |"
@@ -45,7 +45,7 @@ if command -v javac >/dev/null && command -v java >/dev/null; then
 			taskset -c 0 java -XX:+UnlockExperimentalVMOptions -XX:TimerSlack=1 -cp "$tmp" \
 				SleepJ "java -XX:TimerSlack=1" "$1" "$2" 2000
 		fi
-		taskset -c 0 "$PN" run --slack 1 -- java -cp "$tmp" SleepJ "punctual run --slack 1 -- java" "$1" "$2" 2000
+		taskset -c 0 "$PN" run --slack 1ns -- java -cp "$tmp" SleepJ "punctual run --slack 1ns -- java" "$1" "$2" 2000
 		taskset -c 0 "$PN" run --precise=1us -- java -cp "$tmp" SleepJ "punctual run --precise=1us -- java" "$1" "$2" 2000
 	done
 	echo

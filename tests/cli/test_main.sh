@@ -37,6 +37,16 @@ usage_error "did you mean 'probe'" prbe
 usage_error "did you mean 'sleep'" help slep
 usage_error "did you mean '--interval'" sleep --interal 1ms
 usage_error "punctual probe: unknown option '--bogus'" --bogus
+# one unit rule: every option that takes a duration refuses a bare number (but 0)
+for c in "clock --duration" "sleep --duration" "sleep --interval" "sleep --slack" \
+	"sleep --periodic --explain=" "sleep --periodic --stop-above" \
+	"sleep --periodic --histogram h --histogram-max" "sleep --dma-latency" "cpus --watch --interval" \
+	"run --slack" "run --precise=" "timers --precision" "timers --duration" "timers --delay fixed:" \
+	"slack -p $$"; do
+	# shellcheck disable=SC2086
+	case $c in *=|*:) usage_error "needs a unit" ${c}1000 ;; *) usage_error "needs a unit" $c 1000 ;; esac
+done
+ok sleep --periodic --interval 1ms --duration 0.05s --stop-above 0.5s
 # a short option means one thing in every command
 for c in probe clock sleep slack run cpus timers; do "$PN" $c --help; done |
 	grep -oE '^ +-[a-zA-Z], --[a-z-]+' | sed 's/^ *//' | sort -u >"$TMP/shorts"

@@ -23,7 +23,7 @@ check "the shim was loaded and made calls precise" grep -Eq '^shim: loaded, [1-9
 check "no shim without --precise" grep -q '^shim: absent' "$TMP/plain.err"
 # The other precisions: the same output, exit 0 (calls exits 1 after an EARLY line), and
 # no EARLY report on stderr.
-for args in "--precise=1us --slack 1" "--precise=0" "--precise=100ms"; do
+for args in "--precise=1us --slack 1ns" "--precise=0" "--precise=100ms"; do
 	# shellcheck disable=SC2086
 	"$PN" run $args -- "$CALLS" >"$TMP/shimp.out" 2>"$TMP/shimp.err"
 	rc=$?
@@ -38,7 +38,7 @@ done
 "$WAITS" >"$TMP/waits.plain" 2>"$TMP/waits.plain.err"
 check "the waits program runs without the shim, never early ($(head -c 300 "$TMP/waits.plain.err"))" test $? -eq 0
 check "the waits program printed its cases" test "$(wc -l <"$TMP/waits.plain")" -ge 49
-for args in "--precise" "--precise=1us --slack 1" "--precise=0"; do
+for args in "--precise" "--precise=1us --slack 1ns" "--precise=0"; do
 	# shellcheck disable=SC2086
 	"$PN" run $args -- "$WAITS" >"$TMP/waits.shim" 2>"$TMP/waits.shim.err"
 	rc=$?
@@ -64,7 +64,7 @@ check "waits, PUNCTUAL_CYCLES=clock: the same results as without the shim" diff 
 # command keeps the one it inherited.
 mine=$(cat /proc/self/timerslack_ns)
 for v in 1 5000 "$mine"; do
-	[ "$v" = "$mine" ] && args="" || args="--slack $v"
+	[ "$v" = "$mine" ] && args="" || args="--slack ${v}ns"
 	# shellcheck disable=SC2086
 	got=$("$PN" run $args --precise=1ms -- "$CALLS" slack 2>"$TMP/slack.err")
 	check "run ${args:-(no --slack)} --precise=1ms: slack after sleeps is $v, not the shim's ($got)" \

@@ -24,7 +24,7 @@ same() {
 		return
 	fi
 	check "$name plain: never early ($(tail -n 1 "$plain"))" test "$(tail -n 1 "$plain")" = "early: 0"
-	for args in "--precise" "--precise=1us --slack 1"; do
+	for args in "--precise" "--precise=1us --slack 1ns"; do
 		# shellcheck disable=SC2086
 		run run $args -- "$@"
 		if [ "$RC" -ne 0 ]; then

@@ -16,7 +16,7 @@ check "runs without the shim, never early ($(head -c 300 "$TMP/plain.err"))" tes
 check "printed its cases" test "$(wc -l <"$TMP/plain")" -ge 100
 check "no shim without --precise" grep -q '^shim: absent' "$TMP/plain.err"
 # the 10^4 mixed waits under the default precision; a tenth of them under the others
-for args in "--precise" "--precise=1us --slack 1" "--precise=0" "--precise=100ms"; do
+for args in "--precise" "--precise=1us --slack 1ns" "--precise=0" "--precise=100ms"; do
 	n=2500
 	[ "$args" = "--precise" ] || n=250
 	# shellcheck disable=SC2086

@@ -40,15 +40,15 @@ exit_is() {
 }
 
 SELF=/proc/self/timerslack_ns
-out_is 1 run --slack 1 -- cat "$SELF"
-out_is 1 run --slack 1 cat "$SELF"
+out_is 1 run --slack 1ns -- cat "$SELF"
+out_is 1 run --slack 1ns cat "$SELF"
 out_is 50000 run --slack 50us -- cat "$SELF"
 out_is 1000000 run --slack 1ms cat "$SELF"
 out_is 1500 run --slack 1.5us cat "$SELF"
 out_is 7 run --slack 7ns cat "$SELF"
-out_is 123 run -s 123 cat "$SELF"
-out_is 2 run --slack=2 cat "$SELF"
-out_is 9 run --slack 5 --slack 9 cat "$SELF"
+out_is 123 run -s 123ns cat "$SELF"
+out_is 2 run --slack=2ns cat "$SELF"
+out_is 9 run --slack 5ns --slack 9ns cat "$SELF"
 # 0 and 'default': the default this process inherited, what a plain child has
 def=$(cat "$SELF")
 out_is "$def" run --slack 0 cat "$SELF"
@@ -56,11 +56,11 @@ out_is "$def" run --slack default cat "$SELF"
 # ... also from a parent whose slack is not that default (exec keeps both): a no-op
 # would leave the parent's
 other=$((def == 777 ? 778 : 777))
-out_is "$def" run --slack "$other" "$PN" run --slack 0 cat "$SELF"
-out_is "$def" run --slack "$other" "$PN" run --slack default cat "$SELF"
+out_is "$def" run --slack "${other}ns" "$PN" run --slack 0 cat "$SELF"
+out_is "$def" run --slack "${other}ns" "$PN" run --slack default cat "$SELF"
 # inherited by the command's children and threads
-out_is 3 run --slack 3 sh -c "cat $SELF"
-out_is 4 run --slack 4 python3 -c 'import threading
+out_is 3 run --slack 3ns sh -c "cat $SELF"
+out_is 4 run --slack 4ns python3 -c 'import threading
 def f():
 	print(open("/proc/%d/timerslack_ns" % threading.get_native_id()).read().strip())
 t = threading.Thread(target=f)
@@ -68,21 +68,21 @@ t.start()
 t.join()'
 
 # options stop at CMD; what follows is CMD's
-out_is "--slack 5 -x --help" run --slack 1 echo --slack 5 -x --help
-out_is "-- -n" run --slack 1 -- echo -- -n
+out_is "--slack 5ns -x --help" run --slack 1ns echo --slack 5ns -x --help
+out_is "-- -n" run --slack 1ns -- echo -- -n
 # stdin and stdout are the command's
 OUT=$TMP/out
-echo hello | "$PN" run --slack 1 cat >"$OUT" 2>"$TMP/err"
+echo hello | "$PN" run --slack 1ns cat >"$OUT" 2>"$TMP/err"
 check "stdin passes through" test "$(cat "$OUT")" = hello
 
 # the exit status is the command's
-exit_is 0 "" run --slack 1 true
-exit_is 1 "" run --slack 1 false
-exit_is 7 "" run --slack 1 sh -c 'exit 7'
-exit_is 255 "" run --slack 1 sh -c 'exit 255'
+exit_is 0 "" run --slack 1ns true
+exit_is 1 "" run --slack 1ns false
+exit_is 7 "" run --slack 1ns sh -c 'exit 7'
+exit_is 255 "" run --slack 1ns sh -c 'exit 255'
 # killed by a signal: the command's own death (waited for in the background, so that
 # the shell prints no "Terminated" note)
-"$PN" run --slack 1 sh -c 'kill -TERM $$' >"$TMP/out" 2>"$TMP/err" &
+"$PN" run --slack 1ns sh -c 'kill -TERM $$' >"$TMP/out" 2>"$TMP/err" &
 wait $!
 rc=$?
 check "a command killed by SIGTERM: status 128+15 (got $rc)" test "$rc" -eq 143
@@ -90,13 +90,13 @@ check "a command killed by SIGTERM: status 128+15 (got $rc)" test "$rc" -eq 143
 # env(1)'s statuses when CMD cannot be run (a PATH with no directory we may not search:
 # execvp reports EACCES, 126, when it met one)
 PATH=/usr/bin:/bin exit_is 127 "^punctual run: no-such-command-here: No such file or directory$" \
-	run --slack 1 no-such-command-here
+	run --slack 1ns no-such-command-here
 exit_is 127 "^punctual run: $TMP/missing: No such file or directory$" \
-	run --slack 1 "$TMP/missing" arg
+	run --slack 1ns "$TMP/missing" arg
 printf '#!/bin/sh\necho hi\n' >"$TMP/noexec"
 chmod 644 "$TMP/noexec"
-exit_is 126 "^punctual run: $TMP/noexec: Permission denied$" run --slack 1 "$TMP/noexec"
-exit_is 126 "^punctual run: $TMP: Permission denied$" run --slack 1 "$TMP"
+exit_is 126 "^punctual run: $TMP/noexec: Permission denied$" run --slack 1ns "$TMP/noexec"
+exit_is 126 "^punctual run: $TMP: Permission denied$" run --slack 1ns "$TMP"
 
 # --precise takes the shim from a non-empty $PUNCTUAL_PRELOAD (a copy, where it would
 # not look otherwise), and fails with one line, status 1, when that cannot be read; an
@@ -114,15 +114,15 @@ PUNCTUAL_PRELOAD=$TMP/missing.so exit_is 1 "libpunctual-preload.so not found" \
 # bad input
 exit_is 2 "nothing to set" run cat "$SELF"
 exit_is 2 "nothing to set" run -- cat "$SELF"
-exit_is 2 "missing the command" run --slack 1
-exit_is 2 "missing the command" run --slack 1 --
+exit_is 2 "missing the command" run --slack 1ns
+exit_is 2 "missing the command" run --slack 1ns --
 exit_is 2 "needs a value" run --slack
 for bad in -5 -1ms 5x 1.5parsecs "" ms 1e3 0x10 defaults; do
 	exit_is 2 "is not a duration" run --slack "$bad" cat "$SELF"
 done
-exit_is 2 "too large" run --slack 99999999999999999999 cat "$SELF"
-exit_is 2 "unknown option '--bogus'" run --slack 1 --bogus cat "$SELF"
-exit_is 2 "unknown option '-x'" run -x --slack 1 cat "$SELF"
+exit_is 2 "too large" run --slack 99999999999999999999ns cat "$SELF"
+exit_is 2 "unknown option '--bogus'" run --slack 1ns --bogus cat "$SELF"
+exit_is 2 "unknown option '-x'" run -x --slack 1ns cat "$SELF"
 exit_is 2 "try 'punctual run --help'" run --nope
 
 ok run --help
@@ -130,7 +130,7 @@ check "--help has usage" grep -q '^usage: punctual run \[--slack VALUE\] \[--pre
 
 # a slack that is not a whole number of ns is refused, not rounded to 0 (the default)
 # (issue 15); a zero written any way is the default
-for bad in 0.5 1.5 1.0005us 0.0000000015s; do
+for bad in 0.5ns 1.5ns 1.0005us 0.0000000015s; do
 	exit_is 2 "is not a whole number of ns" run --slack "$bad" cat "$SELF"
 done
 out_is 1500 run --slack 1.500us cat "$SELF"

@@ -192,9 +192,9 @@ for bad in abc 0 -1 "" " 3" 3x 1048576; do
 done
 
 # ---- with the other settings ------------------------------------------------------------------
-get c "$PN" run --cpus=3 --precise --slack 7 -- sh -c "cat /proc/self/timerslack_ns; $PROBE"
+get c "$PN" run --cpus=3 --precise --slack 7ns -- sh -c "cat /proc/self/timerslack_ns; $PROBE"
 check "--cpus with --precise and --slack: slack 7 ($c)" \
-	test "$("$PN" run --cpus=3 --precise --slack 7 -- cat /proc/self/timerslack_ns)" = 7
+	test "$("$PN" run --cpus=3 --precise --slack 7ns -- cat /proc/self/timerslack_ns)" = 7
 check "--cpus with --precise and --slack: 3 CPUs ($c)" test "$(field onln "$c")" = 3
 run run --precise=50us --cpus=3 -- env
 check "--precise and --cpus: one shim in LD_PRELOAD" grep -qx "LD_PRELOAD=$SHIM" "$OUT"

@@ -46,7 +46,7 @@ else
 	NICE=0
 	skip "reading and setting another process need CAP_SYS_NICE"
 	usage_error "CAP_SYS_NICE" slack -p "$S"
-	usage_error "CAP_SYS_NICE" slack -p "$S" 1
+	usage_error "CAP_SYS_NICE" slack -p "$S" 1ns
 	usage_error "CAP_SYS_NICE" slack -p "$S" --threads
 fi
 
@@ -67,13 +67,13 @@ if [ "$NICE" -eq 1 ]; then
 	jq_check "--pid=PID -j -t: every thread as JSON" --argjson p "$S" --argjson v "$orig" \
 		'.pid == $p and .all_threads
 		and .threads == [{"tid": $p, "comm": "sleep", "slack_ns": $v}]' "$OUT"
-	ok slack --pid "$S" 4321
+	ok slack --pid "$S" 4321ns
 	check "--pid PID VALUE sets it" test "$RC" -eq 0 -a "$(slack_of "$S")" = 4321
 
-	ok slack -p "$S" 1234
+	ok slack -p "$S" 1234ns
 	check "set 1234: the kernel has it" test "$(slack_of "$S")" = 1234
 	check "set 1234: printed read back" grep -q "^pid $S (sleep): timer slack 1234 ns" "$OUT"
-	for pair in 1:1 1ns:1 10:10 50us:50000 1.5us:1500 1ms:1000000 2s:2000000000; do
+	for pair in 1ns:1 10ns:10 50us:50000 1.5us:1500 1ms:1000000 2s:2000000000; do
 		ok slack -p "$S" "${pair%%:*}"
 		check "set ${pair%%:*}: /proc says ${pair#*:}" \
 			test "$RC" -eq 0 -a "$(slack_of "$S")" = "${pair#*:}"
@@ -85,7 +85,7 @@ if [ "$NICE" -eq 1 ]; then
 	ok slack -p "$S" default
 	check "'default' restores the value it started with" \
 		test "$RC" -eq 0 -a "$(slack_of "$S")" = "$orig"
-	ok slack -p "$S" 77
+	ok slack -p "$S" 77ns
 	ok slack -p "$S" --json 0
 	check "0 restores the default" test "$RC" -eq 0 -a "$(slack_of "$S")" = "$orig"
 	jq_check "0 reported as set_ns 0" --argjson v "$orig" \
@@ -122,13 +122,13 @@ for _ in range(3): threading.Thread(target=threading.Event().wait).start()' &
 		check "text: tid $t listed" grep -Eq "^ *$t  " "$OUT"
 	done
 
-	ok slack -p "$PY" --threads 4321
+	ok slack -p "$PY" --threads 4321ns
 	for t in $tasks; do
 		check "set --threads: tid $t has 4321" test "$(slack_of "$t")" = 4321
 	done
 	check "set --threads: every line shows 4321" \
 		test "$(grep -c ' 4321  (' "$OUT")" -eq 4
-	ok slack -p "$PY" 777
+	ok slack -p "$PY" 777ns
 	check "set without --threads: the main thread has 777" test "$(slack_of "$PY")" = 777
 	for t in $tasks; do
 		[ "$t" = "$PY" ] && continue
@@ -162,7 +162,7 @@ ctypes.CDLL(None).prctl(15, b"x\ny\xffz\xe2\x82", 0, 0, 0); signal.pause()' &
 fi # NICE
 
 # ---- bad input: exit 2, one line, nothing on stdout, nothing changed ---------------------
-[ "$NICE" -eq 1 ] && ok slack -p "$S" 4444
+[ "$NICE" -eq 1 ] && ok slack -p "$S" 4444ns
 true &
 DEAD=$!
 wait "$DEAD"
@@ -171,7 +171,7 @@ usage_error "is not a number" slack -p 12abc
 usage_error "out of range" slack -p 0
 usage_error "out of range" slack -p -5
 usage_error "no process $DEAD" slack -p "$DEAD"
-usage_error "no process $DEAD" slack -p "$DEAD" 1000
+usage_error "no process $DEAD" slack -p "$DEAD" 1000ns
 usage_error "no process $DEAD" slack -p "$DEAD" --threads
 usage_error "must not be negative" slack -p "$S" -5
 usage_error "must not be negative" slack -p "$S" -1ms
@@ -183,9 +183,9 @@ usage_error "too large" slack -p "$S" 99999999999999999999
 usage_error "unknown option '--bogus'" slack --bogus
 usage_error "unknown option '-x'" slack -p "$S" -x
 usage_error "needs a value" slack -p
-usage_error "unexpected argument '2'" slack -p "$S" 1 2
-usage_error "punctual run --slack" slack 1234
-usage_error "needs -p PID" slack --threads 1234
+usage_error "unexpected argument '2'" slack -p "$S" 1ns 2
+usage_error "punctual run --slack" slack 1234ns
+usage_error "needs -p PID" slack --threads 1234ns
 [ "$NICE" -eq 1 ] && check "bad input left the target unchanged" test "$(slack_of "$S")" = 4444
 
 # ---- without CAP_SYS_NICE --------------------------------------------------------------
@@ -199,8 +199,8 @@ nobody() {
 if [ "$(id -u)" -eq 0 ] && [ "$NICE" -eq 1 ] && command -v setpriv >/dev/null; then
 	nobody slack -p 1
 	nobody slack -p "$S"
-	nobody slack -p "$S" 1
-	nobody slack -p "$PY" --threads 1
+	nobody slack -p "$S" 1ns
+	nobody slack -p "$PY" --threads 1ns
 	check "a refused set changed nothing" test "$(slack_of "$S")" = 4444
 	# its own slack needs no privilege
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$PN" slack >"$TMP/out" 2>&1
@@ -216,7 +216,8 @@ usage_error "option '--threads' takes no value" slack --threads=1
 # and the target keeps its slack (issue 15)
 if [ -r "/proc/$S/timerslack_ns" ]; then
 	before=$(slack_of "$S")
-	usage_error "is not a whole number of ns" slack -p "$S" 0.5
+	usage_error "is not a whole number of ns" slack -p "$S" 0.5ns
+	usage_error "needs a unit" slack -p "$S" 10
 	usage_error "is not a whole number of ns" slack -p "$S" 1.0005us
 	check "a refused fraction changed nothing" test "$RC" -eq 2 -a "$(slack_of "$S")" = "$before"
 fi

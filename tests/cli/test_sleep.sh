@@ -14,7 +14,7 @@ for m in $MECHS precise:PRECISION precise-poll:P precise-epoll:P; do
 done
 
 # from a parent whose slack, 12345 ns, is none that the matrix sets: it must come back
-ok run --slack 12345 -- "$PN" sleep --json --duration 2s --slack 50us,1ns --interval 0,1us,100us
+ok run --slack 12345ns -- "$PN" sleep --json --duration 2s --slack 50us,1ns --interval 0,1us,100us
 J=$OUT
 json_ok "$J"
 jq_check "every mechanism, pn_sleep_until at 1 us and 50 us, pn_poll_until and pn_epoll_wait_until at 1 us" '(.mechanisms | length) == 22 and ([.mechanisms[].id] | contains(["precise:1us", "precise:50us", "precise-poll:1us", "precise-epoll:1us"]))' "$J"
@@ -108,7 +108,8 @@ usage_error "one --interval" sleep --periodic --interval 1ms,2ms
 usage_error "one --slack value" sleep --periodic --slack 1us,2us
 usage_error "must be positive" sleep --periodic --interval 0
 usage_error "no --csv or --mech" sleep --periodic --mech nanosleep
-usage_error "out of range" sleep --dma-latency -1
+usage_error "not a duration" sleep --dma-latency -1
+usage_error "not a whole number of us" sleep --dma-latency 1.5us
 usage_error "needs a value" sleep --interval
 usage_error "unexpected argument" sleep now
 
@@ -123,7 +124,7 @@ check "sleep --list >/dev/full exits 1 (got $rc)" test "$rc" -eq 1
 check "sleep --list >/dev/full: one line on stderr" test "$(wc -l <"$TMP/full.err")" -eq 1
 
 # one rule for slack values everywhere: a fraction of a ns is refused (issue 15)
-usage_error "is not a whole number of ns" sleep --slack 0.5
+usage_error "is not a whole number of ns" sleep --slack 0.5ns
 usage_error "is not a whole number of ns" sleep --slack 1ns,1.5ns
 
 finish

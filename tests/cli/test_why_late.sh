@@ -61,8 +61,8 @@ usage_error "out of range" sleep --periodic --priority 100
 usage_error "needs a file name" sleep --periodic --histogram ''
 usage_error "--histogram" sleep --periodic --histogram /nonexistent-dir/h
 usage_error "out of range" sleep --periodic --histogram "$TMP/h" --histogram-max 0
-usage_error "needs --histogram" sleep --periodic --histogram-max 100
-usage_error "needs --periodic" sleep --histogram-max 100
+usage_error "needs --histogram" sleep --periodic --histogram-max 100us
+usage_error "needs --periodic" sleep --histogram-max 100us
 usage_error "must be positive" sleep --periodic --stop-above 0
 usage_error "is not a duration" sleep --periodic --stop-above soon
 usage_error "needs a value" sleep --periodic --stop-above
@@ -126,7 +126,7 @@ for t in range(nthreads):
     assert any(l.startswith('# Thread %d:' % t) for l in rest), t
 print(' '.join('%d %d' % (a, b) for a, b in zip(total, over)))
 EOF
-ok sleep --periodic --smp --interval 1ms --duration 300ms --histogram "$TMP/pn.hist" --histogram-max 200 --json
+ok sleep --periodic --smp --interval 1ms --duration 300ms --histogram "$TMP/pn.hist" --histogram-max 200us --json
 J=$OUT
 if got=$(python3 "$TMP/parse_hist.py" "$TMP/pn.hist" "$n" 200 2>&1); then
 	pass
@@ -160,8 +160,8 @@ jq_check "--stop-above not hit: exit 0, hit false" '.stop.hit == false' "$OUT"
 # ---- --explain D: as the next word or after '=' (a bare number is us) ------------------
 ok sleep --periodic --interval 1ms --duration 200ms --explain 500us --json
 jq_check "--explain 500us" '.explain.threshold_ns == 500000 and .threads[0].explain_threshold_ns == 500000' "$OUT"
-ok sleep --periodic --interval 1ms --duration 200ms --explain=250 --json
-jq_check "--explain=250 is 250 us" '.explain.threshold_ns == 250000 and all(.causes[]; .max_ns == 0 or .max_ns > 250000)' "$OUT"
+ok sleep --periodic --interval 1ms --duration 200ms --explain=250us --json
+jq_check "--explain=250us is 250 us" '.explain.threshold_ns == 250000 and all(.causes[]; .max_ns == 0 or .max_ns > 250000)' "$OUT"
 
 # ---- idle: no throttling without a quota, preemption only when something runs ----------
 ok sleep --periodic --interval 1ms --duration 2s --explain --json

@@ -31,12 +31,12 @@ static const char usage[] =
         "ranks cost the same within run-to-run noise.\n"
         "\n"
         "  -j, --json          print JSON instead of a table\n"
-        "  -d, --duration D    measuring budget per clocksource (default 2s; units ns, us,\n"
-        "                      ms, s; a bare number is seconds)\n"
+        "  -d, --duration D    measuring budget per clocksource (default 2s)\n"
         "      --clocksources  measure under every available kernel clocksource (root only);\n"
         "                      the original is restored, also on SIGINT, SIGTERM or error\n"
         "      --wide          every column of the table, whatever the width (by default\n"
         "                      the least needed are left out to fit $COLUMNS, or 80)\n"
+        "Durations take a unit: ns, us, ms, s, m, h, or terms as 1m30s (0 needs none).\n"
         "  -h, --help          this text\n";
 
 struct cs_run {
@@ -308,7 +308,7 @@ int cmd_clock(int argc, char **argv)
 			wide = true;
 			break;
 		case 'd':
-			duration = opt_duration("--duration", optarg, 1000000000LL);
+			duration = opt_duration("--duration", optarg);
 			if (duration < 10000000LL || duration > 3600 * 1000000000LL)
 				usage_error("--duration: %s is out of range [10ms, 1h]", optarg);
 			break;

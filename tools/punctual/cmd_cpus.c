@@ -33,11 +33,12 @@ static const char usage[] =
         "  -r, --rounding R    ceil (default: 0.5 -> 1, 2.5 -> 3), floor or nearest\n"
         "  -w, --watch         re-evaluate every interval and print each change, until\n"
         "                      Ctrl-C (SIGINT) or SIGTERM\n"
-        "  -i, --interval D    the --watch interval (default 1s; a bare number is ms)\n"
+        "  -i, --interval D    the --watch interval (default 1s)\n"
         "  -b, --bench         calls per second of pn_cpu_count() (cached) and\n"
         "                      pn_cpu_count_fresh() (re-reads /proc and /sys)\n"
         "  -j, --json          print JSON instead of text (with --watch: one line per change)\n"
         "  -q, --quiet         print the bare count, like nproc: make -j\"$(punctual cpus -q)\"\n"
+        "Durations take a unit: ns, us, ms, s, m, h, or terms as 1m30s (0 needs none).\n"
         "  -h, --help          this text\n";
 
 /* ---- rendering ---------------------------------------------------------------------- */
@@ -276,7 +277,7 @@ int cmd_cpus(int argc, char **argv)
 			do_watch = true;
 			break;
 		case 'i':
-			interval = opt_duration("--interval", optarg, 1000000);
+			interval = opt_duration("--interval", optarg);
 			have_interval = true;
 			if (interval < 1000000)
 				usage_error("--interval must be at least 1ms");

@@ -37,9 +37,9 @@ static const char usage[] =
         "The exit status is CMD's; 127 if CMD is not found, 126 if it cannot be run.\n"
         "Options end at CMD: what follows it is CMD's.\n"
         "\n"
-        "  -s, --slack VALUE  timer slack for CMD: a duration (1, 1ns, 50us, 1ms; a bare\n"
-        "                     number is ns), whole ns (0.5 is refused); 0 or 'default'\n"
-        "                     is the default this process inherited\n"
+        "  -s, --slack VALUE  timer slack for CMD: a duration (1ns, 50us, 1ms) in whole\n"
+        "                     ns (0.5ns is refused); 0 or 'default' is the default this\n"
+        "                     process inherited\n"
         "      --precise[=P]  make CMD's sleeps precise without recompiling it: preloads\n"
         "                     libpunctual-preload.so (appended to LD_PRELOAD), which makes\n"
         "                     nanosleep, clock_nanosleep, usleep, pthread_cond_timedwait,\n"
@@ -66,6 +66,7 @@ static const char usage[] =
         "                     A value already set is kept (said on stderr). The affinity\n"
         "                     mask is unchanged: CMD may still run on every CPU it had.\n"
         "At least one of --slack, --precise and --cpus is needed.\n"
+        "Durations take a unit: ns, us, ms, s, m, h, or terms as 1m30s (0 needs none).\n"
         "  -h, --help         this text\n";
 
 struct run_settings {
@@ -357,7 +358,7 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'P':
 			set.precise = true;
-			set.precision_ns = optarg ? opt_duration("--precise", optarg, 1) : 10000;
+			set.precision_ns = optarg ? opt_duration("--precise", optarg) : 10000;
 			break;
 		case 'B':
 			set.budget = opt_budget(optarg);

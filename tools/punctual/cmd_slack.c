@@ -27,7 +27,7 @@ static const char usage[] =
         "\n"
         "Without VALUE, shows the slack of this process, or of PID. With VALUE, sets the\n"
         "slack of PID's main thread (of every thread with --threads) and shows the values\n"
-        "read back. VALUE is a duration (1, 1ns, 50us, 1ms; a bare number is ns) in whole\n"
+        "read back. VALUE is a duration (1ns, 50us, 1ms: it takes a unit) in whole\n"
         "ns (0.5 is refused); 0 or 'default' resets each thread to its default, the value\n"
         "it inherited when it was created. Reading or setting another process needs\n"
         "CAP_SYS_NICE. To start a command with a slack, use 'punctual run --slack VALUE\n"
@@ -36,6 +36,7 @@ static const char usage[] =
         "  -p, --pid PID   the process (or thread id) to show or set\n"
         "  -t, --threads   one line per thread: tid, name, slack; with VALUE, set them all\n"
         "  -j, --json      print JSON instead of text\n"
+        "Durations take a unit: ns, us, ms, s, m, h, or terms as 1m30s (0 needs none).\n"
         "  -h, --help      this text\n";
 
 struct task_slack {

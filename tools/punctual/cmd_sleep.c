@@ -38,8 +38,8 @@ static const char usage[] =
         "\n"
         "  -j, --json            JSON, with every cell's histograms\n"
         "      --csv             one CSV row per cell\n"
-        "  -d, --duration D      time budget (default 20s; bare number: seconds)\n"
-        "  -i, --interval LIST   intervals, e.g. 0,1us,10us,1ms (bare numbers: ns)\n"
+        "  -d, --duration D      time budget, kept (default 20s)\n"
+        "  -i, --interval LIST   intervals, e.g. 0,1us,10us,1ms\n"
         "  -l, --ladder NAME     default (0 1us 10us 100us 1ms 10ms 100ms), jdk (0, 1ns .. 1s\n"
         "                        by 10x: JMH ThreadSleep), freebsd (1 300 3000 30000 300000 us:\n"
         "                        testsleep)\n"
@@ -54,14 +54,15 @@ static const char usage[] =
         "  -c, --cpu N           pin to CPU N\n"
         "  -f, --fifo PRIO       run as SCHED_FIFO at PRIO (1-99; root). The kernel ignores\n"
         "                        timer slack for realtime threads.\n"
-        "      --dma-latency US  hold /dev/cpu_dma_latency at US while measuring, as\n"
+        "      --dma-latency D   hold /dev/cpu_dma_latency at D (whole us) while measuring, as\n"
         "                        cyclictest does with 0 (keeps CPUs out of deep idle states;\n"
         "                        released when punctual exits)\n"
         "      --periodic        cyclictest's loop: absolute deadlines, next += interval,\n"
         "                        counting missed periods; default interval 1ms, duration 5s\n"
+        "Durations take a unit: ns, us, ms, s, m, h, or terms as 1m30s (0 needs none).\n"
         "  -h, --help            this text\n"
         "\n"
-        "With --periodic (D: a bare number is us):\n"
+        "With --periodic:\n"
         "      --explain[=D]     name the cause of every wakeup later than D (default 2x the\n"
         "                        run's median): throttled (a cgroup's CFS quota), preempted,\n"
         "                        migrated, irq, stolen, slack or wakeup; a table, and\n"
@@ -75,7 +76,7 @@ static const char usage[] =
         "      --mlock           lock memory (mlockall, cyclictest -m)\n"
         "      --histogram FILE  write each thread's 1 us histogram to FILE in cyclictest -h's\n"
         "                        format (also in --json)\n"
-        "      --histogram-max US  rows of that histogram (default 1000)\n"
+        "      --histogram-max D rows of that histogram, one a us (default 1ms: 1000)\n"
         "      --stop-above D    stop at the first wakeup later than D, print it with its\n"
         "                        cause and exit 3\n";
 
@@ -115,7 +116,7 @@ static void parse_intervals(struct opts *o, char *arg)
 	char *parts[MAX_INTERVALS];
 	int n = split(arg, parts, MAX_INTERVALS, "--interval");
 	for (int i = 0; i < n; i++) {
-		o->intervals[i] = opt_duration("--interval", parts[i], 1);
+		o->intervals[i] = opt_duration("--interval", parts[i]);
 		if (o->intervals[i] > MAX_INTERVAL)
 			usage_error("--interval: %s is over 10s", parts[i]);
 	}
@@ -171,7 +172,7 @@ static void parse_mechs(struct opts *o, char *arg)
 			k++;
 		if (k < 3) {
 			const char *v = parts[i] + strlen(kinds[k].prefix);
-			int64_t p = opt_duration("--mech precise", v, 1);
+			int64_t p = opt_duration("--mech precise", v);
 			o->mechs[i] = sleep_mech_precise(kinds[k].kind, p, v);
 			if (!o->mechs[i])
 				usage_error("--mech: too many precise mechanisms");
@@ -197,10 +198,10 @@ enum {
 	OPT_STOP_ABOVE,
 };
 
-/* A positive lateness threshold; a bare number is us, as cyclictest -b counts. */
+/* A positive lateness threshold. */
 static int64_t positive(const char *opt, const char *s)
 {
-	int64_t v = opt_duration(opt, s, 1000);
+	int64_t v = opt_duration(opt, s);
 	if (v <= 0)
 		usage_error("%s: '%s' must be positive", opt, s);
 	return v;
@@ -307,7 +308,7 @@ static void parse(int argc, char **argv, struct opts *o)
 			o->csv = true;
 			break;
 		case 'd':
-			o->duration = opt_duration("--duration", optarg, 1000000000LL);
+			o->duration = opt_duration("--duration", optarg);
 			if (o->duration < 1000000 || o->duration > 24 * 3600 * 1000000000LL)
 				usage_error("--duration: %s is out of range [1ms, 24h]", optarg);
 			have_duration = true;
@@ -341,7 +342,7 @@ static void parse(int argc, char **argv, struct opts *o)
 			o->periodic = true;
 			break;
 		case 'D':
-			o->dma_latency = opt_long("--dma-latency", optarg, 0, 2000000000);
+			o->dma_latency = opt_us("--dma-latency", optarg, 0, 2000000000);
 			break;
 		case OPT_EXPLAIN:
 			parse_explain(argc, argv, o);
@@ -369,7 +370,7 @@ static void parse(int argc, char **argv, struct opts *o)
 			o->p.histogram = optarg;
 			break;
 		case OPT_HISTOGRAM_MAX:
-			o->p.histogram_max_us = opt_long("--histogram-max", optarg, 1, 1000000);
+			o->p.histogram_max_us = (int)opt_us("--histogram-max", optarg, 1, 1000000);
 			break;
 		case OPT_STOP_ABOVE:
 			o->p.stop_above = positive("--stop-above", optarg);

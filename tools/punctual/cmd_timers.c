@@ -33,13 +33,14 @@ static const char usage[] =
         "                                          default 1ms,100ms)\n"
         "                         fixed:D          all equal\n"
         "                       every delay at most 1h (bimodal: A and B up to 2400s)\n"
-        "      --precision P    each timer's window: a duration (100us; bare number: ns) or\n"
+        "      --precision P    each timer's window: a duration (100us) or\n"
         "                       a percentage of its delay (10%, the default)\n"
         "      --periodic       periodic timers at random phases, for --duration\n"
         "  -d, --duration D     run time (periodic: default 2s; one-shot: a limit, default\n"
-        "                       60s; bare number: seconds)\n"
+        "                       60s)\n"
         "      --seed N         random seed (default 1)\n"
         "  -j, --json           JSON\n"
+        "Durations take a unit: ns, us, ms, s, m, h, or terms as 1m30s (0 needs none).\n"
         "  -h, --help           this text\n";
 
 struct opts {
@@ -59,8 +60,8 @@ static void parse_two(const char *arg, char *buf, char sep, const char *form, in
 	if (!mid)
 		usage_error("--delay: '%s' is not %s", arg, form);
 	*mid = '\0';
-	*a = opt_duration("--delay", buf, 1);
-	*b = opt_duration("--delay", mid + 1, 1);
+	*a = opt_duration("--delay", buf);
+	*b = opt_duration("--delay", mid + 1);
 }
 
 static void parse_delay(struct opts *o, const char *s)
@@ -82,7 +83,7 @@ static void parse_delay(struct opts *o, const char *s)
 		parse_two(s, buf + 8, ',', "bimodal:A,B", &o->c.a, &o->c.b);
 	} else if (strncmp(buf, "fixed:", 6) == 0) {
 		o->c.dist = TIMERS_FIXED;
-		o->c.a = o->c.b = opt_duration("--delay", buf + 6, 1);
+		o->c.a = o->c.b = opt_duration("--delay", buf + 6);
 	} else {
 		usage_error("--delay: unknown distribution '%s' (uniform:MIN-MAX, bimodal, "
 		            "fixed:D)",
@@ -113,7 +114,7 @@ static void parse_precision(struct opts *o, const char *s)
 		return;
 	}
 	o->c.percent = -1;
-	o->c.precision = opt_duration("--precision", s, 1);
+	o->c.precision = opt_duration("--precision", s);
 }
 
 static void parse(int argc, char **argv, struct opts *o)
@@ -145,7 +146,7 @@ static void parse(int argc, char **argv, struct opts *o)
 			o->c.periodic = true;
 			break;
 		case 'd':
-			o->c.duration = opt_duration("--duration", optarg, 1000000000LL);
+			o->c.duration = opt_duration("--duration", optarg);
 			if (o->c.duration < 1000000 || o->c.duration > 24 * 3600 * 1000000000LL)
 				usage_error("--duration: %s is out of range [1ms, 24h]", optarg);
 			o->have_duration = true;

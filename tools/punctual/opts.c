@@ -10,20 +10,30 @@
 #include "internal.h"
 #include "tool.h"
 
-int64_t opt_duration(const char *opt, const char *s, int64_t default_unit_ns)
+int64_t opt_duration(const char *opt, const char *s)
 {
 	int64_t v;
-	int r = pn__parse_duration(s, default_unit_ns, &v);
+	int r = pn__parse_duration(s, 0, &v);
 	if (r == -ERANGE)
 		usage_error("%s: '%s' is too large", opt, s);
 	if (r == -EDOM)
-		usage_error("%s: '%s' needs a unit: %sus, %sms or %ss (ns, us, ms, s, m, h)", opt,
+		usage_error("%s: '%s' needs a unit: %sns, %sus, %sms or %ss (m and h too)", opt, s,
 		            s, s, s, s);
 	if (r < 0)
 		usage_error("%s: '%s' is not a duration (a number and a unit: 250us, 1.5ms, 2s, "
 		            "1m30s)",
 		            opt, s);
 	return v;
+}
+
+long opt_us(const char *opt, const char *s, long lo, long hi)
+{
+	int64_t v = opt_duration(opt, s);
+	if (v % 1000)
+		usage_error("%s: '%s' is not a whole number of us", opt, s);
+	if (v / 1000 < lo || v / 1000 > hi)
+		usage_error("%s: %s is out of range [%ldus, %ldus]", opt, s, lo, hi);
+	return (long)(v / 1000);
 }
 
 long opt_long(const char *opt, const char *s, long lo, long hi)
@@ -219,7 +229,7 @@ int64_t opt_slack(const char *opt, const char *s)
 {
 	if (strcmp(s, "default") == 0)
 		return 0;
-	int64_t v = opt_duration(opt, s, 1);
+	int64_t v = opt_duration(opt, s);
 	/* The kernel counts slack in whole ns; rounding 0.5 down would turn it into 0, the
 	 * default (50 us), and rounding up would set what was not asked. */
 	if (!whole_ns(s))

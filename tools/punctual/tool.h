@@ -30,10 +30,15 @@ _Noreturn void die(int st, const char *fmt, ...) PN_FMT(2, 3);
 /* Of names[n], the nearest to s (at most two edits away, fewer than s has letters: "prbe"
  * -> "probe"), for a "did you mean"; NULL when none is that near. */
 const char *nearest(const char *s, const char *const *names, size_t n);
-/* pn__parse_duration (src/internal.h), but exits 2 with a message naming opt on error. */
-int64_t opt_duration(const char *opt, const char *s, int64_t default_unit_ns);
-/* A timer slack value: a duration (a bare number is ns) that is a whole number of ns,
- * or "default" (0, as is any zero); exits 2 on error, "0.5" and "1.0005us" included. */
+/* A duration, in ns: the one unit rule of every option is that a duration takes a unit
+ * (ns, us, ms, s, m, h; terms as 1m30s), a bare number none but 0. Exits 2 with a message
+ * naming opt on error (pn__parse_duration, src/internal.h). */
+int64_t opt_duration(const char *opt, const char *s);
+/* A duration that is a whole number of us in [lo, hi] us (a kernel interface counts in us:
+ * /dev/cpu_dma_latency, cyclictest's histogram): the us, or exit 2. */
+long opt_us(const char *opt, const char *s, long lo, long hi);
+/* A timer slack value: a duration that is a whole number of ns, or "default" (0, as is
+ * any zero); exits 2 on error, "0.5ns" and "1.0005us" included. */
 int64_t opt_slack(const char *opt, const char *s);
 /* getopt_long for a subcommand, from its first call on a new argv: -h/--help prints
  * usage and exits 0; a missing value, a value given to an option that takes none
