@@ -5,7 +5,8 @@
  * with U+FFFD for each byte outside well-formed UTF-8 (checked against the table of
  * well-formed sequences in the Unicode standard, 3.9, table 3-7, for every string of
  * one and two bytes, the edges of the longer forms and random bytes); and the document
- * helpers write what they say.
+ * helpers write what they say; JSON_DEPTH levels nest right, and one more (or a close
+ * with nothing open) exits 1 with one line.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -15,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "json.h"
@@ -241,6 +244,94 @@ static void document_helpers(void **state)
 	free(d);
 }
 
+/* JSON_DEPTH levels are written right, commas and all. */
+static void deepest(void **state)
+{
+	(void)state;
+	char *buf = NULL, want[1024] = "{\"a\":[";
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	struct json j;
+	json_begin(&j, f);
+	json_arr(&j, "a");
+	for (int i = 0; i < JSON_DEPTH - 2; i++) {
+		json_int(&j, NULL, i);
+		json_arr(&j, NULL);
+		snprintf(want + strlen(want), sizeof(want) - strlen(want), "%d,[", i);
+	}
+	json_int(&j, NULL, 7);
+	strcat(want, "7");
+	for (int i = 0; i < JSON_DEPTH - 1; i++) {
+		json_arr_end(&j);
+		strcat(want, "]");
+		if (i < JSON_DEPTH - 2) { /* a value after each inner array: its comma */
+			json_int(&j, NULL, -1);
+			strcat(want, ",-1");
+		}
+	}
+	json_end(&j);
+	strcat(want, "}\n");
+	fclose(f);
+	assert_string_equal(buf, want);
+	free(buf);
+}
+
+/* Runs fn in a child writing to /dev/null: it must exit 1 with one line on stderr that
+ * contains msg. */
+static void dies(void (*fn)(struct json *j), const char *msg)
+{
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(p[1], 2);
+		close(p[0]);
+		FILE *f = fopen("/dev/null", "w");
+		struct json j;
+		json_begin(&j, f);
+		fn(&j);
+		_exit(0); /* did not die */
+	}
+	close(p[1]);
+	char err[512] = "";
+	size_t n = 0;
+	ssize_t k;
+	while ((k = read(p[0], err + n, sizeof(err) - 1 - n)) > 0)
+		n += (size_t)k;
+	err[n] = '\0';
+	close(p[0]);
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 1)
+		fail_msg("expected exit 1 with '%s', got status 0x%x, stderr '%s'", msg, st, err);
+	assert_non_null(strstr(err, msg));
+	assert_ptr_equal(strchr(err, '\n'), err + n - 1);
+}
+
+static void one_too_deep(struct json *j)
+{
+	for (int i = 1; i <= JSON_DEPTH; i++)
+		json_obj(j, "k");
+}
+
+static void one_too_many_closed(struct json *j)
+{
+	json_arr(j, "a");
+	json_arr_end(j);
+	json_end(j);
+	json_obj_end(j);
+}
+
+/* Past its limits the writer exits 1 naming the bug, never writes wrong JSON. */
+static void limits(void **state)
+{
+	(void)state;
+	dies(one_too_deep, "the JSON writer's nesting limit (32) reached: a bug");
+	dies(one_too_many_closed, "the JSON writer closed '}' with nothing open: a bug");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -248,6 +339,8 @@ int main(void)
 	        cmocka_unit_test(edges_of_longer_forms),
 	        cmocka_unit_test(random_bytes),
 	        cmocka_unit_test(document_helpers),
+	        cmocka_unit_test(deepest),
+	        cmocka_unit_test(limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
 
 #include <punctual/hist.h>
 #include "json.h"
+#include "tool.h"
 
 /* The length of the well-formed UTF-8 sequence at p, before end (RFC 3629: no overlong
  * form, no surrogate, nothing past U+10FFFF), or 0 when the bytes there are not one. */
@@ -82,18 +83,19 @@ static void sep(struct json *j, const char *key)
 
 static void open_(struct json *j, const char *key, char c)
 {
+	if (j->depth == JSON_DEPTH)
+		die(1, "the JSON writer's nesting limit (%d) reached: a bug", JSON_DEPTH);
 	sep(j, key);
 	fputc(c, j->f);
-	if (j->depth + 1 < (int)(sizeof(j->need_comma) / sizeof(j->need_comma[0])))
-		j->depth++;
-	j->need_comma[j->depth] = false;
+	j->need_comma[++j->depth] = false;
 }
 
 static void close_(struct json *j, char c)
 {
+	if (j->depth == 0)
+		die(1, "the JSON writer closed '%c' with nothing open: a bug", c);
 	fputc(c, j->f);
-	if (j->depth > 0)
-		j->depth--;
+	j->depth--;
 }
 
 void json_obj(struct json *j, const char *key)

@@ -7,10 +7,15 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* The deepest the writer nests (a probe report nests 5 levels): opening one more
+ * container, or closing one that is not open, is a bug and exits 1 (die) rather than
+ * write a comma wrong. */
+#define JSON_DEPTH 32
+
 struct json {
 	FILE *f;
-	int depth;
-	bool need_comma[32];
+	int depth;                       /* the containers open */
+	bool need_comma[JSON_DEPTH + 1]; /* per depth: a value was written there */
 };
 /* A document that is one object, on f: json_begin opens it, json_end closes it and ends
  * the line. */
