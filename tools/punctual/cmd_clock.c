@@ -142,7 +142,7 @@ static void render_json(const struct host *host, const struct pn_cycles_info *ci
 	if (host->invariant_tsc >= 0)
 		json_bool(&j, "invariant_tsc", host->invariant_tsc);
 	else
-		json_null(&j, "invariant_tsc");
+		json_none(&j, "invariant_tsc");
 	json_int(&j, "coarse_resolution_ns", host->coarse_res_ns);
 	json_num(&j, "tick_hz_estimate", host->tick_hz);
 	json_obj(&j, "cycles");

@@ -84,7 +84,7 @@ static void json_info(struct json *j, const struct pn_cpu_info *in)
 		json_int(j, "level", in->limit_level);
 		json_obj_end(j);
 	} else {
-		json_null(j, "limit");
+		json_none(j, "limit");
 	}
 }
 
@@ -327,7 +327,7 @@ int cmd_cpus(int argc, char **argv)
 			json_num(&j, "fresh_us_per_call", 1e6 / b.fresh_per_s);
 			json_obj_end(&j);
 		} else {
-			json_null(&j, "bench");
+			json_none(&j, "bench");
 		}
 		json_end(&j);
 	} else {

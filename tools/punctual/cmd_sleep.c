@@ -455,7 +455,7 @@ static void render_json(struct sleep_matrix *x, const struct opts *o, const stru
 				json_bool(&j, "supported", !x->unsupported[m]);
 				json_uint(&j, "samples", pn_hist_count(&c->duration));
 				if (x->m[m]->baseline)
-					json_null(&j, "early");
+					json_none(&j, "early");
 				else
 					json_uint(&j, "early", c->early);
 				json_uint(&j, "interrupted", c->interrupted);

@@ -222,9 +222,9 @@ static void render_json(const struct opts *o, const struct timers_result *r)
 	json_obj_end(&j);
 	if (o->c.percent >= 0) {
 		json_num(&j, "precision_percent", o->c.percent);
-		json_null(&j, "precision_ns");
+		json_none(&j, "precision_ns");
 	} else {
-		json_null(&j, "precision_percent");
+		json_none(&j, "precision_percent");
 		json_int(&j, "precision_ns", o->c.precision);
 	}
 	json_uint(&j, "seed", o->c.seed);

@@ -139,7 +139,7 @@ void compare_json(const struct report *a, const struct report *b, const struct f
 		if (r->a->v != 0)
 			json_num(&j, "ratio", r->b->v / r->a->v);
 		else
-			json_null(&j, "ratio");
+			json_none(&j, "ratio");
 		json_str(&j, "rule", rule_name[r->a->rule]);
 		if (r->a->rule == R_QUANTILE || r->a->rule == R_RANGE) {
 			json_arr(&j, "before_interval");

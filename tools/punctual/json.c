@@ -177,7 +177,7 @@ void json_bool(struct json *j, const char *key, bool v)
 	fputs(v ? "true" : "false", j->f);
 }
 
-void json_null(struct json *j, const char *key)
+void json_none(struct json *j, const char *key)
 {
 	sep(j, key);
 	fputs("null", j->f);
@@ -188,7 +188,7 @@ void json_int_if(struct json *j, const char *key, bool known, int64_t v)
 	if (known)
 		json_int(j, key, v);
 	else
-		json_null(j, key);
+		json_none(j, key);
 }
 
 void json_words(struct json *j, const char *key, const char *s)

@@ -33,7 +33,9 @@ void json_int(struct json *j, const char *key, int64_t v);
 void json_uint(struct json *j, const char *key, uint64_t v);
 void json_num(struct json *j, const char *key, double v);
 void json_bool(struct json *j, const char *key, bool v);
-void json_null(struct json *j, const char *key);
+/* null: no value (not json_null, a function of jansson, which the tool links for
+ * probe --compare). */
+void json_none(struct json *j, const char *key);
 /* v when it is known, else null (a count that could not be read, an option not given). */
 void json_int_if(struct json *j, const char *key, bool known, int64_t v);
 /* The space-separated words of s as an array of strings ("tsc hpet" -> ["tsc","hpet"]). */
