@@ -2,7 +2,8 @@
 /*
  * compare.c: `punctual probe --compare BEFORE AFTER`: two probe reports (--json) side by
  * side. The reports are read with jsonread.c and walked generically, so that sections a
- * version adds are compared without this file knowing them: every number becomes a
+ * version adds are compared without this file knowing them (what a key means, a
+ * parameter, an identity, a fact, is probe_schema.c's table): every number becomes a
  * figure named by its path, an array element by the members that identify it (a sleep
  * cell by mechanism, interval and which slack), and a histogram ({count, p50, p99, ...})
  * gives two figures, p50 and p99. Figures both reports have are joined by name and get
@@ -20,6 +21,7 @@
 
 #include "compare.h"
 #include "probe.h"
+#include "probe_schema.h"
 
 #define MAX_INPUT (64 << 20)
 /* A figure without a spread of its own changes only beyond this factor. */
@@ -66,6 +68,18 @@ static char *slurp(const char *file, size_t *n)
 	return b;
 }
 
+/* The section of doc named so (PROBE_TOP: doc itself), or NULL. */
+static const struct jv *section_of(const struct jv *doc, const char *section)
+{
+	return strcmp(section, PROBE_TOP) == 0 ? doc : jv_get(doc, section);
+}
+
+/* The member key of section in doc, or NULL. */
+static const struct jv *member(const struct jv *doc, const char *section, const char *key)
+{
+	return jv_get(section_of(doc, section), key);
+}
+
 static void load(struct report *r, const char *file)
 {
 	size_t n;
@@ -85,8 +99,15 @@ static void load(struct report *r, const char *file)
 		    "--compare %s: a report of 'punctual %s', not of 'punctual probe --json'", file,
 		    cmd ? cmd : "?");
 	r->file = file;
-	if (!jv_num(jv_get(r->doc, "system"), "slack_self_ns", &r->slack_self))
-		r->slack_self = -1;
+	r->slack_self = -1;
+	for (size_t i = 0; i < probe_nkeys; i++) {
+		const struct probe_key *k = &probe_keys[i];
+		const struct jv *v = k->role == PK_SLACK_SELF && k->section && k->key
+		                             ? member(r->doc, k->section, k->key)
+		                             : NULL;
+		if (v && v->type == JV_NUM)
+			r->slack_self = v->num;
+	}
 }
 
 /* ---- members by name -------------------------------------------------------------- */
@@ -235,42 +256,13 @@ static void intervals(struct report *r, double z)
 	}
 }
 
-/* Members that are the run's parameters rather than results: when one differs, the
- * figures beside it are not comparable. */
-static bool param(const char *section, const char *key)
+/* Whether a member under row k is no figure and is not walked: a fact, a slack, an
+ * ignored key, or an identity's own value (an identity that holds an object is walked). */
+static bool not_walked(const struct probe_key *k, const struct jv *m)
 {
-	static const char *const k[] = {"timers",       "min_delay_ns",
-	                                "max_delay_ns", "precision_percent",
-	                                "duration_ns",  "samples"};
-	(void)section;
-	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
-		if (strcmp(key, k[i]) == 0)
-			return true;
-	return false;
-}
-
-/* Members that are not figures: identities, ranks, host facts (compared as facts). */
-static bool ignored(const char *key)
-{
-	static const char *const k[] = {"rank",       "cycles_hz",        "limit",
-	                                "elapsed_ns", "tick_hz_estimate", "coarse_resolution_ns",
-	                                "slack_ns",   "backward",         "threshold_ns"};
-	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
-		if (strcmp(key, k[i]) == 0)
-			return true;
-	return false;
-}
-
-/* The members that identify an array element, as a name ("nanosleep 100 us"). */
-static bool identity(const char *key)
-{
-	static const char *const k[] = {"id",     "mechanism", "name",       "cause",
-	                                "kind",   "level",     "source",     "window",
-	                                "thread", "cpu",       "interval_ns"};
-	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
-		if (strcmp(key, k[i]) == 0)
-			return true;
-	return false;
+	if (k->role == PK_IDENTITY)
+		return m->type != JV_OBJ && m->type != JV_ARR;
+	return k->role != PK_FIGURE && k->role != PK_PARAM;
 }
 
 static void walk(struct report *r, const char *section, const char *path, const struct jv *v);
@@ -278,16 +270,16 @@ static void walk(struct report *r, const char *section, const char *path, const 
 static void number(struct report *r, const char *section, const char *path, const char *key,
                    double v)
 {
+	const struct probe_key *k = probe_key(section, key);
 	struct fig *f = add(r, section, path, "%s%s%s", path, *path ? " " : "", key);
 	f->v = v;
-	f->time = ends_with(key, "_ns") || strcmp(key, "ns_per_read") == 0;
-	if (param(section, key)) {
+	f->time = probe_key_ns(k, key);
+	f->dir = k->higher ? +1 : -1;
+	if (k->role == PK_PARAM) {
 		f->rule = R_PARAM;
-	} else if (strstr(key, "early")) {
-		f->rule = R_EXACT; /* counted: never early, any change counts */
-	} else if (strcmp(section, "cpus") == 0) {
+	} else if (k->exact) {
 		f->rule = R_EXACT;
-		f->dir = +1; /* more CPUs for the process */
+		f->fold = k->fold && *path; /* in an element, not a section's own total */
 	} else if (!f->time && v >= 0 && v == floor(v)) {
 		f->rule = R_COUNT; /* events counted in one run */
 	} else {
@@ -311,7 +303,7 @@ static void object(struct report *r, const char *section, const char *path, cons
 		const struct jv *m = &o->v[i], *low;
 		char sub[192];
 		snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? " " : "", key);
-		if (ignored(key) || (identity(key) && m->type != JV_OBJ && m->type != JV_ARR))
+		if (not_walked(probe_key(section, key), m))
 			continue;
 		char min[64], base[64];
 		snprintf(min, sizeof(min), "%s_min", key);
@@ -335,6 +327,17 @@ static void object(struct report *r, const char *section, const char *path, cons
 	free(kd.ord);
 }
 
+/* The timer slack an element ran at (its PK_SLACK member), if it says. */
+static bool slack_of(const char *section, const struct jv *e, double *slack)
+{
+	for (size_t i = 0; i < e->len; i++)
+		if (probe_key(section, e->keys[i])->role == PK_SLACK && e->v[i].type == JV_NUM) {
+			*slack = e->v[i].num;
+			return true;
+		}
+	return false;
+}
+
 /* An array element's name from its identifying members, one per slack role it has. */
 static void element(struct report *r, const char *section, const char *path, size_t idx,
                     const struct jv *e)
@@ -343,7 +346,7 @@ static void element(struct report *r, const char *section, const char *path, siz
 	size_t n = 0;
 	for (size_t i = 0; i < e->len; i++) {
 		const struct jv *m = &e->v[i];
-		if (!identity(e->keys[i]) || n >= sizeof(id) - 1)
+		if (probe_key(section, e->keys[i])->role != PK_IDENTITY || n >= sizeof(id) - 1)
 			continue;
 		char b[64];
 		if (m->type == JV_STR)
@@ -361,7 +364,7 @@ static void element(struct report *r, const char *section, const char *path, siz
 	/* a sleep cell: at the process's slack (the report's first column) and at 1 ns;
 	 * a process whose slack is 1 ns has one column, both */
 	double slack;
-	if (jv_num(e, "slack_ns", &slack)) {
+	if (slack_of(section, e, &slack)) {
 		char p[192];
 		if (slack == r->slack_self) {
 			snprintf(p, sizeof(p), "%s, process slack", id);
@@ -394,21 +397,18 @@ static void walk(struct report *r, const char *section, const char *path, const 
 	}
 }
 
+/* The report's figures: its own numbers in PROBE_TOP, each object or array a section. */
 static void figures(struct report *r)
 {
-	static const char *const skip[] = {"tool", "version", "command", "quick", "system"};
 	const struct jv *d = r->doc;
 	for (size_t i = 0; i < d->len; i++) {
-		bool s = false;
-		for (size_t k = 0; k < sizeof(skip) / sizeof(skip[0]); k++)
-			s |= strcmp(d->keys[i], skip[k]) == 0;
-		if (s)
-			continue;
 		const struct jv *m = &d->v[i];
+		if (not_walked(probe_key(PROBE_TOP, d->keys[i]), m))
+			continue;
 		if (m->type == JV_OBJ || m->type == JV_ARR)
 			walk(r, d->keys[i], "", m);
-		else if (m->type == JV_NUM && !ignored(d->keys[i]))
-			number(r, "report", "", d->keys[i], m->num);
+		else if (m->type == JV_NUM)
+			number(r, PROBE_TOP, "", d->keys[i], m->num);
 	}
 }
 
@@ -436,50 +436,50 @@ static void scalar(const struct jv *v, char *b, size_t n)
 		}
 }
 
-/* The facts that differ: the system section's, the report's version and sizes, and the
- * CPU facts that are not counts (cgroup, its limit, the affinity list). */
+/* Appends the fact (section, key) to res if its values va and vb (NULL when absent)
+ * differ. */
+static void fact(const char *section, const char *key, const struct jv *va, const struct jv *vb,
+                 struct fact *res, size_t *n)
+{
+	if (!va && !vb)
+		return;
+	struct fact *f = &res[*n];
+	scalar(va, f->before, sizeof(f->before));
+	scalar(vb, f->after, sizeof(f->after));
+	if (strcmp(f->before, f->after) == 0)
+		return;
+	bool top = strcmp(section, PROBE_TOP) == 0;
+	snprintf(f->name, sizeof(f->name), "%s%s%s", top ? "" : section, top ? "" : " ", key);
+	(*n)++;
+}
+
+/* The facts that differ, at most max, in the order of probe_keys' PK_FACT rows; a row
+ * for a whole section gives its members in a's order, then those only b has. */
 static size_t facts(const struct report *a, const struct report *b, struct fact *res, size_t max)
 {
-	static const char *const top[] = {"version", "quick"};
-	static const char *const cpus[] = {"cgroup_version", "cgroup_path", "limit",
-	                                   "affinity_list", "reason"};
 	size_t n = 0;
-	struct {
-		const char *sect, *key;
-	} list[64];
-	size_t nl = 0;
-	for (size_t i = 0; i < 2; i++)
-		list[nl++] = (typeof(list[0])){NULL, top[i]};
-	const struct jv *sa = jv_get(a->doc, "system"), *sb = jv_get(b->doc, "system");
-	struct keyed ka;
-	keyed_init(&ka, sa);
-	for (size_t i = 0; sa && sa->type == JV_OBJ && i < sa->len && nl < 50; i++)
-		list[nl++] = (typeof(list[0])){"system", sa->keys[i]};
-	for (size_t i = 0; sb && sb->type == JV_OBJ && i < sb->len && nl < 55; i++)
-		if (!keyed_get(&ka, sb->keys[i]))
-			list[nl++] = (typeof(list[0])){"system", sb->keys[i]};
-	free(ka.ord);
-	for (size_t i = 0; i < sizeof(cpus) / sizeof(cpus[0]); i++)
-		list[nl++] = (typeof(list[0])){"cpus", cpus[i]};
-	for (size_t i = 0; i < nl && n < max; i++) {
-		const struct jv *va, *vb;
-		if (list[i].sect) {
-			va = jv_get(jv_get(a->doc, list[i].sect), list[i].key);
-			vb = jv_get(jv_get(b->doc, list[i].sect), list[i].key);
-		} else {
-			va = jv_get(a->doc, list[i].key);
-			vb = jv_get(b->doc, list[i].key);
+	for (size_t i = 0; i < probe_nkeys && n < max; i++) {
+		const struct probe_key *k = &probe_keys[i];
+		if (k->role != PK_FACT || !k->section)
+			continue;
+		if (k->key) {
+			fact(k->section, k->key, member(a->doc, k->section, k->key),
+			     member(b->doc, k->section, k->key), res, &n);
+			continue;
 		}
-		if (!va && !vb)
-			continue;
-		struct fact *f = &res[n];
-		scalar(va, f->before, sizeof(f->before));
-		scalar(vb, f->after, sizeof(f->after));
-		if (strcmp(f->before, f->after) == 0)
-			continue;
-		snprintf(f->name, sizeof(f->name), "%s%s%s", list[i].sect ? list[i].sect : "",
-		         list[i].sect ? " " : "", list[i].key);
-		n++;
+		const struct jv *sa = section_of(a->doc, k->section);
+		const struct jv *sb = section_of(b->doc, k->section);
+		struct keyed ka, kb;
+		keyed_init(&ka, sa);
+		keyed_init(&kb, sb);
+		for (size_t m = 0; sa && sa->type == JV_OBJ && m < sa->len && n < max; m++)
+			fact(k->section, sa->keys[m], &sa->v[m], keyed_get(&kb, sa->keys[m]), res,
+			     &n);
+		for (size_t m = 0; sb && sb->type == JV_OBJ && m < sb->len && n < max; m++)
+			if (!keyed_get(&ka, sb->keys[m]))
+				fact(k->section, sb->keys[m], NULL, &sb->v[m], res, &n);
+		free(ka.ord);
+		free(kb.ord);
 	}
 	return n;
 }

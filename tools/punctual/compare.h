@@ -22,6 +22,7 @@ struct fig {
 	enum rule rule;
 	int dir;   /* -1 lower is better, +1 higher is better */
 	bool time; /* a duration in ns */
+	bool fold; /* R_EXACT: 0 in both reports folds into one line (probe_schema.h) */
 	bool used;
 };
 

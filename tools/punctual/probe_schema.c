@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * probe_schema.c: what each key of a probe report means to --compare, as one table.
+ *
+ * compare.c walks a report without knowing its sections: every number is a figure
+ * named by its path, compared lower-is-better under a rule chosen by its value (a
+ * whole non-negative count that is not a duration: Poisson noise; anything else: a
+ * factor of 2). It reads these conventions of the writer without a row:
+ * - NAME_ns is a duration in ns;
+ * - NAME_min beside NAME is NAME's cheapest round: NAME gets the range rule;
+ * - an object with count, p50 and p99 is a histogram (json_hist): its p50 and p99;
+ * - an object with "supported": false has no figures (skipped, saying so).
+ *
+ * A new key needs a row only when that default is wrong for it:
+ * - a number the run was given, not a result (a workload's size, a duration asked
+ *   for): PK_PARAM, so that runs given different ones are not compared;
+ * - a string or number that tells an array's elements apart (a mechanism, an id):
+ *   PK_IDENTITY, so that elements join by it rather than by position;
+ * - a fact of the host (a kernel, a cgroup): PK_FACT, listed when it differs; a
+ *   section of facts only: one row with key NULL;
+ * - a count the probe makes exactly, where any change matters: .exact (.fold as well
+ *   when 0 is the invariant and its rows would only repeat it);
+ * - higher is better: .higher; a duration whose name does not end in "_ns": .ns;
+ * - anything else that is not a figure to compare (a rank, a calibration, a threshold
+ *   derived from the results): PK_IGNORED.
+ * A row names its section, or NULL for the key in every section. The row naming both
+ * wins over the row for every section, which wins over the section's row for every
+ * member (probe_key()). Facts are listed in the order of their rows.
+ */
+#include <string.h>
+
+#include "probe_schema.h"
+
+const struct probe_key probe_keys[] = {
+        /* the report's header: what made it; the version and --quick are facts */
+        {.section = PROBE_TOP, .key = "tool", .role = PK_IGNORED},
+        {.section = PROBE_TOP, .key = "command", .role = PK_IGNORED},
+        {.section = PROBE_TOP, .key = "version", .role = PK_FACT},
+        {.section = PROBE_TOP, .key = "quick", .role = PK_FACT},
+        /* the host: every member a fact; the process's slack names a sleep column */
+        {.section = "system", .key = "slack_self_ns", .role = PK_SLACK_SELF},
+        {.section = "system", .role = PK_FACT},
+        /* the CPUs this process may use: counted exactly, more is better; the cgroup, its
+         * limit and the affinity list are facts */
+        {.section = "cpus", .key = "cgroup_version", .role = PK_FACT},
+        {.section = "cpus", .key = "cgroup_path", .role = PK_FACT},
+        {.section = "cpus", .key = "limit", .role = PK_FACT},
+        {.section = "cpus", .key = "affinity_list", .role = PK_FACT},
+        {.section = "cpus", .key = "reason", .role = PK_FACT},
+        {.section = "cpus", .role = PK_FIGURE, .exact = true, .higher = true},
+        /* what a run was given: the timer demo's workload, a run's length and samples */
+        {.key = "timers", .role = PK_PARAM},
+        {.key = "min_delay_ns", .role = PK_PARAM},
+        {.key = "max_delay_ns", .role = PK_PARAM},
+        {.key = "precision_percent", .role = PK_PARAM},
+        {.key = "duration_ns", .role = PK_PARAM},
+        {.key = "samples", .role = PK_PARAM},
+        /* what tells an array's elements apart: a clock, a sleep cell, a cause, a level */
+        {.key = "id", .role = PK_IDENTITY},
+        {.key = "mechanism", .role = PK_IDENTITY},
+        {.key = "name", .role = PK_IDENTITY},
+        {.key = "cause", .role = PK_IDENTITY},
+        {.key = "kind", .role = PK_IDENTITY},
+        {.key = "level", .role = PK_IDENTITY},
+        {.key = "source", .role = PK_IDENTITY},
+        {.key = "window", .role = PK_IDENTITY},
+        {.key = "thread", .role = PK_IDENTITY},
+        {.key = "cpu", .role = PK_IDENTITY},
+        {.key = "interval_ns", .role = PK_IDENTITY},
+        /* a sleep cell's slack: the cell at the process's slack and at 1 ns */
+        {.key = "slack_ns", .role = PK_SLACK},
+        /* early returns: never early, so any change counts; a cell's 0s fold (the table
+         * counts them in one line as early-return counts) */
+        {.key = "early", .role = PK_FIGURE, .exact = true, .fold = true},
+        {.key = "early_total", .role = PK_FIGURE, .exact = true},
+        /* a clock's cost */
+        {.key = "ns_per_read", .role = PK_FIGURE, .ns = true},
+        /* ranks, calibrations, durations of the run itself, derived thresholds, and host
+         * facts where they may appear outside the system section */
+        {.key = "rank", .role = PK_IGNORED},
+        {.key = "cycles_hz", .role = PK_IGNORED},
+        {.key = "limit", .role = PK_IGNORED},
+        {.key = "elapsed_ns", .role = PK_IGNORED},
+        {.key = "tick_hz_estimate", .role = PK_IGNORED},
+        {.key = "coarse_resolution_ns", .role = PK_IGNORED},
+        {.key = "backward", .role = PK_IGNORED},
+        {.key = "threshold_ns", .role = PK_IGNORED},
+};
+const size_t probe_nkeys = sizeof(probe_keys) / sizeof(probe_keys[0]);
+
+static bool same(const char *row, const char *name)
+{
+	return row && strcmp(row, name) == 0;
+}
+
+const struct probe_key *probe_key(const char *section, const char *key)
+{
+	static const struct probe_key figure = {.role = PK_FIGURE};
+	const struct probe_key *any_section = NULL, *every_member = NULL;
+	for (size_t i = 0; i < probe_nkeys; i++) {
+		const struct probe_key *k = &probe_keys[i];
+		if (same(k->section, section) && same(k->key, key))
+			return k;
+		if (!any_section && !k->section && same(k->key, key))
+			any_section = k;
+		if (!every_member && same(k->section, section) && !k->key)
+			every_member = k;
+	}
+	return any_section ? any_section : every_member ? every_member : &figure;
+}
+
+bool probe_key_ns(const struct probe_key *k, const char *key)
+{
+	size_t n = strlen(key);
+	return k->ns || (n >= 3 && strcmp(key + n - 3, "_ns") == 0);
+}
