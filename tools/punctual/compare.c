@@ -6,10 +6,10 @@
  * parameter, an identity, a fact, is probe_schema.c's table): every number becomes a
  * figure named by its path, an array element by the members that identify it (a sleep
  * cell by mechanism, interval and which slack), and a histogram ({count, p50, p99, ...})
- * gives two figures, p50 and p99. Figures both reports have are joined by name and get
- * a verdict that accounts for noise (the rules are at verdict(), and in punctual(1));
- * figures only one has are listed as skipped. System facts that differ come first.
- * compare_render.c renders the result.
+ * gives two figures, p50 and p99. compare_join.c joins the figures both reports have by
+ * name and gives each pair a verdict that accounts for noise (the rules are at its
+ * verdict(), and in punctual(1)); figures only one has are listed as skipped. System
+ * facts that differ come first. compare_render.c renders the result.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -24,12 +24,6 @@
 #include "probe_schema.h"
 
 #define MAX_INPUT (64 << 20)
-/* A figure without a spread of its own changes only beyond this factor. */
-#define FACTOR 2.0
-/* A quantile's smallest change: what one shared machine drifts between two runs. */
-#define MIN_EFFECT 1.25
-/* A count changes beyond this many standard deviations of its Poisson noise. */
-#define COUNT_Z 3.0
 /* pn_hist's resolution: a bucket is at most 1/64 of its lower bound wide. */
 #define HIST_RES (1.0 / 64)
 
@@ -484,163 +478,6 @@ static size_t facts(const struct report *a, const struct report *b, struct fact 
 	return n;
 }
 
-/* ---- verdicts --------------------------------------------------------------------- */
-
-/*
- * The noise rules (punctual(1), --compare):
- * - a quantile of a histogram (a sleep cell's p50 and p99) has an interval from its
- *   sample count and spread (intervals() above); it changed when the two intervals do
- *   not overlap and the values differ by a factor of MIN_EFFECT at least;
- * - a count the report makes exactly (early returns, CPUs) changed when it differs;
- * - any other figure carries no spread of its own (a clock's cost is a median over
- *   rounds, the timer demo's counts one run): it changed beyond a factor of FACTOR.
- * Lower is better, but for the CPUs this process may use.
- */
-static enum verdict verdict(const struct fig *a, const struct fig *b)
-{
-	bool lower, higher;
-	switch (a->rule) {
-	case R_QUANTILE:
-		lower = b->hi < a->lo && b->v * MIN_EFFECT < a->v;
-		higher = b->lo > a->hi && b->v > a->v * MIN_EFFECT;
-		break;
-	case R_RANGE: /* apart by MIN_EFFECT: a median against the other's cheapest round */
-		lower = b->hi * MIN_EFFECT < a->lo;
-		higher = b->lo > a->hi * MIN_EFFECT;
-		break;
-	case R_COUNT: /* two Poisson counts: their difference's sd is sqrt(a + b) */
-		lower = a->v - b->v > COUNT_Z * sqrt(a->v + b->v);
-		higher = b->v - a->v > COUNT_Z * sqrt(a->v + b->v);
-		break;
-	case R_EXACT:
-		lower = b->v < a->v;
-		higher = b->v > a->v;
-		break;
-	default:
-		lower = b->v * FACTOR < a->v;
-		higher = b->v > a->v * FACTOR;
-		break;
-	}
-	if (!lower && !higher)
-		return V_SAME;
-	return (lower ? -1 : +1) == a->dir ? V_BETTER : V_WORSE;
-}
-
-/* ---- finding figures by name -------------------------------------------------------- */
-
-/*
- * Both reports' figures are sorted once by (section, name, position), so a figure is
- * found by bisection and the figures under an object are two runs of that order: the
- * object's own name, then every name that continues it with a space. Joining two reports
- * of n figures costs O(n log n) whatever their names; a scan per figure would make it
- * O(n^2), hours for a report near MAX_INPUT.
- */
-static int by_name(const void *x, const void *y)
-{
-	const struct fig *a = *(const struct fig *const *)x, *b = *(const struct fig *const *)y;
-	int c = strcmp(a->section, b->section);
-	if (!c)
-		c = strcmp(a->name, b->name);
-	/* Equal names (array elements with one identity) keep report order: find() returns
-	 * the first, as a scan would. */
-	return c ? c : (a > b) - (a < b);
-}
-
-static int by_position(const void *x, const void *y)
-{
-	const struct fig *a = *(const struct fig *const *)x, *b = *(const struct fig *const *)y;
-	return (a > b) - (a < b);
-}
-
-static void index_figures(struct report *r)
-{
-	r->sorted = malloc((r->n + 1) * sizeof(*r->sorted));
-	r->unused = malloc((r->n + 1) * sizeof(*r->unused));
-	if (!r->sorted || !r->unused)
-		die(1, "out of memory");
-	for (size_t i = 0; i < r->n; i++)
-		r->sorted[i] = &r->f[i];
-	for (size_t i = 0; i <= r->n; i++)
-		r->unused[i] = i;
-	qsort(r->sorted, r->n, sizeof(*r->sorted), by_name);
-}
-
-/* The first position in r->sorted not below (section, name); with name NULL, the first
- * whose section is above section. */
-static size_t bound(const struct report *r, const char *section, const char *name)
-{
-	size_t lo = 0, hi = r->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct fig *f = r->sorted[mid];
-		int c = strcmp(f->section, section);
-		bool below = name ? c < 0 || (c == 0 && strcmp(f->name, name) < 0) : c <= 0;
-		if (below)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* r's first figure (in report order) named as f is, or NULL. */
-static struct fig *find(const struct report *r, const struct fig *f)
-{
-	size_t i = bound(r, f->section, f->name);
-	if (i == r->n || strcmp(r->sorted[i]->section, f->section) != 0 ||
-	    strcmp(r->sorted[i]->name, f->name) != 0)
-		return NULL;
-	return r->sorted[i];
-}
-
-/* The first position >= i in r->sorted whose figure skip_under() has not taken yet:
- * r->unused links each taken position onwards, and the walk shortens the links it
- * follows, so taking every figure once costs about O(n) in all. */
-static size_t next_unused(struct report *r, size_t i)
-{
-	size_t end = i;
-	while (r->unused[end] != end)
-		end = r->unused[end];
-	while (i != end) {
-		size_t k = r->unused[i];
-		r->unused[i] = end;
-		i = k;
-	}
-	return end;
-}
-
-/* Appends to got the figures of r->sorted[lo, hi) not taken yet, and takes them. */
-static void take(struct report *r, size_t lo, size_t hi, struct fig **got, size_t *n)
-{
-	for (size_t i = next_unused(r, lo); i < hi; i = next_unused(r, i + 1)) {
-		got[(*n)++] = r->sorted[i];
-		r->unused[i] = i + 1;
-	}
-}
-
-/* The figures of r in the object (section, parent) or below it, not taken by an earlier
- * call, in report order; got has room for r->n. */
-static size_t figures_under(struct report *r, const char *section, const char *parent,
-                            struct fig **got)
-{
-	size_t n = 0;
-	if (!*parent) {
-		take(r, bound(r, section, ""), bound(r, section, NULL), got, &n);
-	} else {
-		/* the name itself ("" < "\x01"), then "parent ..." (' ' + 1 == '!') */
-		char key[sizeof(got[0]->name) + 2];
-		size_t len = strlen(parent);
-		snprintf(key, sizeof(key), "%s\x01", parent);
-		take(r, bound(r, section, parent), bound(r, section, key), got, &n);
-		key[len] = ' ';
-		size_t lo = bound(r, section, key);
-		key[len] = '!';
-		take(r, lo, bound(r, section, key), got, &n);
-	}
-	qsort(got, n, sizeof(*got), by_position);
-	return n;
-}
-
 /* ---- the command ------------------------------------------------------------------ */
 
 static const char usage[] =
@@ -655,54 +492,6 @@ static const char usage[] =
         "  -j, --json           JSON\n"
         "  -w, --fail-on-worse  exit 3 when a figure got worse (for CI)\n"
         "  -h, --help           this text\n";
-
-/* Skips the figures under (section, parent) in both reports, listing each once; got has
- * room for either report's figures. */
-static void skip_under(struct report *a, struct report *b, const char *section, const char *parent,
-                       struct skip *sk, size_t *ns, const char *why, struct fig **got)
-{
-	struct report *rs[2] = {a, b};
-	for (int k = 0; k < 2; k++) {
-		size_t n = figures_under(rs[k], section, parent, got);
-		for (size_t i = 0; i < n; i++) {
-			struct fig *f = got[i];
-			if (f->used)
-				continue;
-			f->used = true;
-			if (f->rule == R_PARAM || (k == 1 && find(a, f)))
-				continue;
-			sk[*ns] = (struct skip){.name = f->name, .section = f->section};
-			snprintf(sk[(*ns)++].why, sizeof(sk[0].why), "%s", why);
-		}
-	}
-}
-
-/* Parameters first: an object whose run differs, or that one report could not run
- * (unsupported), is skipped whole. */
-static void parameters(struct report *a, struct report *b, struct skip *sk, size_t *ns)
-{
-	struct report *rs[2] = {a, b};
-	struct fig **got = malloc(((a->n > b->n ? a->n : b->n) + 1) * sizeof(*got));
-	if (!got)
-		die(1, "out of memory");
-	for (int k = 0; k < 2; k++)
-		for (size_t i = 0; i < rs[k]->n; i++) {
-			const struct fig *p = &rs[k]->f[i], *q = find(rs[!k], p);
-			if (p->rule != R_PARAM)
-				continue;
-			char why[512], x[48], y[48];
-			if (isnan(p->v)) {
-				snprintf(why, sizeof(why), "unsupported in %s", rs[k]->file);
-				skip_under(a, b, p->section, p->name, sk, ns, why, got);
-			} else if (q && !isnan(q->v) && q->v != p->v && k == 0) {
-				snprintf(why, sizeof(why), "different runs: %s %s -> %s", p->name,
-				         compare_value(x, sizeof(x), p),
-				         compare_value(y, sizeof(y), q));
-				skip_under(a, b, p->section, p->parent, sk, ns, why, got);
-			}
-		}
-	free(got);
-}
 
 int probe_compare(int argc, char **argv)
 {
@@ -738,10 +527,8 @@ int probe_compare(int argc, char **argv)
 	double z = z_for(nq);
 	intervals(&a, z);
 	intervals(&b, z);
-	index_figures(&a);
-	index_figures(&b);
 
-	size_t max = a.n + b.n + 1, nr = 0, ns = 0;
+	size_t max = a.n + b.n + 1, ns = 0;
 	struct row *rows = calloc(max, sizeof(*rows));
 	struct skip *sk = calloc(max, sizeof(*sk));
 	struct fact fa[64];
@@ -749,29 +536,8 @@ int probe_compare(int argc, char **argv)
 		die(1, "out of memory");
 	size_t nf = facts(&a, &b, fa, 64);
 
-	parameters(&a, &b, sk, &ns);
 	int count[3] = {0};
-	for (size_t i = 0; i < a.n; i++) {
-		struct fig *p = &a.f[i];
-		if (p->used || p->rule == R_PARAM)
-			continue;
-		struct fig *q = find(&b, p);
-		if (!q || q->used) {
-			sk[ns] = (struct skip){.name = p->name, .section = p->section};
-			snprintf(sk[ns++].why, sizeof(sk[0].why), "only in %s", a.file);
-			continue;
-		}
-		p->used = q->used = true;
-		rows[nr] = (struct row){p, q, verdict(p, q)};
-		count[rows[nr++].v]++;
-	}
-	for (size_t i = 0; i < b.n; i++) {
-		struct fig *q = &b.f[i];
-		if (q->used || q->rule == R_PARAM || find(&a, q))
-			continue;
-		sk[ns] = (struct skip){.name = q->name, .section = q->section};
-		snprintf(sk[ns++].why, sizeof(sk[0].why), "only in %s", b.file);
-	}
+	size_t nr = compare_join(&a, &b, rows, sk, &ns, count);
 	if (!nr)
 		die(EXIT_USAGE, "--compare %s %s: the reports have no figure in common", a.file,
 		    b.file);
@@ -786,10 +552,6 @@ int probe_compare(int argc, char **argv)
 	free(sk);
 	free(a.f);
 	free(b.f);
-	free(a.sorted);
-	free(b.sorted);
-	free(a.unused);
-	free(b.unused);
 	jv_free(a.doc);
 	jv_free(b.doc);
 	return fail_worse && count[V_WORSE] ? 3 : 0;

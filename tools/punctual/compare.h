@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* compare.h: what `punctual probe --compare` (compare.c) hands its renderer
- * (compare_render.c): the two reports' figures, the rows they share, what was skipped. */
+/* compare.h: what `punctual probe --compare` (compare.c) hands its join (compare_join.c)
+ * and its renderer (compare_render.c): the two reports' figures, the rows they share,
+ * what was skipped. */
 #ifndef PUNCTUAL_COMPARE_H
 #define PUNCTUAL_COMPARE_H
 
@@ -32,7 +33,7 @@ struct report {
 	double slack_self; /* -1 when the report does not say */
 	struct fig *f;
 	size_t n, cap;
-	struct fig **sorted; /* f by section, name and position (compare.c, find()) */
+	struct fig **sorted; /* during compare_join: f by section, name and position */
 	size_t *unused;      /* per position in sorted: the next one not yet skipped */
 };
 
@@ -50,6 +51,12 @@ struct skip {
 	char why[512];
 };
 
+/* Joins a's and b's figures by name: the pairs, each with its verdict, into rows (and
+ * their number per verdict into count); the figures skipped, with why, into sk from
+ * *ns on (an object whose run differs or that one report could not run, a figure only
+ * one report has). rows and sk have room for a->n + b->n. Returns the number of rows. */
+size_t compare_join(struct report *a, struct report *b, struct row *rows, struct skip *sk,
+                    size_t *ns, int count[3]);
 /* A figure's value for people: "1.5 us", "42", "unsupported". */
 const char *compare_value(char *b, size_t n, const struct fig *f);
 /* The comparison as a table or as JSON, on out. */
