@@ -144,6 +144,21 @@ check() {
 	if "$@"; then pass; else fail "$d"; fi
 }
 
+# needs_compare: a tool built without jansson (a musl build) has no probe --compare: it
+# exits 1 with one line saying so, and the calling test ends here, skipped.
+needs_compare() {
+	printf '{}' >"$TMP/needs_compare.json"
+	run probe --compare "$TMP/needs_compare.json" "$TMP/needs_compare.json"
+	grep -q "needs punctual built with jansson" "$ERR" || return 0
+	if [ "$RC" -ne 1 ] || [ -s "$OUT" ] || [ "$(wc -l <"$ERR")" -ne 1 ]; then
+		fail "built without jansson: expected exit 1 and one line, got $RC: $(cat "$ERR")"
+	else
+		skip "punctual built without jansson: probe --compare says so and exits 1"
+	fi
+	finish
+	exit $?
+}
+
 finish() {
 	echo "$PASSES passed, $FAILS failed, $SKIPS skipped"
 	[ "$FAILS" -eq 0 ] || return 1

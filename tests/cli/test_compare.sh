@@ -6,9 +6,13 @@
 # compared (and, on clock figures the test sets, the same or, one 3x dearer, worse), the
 # reverse comparison worse (--fail-on-worse: status 3); a report against itself
 # is all "same"; reports with different cells, workloads or sections compare on what they
-# share and list what they skipped; bad input exits 2 with one line. Two --quick probes
-# in all, reused by every check.
+# share and list what they skipped; bad input exits 2 with one line (not JSON, with the
+# line and column; a member named twice; invalid UTF-8; every truncation of a report;
+# nesting past 64 levels; over 64 MiB). Two --quick probes in all, reused by every check.
+# A tool built without jansson skips it all (needs_compare).
 . "$(dirname "$0")/lib.sh"
+
+needs_compare
 
 run_cmd "$PN" run --slack 50us -- "$PN" probe --quick --json
 check "probe under --slack 50us (got $RC: $(head -c 200 "$ERR"))" test "$RC" -eq 0
@@ -109,7 +113,7 @@ cp "$OUT" "$TMP/cpus.json"
 run probe --compare --json "$A" "$A"
 cp "$OUT" "$TMP/cmp.json"
 usage_error "No such file or directory" probe --compare "$A" "$TMP/missing.json"
-usage_error "not valid JSON: line 1, column 55: a trailing comma" probe --compare "$TMP/trailing.json" "$A"
+usage_error "not valid JSON: line 1, column 55: unexpected token near ']'" probe --compare "$TMP/trailing.json" "$A"
 usage_error "not valid JSON" probe --compare "$A" "$TMP/cut.json"
 usage_error "not valid JSON" probe --compare "$A" "$TMP/bytes.json"
 usage_error "not valid JSON" probe --compare "$A" "$TMP/empty.json"
@@ -122,6 +126,45 @@ usage_error "needs two reports" probe --compare "$A" "$B" "$B"
 usage_error "only one report can come from standard input" probe --compare - -
 usage_error "unknown option '--quick'" probe --compare --quick "$A" "$B"
 usage_error "Is a directory" probe --compare "$A" "$TMP"
+
+# what the reader refuses (jansson, strict): where it stops being JSON, by line and column;
+# a member named twice; bytes that are not UTF-8 in a string; every truncation of a report
+printf '{"tool": "punctual",\n "command": "probe",\n "x": [1,\n 2 3]}' >"$TMP/where.json"
+usage_error "where.json: not valid JSON: line 4, column 4: " probe --compare "$A" "$TMP/where.json"
+printf '{"tool": "punctual", "command": "probe", "tool": "punctual"}' >"$TMP/twice.json"
+usage_error "twice.json: not valid JSON: line 1, column 47: duplicate object key" \
+	probe --compare "$TMP/twice.json" "$A"
+printf '{"tool": "punctual", "command": "probe", "note": "a\xc3\x28"}' >"$TMP/utf8.json"
+usage_error "utf8.json: not valid JSON: line 1, column 51: unable to decode byte 0xc3" \
+	probe --compare "$A" "$TMP/utf8.json"
+SMALL='{"tool": "punctual", "command": "probe", "cpus": {"count": 2, "s": "\u00e9 \u20ac"}}'
+printf '%s' "$SMALL" >"$TMP/small.json"
+ok probe --compare "$TMP/small.json" "$TMP/small.json"
+for ((k = 0; k < ${#SMALL}; k++)); do
+	printf '%s' "${SMALL:0:k}" >"$TMP/prefix.json"
+	usage_error "prefix.json: not valid JSON: line 1, column " probe --compare "$A" "$TMP/prefix.json"
+done
+# nesting: 64 levels are read (and compared), 65 are refused before the walk recurses
+deep() {
+	python3 -c 'import json, sys
+d = {"tool": "punctual", "command": "probe", "cpus": {"count": 2}}
+x = d["cpus"]
+for _ in range(int(sys.argv[1]) - 3):
+    x["n"] = {}
+    x = x["n"]
+x["v"] = [1]
+print(json.dumps(d))' "$1"
+}
+deep 64 >"$TMP/deep64.json"
+deep 65 >"$TMP/deep65.json"
+ok probe --compare --json "$TMP/deep64.json" "$TMP/deep64.json"
+jq_check "64 levels: read and compared" '.summary.same == 2' "$OUT"
+usage_error "deep65.json: nested deeper than 64 levels" probe --compare "$TMP/deep65.json" "$A"
+# a file over 64 MiB is refused before it is parsed
+head -c $((64 << 20)) /dev/zero | tr '\0' ' ' >"$TMP/big.json"
+printf '{}' >>"$TMP/big.json"
+usage_error "big.json: larger than 64 MiB, not a probe report" probe --compare "$A" "$TMP/big.json"
+rm -f "$TMP/big.json"
 
 # --prom into a directory that does not exist: one line, before anything is measured
 # (no progress, no report: the status and stderr say it)

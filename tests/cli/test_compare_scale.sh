@@ -6,8 +6,10 @@
 # skips them all once, duplicate names join first to first; the verdicts and counts are
 # exact. Absurd values (1e300, 48-digit integers, infinite ratios) keep the table's columns
 # and the JSON valid. No speed is asserted: ctest's timeout is one only a join that scans
-# per figure (O(n^2)) would reach.
+# per figure (O(n^2)) would reach. A tool built without jansson skips it (needs_compare).
 . "$(dirname "$0")/lib.sh"
+
+needs_compare
 
 N=100000
 

@@ -6,7 +6,7 @@
  * well-formed sequences in the Unicode standard, 3.9, table 3-7, for every string of
  * one and two bytes, the edges of the longer forms and random bytes); and the document
  * helpers write what they say; JSON_DEPTH levels nest right, and one more (or a close
- * with nothing open) exits 1 with one line.
+ * with nothing open) exits 1 with one line; jansson, strict, reads back what it writes.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -19,6 +19,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+
+#ifdef PN_HAVE_JANSSON
+#include <jansson.h>
+#endif
 
 #include "json.h"
 #include "splitmix.h"
@@ -244,6 +248,54 @@ static void document_helpers(void **state)
 	free(d);
 }
 
+#ifdef PN_HAVE_JANSSON
+/* What the writer makes of random bytes, jansson (the reader of probe --compare, strict:
+ * UTF-8, no member twice) reads back: the bytes as a value and as a name, and numbers. */
+static void read_back(void **state)
+{
+	(void)state;
+	uint64_t rng = 0x5eed;
+	for (int round = 0; round < 2000; round++) {
+		char key[49];
+		size_t n = pn__splitmix64(&rng) % sizeof(key);
+		for (size_t i = 0; i < n; i++)
+			key[i] = (char)pn__splitmix64(&rng);
+		key[n] = '\0';
+		char *doc = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&doc, &len);
+		assert_non_null(f);
+		struct json j;
+		json_begin(&j, f);
+		json_str(&j, "v", key);
+		json_obj(&j, "o");
+		json_int(&j, key, -round);
+		json_obj_end(&j);
+		json_num(&j, "x", (double)round / 7);
+		json_uint(&j, "u", UINT64_MAX);
+		json_end(&j);
+		fclose(f);
+		json_error_t err;
+		json_t *v = json_loadb(doc, len, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL,
+		                       &err);
+		if (!v)
+			fail_msg("'%s' refused: line %d, column %d: %s", doc, err.line, err.column,
+			         err.text);
+		assert_int_equal(json_object_size(v), 4);
+		const char *read = json_string_value(json_object_get(v, "v"));
+		assert_non_null(read);
+		json_t *o = json_object_get(v, "o");
+		assert_int_equal(json_object_size(o), 1);
+		assert_true(json_number_value(json_object_get(o, read)) == -round);
+		assert_true(fabs(json_number_value(json_object_get(v, "x")) - round / 7.0) <=
+		            1e-5 * round / 7.0);
+		assert_true(json_number_value(json_object_get(v, "u")) == 0x1p64);
+		json_decref(v);
+		free(doc);
+	}
+}
+#endif
+
 /* JSON_DEPTH levels are written right, commas and all. */
 static void deepest(void **state)
 {
@@ -340,6 +392,9 @@ int main(void)
 	        cmocka_unit_test(random_bytes),
 	        cmocka_unit_test(document_helpers),
 	        cmocka_unit_test(deepest),
+#ifdef PN_HAVE_JANSSON
+	        cmocka_unit_test(read_back),
+#endif
 	        cmocka_unit_test(limits),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

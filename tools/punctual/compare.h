@@ -1,24 +1,24 @@
 /* SPDX-License-Identifier: MIT */
-/* compare.h: what `punctual probe --compare` (compare.c) hands its join (compare_join.c)
- * and its renderer (compare_render.c): the two reports' figures, the rows they share,
- * what was skipped. */
+/* compare.h: what the parts of `punctual probe --compare` (compare.c) hand each other:
+ * the two reports' figures and facts (compare_read.c), the rows they share and what was
+ * skipped (compare_join.c), for the renderer (compare_render.c). */
 #ifndef PUNCTUAL_COMPARE_H
 #define PUNCTUAL_COMPARE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "jsonread.h"
+struct json_t; /* jansson's value: only compare_read.c reads it */
 
 enum rule { R_QUANTILE, R_RANGE, R_COUNT, R_FACTOR, R_EXACT, R_PARAM };
 enum verdict { V_SAME, V_BETTER, V_WORSE };
 
 struct fig {
 	char section[32];
-	char name[192];     /* unique in its section */
-	char parent[192];   /* the object it is in (section/name), for parameters */
-	double v, lo, hi;   /* the value and, for R_QUANTILE and R_RANGE, its interval */
-	const struct jv *h; /* R_QUANTILE: the histogram, and the quantile */
+	char name[192];         /* unique in its section */
+	char parent[192];       /* the object it is in (section/name), for parameters */
+	double v, lo, hi;       /* the value and, for R_QUANTILE and R_RANGE, its interval */
+	const struct json_t *h; /* R_QUANTILE: the histogram, and the quantile */
 	double q;
 	enum rule rule;
 	int dir;   /* -1 lower is better, +1 higher is better */
@@ -29,8 +29,9 @@ struct fig {
 
 struct report {
 	const char *file;
-	struct jv *doc;
-	double slack_self; /* -1 when the report does not say */
+	struct json_t *doc;
+	const char *version; /* the report's, or NULL */
+	double slack_self;   /* -1 when the report does not say */
 	struct fig *f;
 	size_t n, cap;
 	struct fig **sorted; /* during compare_join: f by section, name and position */
@@ -51,6 +52,18 @@ struct skip {
 	char why[512];
 };
 
+/* Reads the report in file (- for standard input) into r: its document, version and
+ * slack; exits 2 with one line naming file when it cannot be read or is not a probe
+ * report (larger than 64 MiB, not JSON, a member named twice, nested too deep). */
+void compare_load(struct report *r, const char *file);
+/* a's and b's figures, into their f, n and cap; each quantile with its interval. */
+void compare_figures(struct report *a, struct report *b);
+/* The facts that differ between a and b, at most max, into res: in the order of
+ * probe_schema.c's PK_FACT rows, a row for a whole section giving its members in a's
+ * order, then those only b has. Returns their number. */
+size_t compare_facts(const struct report *a, const struct report *b, struct fact *res, size_t max);
+/* Frees what compare_load and compare_figures allocated for r. */
+void compare_free(struct report *r);
 /* Joins a's and b's figures by name: the pairs, each with its verdict, into rows (and
  * their number per verdict into count); the figures skipped, with why, into sk from
  * *ns on (an object whose run differs or that one report could not run, a figure only

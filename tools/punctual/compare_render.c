@@ -99,7 +99,7 @@ static void side(struct json *j, const char *key, const struct report *r)
 {
 	json_obj(j, key);
 	json_str(j, "file", r->file);
-	json_str(j, "version", jv_str(r->doc, "version"));
+	json_str(j, "version", r->version);
 	json_obj_end(j);
 }
 

@@ -1,0 +1,535 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * compare_read.c: `punctual probe --compare` reads a probe report (--json) into figures
+ * and compares two reports' facts. A report is walked generically, so that sections a
+ * version adds are compared without this file knowing them (what a key means, a
+ * parameter, an identity, a fact, is probe_schema.c's table): every number becomes a
+ * figure named by its path, an array element by the members that identify it (a sleep
+ * cell by mechanism, interval and which slack), and a histogram ({count, p50, p99, ...})
+ * gives two figures, p50 and p99, each with an interval from its sample count.
+ *
+ * The JSON is read with jansson (Debian libjansson-dev) rather than by hand or with
+ * cJSON: jansson refuses what is not JSON saying where (line and column), validates
+ * UTF-8, refuses a member named twice (JSON_REJECT_DUPLICATES: which would count?) and
+ * can keep 64-bit integers (json_int_t); cJSON is lenient and keeps numbers only as
+ * doubles. Numbers are read as doubles here all the same (JSON_DECODE_INT_AS_REAL):
+ * every figure is compared as one, and json.c writes integers past INT64_MAX (a uint64
+ * count), which jansson refuses as integers.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "compare.h"
+#include "probe_schema.h"
+#include "tool.h"
+
+/* A probe report is some kilobytes; a file this large is something else. */
+#define MAX_INPUT (64 << 20)
+/* A probe report nests 5 levels; the walk recurses once or twice a level. */
+#define MAX_DEPTH 64
+/* pn_hist's resolution: a bucket is at most 1/64 of its lower bound wide. */
+#define HIST_RES (1.0 / 64)
+
+/* ---- reading ---------------------------------------------------------------------- */
+
+static char *slurp(const char *file, size_t *n)
+{
+	FILE *f = strcmp(file, "-") == 0 ? stdin : fopen(file, "rb");
+	if (!f)
+		die(EXIT_USAGE, "--compare %s: %s", file, strerror(errno));
+	size_t cap = 1 << 16, len = 0;
+	char *b = malloc(cap);
+	if (!b)
+		die(1, "out of memory");
+	for (;;) {
+		size_t k = fread(b + len, 1, cap - len, f);
+		len += k;
+		if (k == 0)
+			break;
+		if (len == cap) {
+			if (cap >= MAX_INPUT)
+				die(EXIT_USAGE,
+				    "--compare %s: larger than %d MiB, not a probe report", file,
+				    MAX_INPUT >> 20);
+			char *nb = realloc(b, cap *= 2);
+			if (!nb)
+				die(1, "out of memory");
+			b = nb;
+		}
+	}
+	if (ferror(f))
+		die(EXIT_USAGE, "--compare %s: %s", file, strerror(errno ? errno : EIO));
+	if (f != stdin)
+		fclose(f);
+	*n = len;
+	return b;
+}
+
+/* Whether v nests containers deeper than left (v itself one level). */
+static bool too_deep(json_t *v, int left)
+{
+	const char *key;
+	size_t i;
+	json_t *m;
+	if (!json_is_object(v) && !json_is_array(v))
+		return false;
+	if (left == 0)
+		return true;
+	json_array_foreach(v, i, m)
+	{
+		if (too_deep(m, left - 1))
+			return true;
+	}
+	json_object_foreach(v, key, m)
+	{
+		if (too_deep(m, left - 1))
+			return true;
+	}
+	return false;
+}
+
+/* The section of doc named so (PROBE_TOP: doc itself), or NULL. */
+static json_t *section_of(json_t *doc, const char *section)
+{
+	return strcmp(section, PROBE_TOP) == 0 ? doc : json_object_get(doc, section);
+}
+
+/* The member key of section in doc, or NULL. */
+static json_t *member(json_t *doc, const char *section, const char *key)
+{
+	return json_object_get(section_of(doc, section), key);
+}
+
+/* Member key of o as a number, when o is an object that has it. */
+static bool num(const json_t *o, const char *key, double *v)
+{
+	const json_t *m = json_object_get(o, key);
+	if (!json_is_number(m))
+		return false;
+	*v = json_number_value(m);
+	return true;
+}
+
+void compare_load(struct report *r, const char *file)
+{
+	size_t n;
+	char *text = slurp(file, &n);
+	json_error_t err;
+	r->doc = json_loadb(
+	        text, n, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL, &err);
+	free(text);
+	if (!r->doc && json_error_code(&err) == json_error_out_of_memory)
+		die(1, "out of memory");
+	if (!r->doc) {
+		/* one line whatever the input: the text quotes it near the error */
+		for (char *p = err.text; *p; p++)
+			if ((unsigned char)*p < 0x20)
+				*p = '?';
+		die(EXIT_USAGE, "--compare %s: not valid JSON: line %d, column %d: %s", file,
+		    err.line, err.column > 0 ? err.column : 1, err.text);
+	}
+	const char *tool = json_string_value(json_object_get(r->doc, "tool"));
+	const char *cmd = json_string_value(json_object_get(r->doc, "command"));
+	if (!tool || strcmp(tool, "punctual") != 0)
+		die(EXIT_USAGE, "--compare %s: not a punctual report (no \"tool\": \"punctual\")",
+		    file);
+	if (!cmd || strcmp(cmd, "probe") != 0)
+		die(EXIT_USAGE,
+		    "--compare %s: a report of 'punctual %s', not of 'punctual probe --json'", file,
+		    cmd ? cmd : "?");
+	if (too_deep(r->doc, MAX_DEPTH))
+		die(EXIT_USAGE, "--compare %s: nested deeper than %d levels, not a probe report",
+		    file, MAX_DEPTH);
+	r->file = file;
+	r->version = json_string_value(json_object_get(r->doc, "version"));
+	r->slack_self = -1;
+	for (size_t i = 0; i < probe_nkeys; i++) {
+		const struct probe_key *k = &probe_keys[i];
+		json_t *v = k->role == PK_SLACK_SELF && k->section && k->key
+		                    ? member(r->doc, k->section, k->key)
+		                    : NULL;
+		if (json_is_number(v))
+			r->slack_self = json_number_value(v);
+	}
+}
+
+void compare_free(struct report *r)
+{
+	free(r->f);
+	json_decref(r->doc);
+}
+
+/* ---- figures ---------------------------------------------------------------------- */
+
+PN_FMT(4, 5)
+static struct fig *add(struct report *r, const char *section, const char *parent, const char *fmt,
+                       ...)
+{
+	if (r->n == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 128;
+		struct fig *nf = realloc(r->f, r->cap * sizeof(*nf));
+		if (!nf)
+			die(1, "out of memory");
+		r->f = nf;
+	}
+	struct fig *f = &r->f[r->n++];
+	memset(f, 0, sizeof(*f));
+	snprintf(f->section, sizeof(f->section), "%s", section);
+	snprintf(f->parent, sizeof(f->parent), "%s", parent);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(f->name, sizeof(f->name), fmt, ap);
+	va_end(ap);
+	f->dir = -1;
+	return f;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t a = strlen(s), b = strlen(tail);
+	return a >= b && strcmp(s + a - b, tail) == 0;
+}
+
+/* The value at quantile q of a histogram object, interpolated between the quantiles it
+ * has (min 0, p50, p99, p999, max 1) on a log scale where they are positive. */
+static double at(const json_t *h, double q)
+{
+	static const char *const k[] = {"min", "p50", "p99", "p999", "max"};
+	static const double kq[] = {0, 0.5, 0.99, 0.999, 1};
+	double v[5];
+	for (int i = 0; i < 5; i++)
+		if (!num(h, k[i], &v[i]))
+			v[i] = i ? v[i - 1] : 0;
+	if (q <= 0)
+		return v[0];
+	for (int i = 1; i < 5; i++) {
+		if (q > kq[i])
+			continue;
+		double t = (q - kq[i - 1]) / (kq[i] - kq[i - 1]);
+		if (v[i - 1] > 0 && v[i] > 0) /* latencies: a long right tail, log scale */
+			return v[i - 1] * pow(v[i] / v[i - 1], t);
+		return v[i - 1] + (v[i] - v[i - 1]) * t;
+	}
+	return v[4];
+}
+
+static bool is_hist(const json_t *o)
+{
+	double d;
+	return num(o, "count", &d) && num(o, "p50", &d) && num(o, "p99", &d);
+}
+
+/* A quantile of a histogram; its interval comes once every figure is known. */
+static void quantile(struct fig *f, const json_t *h, double q)
+{
+	f->rule = R_QUANTILE;
+	f->time = true;
+	f->h = h;
+	f->q = q;
+	f->v = f->lo = f->hi = at(h, q);
+}
+
+/* The z for m quantile rows: a two-sided 5% chance that any of them is called changed
+ * by chance alone (Bonferroni: 2.5%/m on each side), by bisection on erfc. */
+static double z_for(size_t m)
+{
+	double tail = 0.025 / (double)(m ? m : 1), lo = 0, hi = 40;
+	for (int i = 0; i < 100; i++) {
+		double z = (lo + hi) / 2;
+		if (0.5 * erfc(z / M_SQRT2) > tail)
+			lo = z;
+		else
+			hi = z;
+	}
+	return hi;
+}
+
+/* Each quantile's interval: its order statistic's rank q*n +- z sqrt(n q (1-q)), as a
+ * value by interpolating between the quantiles the report has, widened to the
+ * histogram's resolution. */
+static void intervals(struct report *r, double z)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		struct fig *f = &r->f[i];
+		if (f->rule != R_QUANTILE)
+			continue;
+		double n = 0;
+		num(f->h, "count", &n);
+		double d = n > 0 ? z * sqrt(f->q * (1 - f->q) / n) : 1;
+		f->lo = fmin(at(f->h, f->q - d), f->v * (1 - HIST_RES));
+		f->hi = fmax(at(f->h, f->q + d), f->v * (1 + HIST_RES));
+	}
+}
+
+/* Whether a member under row k is no figure and is not walked: a fact, a slack, an
+ * ignored key, or an identity's own value (an identity that holds an object is walked). */
+static bool not_walked(const struct probe_key *k, const json_t *m)
+{
+	if (k->role == PK_IDENTITY)
+		return !json_is_object(m) && !json_is_array(m);
+	return k->role != PK_FIGURE && k->role != PK_PARAM;
+}
+
+static void walk(struct report *r, const char *section, const char *path, json_t *v);
+
+static void number(struct report *r, const char *section, const char *path, const char *key,
+                   double v)
+{
+	const struct probe_key *k = probe_key(section, key);
+	struct fig *f = add(r, section, path, "%s%s%s", path, *path ? " " : "", key);
+	f->v = v;
+	f->time = probe_key_ns(k, key);
+	f->dir = k->higher ? +1 : -1;
+	if (k->role == PK_PARAM) {
+		f->rule = R_PARAM;
+	} else if (k->exact) {
+		f->rule = R_EXACT;
+		f->fold = k->fold && *path; /* in an element, not a section's own total */
+	} else if (!f->time && v >= 0 && v == floor(v)) {
+		f->rule = R_COUNT; /* events counted in one run */
+	} else {
+		f->rule = R_FACTOR;
+	}
+}
+
+/* NAME_min beside NAME, both numbers, the low end at most NAME: NAME's range. */
+static const json_t *range_low(const json_t *o, const char *key, const json_t *m)
+{
+	char min[sizeof(((struct fig *)0)->name)];
+	if ((size_t)snprintf(min, sizeof(min), "%s_min", key) >= sizeof(min))
+		return NULL;
+	const json_t *low = json_object_get(o, min);
+	return json_is_number(low) && json_number_value(low) <= json_number_value(m) ? low : NULL;
+}
+
+/* Whether key is NAME_min beside a member NAME: the low end of NAME's range. */
+static bool is_range_low(const json_t *o, const char *key)
+{
+	char base[sizeof(((struct fig *)0)->name)];
+	size_t n = strlen(key);
+	if (!ends_with(key, "_min") || n - 4 >= sizeof(base))
+		return false;
+	memcpy(base, key, n - 4);
+	base[n - 4] = '\0';
+	return json_object_get(o, base) != NULL;
+}
+
+static void object(struct report *r, const char *section, const char *path, json_t *o)
+{
+	if (json_is_false(json_object_get(o, "supported"))) {
+		struct fig *f = add(r, section, path, "%s", path);
+		f->rule = R_PARAM;
+		f->v = NAN; /* unsupported: skipped with its figures */
+		return;
+	}
+	const char *key;
+	json_t *m;
+	json_object_foreach(o, key, m)
+	{
+		char sub[192];
+		snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? " " : "", key);
+		if (not_walked(probe_key(section, key), m))
+			continue;
+		if (json_is_number(m) && is_range_low(o, key))
+			continue; /* the low end of its figure's range */
+		const json_t *low = NULL;
+		if (json_is_number(m)) {
+			number(r, section, path, key, json_number_value(m));
+			low = range_low(o, key, m);
+		}
+		if (low) {
+			struct fig *f = &r->f[r->n - 1]; /* a figure with its range [min, it] */
+			f->rule = R_RANGE;
+			f->lo = json_number_value(low);
+			f->hi = json_number_value(m);
+		} else if (json_is_object(m) && is_hist(m)) {
+			quantile(add(r, section, path, "%s p50", sub), m, 0.5);
+			quantile(add(r, section, path, "%s p99", sub), m, 0.99);
+		} else if (json_is_object(m) || json_is_array(m))
+			walk(r, section, sub, m);
+	}
+}
+
+/* The timer slack an element ran at (its PK_SLACK member), if it says. */
+static bool slack_of(const char *section, json_t *e, double *slack)
+{
+	const char *key;
+	json_t *m;
+	json_object_foreach(e, key, m)
+	{
+		if (probe_key(section, key)->role == PK_SLACK && json_is_number(m)) {
+			*slack = json_number_value(m);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* An array element's name from its identifying members, one per slack role it has. */
+static void element(struct report *r, const char *section, const char *path, size_t idx, json_t *e)
+{
+	char id[160] = "";
+	size_t n = 0;
+	const char *key;
+	json_t *m;
+	json_object_foreach(e, key, m)
+	{
+		if (probe_key(section, key)->role != PK_IDENTITY || n >= sizeof(id) - 1)
+			continue;
+		char b[64];
+		if (json_is_string(m))
+			snprintf(b, sizeof(b), "%s", json_string_value(m));
+		else if (json_is_number(m) && ends_with(key, "_ns"))
+			fmt_ns(b, sizeof(b), json_number_value(m));
+		else if (json_is_number(m))
+			snprintf(b, sizeof(b), "%s %g", key, json_number_value(m));
+		else
+			continue;
+		n += (size_t)snprintf(id + n, sizeof(id) - n, "%s%s", n ? " " : "", b);
+	}
+	if (!n)
+		snprintf(id, sizeof(id), "%s#%zu", path, idx);
+	/* a sleep cell: at the process's slack (the report's first column) and at 1 ns;
+	 * a process whose slack is 1 ns has one column, both */
+	double slack;
+	if (slack_of(section, e, &slack)) {
+		char p[192];
+		if (slack == r->slack_self) {
+			snprintf(p, sizeof(p), "%s, process slack", id);
+			object(r, section, p, e);
+		}
+		if (slack == 1) {
+			snprintf(p, sizeof(p), "%s, slack 1 ns", id);
+			object(r, section, p, e);
+		}
+		return;
+	}
+	object(r, section, id, e);
+}
+
+static void walk(struct report *r, const char *section, const char *path, json_t *v)
+{
+	if (json_is_object(v)) {
+		object(r, section, path, v);
+		return;
+	}
+	size_t i;
+	json_t *e;
+	json_array_foreach(v, i, e)
+	{
+		if (json_is_object(e))
+			element(r, section, path, i, e);
+		else if (json_is_number(e)) {
+			char k[24];
+			snprintf(k, sizeof(k), "#%zu", i);
+			number(r, section, path, k, json_number_value(e));
+		}
+	}
+}
+
+/* A report's figures: its own numbers in PROBE_TOP, each object or array a section. */
+static void figures(struct report *r)
+{
+	const char *key;
+	json_t *m;
+	json_object_foreach(r->doc, key, m)
+	{
+		if (not_walked(probe_key(PROBE_TOP, key), m))
+			continue;
+		if (json_is_object(m) || json_is_array(m))
+			walk(r, key, "", m);
+		else if (json_is_number(m))
+			number(r, PROBE_TOP, "", key, json_number_value(m));
+	}
+}
+
+void compare_figures(struct report *a, struct report *b)
+{
+	figures(a);
+	figures(b);
+	size_t nq = 0;
+	for (size_t i = 0; i < a->n; i++)
+		nq += a->f[i].rule == R_QUANTILE;
+	double z = z_for(nq);
+	intervals(a, z);
+	intervals(b, z);
+}
+
+/* ---- facts ------------------------------------------------------------------------ */
+
+/* A scalar or an array of scalars as text, "(none)" when absent. */
+static void scalar(const json_t *v, char *b, size_t n)
+{
+	b[0] = '\0';
+	if (!v)
+		snprintf(b, n, "(none)");
+	else if (json_is_string(v))
+		snprintf(b, n, "%s", json_string_value(v));
+	else if (json_is_number(v))
+		snprintf(b, n, "%.15g", json_number_value(v));
+	else if (json_is_boolean(v))
+		snprintf(b, n, "%s", json_is_true(v) ? "true" : "false");
+	else if (json_is_null(v))
+		snprintf(b, n, "null");
+	else if (json_is_array(v))
+		for (size_t i = 0, k = 0; i < json_array_size(v) && k < n; i++) {
+			char e[64];
+			scalar(json_array_get(v, i), e, sizeof(e));
+			k += (size_t)snprintf(b + k, n - k, "%s%s", i ? " " : "", e);
+		}
+}
+
+/* Appends the fact (section, key) to res if its values va and vb (NULL when absent)
+ * differ. */
+static void fact(const char *section, const char *key, const json_t *va, const json_t *vb,
+                 struct fact *res, size_t *n)
+{
+	if (!va && !vb)
+		return;
+	struct fact *f = &res[*n];
+	scalar(va, f->before, sizeof(f->before));
+	scalar(vb, f->after, sizeof(f->after));
+	if (strcmp(f->before, f->after) == 0)
+		return;
+	bool top = strcmp(section, PROBE_TOP) == 0;
+	snprintf(f->name, sizeof(f->name), "%s%s%s", top ? "" : section, top ? "" : " ", key);
+	(*n)++;
+}
+
+size_t compare_facts(const struct report *a, const struct report *b, struct fact *res, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < probe_nkeys && n < max; i++) {
+		const struct probe_key *k = &probe_keys[i];
+		if (k->role != PK_FACT || !k->section)
+			continue;
+		if (k->key) {
+			fact(k->section, k->key, member(a->doc, k->section, k->key),
+			     member(b->doc, k->section, k->key), res, &n);
+			continue;
+		}
+		json_t *sa = section_of(a->doc, k->section), *sb = section_of(b->doc, k->section);
+		const char *key;
+		json_t *m;
+		json_object_foreach(sa, key, m)
+		{
+			if (n == max)
+				break;
+			fact(k->section, key, m, json_object_get(sb, key), res, &n);
+		}
+		json_object_foreach(sb, key, m)
+		{
+			if (n == max)
+				break;
+			if (!json_object_get(sa, key))
+				fact(k->section, key, NULL, m, res, &n);
+		}
+	}
+	return n;
+}
