@@ -212,7 +212,7 @@ void probe_frontier_json(struct json *j, const struct probe_frontier *pf)
 	if (pf->best >= 0)
 		json_str(j, "best_at_1ms", frontier_id(&c->var[pf->best], id, sizeof(id)));
 	else
-		json_null(j, "best_at_1ms");
+		json_none(j, "best_at_1ms");
 	json_obj_end(j);
 }
 
