@@ -22,7 +22,8 @@
 static int read_stat(const char *root, const char *pid, uint64_t *ticks, char comm[16])
 {
 	char path[256], buf[1024];
-	snprintf(path, sizeof(path), "%s/proc/%s/stat", root, pid);
+	if ((size_t)snprintf(path, sizeof(path), "%s/proc/%s/stat", root, pid) >= sizeof(path))
+		return -1;
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return -1;
