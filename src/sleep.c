@@ -252,6 +252,8 @@ void pn__sleep_woke(struct pn__sleep_plan *p, bool learn)
 	if (PN_UNLIKELY(!t))
 		return;
 	t->st.slept_ns += woke - p->start;
+	if (p->cpu0)
+		pn__sleep_overhead(t, p->cpu0);
 	/* late from the kernel, where the margin the budget cut would have covered it */
 	if (p->cut && woke - p->deadline > p->precision &&
 	    woke - p->cut - p->deadline <= p->precision)

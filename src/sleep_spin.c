@@ -70,7 +70,6 @@ static void spin_end(struct pn__sleep_state *t, struct pn__sleep_plan *p, int64_
 	                          .end = end,
 	                          .mid = c->mid,
 	                          .mid_cpu = c->mid_cpu,
-	                          .cpu0 = p->cpu0,
 	                          .k = p->k};
 	if (start < p->deadline) {
 		g->watched = end - start;

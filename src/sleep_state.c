@@ -226,11 +226,6 @@ void pn__sleep_count(struct pn__sleep_state *t, const struct pn__sleep_end *e)
 	} else {
 		t->st.kernel_only++;
 	}
-	if (e->cpu0) { /* what the wait cost besides its spin: its system calls, its wakeup */
-		int64_t other = pn__sleep_cpu() - e->cpu0 - spun;
-		other = other > 0 ? other : 0;
-		t->overhead += (other - t->overhead) / 8;
-	}
 	window_add(t, e->end, spun + t->overhead);
 	t->st.sleeps++;
 	int64_t late = e->end - e->deadline;
@@ -241,6 +236,13 @@ void pn__sleep_count(struct pn__sleep_state *t, const struct pn__sleep_end *e)
 	t->late[pn__decay_hist_bucket_of(late > 0 ? late : 0)]++;
 	if (late > t->st.late_max_ns)
 		t->st.late_max_ns = late;
+}
+
+void pn__sleep_overhead(struct pn__sleep_state *t, int64_t cpu0)
+{
+	int64_t other = pn__sleep_cpu() - cpu0;
+	other = other > 0 ? other : 0;
+	t->overhead += (other - t->overhead) / 8;
 }
 
 int64_t pn__sleep_begin(struct pn__sleep_state *t, int64_t now)

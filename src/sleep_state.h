@@ -22,7 +22,6 @@ struct pn__sleep_end {
 	int64_t end;        /* when it ended */
 	int64_t mid;        /* when the spin read the thread's CPU time (0: it did not) */
 	int64_t mid_cpu;    /* ... the CPU time the spin had used by then */
-	int64_t cpu0;       /* the thread's CPU time at the plan; 0: not measured */
 	int k;
 };
 
@@ -78,7 +77,7 @@ int32_t pn__sleep_budget_of(const struct pn__sleep_state *t);
 int64_t pn__sleep_window_used(struct pn__sleep_state *t, int64_t now);
 
 /* Before a wait planned at now: notes the thread's first wait, and returns its CPU time
- * every 8th wait (for pn__sleep_end's cpu0), else 0. */
+ * every 8th wait (the plan's cpu0), else 0. */
 int64_t pn__sleep_begin(struct pn__sleep_state *t, int64_t now);
 /* The calling thread's CPU time, ns (a system call: CLOCK_THREAD_CPUTIME_ID). */
 int64_t pn__sleep_cpu(void);
@@ -86,8 +85,13 @@ int64_t pn__sleep_cpu(void);
  * what it counts is CPU (a stretch in which the CPU was taken away is not) without a
  * system call after the deadline; the rest, to its end, counts as it lasted. */
 #define PN__CPU_LEAD_NS 20000
+/* After a kernel wait whose plan took the CPU time cpu0: what the wait cost besides its
+ * spin (the plan, its system calls, the wakeup), into t->overhead (a decayed mean). It is
+ * read here, at the wake, not at the sleep's end, which a caller's tail may leave to the
+ * next plan. */
+void pn__sleep_overhead(struct pn__sleep_state *t, int64_t cpu0);
 /* Counts a sleep that ended as e says: statistics, the lateness histogram, the window, the
- * overhead (when e->cpu0 was taken), the class's lost share. */
+ * class's lost share. */
 void pn__sleep_count(struct pn__sleep_state *t, const struct pn__sleep_end *e);
 /* Counts spin ns of a wait that an event ended before its deadline (at now). */
 void pn__sleep_spun(struct pn__sleep_state *t, int64_t spin, int64_t now);
