@@ -126,13 +126,6 @@ static inline void list_init(struct pn_timer_link *h)
 	h->next = h->prev = h;
 }
 
-static inline void list_del(struct pn_timer_link *n)
-{
-	n->prev->next = n->next;
-	n->next->prev = n->prev;
-	n->next = n->prev = NULL;
-}
-
 /* Moves from's nodes before end (one of them, or from itself for all) to the end of to. */
 static inline void list_splice_before(struct pn_timer_link *from, struct pn_timer_link *end,
                                       struct pn_timer_link *to)
@@ -146,12 +139,6 @@ static inline void list_splice_before(struct pn_timer_link *from, struct pn_time
 	to->prev = last;
 	from->next = end;
 	end->prev = from;
-}
-
-/* Moves all of from's nodes to the end of to. */
-static inline void list_splice(struct pn_timer_link *from, struct pn_timer_link *to)
-{
-	list_splice_before(from, from, to);
 }
 
 static inline void slot_reset(struct slot *sl)
