@@ -147,6 +147,7 @@ static bool same_self(const struct pn__cg_self *a, const struct pn__cg_self *b)
 }
 
 /* Whether the mount with this ID is what sits at its mount point. */
+#ifdef STATX_TYPE /* a C library with statx */
 static bool mount_still_there(const struct pn__cg_mount *m)
 {
 	struct statx stx;
@@ -156,6 +157,14 @@ static bool mount_still_there(const struct pn__cg_mount *m)
 	       (stx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
 	       (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
 }
+#else
+/* No statx (musl before 1.2.5): no mount ID to compare, so mountinfo is read every time. */
+static bool mount_still_there(const struct pn__cg_mount *m)
+{
+	(void)m;
+	return false;
+}
+#endif
 
 /* The hierarchy to read and its mount: hybrid systems read the v1 cpu hierarchy; v2 only
  * where v1 has none. Returns 0, -ENOENT (not mounted) or a read error. */

@@ -16,6 +16,21 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+#ifndef __GLIBC__
+/* musl (1.2.3) declares none of these; the shim defines them all the same, and on musl
+ * they are reached only where its libc has them (dlsym finds the real one). */
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <time.h>
+int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *tmo,
+                 const sigset_t *mask);
+int sem_clockwait(sem_t *sem, clockid_t clk, const struct timespec *abstime);
+int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
+                           const struct timespec *abstime);
+#endif
+
 /* The program's return address, taken in the function it called (the plan's warm). */
 #define RET __builtin_return_address(0)
 

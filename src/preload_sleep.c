@@ -307,5 +307,7 @@ EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid
 JUMP(longjmp, real_longjmp)
 JUMP(_longjmp, real__longjmp)
 JUMP(siglongjmp, real_siglongjmp)
+#ifdef __GLIBC__ /* the fortified longjmp: glibc's only */
 void __longjmp_chk(struct __jmp_buf_tag env[1], int val) __attribute__((noreturn));
 JUMP(__longjmp_chk, real_longjmp_chk)
+#endif

@@ -228,6 +228,7 @@ EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const
 	return shim_ppoll(call_entry(tmo != NULL), fds, n, tmo, mask, RET);
 }
 
+#ifdef __GLIBC__ /* the fortified forms: glibc's only */
 EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
 EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
 {
@@ -251,6 +252,7 @@ EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 		return real_ppoll_chk(fds, n, tmo, mask, fdslen);
 	return shim_ppoll(at, fds, n, tmo, mask, RET);
 }
+#endif
 
 /* The epoll set the wait holds: a duplicate of epfd, so that every phase waits on the set
  * the call named, as the kernel holds the file for the real call's one wait. Without it,
