@@ -301,19 +301,20 @@ static int store(int count)
 }
 
 /* The info is 20 KiB: on the heap, so that pn_cpu_count() needs little stack in whatever
- * thread it refreshes. Without memory, the affinity alone (uncached). */
+ * thread it refreshes. Without memory, the affinity alone (uncached); the same if
+ * evaluate_at failed, which it does only for a NULL root (never pn__root()'s). */
 static int evaluate(void)
 {
 	struct pn_cpu_info *info = malloc(sizeof(*info));
-	if (!info) {
-		char list[8];
-		int n = affinity_read(list, sizeof(list));
-		return n > 0 ? (n > PN_CPU_COUNT_MAX ? PN_CPU_COUNT_MAX : n) : 1;
+	if (info && evaluate_at(pn__root(), NULL, info, true) == 0) {
+		int n = store(info->count);
+		free(info);
+		return n;
 	}
-	evaluate_at(pn__root(), NULL, info, true);
-	int n = store(info->count);
 	free(info);
-	return n;
+	char list[8];
+	int n = affinity_read(list, sizeof(list));
+	return n > 0 ? (n > PN_CPU_COUNT_MAX ? PN_CPU_COUNT_MAX : n) : 1;
 }
 
 PN_API int pn_cpu_count_fresh(void)
