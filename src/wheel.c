@@ -188,6 +188,11 @@ static inline void unlink_timer(struct pn_wheel *w, struct pn_timer *t)
 	unsigned id = id_of(t); /* a bucket's timer: FIRE, which needs nothing more */
 	struct slot *sl = &w->slots[id];
 	struct pn_timer_link *n = t->link.next, *p = t->link.prev;
+#ifdef __clang_analyzer__
+	/* A pending timer is linked. scan-build cannot tell that p is the head when t is its
+	 * first node, so it follows pn_wheel_expire's loop back into a timer just unlinked. */
+	__builtin_assume(p != NULL && n != NULL);
+#endif
 	p->next = n;
 	n->prev = p;
 	t->link.next = t->link.prev = NULL;

@@ -293,8 +293,9 @@ void pn__wheel_sort_list(struct pn_wheel *w, struct pn_timer_link *h)
 		set_sortbuf(w, b, ncap);
 		buf = b;
 		cap = ncap;
-		size_t i = 0;
-		for (struct pn_timer_link *l = h->next; l != h; l = l->next, i++)
+		/* the same n links as the first walk (which scan-build cannot tell) */
+		struct pn_timer_link *l = h->next;
+		for (size_t i = 0; i < n; i++, l = l->next)
 			buf[i] = (struct pn__srec){(uint64_t)pn__timer_of(l)->deadline,
 			                           (uintptr_t)l};
 	}

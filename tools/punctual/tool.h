@@ -46,7 +46,8 @@ int64_t opt_slack(const char *opt, const char *s);
  * optstring starts with ':'. Returns the next option or -1. */
 struct option;
 int next_opt(int argc, char **argv, const char *optstring, const struct option *lo,
-             const char *usage);
+             const char *usage)
+	__attribute__((nonnull(2, 3, 4)));
 /* Exits 2 if arguments remain after the options. */
 void no_more_args(int argc, char **argv);
 /* A non-negative integer in [lo, hi]; exits 2 on error. */

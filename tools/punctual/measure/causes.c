@@ -184,8 +184,9 @@ static int pread_all(int fd, char **buf)
 			return -ENOMEM;
 		ssize_t r = pread(fd, b, cap - 1, 0);
 		if (r < 0) {
+			int e = errno; /* before free, which may change it */
 			free(b);
-			return -errno;
+			return e > 0 ? -e : -EIO;
 		}
 		if ((size_t)r < cap - 1) {
 			b[r] = '\0';
