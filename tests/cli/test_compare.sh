@@ -11,6 +11,7 @@
 # nesting past 64 levels; over 64 MiB). Two --quick probes in all, reused by every check.
 # A tool built without jansson skips it all (needs_compare).
 . "$(dirname "$0")/lib.sh"
+skip_emulated "it compares vDSO clock costs, and qemu-user has no vDSO"
 
 needs_compare
 

@@ -8,6 +8,7 @@
 # guarantees (each counts its own early wakeups against its own clock: "early: 0"). The
 # shim must really be in them (stderr). A runtime that is absent is skipped.
 . "$(dirname "$0")/lib.sh"
+skip_emulated "python3, node and java are the host's x86_64 programs, which cannot load the aarch64 shim"
 BENCH=${2:?usage: $0 PUNCTUAL BENCH_DIR}
 # shellcheck source=bench/runtimes.sh
 . "$BENCH/runtimes.sh"

@@ -5,6 +5,7 @@
 # like env(1)); options stop at CMD; --precise finds its shim through PUNCTUAL_PRELOAD;
 # bad input exits 2 with one line, nothing on stdout.
 . "$(dirname "$0")/lib.sh"
+skip_emulated "the commands it runs are the host's x86_64 programs, which cannot load the aarch64 shim"
 
 # out_is EXPECTED ARGS...: exit 0 and stdout exactly EXPECTED.
 out_is() {

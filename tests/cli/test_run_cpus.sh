@@ -14,6 +14,7 @@
 # where each channel prints today's answer without --cpus and pn_cpu_count()'s with it.
 # The cgroups (pn-cpus-*) are removed on exit, also on failure or a signal.
 . "$(dirname "$0")/lib.sh"
+skip_emulated "python3, java and nproc are the host's x86_64 programs, which cannot load the aarch64 shim"
 PROBE=$2 CXX=${3:-} JAVASRC=$4 STATIC=$5
 SHIM=$(cd "$(dirname "$PN")" && pwd)/libpunctual-preload.so
 # A sanitized probe has its runtime as a dependency; the preloaded shim comes before it.

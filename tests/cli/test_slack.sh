@@ -5,6 +5,7 @@
 # thread or all of them with units and 'default', valid JSON, and bad input: exit 2 with
 # one line and nothing on stdout, the target left unchanged.
 . "$(dirname "$0")/lib.sh"
+skip_emulated "/proc names the process after the emulator (qemu-aarch64-st), not punctual"
 
 BG=""
 cleanup() {

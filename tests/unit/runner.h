@@ -37,6 +37,22 @@ __attribute__((format(printf, 1, 2))) static inline void pn_skip(const char *fmt
 	skip();
 }
 
+/* The emulator the cross build's tests run under (qemu-user: tests/CMakeLists.txt sets
+ * PUNCTUAL_EMULATOR), or NULL on hardware. A test of what the emulator does not reproduce
+ * skips under it, never on hardware. */
+static inline const char *pn_emulator(void)
+{
+	const char *e = getenv("PUNCTUAL_EMULATOR");
+	return e && *e ? e : NULL;
+}
+
+/* pn_skip(why) under an emulator. */
+#define pn_skip_if_emulated(...)                                                                   \
+	do {                                                                                       \
+		if (pn_emulator())                                                                 \
+			pn_skip(__VA_ARGS__);                                                      \
+	} while (0)
+
 static inline bool pn_prefix(const char *name, const char *prefix)
 {
 	return strncmp(name, prefix, strlen(prefix)) == 0;

@@ -423,7 +423,10 @@ static void test_mount_cache(void **state)
 	assert_string_equal(b.cgroup_dir, a.cgroup_dir);
 	assert_string_equal(b.limit_path, a.limit_path);
 	struct statx stx;
-	if (statx(AT_FDCWD, "/", 0, STATX_MNT_ID, &stx) == 0 && (stx.stx_mask & STATX_MNT_ID))
+	if (pn_emulator())
+		print_message("  qemu-user's statx gives STATX_MNT_ID as 0: no cache to check\n");
+	else if (statx(AT_FDCWD, "/", 0, STATX_MNT_ID, &stx) == 0 &&
+	         (stx.stx_mask & STATX_MNT_ID))
 		assert_true(h1 >= h0 + 2);
 	else
 		print_message("  no STATX_MNT_ID: mountinfo read every time\n");

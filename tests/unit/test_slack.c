@@ -109,6 +109,8 @@ static void test_self_large(void **state)
 {
 	(void)state;
 	skip_if_realtime();
+	pn_skip_if_emulated("qemu-user answers PR_GET_TIMERSLACK through libc's prctl, an int: "
+	                    "a slack beyond 2^31 comes back cut");
 	int64_t orig = pn_slack_get();
 	int64_t big = (1LL << 32) + 5;
 	assert_int_equal(pn_slack_set(big), 0);
