@@ -6,7 +6,8 @@ PREFIX ?= /usr/local
 RUN_ARGS ?= probe
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all run test test-asan test-tsan test-load bench fuzz install package bootstrap release debug format clean
+.PHONY: all run test test-asan test-tsan test-load test-clang analyze test-musl test-aarch64 \
+	bench fuzz install package package-aarch64 bootstrap release debug format clean
 
 all: release
 
@@ -37,6 +38,46 @@ test-tsan: bootstrap
 	@cmake --preset tsan >/dev/null
 	@cmake --build --preset tsan -j $(JOBS)
 	@ctest --preset tsan; st=$$?; tests/skips.sh build/tsan; exit $$st
+
+# The same suite built by clang (-O2, UBSan, the gcc warnings as errors).
+test-clang: bootstrap
+	@./scripts/bootstrap clang
+	@cmake --preset clang >/dev/null
+	@echo "test-clang: $$(clang --version | head -1)"
+	@cmake --build --preset clang -j $(JOBS)
+	@ctest --preset clang -j $(JOBS); st=$$?; tests/skips.sh build/clang; exit $$st
+
+# clang's static analyzer (scan-build) on the library, the shim and the tool: any finding
+# fails (each one is fixed, or answered in a comment where the analyzer cannot see why the
+# code is right). The report, if any, goes to build/analyze/report.
+analyze: bootstrap
+	@./scripts/bootstrap clang
+	@rm -rf build/analyze
+	@scan-build -o build/analyze/report cmake -S . -B build/analyze/build \
+		-DCMAKE_BUILD_TYPE=Debug -DPUNCTUAL_TESTS=OFF -DPUNCTUAL_BENCH=OFF \
+		-DPUNCTUAL_DOCS=OFF >/dev/null
+	@scan-build -o build/analyze/report --status-bugs cmake --build build/analyze/build \
+		-j $(JOBS) >build/analyze/log 2>&1; st=$$?; \
+	grep -E 'scan-build:|warning:' build/analyze/log; exit $$st
+
+# musl (Debian's musl-tools): the library, the tool and the shim built with musl-gcc, and the
+# smoke suite, which needs no cmocka (tests/smoke: the clock, the sleep, the cgroup fixtures,
+# a musl program's waits under the musl shim, the CLI's main and cpus tests).
+test-musl: bootstrap
+	@./scripts/bootstrap musl
+	@cmake --preset musl >/dev/null
+	@echo "test-musl: musl-gcc, musl $$(dpkg-query -W -f='$${Version}' musl-dev)"
+	@cmake --build --preset musl -j $(JOBS)
+	@ctest --preset musl -j $(JOBS); st=$$?; tests/skips.sh build/musl; exit $$st
+
+# aarch64: a cross build (gcc-aarch64-linux-gnu) and the unit, preload and CLI tests under
+# qemu-user; a test of what the emulator does not reproduce skips (exit 77) and says why.
+test-aarch64: bootstrap
+	@./scripts/bootstrap aarch64
+	@cmake --preset aarch64 >/dev/null
+	@echo "test-aarch64: $$(aarch64-linux-gnu-gcc --version | head -1), under $$(qemu-aarch64-static --version | head -1)"
+	@cmake --build --preset aarch64 -j $(JOBS)
+	@ctest --preset aarch64 -j $(JOBS); st=$$?; tests/skips.sh build/aarch64; exit $$st
 
 # The whole suite (test-asan's, then test-tsan's) beside 8 CPU hogs (stress-ng, started
 # before the suite and killed after it, whatever happens): a test must fail only for a
@@ -73,6 +114,15 @@ package: bootstrap
 		-DPUNCTUAL_TESTS=OFF -DPUNCTUAL_BENCH=OFF >/dev/null
 	@cmake --build build/package -j $(JOBS)
 	@cd build/package && cpack -G DEB >/dev/null && ls -1 "$$PWD"/*.deb
+
+# The same .deb for arm64, cross-built: build/package-aarch64/punctual_VERSION_arm64.deb.
+package-aarch64: bootstrap
+	@./scripts/bootstrap aarch64
+	@cmake -S . -B build/package-aarch64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
+		-DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
+		-DPUNCTUAL_TESTS=OFF -DPUNCTUAL_BENCH=OFF >/dev/null
+	@cmake --build build/package-aarch64 -j $(JOBS)
+	@cd build/package-aarch64 && cpack -G DEB >/dev/null && ls -1 "$$PWD"/*.deb
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
