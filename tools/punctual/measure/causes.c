@@ -295,7 +295,8 @@ uint64_t causes_steal(const char *text, int cpu)
 static uint64_t read_steal(struct causes_thread *t, int cpu)
 {
 	char *text = NULL;
-	if (t->stat_fd < 0 || pread_all(t->stat_fd, &text) < 0)
+	/* !text: pread_all sets it whenever it returns 0, which scan-build cannot tell */
+	if (t->stat_fd < 0 || pread_all(t->stat_fd, &text) < 0 || !text)
 		return 0;
 	uint64_t steal = causes_steal(text, cpu);
 	free(text);
