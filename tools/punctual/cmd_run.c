@@ -232,6 +232,8 @@ static void apply_precise(const struct run_settings *s)
 static const char *opt_budget(const char *s)
 {
 	static char share[32];
+	if (!s) /* getopt gives B: its value; scan-build cannot tell after --cpus's optional one */
+		usage_error("--budget needs a value");
 	if (!strcmp(s, "auto"))
 		return "auto";
 	char *end;
