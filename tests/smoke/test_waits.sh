@@ -11,7 +11,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 "$WAITS" >"$TMP/plain" 2>"$TMP/plain.err"
 check "without the shim: exit 0, never early ($(head -c 300 "$TMP/plain.err"))" test $? -eq 0
 check "without the shim: no shim" grep -q '^shim: absent' "$TMP/plain.err"
-for args in "--precise" "--precise=1us --slack 1" "--precise=0"; do
+for args in "--precise" "--precise=1us --slack 1ns" "--precise=0"; do
 	# shellcheck disable=SC2086
 	"$PN" run $args -- "$WAITS" >"$TMP/shim" 2>"$TMP/shim.err"
 	rc=$?
