@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Cross build for aarch64 (arm64) with Debian's gcc-aarch64-linux-gnu; the tests run under
 # qemu-user (`make test-aarch64`). scripts/bootstrap aarch64 installs the compiler, the
-# emulator and cmocka for arm64 (multiarch).
+# emulator, cmocka and jansson for arm64 (multiarch).
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)

@@ -6,7 +6,10 @@
 # one, real mechanism names for --mech, subcommands after help.
 . "$(dirname "$0")/lib.sh"
 COMP=$2
-PATH=$(dirname "$PN"):$PATH
+# the completion runs `punctual sleep --list`: this build's, by that name (under an
+# emulator, PN is a wrapper with another name)
+mkdir -p "$TMP/bin" && ln -s "$(realpath "$PN")" "$TMP/bin/punctual"
+PATH=$TMP/bin:$PATH
 cd "$TMP" || exit 1
 mkdir -p scratch && touch scratch/notes.txt
 # offers WORDS...: what the completion offers for the last of WORDS (set -- '' for a new one)
