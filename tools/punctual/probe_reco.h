@@ -14,7 +14,7 @@ struct probe_reco {
 	bool measured;      /* the probe measured the change: figure, before, after */
 	const char *figure; /* e.g. "p50_ns", "p99_ns", "late_share" */
 	double before, after;
-	char text[640];
+	char text[768];
 };
 
 #endif

@@ -169,8 +169,9 @@ static int qos_reco(const struct probe_why *w, struct probe_reco *r)
 	snprintf(r->command, sizeof(r->command), "hold /dev/cpu_dma_latency at 0");
 	snprintf(r->text, sizeof(r->text),
 	         "Wakeups from idle: holding /dev/cpu_dma_latency at 0 (PM QoS: no CPU idles in "
-	         "a state slower to leave) cut the 1 ms loop's late wakeups from %.1f%% to %.1f%% "
-	         "and its median from %s to %s (measured, %.1f s each). Keep it held while the "
+	         "a state slower to leave): the 1 ms loop's late wakeups went from %.1f%% to %.1f%% "
+	         "and its median from %s to %s (measured, %.1f s each; recommended where the "
+	         "late share halves or the median falls by a fifth). Keep it held while the "
 	         "latency-sensitive work runs (tuned's latency-performance profile, or any process "
 	         "that keeps the file open with 0; `punctual sleep --periodic --dma-latency 0` "
 	         "shows it). Its cost: idle CPUs poll instead of halting, which takes power, and "
