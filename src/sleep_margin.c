@@ -365,11 +365,12 @@ static int64_t afford(const struct pn__decay_hist *h, const struct pn__margin_as
 	return best;
 }
 
-/* A cost in ppm of the wait's length, within [0, 1e6]: a deadline already past when the
- * margin is chosen makes len, so the cost, negative (and a double beyond int32_t's range
- * is undefined to convert). */
-static int32_t cost_share_ppm(double cost)
+/* A wait's expected CPU, its spin and a's overhead, in ppm of its length, within [0, 1e6]:
+ * a deadline already past when the margin is chosen makes len, so the cost, negative (and a
+ * double beyond int32_t's range is undefined to convert). */
+static int32_t cost_share_ppm(double spin, const struct pn__margin_ask *a)
 {
+	double cost = (spin + (double)a->overhead) * 1e6 / (double)a->len;
 	return cost > 0 ? (int32_t)(cost < 1e6 ? cost : 1e6) : 0;
 }
 
@@ -382,9 +383,7 @@ void pn__margin_choose(const struct pn__sleep_class *cls, int k, const struct pn
 		expected_at(cls, k, a->len, level, &c->kernel_q, &c->margin);
 		c->wanted = c->margin;
 		const struct pn__sleep_class *src = cost_source(cls, k);
-		double cost = (spin_of(src ? &src->wake : NULL, c->margin) + (double)a->overhead) *
-		              1e6 / (double)a->len;
-		c->cost_ppm = cost_share_ppm(cost);
+		c->cost_ppm = cost_share_ppm(spin_of(src ? &src->wake : NULL, c->margin), a);
 		return;
 	}
 	if (a->loss > 1 - level) /* a spin cannot buy what hits the spin too */
@@ -401,6 +400,5 @@ void pn__margin_choose(const struct pn__sleep_class *cls, int k, const struct pn
 	const struct pn__sleep_class *src = cost_source(cls, k);
 	c->wanted = wanted;
 	c->margin = afford(src ? &src->wake : NULL, a, wanted, &spin);
-	double cost = ((double)spin + (double)a->overhead) * 1e6 / (double)a->len;
-	c->cost_ppm = cost_share_ppm(cost);
+	c->cost_ppm = cost_share_ppm((double)spin, a);
 }
