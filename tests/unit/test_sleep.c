@@ -28,6 +28,7 @@
 #include <punctual/sleep.h>
 #include <punctual/slack.h>
 #include "alarms.h"
+#include "sleep_margin.h"
 #include "sleep_plan.h"
 #include "runner.h"
 #include "splitmix.h"
@@ -202,11 +203,27 @@ static void in_fresh_thread(void *(*fn)(void *))
 #define MS 1000000LL
 #define US 1000LL
 
-/* Plans a sleep of len ns from now; cancels it (slack back). */
+/* Plans a sleep of len ns from now, undisturbed (not cancelled): a thread preempted within
+ * the plan (a loaded machine) plans a shorter sleep, maybe of a shorter class, or finds its
+ * kernel part gone when it ends, so a plan of another class than len's, or that ended an
+ * eighth of len after it began, is cancelled and made again, up to 1000 times. */
+static void plan_at(struct pn__sleep_plan *p, int64_t len, int64_t precision, int flags)
+{
+	int k = pn__margin_class(len);
+	for (int i = 0;; i++) {
+		int64_t t0 = pn_now();
+		pn__sleep_plan(p, CLOCK_MONOTONIC, t0 + len, precision, flags, NULL);
+		if ((p->k == k && p->start - t0 <= len / 8) || i == 999)
+			return;
+		pn__sleep_cancel(p);
+	}
+}
+
+/* plan_at, cancelled (slack back). */
 static struct pn__sleep_plan plan_for(int64_t len, int64_t precision, int flags)
 {
 	struct pn__sleep_plan p;
-	pn__sleep_plan(&p, CLOCK_MONOTONIC, pn_now() + len, precision, flags, NULL);
+	plan_at(&p, len, precision, flags);
 	pn__sleep_cancel(&p);
 	return p;
 }
@@ -305,7 +322,7 @@ static void *spin_only(void *arg)
 			pn_sleep_stats(&st);
 			if (p.kernel)
 				return "a class with 10 ms wakeups slept 3 ms in the kernel";
-			if (st.probes != 1)
+			if (st.probes < 1) /* one a plan: plan_at may make several */
 				return "a spin-only sleep with room made no probe";
 		}
 		if (p.kernel)
@@ -336,16 +353,6 @@ static void *spin_only_forgets(void *arg)
 	return "a spin-only class still spun after 1024 of its sleeps without a late wakeup";
 }
 
-/* plan_for, again while the plan's class is not k: a thread preempted between plan_for's
- * clock read and the plan's plans a shorter sleep, maybe of a shorter class (under load). */
-static struct pn__sleep_plan plan_in(int k, int64_t len, int64_t precision)
-{
-	struct pn__sleep_plan p = plan_for(len, precision, 0);
-	for (int i = 0; i < 1000 && p.k != k; i++)
-		p = plan_for(len, precision, 0);
-	return p;
-}
-
 /* A fine precision's margin in a class too young for a p99.9 is at least YOUNG_X (3) times its
  * p99, and no more than half the sleep; a wide one's is its quantile; a class with enough
  * samples for the p99.9 has it as margin. */
@@ -354,7 +361,7 @@ static void *young_extrapolates(void *arg)
 	(void)arg;
 	learn_n(1000, 20 * US, 40);
 	learn_n(3 * MS, 40 * US, 100); /* p99 = p99.9: 40 us (its bucket: < 41 us) */
-	struct pn__sleep_plan p = plan_in(11, 3 * MS, 1 * US);
+	struct pn__sleep_plan p = plan_for(3 * MS, 1 * US, 0);
 	int64_t m = p.deadline - p.target - 1;
 	if (m < 3 * 40 * US || m > 3 * MS / 2)
 		return "a young class's fine margin is not 3x its p99";
@@ -362,16 +369,16 @@ static void *young_extrapolates(void *arg)
 	pn_sleep_stats(&st);
 	if (st.class_margin_ns[11] != m)
 		return "class_margin_ns is not the margin a young class's fine sleep uses";
-	p = plan_in(11, 3 * MS, 10 * US);
+	p = plan_for(3 * MS, 10 * US, 0);
 	if (p.deadline - p.target - 1 > 41 * US)
 		return "a young class's wide margin was extrapolated";
 	learn_n(1 * MS, 20 * US, 100); /* a 1 ms class of 100 samples at 20 us */
 	learn_n(1 * MS, 400 * US, 3);  /* ... and three late ones: 3x its p99 is over the sleep */
-	p = plan_in(9, 1 * MS, 1 * US);
+	p = plan_for(1 * MS, 1 * US, 0);
 	if (!p.kernel || p.deadline - p.target - 1 > 1 * MS / 2)
 		return "the raised margin made a young class spin-only (or took more than half)";
 	learn_n(3 * MS, 40 * US, 3000);
-	p = plan_in(11, 3 * MS, 1 * US);
+	p = plan_for(3 * MS, 1 * US, 0);
 	if (p.deadline - p.target - 1 > 41 * US)
 		return "a class with 3000 samples still extrapolates its p99.9";
 	pn_sleep_stats(&st);
@@ -406,14 +413,14 @@ static void *keep_slack(void *arg)
 			return "prctl failed";
 		for (int64_t prec = 1 * US; prec <= 1 * MS; prec *= 1000) {
 			struct pn__sleep_plan p;
-			pn__sleep_plan(&p, CLOCK_MONOTONIC, pn_now() + 2 * MS, prec,
-			               PN__SLEEP_KEEP_SLACK, NULL);
+			plan_at(&p, 2 * MS, prec, PN__SLEEP_KEEP_SLACK);
 			if (!p.kernel)
 				return "no kernel part";
 			if (pn_slack_get() != p.slack)
 				return "the kernel part does not run with the plan's slack";
 			assert_int_equal(pn__sleep_abs(CLOCK_MONOTONIC, p.target), 0);
-			pn__sleep_woke(&p, true);
+			/* not learned: a loaded machine's wakeups would make the class spin */
+			pn__sleep_woke(&p, false);
 			if (pn_slack_get() != mine[i])
 				return "the thread's own slack did not come back after the kernel "
 				       "part";
@@ -488,9 +495,9 @@ static void *spins_lose(void *arg)
 	(void)arg;
 	learn_n(2 * MS, 20 * US, 64);
 	for (int i = 0; i < 8; i++) {
-		int64_t d = pn_now() + 2 * MS;
 		struct pn__sleep_plan p;
-		pn__sleep_plan(&p, CLOCK_MONOTONIC, d, US, 0, NULL);
+		plan_at(&p, 2 * MS, US, 0);
+		int64_t d = p.deadline;
 		if (i == 0 && (!p.kernel || p.target >= d))
 			return "a learned class did not spin before its spins lost";
 		pn__sleep_cancel(&p);
@@ -498,10 +505,9 @@ static void *spins_lose(void *arg)
 	}
 	int kernel = 0, spun = 0;
 	for (int i = 0; i < 32; i++) {
-		int64_t d = pn_now() + 2 * MS;
 		struct pn__sleep_plan p;
-		pn__sleep_plan(&p, CLOCK_MONOTONIC, d, US, 0, NULL);
-		if (p.kernel && p.target == d && p.slack == 1)
+		plan_at(&p, 2 * MS, US, 0);
+		if (p.kernel && p.target == p.deadline && p.slack == 1)
 			kernel++;
 		else
 			spun++;
@@ -639,13 +645,13 @@ static void *probes_resumed(void *arg)
 static void test_probes_interrupted(void **state)
 {
 	(void)state;
-	pn_skip_if_emulated("a SIGALRM every 10 us outruns qemu-user's signal delivery: the "
+	pn_skip_if_emulated("a SIGALRM every 100 us outruns qemu-user's signal delivery: the "
 	                    "threads never finish");
 	sigset_t alrm, old;
 	sigemptyset(&alrm);
 	sigaddset(&alrm, SIGALRM);
 	pthread_sigmask(SIG_BLOCK, &alrm, &old);
-	assert_int_equal(alarms_start(10), 0);
+	assert_int_equal(alarms_start(100), 0);
 	int intr = 0;
 	for (int i = 0; i < 20; i++) {
 		pthread_t t;
@@ -661,7 +667,9 @@ static void test_probes_interrupted(void **state)
 	setitimer(ITIMER_REAL, &off, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL); /* a pending one runs the handler */
 	alarms_stop();
-	/* a SIGALRM every 10 us lands in some of 20 threads' probes (8 sleeps each) */
+	/* a SIGALRM every 100 us lands in some of 20 threads' probes (8 sleeps each). Not every
+	 * 10 us: ITIMER_REAL rearms when its signal is taken, so a thread sharing its CPU with
+	 * hogs spent its slices in the handler and its 200 ms deadline passed before a probe */
 	assert_true(intr > 0);
 }
 
@@ -746,7 +754,7 @@ static void test_stats_learning(void **state)
 	assert_int_equal(st->slack_ns, touched ? 1 : 50000);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_past_and_invalid),
@@ -765,5 +773,5 @@ int main(void)
 	        cmocka_unit_test(test_probes_interrupted),
 	        cmocka_unit_test(test_stats_learning),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return pn_run("sleep", tests, argc, argv);
 }
