@@ -10,23 +10,30 @@ import subprocess
 import sys
 
 
-def symbols(obj):
-    out = subprocess.run(["nm", obj], capture_output=True, text=True, check=True).stdout
-    defined, used = set(), set()
+def symbols(objs):
+    """{obj: (defined, used)}, from one nm over every file (one process: a loaded machine
+    makes a process a file slow)."""
+    out = subprocess.run(["nm", "-A", *objs], capture_output=True, text=True,
+                         check=True).stdout
+    syms = {o: (set(), set()) for o in objs}
     for line in out.splitlines():
-        f = line.split()
+        obj, _, rest = line.partition(":")
+        f = rest.split()
+        if obj not in syms:
+            continue
         if len(f) == 3 and f[1] in "TDBRVWC":
-            defined.add(f[2])
+            syms[obj][0].add(f[2])
         elif len(f) == 2 and f[0] == "U":
-            used.add(f[1])
-    return defined, used
+            syms[obj][1].add(f[1])
+    return syms
 
 
 def main(objs):
     names = [os.path.basename(o).removesuffix(".o") for o in objs]
     owner, uses = {}, {}
+    syms = symbols(objs)
     for name, obj in zip(names, objs):
-        d, u = symbols(obj)
+        d, u = syms[obj]
         for s in d:
             owner.setdefault(s, name)
         uses[name] = u
