@@ -4,7 +4,8 @@
  * of measure/frontier.c at 100 us, 1 ms and 10 ms, each variant's lateness p50/p99 beside
  * its CPU, and the recommendation of the punctual budget whose p99 gain over the kernel
  * alone, per point of CPU beyond the kernel's, is the largest at 1 ms (the length most
- * programs' timers live near).
+ * programs' timers live near), among those no fixed margin of no more CPU beats
+ * (frontier_best): none when every one is beaten.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -34,27 +35,7 @@ void probe_frontier_measure(struct probe_frontier *pf, bool quick)
 	for (int l = 0; l < c.nlen; l++)
 		if (c.len[l] == 1 * MS)
 			pf->len_1ms = l;
-	int l = pf->len_1ms, k = -1;
-	for (int v = 0; v < c.nvar && l >= 0; v++)
-		if (c.var[v].kind == FR_KERNEL)
-			k = v;
-	if (k < 0)
-		return;
-	const struct frontier_cell *kc = &pf->f->cell[l][k];
-	double kp = (double)pn_hist_percentile(&kc->late, 99), kcpu = frontier_cpu_pct(kc);
-	double best = 0;
-	for (int v = 0; v < c.nvar; v++) {
-		if (c.var[v].kind != FR_BUDGET && c.var[v].kind != FR_AUTO)
-			continue;
-		const struct frontier_cell *vc = &pf->f->cell[l][v];
-		double gain = kp - (double)pn_hist_percentile(&vc->late, 99);
-		double extra = frontier_cpu_pct(vc) - kcpu;
-		double per = gain / (extra > 0.5 ? extra : 0.5);
-		if (gain > 0 && per > best) {
-			best = per;
-			pf->best = v;
-		}
-	}
+	pf->best = frontier_best(pf->f, pf->len_1ms);
 }
 
 void probe_frontier_free(struct probe_frontier *pf)
@@ -119,14 +100,13 @@ int probe_frontier_reco(const struct probe_frontier *pf, struct probe_reco *r)
 	char *buf = r->text;
 	size_t n = sizeof(r->text);
 	const struct frontier_config *c = &pf->f->c;
-	int l = pf->len_1ms, k = -1, fixed = -1;
-	for (int v = 0; v < c->nvar; v++) {
+	int l = pf->len_1ms, k = -1;
+	for (int v = 0; v < c->nvar; v++)
 		if (c->var[v].kind == FR_KERNEL)
 			k = v;
-		if (c->var[v].kind == FR_FIXED && fixed < 0)
-			fixed = v;
-	}
 	const struct frontier_cell *b = &pf->f->cell[l][pf->best], *kc = &pf->f->cell[l][k];
+	/* beside it, the fixed margin of the nearest CPU (none of less CPU beats its p99) */
+	int fixed = frontier_nearest_fixed(pf->f, l, frontier_cpu_pct(b));
 	*r = (struct probe_reco){.kind = "budget",
 	                         .measured = true,
 	                         .figure = "p99_ns",

@@ -8,6 +8,7 @@
  * each learns as a program that sleeps so would.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -87,6 +88,66 @@ const char *frontier_id(const struct frontier_variant *v, char *buf, size_t n)
 double frontier_cpu_pct(const struct frontier_cell *c)
 {
 	return c->wall_ns ? 100.0 * (double)c->cpu_ns / (double)c->wall_ns : 0;
+}
+
+static int64_t p99_of(const struct frontier_cell *c)
+{
+	return pn_hist_percentile(&c->late, 99);
+}
+
+/* Whether a fixed margin measured at length l has no more CPU than v's and a lower p99. */
+static bool dominated(const struct frontier *f, int l, int v)
+{
+	const struct frontier_cell *x = &f->cell[l][v];
+	for (int m = 0; m < f->c.nvar; m++) {
+		const struct frontier_cell *y = &f->cell[l][m];
+		if (f->c.var[m].kind == FR_FIXED && pn_hist_count(&y->late) &&
+		    frontier_cpu_pct(y) <= frontier_cpu_pct(x) && p99_of(y) < p99_of(x))
+			return true;
+	}
+	return false;
+}
+
+int frontier_best(const struct frontier *f, int l)
+{
+	int k = -1, best = -1;
+	for (int v = 0; v < f->c.nvar; v++)
+		if (f->c.var[v].kind == FR_KERNEL)
+			k = v;
+	if (l < 0 || l >= f->c.nlen || k < 0 || !pn_hist_count(&f->cell[l][k].late))
+		return -1;
+	const struct frontier_cell *kc = &f->cell[l][k];
+	double kp = (double)p99_of(kc), kcpu = frontier_cpu_pct(kc), most = 0;
+	for (int v = 0; v < f->c.nvar; v++) {
+		const struct frontier_cell *vc = &f->cell[l][v];
+		if ((f->c.var[v].kind != FR_BUDGET && f->c.var[v].kind != FR_AUTO) ||
+		    !pn_hist_count(&vc->late) || dominated(f, l, v))
+			continue;
+		double gain = kp - (double)p99_of(vc);
+		double extra = frontier_cpu_pct(vc) - kcpu;
+		double per = gain / (extra > 0.5 ? extra : 0.5);
+		if (gain > 0 && per > most) {
+			most = per;
+			best = v;
+		}
+	}
+	return best;
+}
+
+int frontier_nearest_fixed(const struct frontier *f, int l, double cpu)
+{
+	int near = -1;
+	double d = 0;
+	for (int v = 0; l >= 0 && l < f->c.nlen && v < f->c.nvar; v++) {
+		const struct frontier_cell *c = &f->cell[l][v];
+		double dv = frontier_cpu_pct(c) - cpu;
+		dv = dv < 0 ? -dv : dv;
+		if (f->c.var[v].kind == FR_FIXED && pn_hist_count(&c->late) && (near < 0 || dv < d)) {
+			near = v;
+			d = dv;
+		}
+	}
+	return near;
 }
 
 static int64_t thread_cpu(void)

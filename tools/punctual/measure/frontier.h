@@ -58,5 +58,12 @@ const char *frontier_name(const struct frontier_variant *v, char *buf, size_t n)
 const char *frontier_id(const struct frontier_variant *v, char *buf, size_t n);
 /* The CPU share of a cell, % of its sleeps' time. */
 double frontier_cpu_pct(const struct frontier_cell *c);
+/* The punctual variant (a budget, or the default) at length index l whose p99 gain over the
+ * kernel alone's, per point of CPU beyond the kernel's (at least half a point), is the
+ * largest, among those whose p99 no fixed margin of no more CPU beats: its index, or -1 when
+ * none gains (or f has no kernel variant, or l is out of range). */
+int frontier_best(const struct frontier *f, int l);
+/* The fixed margin whose CPU at length index l is nearest cpu %: its index, or -1. */
+int frontier_nearest_fixed(const struct frontier *f, int l, double cpu);
 
 #endif
