@@ -303,8 +303,32 @@ static double spin_of(const struct pn__decay_hist *h, int64_t m)
 	return s / h->total;
 }
 
+/* The spin a wait may cost, ns: the budget's share of the wait, or without one the brake
+ * (AUTO_CAP of sleeps of AUTO_CAP_LEN or more); never more than the thread's window has
+ * left; less the wait's overhead. */
+static double spin_cap(const struct pn__margin_ask *a)
+{
+	double cap = a->budget == PN_SLEEP_BUDGET_AUTO
+	                     ? (a->len >= AUTO_CAP_LEN ? AUTO_CAP * (double)a->len : 1e18)
+	                     : (double)a->budget * 1e-6 * (double)a->len;
+	if (cap > (double)a->room)
+		cap = (double)a->room;
+	return cap - (double)a->overhead;
+}
+
+/* The knee (no budget given): a step to a larger margin that costs ds more spin (ns) must
+ * put at least KNEE_SLOPE of a wait on time (dl, a share) per share of the wait's length it
+ * costs. A budget takes every step it can pay for. */
+static bool worth_it(const struct pn__margin_ask *a, double ds, double dl)
+{
+	double dc = ds / (double)a->len;
+	return a->budget != PN_SLEEP_BUDGET_AUTO || dc <= 0 || dl >= KNEE_SLOPE * dc;
+}
+
 /* The largest margin up to wanted that the budget (or the knee) affords, over the wakeups of
- * h (NULL: none known, each margin costs itself); *spin: its expected spin, ns. */
+ * h (NULL: none known, each margin costs itself); *spin: its expected spin, ns. The margins
+ * tried are the buckets' tops, in order: the spin grows with each, so the walk ends at the
+ * first that costs more than spin_cap. */
 static int64_t afford(const struct pn__decay_hist *h, const struct pn__margin_ask *a,
                       int64_t wanted, int64_t *spin)
 {
@@ -314,14 +338,7 @@ static int64_t afford(const struct pn__decay_hist *h, const struct pn__margin_as
 	tail[NB] = 0;
 	for (int b = NB - 1; b >= 0; b--)
 		tail[b] = tail[b + 1] + (total ? h->w[b] : 0);
-	/* the CPU it may cost: the budget's share of the wait, or the knee's cap; never more
-	 * than the thread's window has left */
-	double cap = a->budget == PN_SLEEP_BUDGET_AUTO
-	                     ? (a->len >= AUTO_CAP_LEN ? AUTO_CAP * (double)a->len : 1e18)
-	                     : (double)a->budget * 1e-6 * (double)a->len;
-	if (cap > (double)a->room)
-		cap = (double)a->room;
-	cap -= (double)a->overhead;
+	double cap = spin_cap(a);
 	int64_t best = 0;
 	double best_spin = 0, best_late = total ? 1.0 : 0; /* late share at margin 0: all */
 	double below_w = 0, below_wm = 0; /* weight, and weight x mid, of buckets below m */
@@ -350,10 +367,7 @@ static int64_t afford(const struct pn__decay_hist *h, const struct pn__margin_as
 		while (q < NB && pn__decay_hist_bucket_hi(q) <= m + a->precision)
 			q++;
 		double late = total ? tail[q] / total : 0;
-		/* the knee: a step from the best so far must put KNEE_SLOPE of a wait on time per
-		 * CPU share it costs */
-		double dc = (s - best_spin) / (double)a->len, dl = best_late - late;
-		if (a->budget != PN_SLEEP_BUDGET_AUTO || dc <= 0 || dl >= KNEE_SLOPE * dc) {
+		if (worth_it(a, s - best_spin, best_late - late)) {
 			best = m;
 			best_spin = s;
 			best_late = late;

@@ -39,7 +39,7 @@ static struct frontier *make(void)
 	f->c.len[0] = 1000 * US;
 	f->c.nvar = NVAR;
 	const struct frontier_variant var[NVAR] = {
-	        {FR_KERNEL, 0},     {FR_FIXED, 125 * US}, {FR_FIXED, 500 * US}, {FR_BUDGET, 50000},
+	        {FR_KERNEL, 0},      {FR_FIXED, 125 * US}, {FR_FIXED, 500 * US}, {FR_BUDGET, 50000},
 	        {FR_BUDGET, 100000}, {FR_AUTO, 0},         {FR_SPIN, 0}};
 	memcpy(f->c.var, var, sizeof(var));
 	cell(f, KERNEL, 60 * US, 400 * US, 2);

@@ -142,7 +142,8 @@ int frontier_nearest_fixed(const struct frontier *f, int l, double cpu)
 		const struct frontier_cell *c = &f->cell[l][v];
 		double dv = frontier_cpu_pct(c) - cpu;
 		dv = dv < 0 ? -dv : dv;
-		if (f->c.var[v].kind == FR_FIXED && pn_hist_count(&c->late) && (near < 0 || dv < d)) {
+		if (f->c.var[v].kind == FR_FIXED && pn_hist_count(&c->late) &&
+		    (near < 0 || dv < d)) {
 			near = v;
 			d = dv;
 		}
