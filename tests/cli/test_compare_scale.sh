@@ -2,13 +2,12 @@
 # SPDX-License-Identifier: MIT
 # test_compare_scale.sh: `punctual probe --compare` on generated reports of 40000 figures
 # and on absurd values. Every figure is joined to its namesake (an array of cells, one wide
-# object with "_min" ranges, a wide system section), a parameter shared by 20000 cells
+# object with "_min" ranges, a wide system section), a parameter shared by all N cells
 # skips them all once, duplicate names join first to first; the verdicts and counts are
 # exact. Absurd values (1e300, 48-digit integers, infinite ratios) keep the table's columns
-# and the JSON valid. No speed is asserted: 40000 figures is the size at which the join
-# that scanned per figure took 10 s and this one 0.66 s (release build), and the size
-# keeps the entry under ASan within its TIMEOUT's tenth. A tool built without jansson
-# skips it (needs_compare).
+# and the JSON valid. No speed is asserted (docs/DESIGN.md has the join's n log n against
+# the per-figure scan it replaced): N is as large as the entry can be under ASan within a
+# tenth of its TIMEOUT. A tool built without jansson skips it (needs_compare).
 . "$(dirname "$0")/lib.sh"
 
 needs_compare

@@ -19,8 +19,8 @@
 
 enum { KERNEL, FIXED125, FIXED500, BUDGET5, BUDGET10, AUTO, SPIN, NVAR };
 
-/* One length of 1 ms; every cell has 1000 sleeps late by p50 ns but 20 late by p99 ns (so
- * its p99 is p99), at cpu % of 1 s. */
+/* One length of 1 ms; a cell has 980 sleeps late by p50 ns and 20 late by p99 ns (so its p99
+ * is p99 where p99 >= p50), at cpu % of 1 s. */
 static void cell(struct frontier *f, int v, int64_t p50, int64_t p99, double cpu)
 {
 	struct frontier_cell *c = &f->cell[0][v];
@@ -63,17 +63,28 @@ static void test_best_per_cpu(void **state)
 }
 
 /* A budget whose p99 a fixed margin of no more CPU beats is never the recommendation, even
- * with the most per CPU: budget 5%, p99 250 us at 6.5% CPU, loses to the fixed 125 us
+ * with the most per CPU: budget 5%, p99 205 us at 6.1% CPU (195 us for 4.1 points: 47.6 a
+ * point, against budget 10%'s 42.9 and the default's 41.7), loses to the fixed 125 us
  * margin's 200 us at 6%. */
 static void test_dominated_never_best(void **state)
 {
 	(void)state;
 	struct frontier *f = make();
-	cell(f, BUDGET5, 1 * US, 250 * US, 6.5);
+	cell(f, BUDGET5, 1 * US, 205 * US, 6.1);
+	assert_int_equal(frontier_best(f, 0), BUDGET10);
+	/* at equal CPU, a lower p99 beats it too */
+	cell(f, BUDGET5, 1 * US, 205 * US, 6);
 	assert_int_equal(frontier_best(f, 0), BUDGET10);
 	/* at equal CPU and equal p99 it is not beaten */
 	cell(f, BUDGET5, 1 * US, 200 * US, 6);
 	assert_int_equal(frontier_best(f, 0), BUDGET5);
+	/* nor by a fixed margin too small for a p99 */
+	cell(f, BUDGET5, 1 * US, 205 * US, 6.1);
+	pn_hist_init(&f->cell[0][FIXED125].late);
+	pn_hist_record_n(&f->cell[0][FIXED125].late, 1 * US, FRONTIER_MIN_P99 - 1);
+	assert_int_equal(frontier_best(f, 0), BUDGET5);
+	free(f);
+	f = make();
 	/* every punctual variant beaten: none */
 	cell(f, BUDGET5, 1 * US, 250 * US, 6.5);
 	cell(f, BUDGET10, 1 * US, 250 * US, 9);
@@ -89,7 +100,7 @@ static void test_no_best(void **state)
 	struct frontier *f = make();
 	assert_int_equal(frontier_best(f, 1), -1);
 	assert_int_equal(frontier_best(f, -1), -1);
-	cell(f, KERNEL, 60 * US, 50 * US, 2); /* the kernel alone already beats them */
+	cell(f, KERNEL, 30 * US, 50 * US, 2); /* the kernel alone already beats them */
 	assert_int_equal(frontier_best(f, 0), -1);
 	free(f);
 	f = make();
@@ -111,6 +122,15 @@ static void test_nearest_fixed(void **state)
 	assert_int_equal(frontier_nearest_fixed(f, 0, 30), FIXED500);
 	assert_int_equal(frontier_nearest_fixed(f, 0, 100), FIXED500);
 	assert_int_equal(frontier_nearest_fixed(f, 1, 5), -1);
+	/* the other way round: the 500 us margin first */
+	struct frontier_variant v = f->c.var[FIXED125];
+	struct frontier_cell c = f->cell[0][FIXED125];
+	f->c.var[FIXED125] = f->c.var[FIXED500];
+	f->cell[0][FIXED125] = f->cell[0][FIXED500];
+	f->c.var[FIXED500] = v;
+	f->cell[0][FIXED500] = c;
+	assert_int_equal(frontier_nearest_fixed(f, 0, 5), FIXED500);
+	assert_int_equal(frontier_nearest_fixed(f, 0, 30), FIXED125);
 	f->c.var[FIXED125].kind = f->c.var[FIXED500].kind = FR_BUDGET;
 	assert_int_equal(frontier_nearest_fixed(f, 0, 5), -1);
 	free(f);

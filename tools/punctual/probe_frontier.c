@@ -120,7 +120,8 @@ int probe_frontier_reco(const struct probe_frontier *pf, struct probe_reco *r)
 		snprintf(flag, sizeof(flag), "--precise --budget=%g%%", (double)v->arg / 1e4);
 	int w = snprintf(buf, n,
 	                 "What precision costs: at 1 ms sleeps, %s buys the most lateness per CPU "
-	                 "here: p99 %s at %.0f%% CPU, against the kernel alone's %s at %.0f%%",
+	                 "here of those no fixed margin beats: p99 %s at %.0f%% CPU, against the "
+	                 "kernel alone's %s at %.0f%%",
 	                 v->kind == FR_AUTO ? "punctual's default"
 	                                    : frontier_name(v, name, sizeof(name)),
 	                 fmt_ns(p1, sizeof(p1), (double)pn_hist_percentile(&b->late, 99)),

@@ -19,9 +19,6 @@ struct probe_frontier {
 	int len_1ms;        /* the index of the 1 ms length, or -1 */
 };
 
-/* A quantile needs this many sleeps to be shown (fewer: "-" in text, null in JSON). */
-#define FRONTIER_MIN_P99  100
-#define FRONTIER_MIN_P999 1000
 
 /* Measures (exits 1 on failure). */
 void probe_frontier_measure(struct probe_frontier *pf, bool quick);

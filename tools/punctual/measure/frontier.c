@@ -95,13 +95,19 @@ static int64_t p99_of(const struct frontier_cell *c)
 	return pn_hist_percentile(&c->late, 99);
 }
 
+/* Whether a cell has sleeps enough for its p99 to be compared. */
+static bool measured(const struct frontier_cell *c)
+{
+	return pn_hist_count(&c->late) >= FRONTIER_MIN_P99;
+}
+
 /* Whether a fixed margin measured at length l has no more CPU than v's and a lower p99. */
 static bool dominated(const struct frontier *f, int l, int v)
 {
 	const struct frontier_cell *x = &f->cell[l][v];
 	for (int m = 0; m < f->c.nvar; m++) {
 		const struct frontier_cell *y = &f->cell[l][m];
-		if (f->c.var[m].kind == FR_FIXED && pn_hist_count(&y->late) &&
+		if (f->c.var[m].kind == FR_FIXED && measured(y) &&
 		    frontier_cpu_pct(y) <= frontier_cpu_pct(x) && p99_of(y) < p99_of(x))
 			return true;
 	}
@@ -114,14 +120,14 @@ int frontier_best(const struct frontier *f, int l)
 	for (int v = 0; v < f->c.nvar; v++)
 		if (f->c.var[v].kind == FR_KERNEL)
 			k = v;
-	if (l < 0 || l >= f->c.nlen || k < 0 || !pn_hist_count(&f->cell[l][k].late))
+	if (l < 0 || l >= f->c.nlen || k < 0 || !measured(&f->cell[l][k]))
 		return -1;
 	const struct frontier_cell *kc = &f->cell[l][k];
 	double kp = (double)p99_of(kc), kcpu = frontier_cpu_pct(kc), most = 0;
 	for (int v = 0; v < f->c.nvar; v++) {
 		const struct frontier_cell *vc = &f->cell[l][v];
 		if ((f->c.var[v].kind != FR_BUDGET && f->c.var[v].kind != FR_AUTO) ||
-		    !pn_hist_count(&vc->late) || dominated(f, l, v))
+		    !measured(vc) || dominated(f, l, v))
 			continue;
 		double gain = kp - (double)p99_of(vc);
 		double extra = frontier_cpu_pct(vc) - kcpu;
@@ -142,8 +148,7 @@ int frontier_nearest_fixed(const struct frontier *f, int l, double cpu)
 		const struct frontier_cell *c = &f->cell[l][v];
 		double dv = frontier_cpu_pct(c) - cpu;
 		dv = dv < 0 ? -dv : dv;
-		if (f->c.var[v].kind == FR_FIXED && pn_hist_count(&c->late) &&
-		    (near < 0 || dv < d)) {
+		if (f->c.var[v].kind == FR_FIXED && measured(c) && (near < 0 || dv < d)) {
 			near = v;
 			d = dv;
 		}

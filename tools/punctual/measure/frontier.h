@@ -22,6 +22,11 @@ struct frontier_variant {
 	int64_t arg;
 };
 
+/* A quantile needs this many sleeps to be shown (fewer: "-" in text, null in JSON) or to
+ * be compared (frontier_best). */
+#define FRONTIER_MIN_P99  100
+#define FRONTIER_MIN_P999 1000
+
 #define FRONTIER_MAX_VARIANTS 16
 #define FRONTIER_MAX_LENGTHS  8
 
@@ -60,10 +65,12 @@ const char *frontier_id(const struct frontier_variant *v, char *buf, size_t n);
 double frontier_cpu_pct(const struct frontier_cell *c);
 /* The punctual variant (a budget, or the default) at length index l whose p99 gain over the
  * kernel alone's, per point of CPU beyond the kernel's (at least half a point), is the
- * largest, among those whose p99 no fixed margin of no more CPU beats: its index, or -1 when
- * none gains (or f has no kernel variant, or l is out of range). */
+ * largest, among those whose p99 no fixed margin of no more CPU beats; cells of fewer than
+ * FRONTIER_MIN_P99 sleeps take no part. Its index, or -1 when none gains (or the kernel
+ * variant is missing or too small, or l is out of range). */
 int frontier_best(const struct frontier *f, int l);
-/* The fixed margin whose CPU at length index l is nearest cpu %: its index, or -1. */
+/* The fixed margin of FRONTIER_MIN_P99 sleeps or more whose CPU at length index l is
+ * nearest cpu %: its index, or -1. */
 int frontier_nearest_fixed(const struct frontier *f, int l, double cpu);
 
 #endif
