@@ -304,7 +304,8 @@ static void recommend(struct probe *p)
 		     "with pn_cpu_count() or `punctual cpus`, not nproc or "
 		     "sysconf(_SC_NPROCESSORS_ONLN).",
 		     p->cpu.count, p->cpu.count == 1 ? "" : "s", p->cpu.online, p->cpu.reason);
-	/* what precision costs: the budget that buys the most per CPU */
+	/* what precision costs: the budget that buys the most per CPU, of those no fixed margin
+	 * beats */
 	if (p->nrecos < PROBE_RECOS && probe_frontier_reco(&p->frontier, &p->recos[p->nrecos]))
 		p->nrecos++;
 	/* why late: only when one cause holds most of the late tail */
