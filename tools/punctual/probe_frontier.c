@@ -100,10 +100,7 @@ int probe_frontier_reco(const struct probe_frontier *pf, struct probe_reco *r)
 	char *buf = r->text;
 	size_t n = sizeof(r->text);
 	const struct frontier_config *c = &pf->f->c;
-	int l = pf->len_1ms, k = -1;
-	for (int v = 0; v < c->nvar; v++)
-		if (c->var[v].kind == FR_KERNEL)
-			k = v;
+	int l = pf->len_1ms, k = frontier_kernel(c);
 	const struct frontier_cell *b = &pf->f->cell[l][pf->best], *kc = &pf->f->cell[l][k];
 	/* beside it, the fixed margin of the nearest CPU (none of less CPU beats its p99) */
 	int fixed = frontier_nearest_fixed(pf->f, l, frontier_cpu_pct(b));

@@ -114,12 +114,18 @@ static bool dominated(const struct frontier *f, int l, int v)
 	return false;
 }
 
+int frontier_kernel(const struct frontier_config *c)
+{
+	int k = -1;
+	for (int v = 0; v < c->nvar; v++)
+		if (c->var[v].kind == FR_KERNEL)
+			k = v;
+	return k;
+}
+
 int frontier_best(const struct frontier *f, int l)
 {
-	int k = -1, best = -1;
-	for (int v = 0; v < f->c.nvar; v++)
-		if (f->c.var[v].kind == FR_KERNEL)
-			k = v;
+	int k = frontier_kernel(&f->c), best = -1;
 	if (l < 0 || l >= f->c.nlen || k < 0 || !measured(&f->cell[l][k]))
 		return -1;
 	const struct frontier_cell *kc = &f->cell[l][k];

@@ -63,6 +63,8 @@ const char *frontier_name(const struct frontier_variant *v, char *buf, size_t n)
 const char *frontier_id(const struct frontier_variant *v, char *buf, size_t n);
 /* The CPU share of a cell, % of its sleeps' time. */
 double frontier_cpu_pct(const struct frontier_cell *c);
+/* The index of c's kernel variant (the last, if several), or -1. */
+int frontier_kernel(const struct frontier_config *c);
 /* The punctual variant (a budget, or the default) at length index l whose p99 gain over the
  * kernel alone's, per point of CPU beyond the kernel's (at least half a point), is the
  * largest, among those whose p99 no fixed margin of no more CPU beats; cells of fewer than
