@@ -235,7 +235,21 @@ PN_API uint64_t pn_cycles_ordered(void)
 	return decide_source() == PN_CYCLES_CLOCK ? (uint64_t)pn_now() : pn__arch_cycles_ordered();
 }
 
-/* Caller holds cal_lock. */
+/* Waits, without cal_lock, until base has passed since the load-time anchor: a fork() by
+ * another thread in the meantime must not leave the child a lock held for 100 ms by a
+ * thread it does not have. clock_nanosleep cannot sleep on MONOTONIC_RAW: sleep on
+ * MONOTONIC, re-check RAW. */
+static void calibrate_wait(int64_t base)
+{
+	pthread_mutex_lock(&cal_lock);
+	int64_t until = anchor0.t + base;
+	pthread_mutex_unlock(&cal_lock);
+	for (int64_t wait; (wait = until - read_clock(CLOCK_MONOTONIC_RAW)) > 0;)
+		pn__sleep_abs(CLOCK_MONOTONIC, read_clock(CLOCK_MONOTONIC) + wait);
+}
+
+/* Caller holds cal_lock, and base has passed since anchor0 (calibrate_wait; an anchor
+ * taken since by pn__cycles_reset gives a shorter base, never a wrong rate). */
 static void calibrate_locked(int64_t base)
 {
 	if (decide_source() == PN_CYCLES_CLOCK) {
@@ -245,9 +259,6 @@ static void calibrate_locked(int64_t base)
 		atomic_store_explicit(&mult, 1ULL << MULT_SHIFT, memory_order_release);
 		return;
 	}
-	/* clock_nanosleep cannot sleep on MONOTONIC_RAW: sleep on MONOTONIC, re-check RAW. */
-	for (int64_t wait; (wait = anchor0.t + base - read_clock(CLOCK_MONOTONIC_RAW)) > 0;)
-		pn__sleep_abs(CLOCK_MONOTONIC, read_clock(CLOCK_MONOTONIC) + wait);
 	struct anchor a1 = take_anchor();
 	/* Counts over the base: a wrapped or stopped counter would make this <= 0. */
 	int64_t dc = (int64_t)(a1.c - anchor0.c);
@@ -270,14 +281,17 @@ PN_API int pn_cycles_calibrate(int64_t base_ns)
 {
 	if (base_ns < 0 || base_ns > CAL_MAX_BASE)
 		return -EINVAL;
+	int64_t base = base_ns ? base_ns : CAL_DEFAULT_BASE;
+	calibrate_wait(base);
 	pthread_mutex_lock(&cal_lock);
-	calibrate_locked(base_ns ? base_ns : CAL_DEFAULT_BASE);
+	calibrate_locked(base);
 	pthread_mutex_unlock(&cal_lock);
 	return 0;
 }
 
 static uint64_t default_mult(void)
 {
+	calibrate_wait(CAL_DEFAULT_BASE);
 	pthread_mutex_lock(&cal_lock);
 	if (!atomic_load_explicit(&mult, memory_order_relaxed))
 		calibrate_locked(CAL_DEFAULT_BASE);
@@ -349,10 +363,35 @@ int pn__sleep_abs(clockid_t clk, int64_t target)
 	return r;
 }
 
+static _Atomic bool helper_denied;
+
+void pn__helper_deny(void)
+{
+	atomic_store_explicit(&helper_denied, true, memory_order_relaxed);
+}
+
+bool pn__helper_denied(void)
+{
+	return atomic_load_explicit(&helper_denied, memory_order_relaxed);
+}
+
 /* ---- load time -------------------------------------------------------------------- */
+
+/* fork() waits for a calibration's few microseconds under cal_lock, so that the child
+ * never starts with the lock held by a thread it does not have. */
+static void cal_prepare(void)
+{
+	pthread_mutex_lock(&cal_lock);
+}
+
+static void cal_release(void)
+{
+	pthread_mutex_unlock(&cal_lock);
+}
 
 __attribute__((constructor)) static void clock_init(void)
 {
+	pthread_atfork(cal_prepare, cal_release, cal_release);
 	void *f = vdso_lookup(VDSO_CLOCK_GETTIME);
 	if (f) {
 		vdso_cgt = (pn__clock_gettime_fn)f;

@@ -9,6 +9,7 @@
 #ifndef PUNCTUAL_INTERNAL_H
 #define PUNCTUAL_INTERNAL_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -106,6 +107,18 @@ static inline int64_t pn__clock_now(clockid_t clk)
  * system call, so that it never reaches the preload shim's own clock_nanosleep. errno is
  * kept. 0 at the target, or -errno (-EINTR when a signal handler ran). */
 int pn__sleep_abs(clockid_t clk, int64_t target);
+
+/* Whether a system call's error says it is not allowed here rather than anything of its
+ * arguments: a seccomp filter's EPERM or EACCES, or ENOSYS. */
+static inline bool pn__denied_errno(int err)
+{
+	return err == EPERM || err == EACCES || err == ENOSYS;
+}
+/* A system call the library adds to a caller's wait (a probe, the spin's look at signals,
+ * the look at an epoll fd) was denied: from then on the process does without it, and the
+ * preload shim leaves every call to the real function. Set once, never cleared. */
+void pn__helper_deny(void);
+bool pn__helper_denied(void);
 
 /* ---- durations (duration.c) ---- */
 

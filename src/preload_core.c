@@ -89,7 +89,7 @@ static void stats_line(const struct pn__sleep_state *t)
 __attribute__((destructor)) static void stats_at_exit(void)
 {
 	if (pn__sleep_on_exit)
-		pn__sleep_state_each(stats_line);
+		pn__sleep_state_drain(stats_line);
 }
 
 __attribute__((constructor)) static void core_init(void)
@@ -104,7 +104,7 @@ __attribute__((constructor)) static void core_init(void)
 
 bool pn__shim_active(void)
 {
-	if (pn__shim_precision < 0)
+	if (pn__shim_precision < 0 || pn__helper_denied())
 		return false;
 	if (inside) {
 		nested++;

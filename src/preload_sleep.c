@@ -130,6 +130,8 @@ __attribute__((noinline)) static int precise_abs(clockid_t clk, int64_t deadline
 				pn__sleep_woke(&p, pn__shim_nested() == n0);
 			r = pn__sleep_finish_intr(&p);
 			pn__sleep_tail(&p);
+			if (r == 0 && p.away) /* the spin gave the rest back */
+				r = kernel_sleep(clk, deadline);
 		}
 	}
 	if (r == -EINTR)
@@ -264,6 +266,8 @@ static int precise_cond(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
 	/* EOWNERDEAD (the mutex held, its state to recover) or ENOTRECOVERABLE, as the
 	 * original's own re-lock would report them */
 	r = pthread_mutex_lock(m);
+	if (r == 0 && p.away) /* the clock stepped back: the rest is the real wait's */
+		return pn__shim_leave(real_wait(c, m, clk, deadline));
 	return pn__shim_leave(r ? -r : -ETIMEDOUT);
 }
 

@@ -27,6 +27,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -116,6 +117,28 @@ static int sys_epoll_pwait(int epfd, struct epoll_event *ev, int max, int ms, co
  * the program's calls were); epoll_pwait2 says ENOSYS where libc has none. */
 static const struct pn__waiter_sys shim_sys = {sys_ppoll, sys_epoll_pwait2, sys_epoll_pwait};
 
+/* A timeout in whole ms, rounded up (poll's unit), at most INT_MAX. */
+static int ts_ms_ceil(const struct timespec *ts)
+{
+	int64_t ms = (int64_t)ts->tv_sec * 1000 + (ts->tv_nsec + 999999) / 1000000;
+	return ms < INT_MAX ? (int)ms : INT_MAX;
+}
+
+/* poll() made precise waits with ppoll, a call the program did not make: where a filter
+ * denies it, each phase is the program's own poll (rounded up to the ms, never early),
+ * and the shim leaves the process's later calls alone (pn__helper_deny). */
+static int sys_ppoll_for_poll(struct pollfd *fds, nfds_t n, const struct timespec *ts,
+                              const sigset_t *mask)
+{
+	int r = real_ppoll(fds, n, ts, mask);
+	if (r >= 0 || mask || !pn__denied_errno(errno))
+		return r < 0 ? -errno : r;
+	pn__helper_deny();
+	return neg(real_poll(fds, n, ts ? ts_ms_ceil(ts) : -1));
+}
+static const struct pn__waiter_sys poll_sys = {sys_ppoll_for_poll, sys_epoll_pwait2,
+                                               sys_epoll_pwait};
+
 struct unwind {
 	int held;
 	const sigset_t *mask; /* to put back; NULL: none */
@@ -201,7 +224,7 @@ static int shim_poll(uint64_t at, struct pollfd *fds, nfds_t n, int timeout, con
 	if (!pn__shim_active() || timeout <= 0 || !real_ppoll)
 		return real_poll(fds, n, timeout);
 	struct pn__poll_waiter s;
-	pn__poll_waiter_init(&s, &shim_sys, fds, n, NULL);
+	pn__poll_waiter_init(&s, &poll_sys, fds, n, NULL);
 	return precise_wait(&s.w, deadline_ms(at, timeout), ret, -1);
 }
 
@@ -259,10 +282,14 @@ EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
  * another thread that closed epfd mid-wait would make a later phase fail with EBADF (the
  * real call times out), and one that reused the number for a new set would hand this wait
  * that set's events. -1 when epfd is not open or no fd is left: the real call then. (A
- * fork by another thread during the wait leaves the child a copy, closed at its exec.) */
+ * fork by another thread during the wait leaves the child a copy, closed at its exec.)
+ * The copy is never a standard stream's number (0-2): a daemon that closed stderr puts its
+ * log there (open, or dup2 from a handler or another thread) while it waits, and the copy
+ * must not take that place, be replaced by the log, or close it at the end. */
+#define HOLD_LOWEST 3
 static int epoll_hold(int epfd)
 {
-	int e = errno, fd = fcntl(epfd, F_DUPFD_CLOEXEC, 0);
+	int e = errno, fd = fcntl(epfd, F_DUPFD_CLOEXEC, HOLD_LOWEST);
 	errno = e;
 	return fd;
 }

@@ -83,13 +83,17 @@ void pn__sleep_cancel(struct pn__sleep_plan *p)
 
 /* A shortest kernel wait: ppoll, not clock_nanosleep, since it reports a handler that ran
  * while the thread was being woken up (clock_nanosleep returns 0 then, its timer having
- * fired). 0, or -EINTR. */
+ * fired). 0, -EINTR, or -EPERM once ppoll is denied (then never tried again). */
 static int probe_sleep(void)
 {
+	if (PN_UNLIKELY(pn__helper_denied()))
+		return -EPERM;
 	struct timespec one = {0, 1};
 	int e = errno;
 	int r = syscall(SYS_ppoll, NULL, 0, &one, NULL, 0) < 0 ? -errno : 0;
 	errno = e;
+	if (PN_UNLIKELY(r < 0 && pn__denied_errno(-r)))
+		pn__helper_deny();
 	return r;
 }
 
@@ -102,13 +106,17 @@ static int probe_once(struct pn__sleep_state *t, struct pn__sleep_plan *p, int64
                       int64_t *worst)
 {
 	int64_t now = pn_now();
-	if (deadline - now < PROBE_ROOM * *worst)
+	if (deadline - now < PROBE_ROOM * *worst || pn__helper_denied())
 		return 0;
 	set_slack(t, p, 1);
 	int r = p->probe ? p->probe->wait(p->probe->ctx) : probe_sleep();
 	/* interrupted, and the caller resumes: no more probes (a retry could meet a signal
 	 * every time under a storm of them, and never end) */
 	if (r == -EINTR && !(p->flags & PN__SLEEP_EINTR))
+		return 0;
+	/* a plain probe is the library's own call: its failure is never the caller's result
+	 * (a probe on the caller's fds fails as the caller's wait would) */
+	if (r < 0 && r != -EINTR && !p->probe)
 		return 0;
 	if (r != 0) {
 		p->stop = r;
@@ -276,7 +284,10 @@ static int sleep_until(int64_t deadline, int64_t precision, const void *ret)
 			;
 		pn__sleep_woke(&p, true);
 	}
-	return pn__sleep_finish(&p);
+	pn__sleep_finish(&p);
+	while (p.away && pn__sleep_abs(CLOCK_MONOTONIC, deadline) == -EINTR)
+		;
+	return 0;
 }
 
 PN_API int pn_sleep_until(int64_t deadline, int64_t precision)

@@ -65,6 +65,7 @@ struct pn__sleep_plan {
 	int stop;        /* the probes ended the plan: -errno, or the ready count of its fds */
 	bool looked;     /* pn__sleep_spin's last check ran, ending by the deadline */
 	bool tail;       /* PN__SLEEP_TAIL: the caller spins to the deadline (pn__sleep_tail) */
+	bool away;       /* the spin gave the rest back: the caller waits it the program's way */
 	struct pn__tail *tail_to; /* ... and stores the time it ended there, */
 	uint32_t tail_seq;        /* if the record is still this sleep's */
 	const struct pn__probe *probe;
@@ -95,7 +96,14 @@ void pn__sleep_woke(struct pn__sleep_plan *p, bool learn);
 /* After a kernel wait that did not reach the target (a signal, an fd ready, an error): puts
  * the slack back. Idempotent. */
 void pn__sleep_cancel(struct pn__sleep_plan *p);
-/* Spins to p's deadline on its clock, signals as they come, and counts the sleep. 0. */
+/* Spins to p's deadline on its clock, signals as they come, and counts the sleep. 0.
+ *
+ * Every spin (finish, spin, tail) gives the CPU back rather than spin on when it cannot
+ * end by the deadline as planned: when its clock reads below the plan's last read (p->now:
+ * a REALTIME or TAI step back; the remaining time grew), or when a look it needs was denied
+ * (pn__helper_denied). It then returns 0 before the deadline with p->away set, counts
+ * nothing, and the caller waits the rest in the kernel the program's own way (the real
+ * call to the deadline): never early, and a step of hours costs no CPU. */
 int pn__sleep_finish(struct pn__sleep_plan *p);
 
 /* A check of the spin: runs with the caller's signal mask; 0 to go on, or a nonzero result
@@ -138,8 +146,8 @@ static inline int64_t pn__plan_now(const struct pn__sleep_plan *p)
 
 /* The spin's last stretch in the caller's frame, for a plan that pn__sleep_spin left with
  * p->tail (PN__SLEEP_TAIL; set only when the spin's result is 0): to the deadline on the
- * plan's clock, never before it; nothing without p->tail. Its end is counted in the thread's
- * statistics at its next sleep (or statistics read). */
+ * plan's clock, never before it (or p->away, as the spin's); nothing without p->tail.
+ * Its end is counted in the thread's statistics at its next sleep (or statistics read). */
 __attribute__((always_inline)) static inline void pn__sleep_tail(struct pn__sleep_plan *p)
 {
 	if (!p->tail)
@@ -149,6 +157,10 @@ __attribute__((always_inline)) static inline void pn__sleep_tail(struct pn__slee
 		__builtin_prefetch(p->warm[0]);
 		pn__arch_relax();
 		now = pn__plan_now(p);
+		if (PN_UNLIKELY(now < p->now)) { /* stepped back below the spin's last read */
+			p->away = true;
+			return;
+		}
 	} while (now < p->deadline);
 	if (p->tail_to->seq == p->tail_seq)
 		p->tail_to->end = now;

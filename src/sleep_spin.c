@@ -91,6 +91,7 @@ static inline void spin_gap(struct pn__spin_gaps *g, int64_t prev, int64_t now)
 int pn__sleep_finish(struct pn__sleep_plan *p)
 {
 	struct pn__sleep_state *t = state_ahead();
+	int64_t floor = p->now; /* the plan's last read: below it, the clock went back */
 	int64_t start = pn__plan_now(p), now = start, prev = start;
 	struct pn__spin_gaps g = {0};
 	struct spin_cpu c;
@@ -99,6 +100,10 @@ int pn__sleep_finish(struct pn__sleep_plan *p)
 		warm(p);
 		pn__arch_relax();
 		now = pn__plan_now(p);
+		if (PN_UNLIKELY(now < floor)) { /* the clock stepped back: give the CPU back */
+			p->away = true;
+			return 0;
+		}
 		spin_gap(&g, prev, now);
 		prev = now = cpu_mid(&c, p, now);
 	}
@@ -114,6 +119,8 @@ int pn__sleep_signals(const sigset_t *mask)
 	long r = syscall(SYS_ppoll, NULL, 0, &zero, mask, _NSIG / 8);
 	int err = r < 0 ? errno : 0;
 	errno = e;
+	if (PN_UNLIKELY(pn__denied_errno(err)))
+		pn__helper_deny(); /* the spin sees it and gives the rest back */
 	return err == EINTR ? -EINTR : 0;
 }
 
@@ -141,6 +148,7 @@ static void spin_unwound(void *mask)
 int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, int64_t every)
 {
 	struct pn__sleep_state *t = state_ahead();
+	int64_t floor = p->now; /* the plan's last read: below it, the clock went back */
 	int64_t start = pn__plan_now(p), now = start;
 	if (now >= p->deadline)
 		return pn__sleep_finish(p);
@@ -162,8 +170,13 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 	cpu_start(&c, now, p->deadline);
 	pthread_cleanup_push(spin_unwound, &mask);
 	for (int64_t next = check ? now : now + every; now < p->deadline; now = pn__plan_now(p)) {
+		if (PN_UNLIKELY(now < floor)) { /* the clock stepped back: give the CPU back */
+			p->away = true;
+			break;
+		}
 		if (!blocked && looked && (p->flags & PN__SLEEP_TAIL)) {
 			tail = true; /* the rest is the caller's (pn__sleep_tail) */
+			p->now = now;
 			break;
 		}
 		if (blocked && now + unmask + lead + PN__SPIN_GUARD_NS >= p->deadline) {
@@ -174,6 +187,10 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 				pthread_testcancel();
 			if ((r = check ? check(ctx, &mask) : pn__sleep_signals(&mask)) != 0)
 				break;
+			if (PN_UNLIKELY(pn__helper_denied())) { /* a look it needs is denied */
+				p->away = true;
+				break;
+			}
 			int64_t after = pn__plan_now(p), took = after - now;
 			int64_t cost = took > last ? took : last;
 			lead = cost < PN__LOOK_WINDOW_NS / PN__LOOK_X ? PN__LOOK_X * cost
@@ -197,15 +214,20 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 	p->looked = looked;
 	if (blocked)
 		pthread_sigmask(SIG_SETMASK, &mask, NULL);
-	if (r) {
+	if (r || p->away) {
 		p->now = now;
-		if (t)
+		if (t && now > start)
 			pn__sleep_spun(t, c.mid ? c.mid_cpu + (now - c.mid) : now - start, now);
 		return r;
 	}
 	if (tail && !t) { /* nowhere to store its end: the spin ends here */
-		while (pn__plan_now(p) < p->deadline)
+		for (int64_t at; (at = pn__plan_now(p)) < p->deadline;) {
+			if (PN_UNLIKELY(at < floor)) {
+				p->away = true;
+				break;
+			}
 			pn__arch_relax();
+		}
 		return 0;
 	}
 	if (t)

@@ -2,10 +2,19 @@
 /*
  * sleep_state.c: the thread's precise-sleep state (sleep_state.h). Mapped, not in static
  * TLS: glibc carves a preloaded library's static TLS out of every new thread's stack, so
- * 12 KB there would keep a PTHREAD_STACK_MIN thread from being created under the shim.
- * mmap, not malloc: a plan may run in a signal handler. A key's destructor unmaps it at the
- * thread's exit. Nothing here is shared between threads but the process's default budget
- * (an atomic) and the list of live states (atomic slots, for a report at exit).
+ * the state's 10.7 KB there would keep a PTHREAD_STACK_MIN thread from being created under
+ * the shim. mmap, not malloc: a plan may run in a signal handler. A key's destructor unmaps
+ * it at the thread's exit. Nothing here is shared between threads but the process's
+ * default budget (an atomic) and the list of live states (atomic slots, for a report at
+ * exit).
+ *
+ * Lifetimes, each a rule a test holds:
+ * - A state in the list belongs to whoever takes it out: its thread's exit, or the report
+ *   at the process's exit (pn__sleep_state_drain). An exit that finds its state taken
+ *   leaves it mapped: the report may be reading it, and the process is ending.
+ * - A thread whose state has gone (its key destructor ran) maps no new one: a later key
+ *   destructor's sleep waits in the kernel, and nothing is left behind.
+ * - A fork()ed child keeps only its own thread's state, its statistics started anew.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,41 +27,49 @@
 #include "sleep_state.h"
 
 static PN_TLS struct pn__sleep_state *T;
+static PN_TLS bool gone; /* the thread's state was unmapped at its exit: map no other */
 static pthread_key_t state_key;
 static bool state_key_ok;
 static int32_t default_budget = PN_SLEEP_BUDGET_AUTO; /* atomic */
 void (*pn__sleep_on_exit)(const struct pn__sleep_state *t);
 
-/* The live states, for a report at exit; a state that finds no free slot is not listed. */
+/* The live states, for a report at exit; a state that finds no free slot is not listed.
+ * 512: a thread per slot, more than a process that sleeps precisely runs at once; a thread
+ * past it goes unreported, nothing else. */
 #define LIVE 512
 static struct pn__sleep_state *live[LIVE]; /* atomic slots */
 
-static void live_add(struct pn__sleep_state *s)
+static bool live_add(struct pn__sleep_state *s)
 {
 	for (int i = 0; i < LIVE; i++) {
 		struct pn__sleep_state *none = NULL;
 		if (__atomic_compare_exchange_n(&live[i], &none, s, false, __ATOMIC_RELEASE,
 		                                __ATOMIC_RELAXED))
-			return;
+			return true;
 	}
+	return false;
 }
 
-static void live_remove(struct pn__sleep_state *s)
+/* Takes s out of the list: false if it is not there (the report took it). */
+static bool live_take(struct pn__sleep_state *s)
 {
 	for (int i = 0; i < LIVE; i++) {
 		struct pn__sleep_state *was = s;
-		if (__atomic_compare_exchange_n(&live[i], &was, NULL, false, __ATOMIC_RELAXED,
+		if (__atomic_compare_exchange_n(&live[i], &was, NULL, false, __ATOMIC_ACQ_REL,
 		                                __ATOMIC_RELAXED))
-			return;
+			return true;
 	}
+	return false;
 }
 
-void pn__sleep_state_each(void (*fn)(const struct pn__sleep_state *t))
+void pn__sleep_state_drain(void (*fn)(const struct pn__sleep_state *t))
 {
 	for (int i = 0; i < LIVE; i++) {
-		struct pn__sleep_state *s = __atomic_load_n(&live[i], __ATOMIC_ACQUIRE);
-		if (s)
-			fn(s);
+		struct pn__sleep_state *s = __atomic_exchange_n(&live[i], NULL, __ATOMIC_ACQ_REL);
+		if (!s)
+			continue;
+		pn__sleep_settle(s); /* its last sleep (a running thread's: racy, as the read) */
+		fn(s);
 	}
 }
 
@@ -80,14 +97,40 @@ struct pn__sleep_state *pn__sleep_state_use(struct pn__sleep_state *s)
 	return was;
 }
 
-static void state_exit(void *s)
+static void state_exit(void *v)
 {
+	struct pn__sleep_state *s = v;
+	if (T == s) {
+		T = NULL;
+		gone = true;
+	}
+	/* taken by the report at exit: it may be reading it */
+	if (s->listed && !live_take(s))
+		return;
+	pn__sleep_settle(s); /* the thread's last sleep, ended */
 	if (pn__sleep_on_exit)
 		pn__sleep_on_exit(s);
-	live_remove(s);
-	if (T == s)
-		T = NULL; /* a later key destructor's sleep maps a new one, freed in a next round */
 	munmap(s, sizeof(struct pn__sleep_state));
+}
+
+/* In a fork()ed child: the other threads are gone, their states with them; the caller's
+ * counts its own sleeps from here. */
+static void state_forked(void)
+{
+	for (int i = 0; i < LIVE; i++) {
+		struct pn__sleep_state *s = __atomic_load_n(&live[i], __ATOMIC_RELAXED);
+		if (s && s != T) {
+			__atomic_store_n(&live[i], NULL, __ATOMIC_RELAXED);
+			munmap(s, sizeof(*s));
+		}
+	}
+	if (!T)
+		return;
+	T->tid = (int)syscall(SYS_gettid);
+	T->st = (struct pn_sleep_stats){0};
+	memset(T->late, 0, sizeof(T->late));
+	T->first = 0;
+	T->pend.on = false;
 }
 
 /* "10%", "12.5%", "10" (a percentage too), "auto" into ppm; -1 for anything else. */
@@ -107,6 +150,7 @@ static int64_t parse_budget(const char *s)
 __attribute__((constructor)) static void state_init(void)
 {
 	state_key_ok = pthread_key_create(&state_key, state_exit) == 0;
+	pthread_atfork(NULL, NULL, state_forked);
 	const char *env = getenv("PUNCTUAL_BUDGET");
 	int64_t b = env ? parse_budget(env) : PN_SLEEP_BUDGET_AUTO;
 	if (b >= PN_SLEEP_BUDGET_AUTO)
@@ -122,6 +166,8 @@ struct pn__sleep_state *pn__sleep_state_make(void)
 {
 	if (PN_LIKELY(T != NULL))
 		return T;
+	if (gone)
+		return NULL;
 	struct pn__sleep_state *s = pn__sleep_state_new();
 	if (!s)
 		return NULL;
@@ -129,7 +175,7 @@ struct pn__sleep_state *pn__sleep_state_make(void)
 	if (state_key_ok)
 		pthread_setspecific(state_key, s);
 	s->tid = (int)syscall(SYS_gettid);
-	live_add(s);
+	s->listed = live_add(s);
 	return T = s;
 }
 

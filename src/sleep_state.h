@@ -52,6 +52,7 @@ struct pn__sleep_state {
 	uint32_t waits;   /* plans made, for measuring the overhead now and then */
 	int64_t first;    /* the first plan's time: wall_ns counts from it */
 	int tid;          /* the thread's id (gettid) */
+	bool listed;      /* in the list of live states (a report at exit finds it) */
 	uint64_t late[PN__DECAY_HIST_BUCKETS]; /* the sleeps' lateness, counted */
 	struct pn_sleep_stats st;
 	struct pn__sleep_pending pend;
@@ -105,9 +106,11 @@ void pn__sleep_pend(struct pn__sleep_state *t, struct pn__sleep_plan *p,
 /* PUNCTUAL_STATS: called with each thread's state as the thread exits (and, by the shim,
  * at the process's exit for those still running); NULL: nothing. */
 extern void (*pn__sleep_on_exit)(const struct pn__sleep_state *t);
-/* Calls fn with every thread's state still mapped (racy for threads that are running: a
- * report at exit reads them as they are). */
-void pn__sleep_state_each(void (*fn)(const struct pn__sleep_state *t));
+/* At the process's exit: takes every live state out of the list and calls fn with it. A
+ * state taken stays mapped for good (its thread's exit then leaves it), so fn never reads
+ * unmapped memory; it reads a running thread's state as it is (racy, as a report at exit
+ * is). */
+void pn__sleep_state_drain(void (*fn)(const struct pn__sleep_state *t));
 /* Fills *st from t (settled), as pn_sleep_stats does for the calling thread. */
 void pn__sleep_stats_of(const struct pn__sleep_state *t, struct pn_sleep_stats *st);
 

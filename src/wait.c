@@ -42,6 +42,20 @@ static int spin_check(void *ctx, const sigset_t *thread_mask)
 	return r ? r : pn__sleep_signals(mask);
 }
 
+/* The rest of a wait that the spin gave back (p->away): the waiter's own kernel wait, as
+ * the program's call would have made it, until the deadline (a timeout rounded down to
+ * the ms ends early, and is made again). */
+static int wait_rest(struct pn__waiter *w, int64_t deadline)
+{
+	for (int64_t left; (left = deadline - pn_now()) > 0;) {
+		struct timespec ts = pn__ns_ts(left);
+		int r = w->wait(w, &ts, w->mask);
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
 int pn__wait_until(struct pn__waiter *w, struct pn__sleep_plan *plan, int64_t deadline,
                    int64_t precision, int flags)
 {
@@ -73,7 +87,9 @@ int pn__wait_until(struct pn__waiter *w, struct pn__sleep_plan *plan, int64_t de
 		/* the real call's last look: the spin's last check, timed to end at the deadline,
 		 * or, when the spin could not take it (a stall at the end, no spin at all), one
 		 * now (signals are let in by then) */
-		if (r == 0 && (r = pn__sleep_spin(p, spin_check, w, 0)) == 0 && !p->looked)
+		if (r == 0 && (r = pn__sleep_spin(p, spin_check, w, 0)) == 0 && p->away)
+			r = wait_rest(w, deadline);
+		else if (r == 0 && !p->looked)
 			r = w->look ? w->look(w, w->mask) : w->wait(w, &zero, w->mask);
 	}
 	*errp = e;

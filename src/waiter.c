@@ -63,22 +63,34 @@ static int wait_epoll(struct pn__waiter *w, const struct timespec *ts, const sig
 		int r = s->sys->epoll_pwait2
 		                ? s->sys->epoll_pwait2(s->epfd, s->ev, s->max, ts, mask)
 		                : -ENOSYS;
+		s->reached |= r >= 0;
 		if (r >= 0 || !pwait2_denied(-r))
 			return r;
 		atomic_store_explicit(&no_pwait2, true, memory_order_relaxed);
 	}
-	return s->sys->epoll_pwait(s->epfd, s->ev, s->max, pn__ts_ms_floor(ts), mask);
+	int r = s->sys->epoll_pwait(s->epfd, s->ev, s->max, pn__ts_ms_floor(ts), mask);
+	s->reached |= r >= 0;
+	return r;
 }
 
 /* A ppoll of the epoll fd (one system call that tells a handled signal from others), the
  * events fetched only when it is ready; none left (another thread took them) is not a
- * result. */
+ * result. A wait that has not yet reached epoll (a spin from the start) looks with epoll
+ * itself first: ppoll takes any fd, epoll only an epoll set (EINVAL otherwise, as the
+ * real call says at once). Where ppoll is denied, every look is epoll's own (the spin then
+ * gives the rest back: pn__helper_denied). */
 static int look_epoll(struct pn__waiter *w, const sigset_t *mask)
 {
 	struct pn__epoll_waiter *s = (struct pn__epoll_waiter *)w;
-	struct pollfd fd = {s->epfd, POLLIN, 0};
 	struct timespec zero = {0, 0};
+	if (!s->reached || pn__helper_denied())
+		return wait_epoll(w, &zero, mask);
+	struct pollfd fd = {s->epfd, POLLIN, 0};
 	int r = s->sys->ppoll(&fd, 1, &zero, mask);
+	if (PN_UNLIKELY(r < 0 && pn__denied_errno(-r))) {
+		pn__helper_deny();
+		return wait_epoll(w, &zero, mask);
+	}
 	return r > 0 ? wait_epoll(w, &zero, NULL) : r;
 }
 
@@ -90,5 +102,6 @@ void pn__epoll_waiter_init(struct pn__epoll_waiter *s, const struct pn__waiter_s
 	        sys,
 	        epfd,
 	        max,
-	        ev};
+	        ev,
+	        false};
 }

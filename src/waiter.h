@@ -55,6 +55,7 @@ struct pn__epoll_waiter {
 	const struct pn__waiter_sys *sys;
 	int epfd, max;
 	struct epoll_event *ev;
+	bool reached; /* an epoll wait of this call succeeded: epfd is an epoll set */
 };
 
 /* A wait on fds[n] with ppoll, under mask (NULL: the thread's). */

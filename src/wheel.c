@@ -404,6 +404,7 @@ static inline int add_new(struct pn_wheel *w, struct pn_timer *t, int64_t deadli
 	t->deadline = deadline;
 	t->latest = sat_add(deadline, precision);
 	t->period = period;
+	t->wheel = w;
 	place(w, t, w->seq++ & SEQMASK);
 	w->count++;
 	w->st.added++;
@@ -415,6 +416,8 @@ static inline int add_new(struct pn_wheel *w, struct pn_timer *t, int64_t deadli
 static __attribute__((noinline)) int readd(struct pn_wheel *w, struct pn_timer *t, int64_t deadline,
                                            int64_t precision, int64_t period)
 {
+	if (t->wheel != w) /* pending in another wheel: its lists are not w's to change */
+		return -EINVAL;
 	unlink_timer(w, t);
 	return add_new(w, t, deadline, precision, period);
 }
@@ -448,6 +451,8 @@ PN_API int pn_wheel_cancel(struct pn_wheel *w, struct pn_timer *t)
 		return -EINVAL;
 	if (!t->link.next)
 		return 0;
+	if (__builtin_expect(t->wheel != w, 0))
+		return -EINVAL;
 	unlink_timer(w, t);
 	return 1;
 }

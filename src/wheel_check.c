@@ -23,7 +23,7 @@ static int check_list(const struct pn_wheel *w, const struct pn_timer_link *h, u
 			return -EUCLEAN;
 		const struct pn_timer *t = (const struct pn_timer *)l;
 		uint64_t k = key_of(t->deadline);
-		if (t->latest < t->deadline || t->period < 0 || id_of(t) != id)
+		if (t->latest < t->deadline || t->period < 0 || id_of(t) != id || t->wheel != w)
 			return -EUCLEAN;
 		/* Every seq comes before the next one to hand out (modulo 2^52). */
 		if (!seq_before(t->seq & SEQMASK, w->seq & SEQMASK))

@@ -26,7 +26,8 @@
 #define NBKT         (1 << BKTBITS)
 #define WINDOW_AHEAD (1ULL << 24) /* 16.8 ms: pn_wheel_window advances to wakeups this close */
 
-_Static_assert(sizeof(struct pn_timer) <= 64, "struct pn_timer must fit in 64 bytes");
+/* 72: 64 and the wheel it is in, so that a misuse is -EINVAL, not two corrupted wheels */
+_Static_assert(sizeof(struct pn_timer) <= 72, "struct pn_timer must fit in 72 bytes");
 _Static_assert(offsetof(struct pn_timer, link) == 0, "timer_of casts a link to its timer");
 
 /* The timers an expiry fires are collected while cascading straight into one of NBKT

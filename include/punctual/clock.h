@@ -41,9 +41,29 @@ enum pn_cycles_source {
 PN_API uint64_t pn_cycles(void);
 
 /* The cycle counter read after every earlier instruction has completed (lfence; rdtsc,
- * isb; mrs): a value read after observing another thread's store is never smaller than
- * the value that thread read before the store. */
+ * isb; mrs): never smaller than a value the calling thread read before on the same CPU.
+ * Across threads, a value read after observing another thread's store is never smaller
+ * than the value that thread read before the store where the CPUs' counters agree, which
+ * the kernel checks at boot (and drops tsc as a clocksource when they do not). A virtual
+ * machine whose host moves a vCPU between host CPUs with unsynchronized counters can break
+ * it, by their skew: pn_cycles_warp_check measures that; pn_now() never goes back (the
+ * kernel's clock clamps such a step). */
 PN_API uint64_t pn_cycles_ordered(void);
+
+/* What pn_cycles_warp_check saw. */
+struct pn_cycles_warp {
+	uint64_t reads; /* counter reads, the two CPUs taking turns under a lock */
+	uint64_t warps; /* reads smaller than the read just before them (on either CPU) */
+	int64_t max_ns; /* the largest such step back, in ns (0: none) */
+	int cpus;       /* 2, or 1 where the caller may run on one CPU only (nothing checked) */
+};
+
+/* The kernel's TSC warp check on pn_cycles_ordered: for duration_ns, the calling thread and
+ * one it starts, pinned to the first two CPUs the caller may use, read the counter in turns
+ * and count the reads that went back. The caller's CPU affinity is put back. Returns 0;
+ * -EINVAL for a NULL w or a duration outside (0, 60 s]; -errno if a thread or the
+ * affinity cannot be had (*w untouched then). */
+PN_API int pn_cycles_warp_check(int64_t duration_ns, struct pn_cycles_warp *w);
 
 /* A cycle count (a difference of two pn_cycles() values) in ns, at the rate calibrated
  * against CLOCK_MONOTONIC_RAW. The first call calibrates if nothing has (see

@@ -50,6 +50,7 @@ struct pn_timer {
 	uint64_t seq;              /* insertion order (ties); the top 12 bits are the wheel's */
 	pn_timer_fn *fn;
 	void *arg;
+	struct pn_wheel *wheel; /* the wheel it was last added to (cancel checks it) */
 };
 
 /* Prepares t (not pending) to call fn(w, t, arg) when it fires; fn may be NULL (the
@@ -71,7 +72,8 @@ PN_API void pn_wheel_free(struct pn_wheel *w);
 
 /* Schedules t to fire once at a time in [deadline, deadline + precision]. Re-adding a
  * pending timer reschedules it (and it goes behind timers already added with the same
- * deadline). Returns 0; -EINVAL if w or t is NULL or precision < 0. */
+ * deadline). Returns 0; -EINVAL if w or t is NULL, precision < 0, or t is pending in
+ * another wheel. */
 PN_API int pn_wheel_add(struct pn_wheel *w, struct pn_timer *t, int64_t deadline,
                         int64_t precision);
 
@@ -83,7 +85,7 @@ PN_API int pn_wheel_add_periodic(struct pn_wheel *w, struct pn_timer *t, int64_t
                                  int64_t precision, int64_t period);
 
 /* Cancels t. Returns 1 if it was pending, 0 if not (cancelling twice is harmless);
- * -EINVAL for NULL. */
+ * -EINVAL for NULL, or for a timer pending in another wheel (left as it is). */
 PN_API int pn_wheel_cancel(struct pn_wheel *w, struct pn_timer *t);
 
 /* The number of pending timers (>= 0), -EINVAL for NULL. */

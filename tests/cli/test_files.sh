@@ -134,4 +134,36 @@ else
 	skip "--plot: gnuplot is not installed"
 fi
 
+# ---- --plot is all or nothing: a full disk leaves no file, a signal no temporary file
+if command -v gnuplot >/dev/null && [ "$(id -u)" = 0 ] && mkdir "$TMP/small" &&
+	mount -t tmpfs -o size=96k tmpfs "$TMP/small" 2>/dev/null; then
+	run probe --quick --plot "$TMP/small/plots"
+	left=$(find "$TMP/small/plots" -type f | wc -l)
+	umount "$TMP/small"
+	check "--plot on a full disk: exit 1 (got $RC: $(head -c 200 "$ERR"))" test "$RC" -eq 1
+	check "... one line naming what failed" test "$(wc -l <"$ERR")" -eq 1
+	check "... no file of the charts left behind ($left)" test "$left" -eq 0
+else
+	skip "--plot on a full disk: needs gnuplot, root and a tmpfs mount"
+fi
+# a gnuplot that takes its time: the data files are staged meanwhile, SIGTERM removes them
+mkdir -p "$TMP/slowbin" "$TMP/sigplots"
+printf '#!/bin/sh\necho $$ >%s/gnuplot.pid\nexec sleep 60\n' "$TMP" >"$TMP/slowbin/gnuplot"
+chmod +x "$TMP/slowbin/gnuplot"
+PATH="$TMP/slowbin:$PATH" "$PN" probe --quick --plot "$TMP/sigplots" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 600); do
+	[ -n "$(find "$TMP/sigplots" -name '*.tmp.*' 2>/dev/null)" ] && break
+	sleep 0.1
+done
+staged=$(find "$TMP/sigplots" -name '*.tmp.*' | wc -l)
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+[ -s "$TMP/gnuplot.pid" ] && kill "$(cat "$TMP/gnuplot.pid")" 2>/dev/null
+check "--plot: files staged while gnuplot runs ($staged)" test "$staged" -gt 0
+check "--plot: SIGTERM ends it by the signal (got $rc)" test "$rc" -eq 143
+check "... and leaves no temporary file ($(find "$TMP/sigplots" -name '*.tmp.*' | head -3))" \
+	test -z "$(find "$TMP/sigplots" -name '*.tmp.*')"
+
 finish

@@ -121,27 +121,54 @@ static void *partner(void *arg)
 	return NULL;
 }
 
-static void check_cross_thread(uint64_t (*read)(void))
+#define HANDOFFS 50000
+
+/* The reads that went back across HANDOFFS hand-offs. */
+static uint64_t cross_thread(uint64_t (*read)(void))
 {
 	struct handoff h = {.read = read};
 	atomic_store(&h.value, read());
 	pthread_t t;
 	assert_int_equal(pthread_create(&t, NULL, partner, &h), 0);
-	turns(&h, 0, 50000);
+	turns(&h, 0, HANDOFFS);
 	pthread_join(t, NULL);
-	assert_int_equal(atomic_load(&h.violations), 0);
+	return atomic_load(&h.violations);
 }
 
+/* The kernel's clock never goes back, whatever the host does to the counters. */
 static void test_now_cross_thread(void **state)
 {
 	(void)state;
-	check_cross_thread(read_now);
+	assert_int_equal(cross_thread(read_now), 0);
 }
 
+/* The ordered counter keeps order across threads but for the host's warps (clock.h): a
+ * read that runs ahead of the load that saw the other thread's store (the lfence gone)
+ * goes back on a large share of hand-offs, a host's warp on a few in a million (2 in 4
+ * million seen on a KVM guest). So: at most 1 in 1000 go back, and the warp check's
+ * figures are consistent (it runs, puts the affinity back, counts within its reads). */
 static void test_cycles_ordered_cross_thread(void **state)
 {
 	(void)state;
-	check_cross_thread(pn_cycles_ordered);
+	uint64_t back = cross_thread(pn_cycles_ordered);
+	if (back)
+		print_message("%llu of %d hand-offs went back (the host's counters warp)\n",
+		              (unsigned long long)back, HANDOFFS);
+	assert_true(back * 1000 <= HANDOFFS);
+	struct pn_cycles_warp w;
+	assert_int_equal(pn_cycles_warp_check(0, &w), -EINVAL);
+	assert_int_equal(pn_cycles_warp_check(61 * 1000000000LL, &w), -EINVAL);
+	assert_int_equal(pn_cycles_warp_check(1000000, NULL), -EINVAL);
+	cpu_set_t before, after;
+	assert_int_equal(sched_getaffinity(0, sizeof(before), &before), 0);
+	assert_int_equal(pn_cycles_warp_check(20 * 1000000LL, &w), 0);
+	assert_int_equal(sched_getaffinity(0, sizeof(after), &after), 0);
+	assert_true(CPU_EQUAL(&before, &after)); /* the caller's affinity put back */
+	assert_true(w.cpus == 1 || w.cpus == 2);
+	if (w.cpus == 2)
+		assert_true(w.reads > 0);
+	assert_true(w.warps <= w.reads);
+	assert_true((w.warps == 0) == (w.max_ns == 0));
 }
 
 /* ---- coarse clock ---------------------------------------------------------------- */
@@ -446,6 +473,34 @@ static void test_forced_decide_again(void **state)
 	check_calibrated(100 * 1000 * 1000);
 }
 
+static void *first_conversion(void *a)
+{
+	pn_cycles_to_ns(1000); /* calibrates: 100 ms after the anchor */
+	return a;
+}
+
+/* A fork() while another thread's first pn_cycles_to_ns calibrates: the child converts
+ * too, and exits (it never inherits the calibration's lock held). */
+static void test_forced_fork_during_calibration(void **state)
+{
+	(void)state;
+	force_cycles();
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, first_conversion, NULL), 0);
+	usleep(20000);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		alarm(10); /* a hung child ends, killed */
+		_exit(pn_cycles_to_ns(1000) > 0 ? 0 : 1);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	pthread_join(t, NULL);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "fallback-child") == 0)
@@ -465,6 +520,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_forced_calibrate),
 	        cmocka_unit_test(test_forced_calibrate_threads),
 	        cmocka_unit_test(test_forced_decide_again),
+	        cmocka_unit_test(test_forced_fork_during_calibration),
 	};
 	return pn_run("clock", tests, argc, argv);
 }

@@ -7,6 +7,9 @@
  * one and two bytes, the edges of the longer forms and random bytes); and the document
  * helpers write what they say; JSON_DEPTH levels nest right, and one more (or a close
  * with nothing open) exits 1 with one line; jansson, strict, reads back what it writes.
+ * The other encoders of untrusted text (encode.c, prom.c): text for a terminal holds no
+ * control character (C0, DEL, C1) and is UTF-8, and a Prometheus label value is UTF-8,
+ * for every string of one and two bytes and random ones.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -25,7 +28,9 @@
 #endif
 
 #include "json.h"
+#include "prom.h"
 #include "splitmix.h"
+#include "tool.h"
 
 #define MAXCP 64
 
@@ -384,6 +389,62 @@ static void limits(void **state)
 	dies(one_too_many_closed, "the JSON writer closed '}' with nothing open: a bug");
 }
 
+/* No byte that a terminal acts on, and valid UTF-8 (utf8_len walks it whole). */
+static void assert_terminal_safe(const char *t)
+{
+	const unsigned char *p = (const unsigned char *)t, *end = p + strlen(t);
+	while (p < end) {
+		int n = utf8_len(p, end);
+		assert_true(n > 0);
+		assert_int_equal(utf8_unsafe(p, end), 0);
+		p += n;
+	}
+}
+
+static void check_encoders(const char *s)
+{
+	char buf[64];
+	assert_terminal_safe(text_safe(buf, sizeof(buf), s));
+	char *m = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&m, &len);
+	assert_non_null(f);
+	prom_label(f, s);
+	fclose(f);
+	const unsigned char *p = (const unsigned char *)m, *end = p + len;
+	for (int n; p < end; p += n) {
+		n = utf8_len(p, end);
+		assert_true(n > 0);
+		assert_true(*p != '\n');
+	}
+	free(m);
+}
+
+static void text_and_prom(void **state)
+{
+	(void)state;
+	char s[3] = {0};
+	for (int a = 1; a < 256; a++)
+		for (int b = 0; b < 256; b++) {
+			s[0] = (char)a;
+			s[1] = (char)b;
+			check_encoders(s);
+		}
+	uint64_t seed = 42;
+	char r[24];
+	for (int i = 0; i < 100000; i++) {
+		for (size_t k = 0; k + 1 < sizeof(r); k++)
+			r[k] = (char)(1 + pn__splitmix64(&seed) % 255);
+		r[sizeof(r) - 1] = 0;
+		check_encoders(r);
+	}
+	char buf[64];
+	assert_string_equal(text_safe(buf, sizeof(buf), "/a\033[2J\xc2\x9b\xff/é"),
+	                    "/a\\x1b[2J\\xc2\\x9b\\xff/é");
+	assert_string_equal(text_safe(buf, 8, "abcdefghij"), "abcdefg");
+	assert_string_equal(text_safe(buf, 6, "ab\033cd"), "ab"); /* never half an escape */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -396,6 +457,7 @@ int main(void)
 	        cmocka_unit_test(read_back),
 #endif
 	        cmocka_unit_test(limits),
+	        cmocka_unit_test(text_and_prom),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,6 +32,7 @@
 #include <cmocka.h>
 
 #include <punctual/clock.h>
+#include <punctual/sleep.h>
 #include <punctual/wait.h>
 #include "sleep_plan.h"
 #include "waiter.h"
@@ -249,7 +250,8 @@ static void *signalled(void *arg)
 			r = wait_one(&f, ep, deadline, 10 * US);
 			int64_t ret = pn_now();
 			for (int i = 0; i < 100 && !handled; i++)
-				usleep(100); /* under TSan the handler runs at an intercepted call */
+				usleep(100); /* under TSan the handler runs at an intercepted call
+				              */
 			if (handled != 1 || (r != -EINTR && r != 0) || (r == 0 && ret < deadline))
 				return "a handled signal did not end the wait with -EINTR";
 		} while (r != -EINTR && ++tries < TRIES);
@@ -291,6 +293,13 @@ static void test_invalid(void **state)
 	assert_int_equal(pn_epoll_wait_until(f.ep, &ev, 0, d, 0), -EINVAL);
 	assert_int_equal(pn_epoll_wait_until(-1, &ev, 1, d, 0), -EBADF);
 	assert_int_equal(pn_epoll_wait_until(f.pipe[0], &ev, 1, d, 0), -EINVAL); /* not epoll */
+	/* ... whatever path the wait takes: past, a spin from the start with no room for a
+	 * probe (5 us), a kernel part first */
+	assert_int_equal(pn_epoll_wait_until(f.pipe[0], &ev, 1, pn_now() - 1, 0), -EINVAL);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(pn_epoll_wait_until(f.pipe[0], &ev, 1, pn_now() + 5 * US, 0),
+		                 -EINVAL);
+	assert_int_equal(pn_epoll_wait_until(f.pipe[0], &ev, 1, pn_now() + 20 * MS, 0), -EINVAL);
 	/* a closed fd: poll reports it (POLLNVAL), it does not fail */
 	struct pollfd bad = {.fd = 1000000, .events = POLLIN};
 	assert_int_equal(pn_poll_until(&bad, 1, d, 0), 1);
@@ -305,14 +314,14 @@ static void test_invalid(void **state)
 	fds_close(&f);
 }
 
-/* In a child (the filter stays with the process): epoll_pwait2 denied with err, then
- * pn_epoll_wait_until times out on an idle set and reports a ready one, never early; the
- * child's exit status says which step failed. */
-static int denied_child(int err)
+/* In a child (the filter stays with the process): system call nr denied with err, then
+ * pn_epoll_wait_until times out on an idle set and reports a ready one, never early, and
+ * pn_sleep_for sleeps; the child's exit status says which step failed. */
+static int denied_child(long nr, int err)
 {
 	struct sock_filter f[] = {
 	        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-	        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_epoll_pwait2, 0, 1),
+	        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 1),
 	        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)err),
 	        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
@@ -320,8 +329,13 @@ static int denied_child(int err)
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
 	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
 		return 10;
-	if (syscall(SYS_epoll_pwait2, -1, NULL, 1, NULL, NULL, 0) != -1 || errno != err)
-		return 11; /* the filter does not deny it */
+	if (syscall(nr, -1, NULL, 1, NULL, NULL, 0) != -1 || errno != err)
+		return 11;             /* the filter does not deny it */
+	for (int i = 0; i < 20; i++) { /* a plain sleep: its probes are the library's own */
+		int64_t d = pn_now() + (i % 2 ? 2 * MS : 100 * US);
+		if (pn_sleep_until(d, 0) != 0 || pn_now() < d)
+			return 30;
+	}
 	struct fds fs;
 	fds_open(&fs);
 	struct epoll_event ev;
@@ -345,19 +359,24 @@ static void test_pwait2_denied(void **state)
 	(void)state;
 	pn_skip_if_emulated("qemu-user refuses seccomp filters (they would deny its own calls)");
 	static const int errs[] = {ENOSYS, EPERM, EACCES};
-	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
-		pid_t c = fork();
-		assert_true(c >= 0);
-		if (c == 0)
-			_exit(denied_child(errs[i]));
-		int st;
-		assert_int_equal(waitpid(c, &st, 0), c);
-		assert_true(WIFEXITED(st));
-		if (WEXITSTATUS(st) != 0)
-			print_error("epoll_pwait2 denied with %s: step %d failed\n",
-			            strerror(errs[i]), WEXITSTATUS(st));
-		assert_int_equal(WEXITSTATUS(st), 0);
-	}
+	/* epoll_pwait2 (the wait's own call, replaced by epoll_pwait), and ppoll (the probes'
+	 * and the spin's looks: the library does without them) */
+	static const long nrs[] = {SYS_epoll_pwait2, SYS_ppoll};
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
+			pid_t c = fork();
+			assert_true(c >= 0);
+			if (c == 0)
+				_exit(denied_child(nrs[k], errs[i]));
+			int st;
+			assert_int_equal(waitpid(c, &st, 0), c);
+			assert_true(WIFEXITED(st));
+			if (WEXITSTATUS(st) != 0)
+				print_error("%s denied with %s: step %d failed\n",
+				            k ? "ppoll" : "epoll_pwait2", strerror(errs[i]),
+				            WEXITSTATUS(st));
+			assert_int_equal(WEXITSTATUS(st), 0);
+		}
 }
 
 static void *threaded(void *arg)

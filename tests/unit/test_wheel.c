@@ -28,7 +28,7 @@
 #include <punctual/clock.h>
 #include <punctual/wheel.h>
 #include "wheel_hooks.h" /* the wheel's test hooks */
-#include "wheel_sort.h" /* its sorts, tested directly */
+#include "wheel_sort.h"  /* its sorts, tested directly */
 #include "runner.h"
 #include "splitmix.h"
 
@@ -45,7 +45,8 @@ static int64_t sat(int64_t a, int64_t b)
 
 /* ---- the reference model ------------------------------------------------------------ */
 
-#define N 256 /* timers */
+#define N  256 /* timers */
+#define MS 1000000LL
 
 struct mtimer {
 	bool pending, firing;
@@ -1032,8 +1033,43 @@ static void test_invalid(void **state)
 	assert_int_equal(x, 42);
 	assert_int_equal(pn_wheel_count(w), 0);
 	assert_int_equal(pn_wheel_check(w), 0);
-	assert_true(sizeof(struct pn_timer) <= 64);
+	assert_true(sizeof(struct pn_timer) <= 72);
 	pn_wheel_free(w);
+}
+
+/* A timer pending in wheel a, cancelled or re-added through wheel b: -EINVAL, both wheels
+ * as they were (each alone would once unlink it from a's lists and count it off b's). */
+static void test_wrong_wheel(void **state)
+{
+	(void)state;
+	struct pn_wheel *a, *b;
+	struct pn_timer t[3];
+	assert_int_equal(pn_wheel_new(&a), 0);
+	assert_int_equal(pn_wheel_new(&b), 0);
+	for (int i = 0; i < 3; i++) {
+		pn_timer_init(&t[i], NULL, NULL);
+		assert_int_equal(pn_wheel_add(i == 2 ? b : a, &t[i], pn_now() + (i + 1) * MS, 0),
+		                 0);
+	}
+	assert_int_equal(pn_wheel_cancel(b, &t[0]), -EINVAL);
+	assert_int_equal(pn_wheel_add(b, &t[1], pn_now() + 5 * MS, 0), -EINVAL);
+	assert_int_equal(pn_wheel_add_periodic(b, &t[1], pn_now(), 0, MS), -EINVAL);
+	assert_int_equal(pn_wheel_cancel(a, &t[2]), -EINVAL);
+	assert_int_equal(pn_wheel_count(a), 2);
+	assert_int_equal(pn_wheel_count(b), 1);
+	assert_int_equal(pn_wheel_check(a), 0);
+	assert_int_equal(pn_wheel_check(b), 0);
+	assert_int_equal(pn_timer_pending(&t[0]), 1);
+	/* through its own wheel, and then anywhere once it is no longer pending */
+	assert_int_equal(pn_wheel_cancel(a, &t[0]), 1);
+	assert_int_equal(pn_wheel_cancel(b, &t[0]), 0);
+	assert_int_equal(pn_wheel_add(b, &t[0], pn_now() + MS, 0), 0);
+	assert_int_equal(pn_wheel_count(a), 1);
+	assert_int_equal(pn_wheel_count(b), 2);
+	assert_int_equal(pn_wheel_check(a), 0);
+	assert_int_equal(pn_wheel_check(b), 0);
+	pn_wheel_free(a);
+	pn_wheel_free(b);
 }
 
 /* ---- real time ---------------------------------------------------------------------- */
@@ -1162,6 +1198,7 @@ int main(int argc, char **argv)
 	/* clang-format off */
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_invalid),
+	        cmocka_unit_test(test_wrong_wheel),
 	        cmocka_unit_test(test_boundaries),
 	        cmocka_unit_test(test_null_callback_and_stats),
 	        cmocka_unit_test(test_insertion_order),

@@ -6,12 +6,13 @@
 
 void cause_level_text(char *b, size_t n, const struct causes_cgroup *cg, int lv)
 {
-	char q[32], p[32];
+	char q[32], p[32], path[1024];
 	if (lv < 0 || lv >= cg->n) {
 		snprintf(b, n, "cgroup unknown");
 		return;
 	}
-	snprintf(b, n, "cgroup %s: quota %s per %s%s", cg->lv[lv].path,
+	snprintf(b, n, "cgroup %s: quota %s per %s%s",
+	         text_safe(path, sizeof(path), cg->lv[lv].path),
 	         fmt_ns(q, sizeof(q), (double)cg->lv[lv].quota_us * 1e3),
 	         fmt_ns(p, sizeof(p), (double)cg->lv[lv].period_us * 1e3),
 	         cg->lv[lv].burst_us > 0 ? " (with burst)" : "");

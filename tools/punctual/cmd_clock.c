@@ -277,7 +277,8 @@ static void render_text(const struct host *host, const struct pn_cycles_info *ci
 	out_wrap(out, "", "",
 	         "backward: consecutive reads in one thread that went back / reads after a "
 	         "handoff between two CPUs that were below the read before it; nonzero is expected "
-	         "only for unordered counters (unord.).");
+	         "only for unordered counters (unord.), or for an ordered counter where the CPUs' "
+	         "counters disagree (a VM's host moving vCPUs: pn_cycles_warp_check).");
 }
 
 /* ---- the command ------------------------------------------------------------------ */

@@ -88,10 +88,14 @@ static void json_info(struct json *j, const struct pn_cpu_info *in)
 	}
 }
 
+/* Text shows paths and values from the environment through text_safe: a cgroup's name may
+ * hold any byte (an ESC, a C1 control) but '/' and NUL. */
 static void text_info(FILE *f, const struct pn_cpu_info *in)
 {
+	char s1[4 * PN_CPU_PATH_MAX], s2[4 * PN_CPU_PATH_MAX];
+#define SAFE(b, s) text_safe(b, sizeof(b), s)
 	fprintf(f, "cpus: %d\n", in->count);
-	fprintf(f, "  why:      %s\n", in->reason);
+	fprintf(f, "  why:      %s\n", SAFE(s1, in->reason));
 	if (in->affinity > 0)
 		fprintf(f, "  affinity: %d CPU%s (%s)", in->affinity, in->affinity == 1 ? "" : "s",
 		        in->affinity_list);
@@ -104,7 +108,7 @@ static void text_info(FILE *f, const struct pn_cpu_info *in)
 	if (in->cgroup_path[0])
 		fprintf(f, "  cgroup:   %s (limit read from %s) %s at %s\n",
 		        pn_cgroup_version_name(in->cgroup_version), in->cgroup_v1_cpu ? "v1" : "v2",
-		        in->cgroup_path, in->cgroup_dir);
+		        SAFE(s1, in->cgroup_path), SAFE(s2, in->cgroup_dir));
 	else
 		fprintf(f, "  cgroup:   %s\n", pn_cgroup_version_name(in->cgroup_version));
 	int n = in->n_levels < PN_CPU_LEVELS_MAX ? in->n_levels : PN_CPU_LEVELS_MAX;
@@ -119,7 +123,8 @@ static void text_info(FILE *f, const struct pn_cpu_info *in)
 			         (double)l->quota_us / (double)l->period_us);
 		else
 			snprintf(q, sizeof(q), "unlimited");
-		fprintf(f, "    %s %-40s %s", i == in->limit_level ? "*" : " ", l->path, q);
+		fprintf(f, "    %s %-40s %s", i == in->limit_level ? "*" : " ", SAFE(s1, l->path),
+		        q);
 		if (l->shares >= 0)
 			fprintf(f, " (%s %lld)", in->cgroup_v1_cpu ? "shares" : "weight",
 			        (long long)l->shares);
@@ -130,14 +135,15 @@ static void text_info(FILE *f, const struct pn_cpu_info *in)
 	fprintf(f, "  rounding: %s", pn_cpu_rounding_name(in->rounding));
 	if (in->rounding_invalid[0])
 		fprintf(f, " (PUNCTUAL_CPU_ROUNDING='%s' ignored: not ceil, floor or nearest)",
-		        in->rounding_invalid);
+		        SAFE(s1, in->rounding_invalid));
 	fputc('\n', f);
 	if (in->override)
 		fprintf(f, "  override: PUNCTUAL_CPU_COUNT=%d\n", in->override);
 	if (in->override_invalid[0])
 		fprintf(f,
 		        "  override: PUNCTUAL_CPU_COUNT='%s' ignored (not a count from 1 to %d)\n",
-		        in->override_invalid, PN_CPU_COUNT_MAX);
+		        SAFE(s1, in->override_invalid), PN_CPU_COUNT_MAX);
+#undef SAFE
 }
 
 /* ---- --bench -------------------------------------------------------------------------- */
@@ -213,7 +219,8 @@ static void watch_line(bool json, const struct pn_cpu_info *in)
 		json_info(&j, in);
 		json_end(&j);
 	} else {
-		printf("%s cpus %d: %s\n", ts, in->count, in->reason);
+		char why[4 * PN_CPU_REASON_MAX];
+		printf("%s cpus %d: %s\n", ts, in->count, text_safe(why, sizeof(why), in->reason));
 	}
 	if (fflush(stdout) != 0)
 		die(1, "writing to stdout failed");

@@ -52,37 +52,17 @@ struct task_list {
 
 /* ---- reading ---------------------------------------------------------------------- */
 
-/* Replaces control characters and bytes that are not UTF-8 with '?': a thread names
- * itself with any bytes (PR_SET_NAME), and the output must stay one line per thread and
- * valid JSON. */
+/* Replaces each byte a terminal would act on (C0 and C1 controls, DEL) or that is not UTF-8
+ * with '?': a thread names itself with any bytes (PR_SET_NAME), and the output must stay
+ * one line per thread, valid JSON and inert on a terminal (U+009B is a CSI). */
 static void clean_name(char *s)
 {
-	unsigned char *p = (unsigned char *)s;
-	while (*p) {
-		unsigned char c = *p;
-		size_t len = c < 0x80             ? 1
-		             : (c & 0xe0) == 0xc0 ? 2
-		             : (c & 0xf0) == 0xe0 ? 3
-		             : (c & 0xf8) == 0xf0 ? 4
-		                                  : 0;
-		if (len == 1) {
-			if (c < 0x20 || c == 0x7f)
-				*p = '?';
-			p++;
-			continue;
-		}
-		/* no overlong forms, no surrogates, nothing above U+10FFFF */
-		bool ok = len > 1 && c >= 0xc2 && c <= 0xf4;
-		for (size_t i = 1; ok && i < len; i++)
-			ok = (p[i] & 0xc0) == 0x80;
-		if (ok && ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0) ||
-		           (c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] >= 0x90)))
-			ok = false;
-		if (!ok) {
-			*p++ = '?';
-			continue;
-		}
-		p += len;
+	unsigned char *p = (unsigned char *)s, *end = p + strlen(s);
+	while (p < end) {
+		int bad = utf8_unsafe(p, end);
+		for (int i = 0; i < bad; i++)
+			p[i] = '?';
+		p += bad ? bad : utf8_len(p, end);
 	}
 }
 

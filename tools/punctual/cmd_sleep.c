@@ -459,6 +459,7 @@ static void render_json(struct sleep_matrix *x, const struct opts *o, const stru
 				else
 					json_uint(&j, "early", c->early);
 				json_uint(&j, "interrupted", c->interrupted);
+				json_uint(&j, "cut", c->cut);
 				json_hist(&j, "duration_ns", &c->duration,
 				          JSON_HIST_MEAN | JSON_HIST_BUCKETS);
 				json_hist(&j, "overshoot_ns", &c->overshoot,
@@ -569,6 +570,15 @@ static void render_text(struct sleep_matrix *x, const struct opts *o)
 	uint64_t early = sleep_matrix_early(x);
 	fprintf(out, "\nearly returns: %llu%s\n", (unsigned long long)early,
 	        early ? "  <-- a sleep returned before its deadline: a kernel or libc bug" : "");
+	uint64_t cut = sleep_matrix_cut(x);
+	if (cut) {
+		char line[160];
+		snprintf(line, sizeof(line),
+		         "cut: %llu sample%s still sleeping past --duration (a timer slack lets a "
+		         "sleep last that long), not counted",
+		         (unsigned long long)cut, cut == 1 ? "" : "s");
+		out_wrap(out, "", "", line);
+	}
 	out_wrap(out, "", "",
 	         "unit: the granularity of the mechanism's timeout, rounded up; syscall is a "
 	         "baseline (its columns are its duration); ear: early returns; a p99 needs 100 "

@@ -54,11 +54,16 @@ void compare_text(const struct report *a, const struct report *b, const struct f
                   const struct row *rows, size_t nr, const struct skip *sk, size_t ns,
                   const int count[3])
 {
-	fprintf(out, "punctual probe --compare: %s -> %s\n\n", a->file, b->file);
+	/* every string of a report (or a file's name) through text_safe: a report is input */
+	char s1[1024], s2[1024], s3[1024];
+#define SAFE(b, s) text_safe(b, sizeof(b), s)
+	fprintf(out, "punctual probe --compare: %s -> %s\n\n", SAFE(s1, a->file),
+	        SAFE(s2, b->file));
 	if (nf) {
 		fprintf(out, "facts that differ\n");
 		for (size_t i = 0; i < nf; i++)
-			fprintf(out, "  %-24s %s -> %s\n", fa[i].name, fa[i].before, fa[i].after);
+			fprintf(out, "  %-24s %s -> %s\n", SAFE(s1, fa[i].name),
+			        SAFE(s2, fa[i].before), SAFE(s3, fa[i].after));
 	} else {
 		fprintf(out, "facts: the same system (kernel, clocksource, slack, CPUs)\n");
 	}
@@ -72,11 +77,11 @@ void compare_text(const struct report *a, const struct report *b, const struct f
 		}
 		if (strcmp(sect, r->a->section) != 0) {
 			sect = r->a->section;
-			fprintf(out, "\n%-60s %*s %*s %*s  %s\n", sect, VALUE_WIDTH, "before",
-			        VALUE_WIDTH, "after", RATIO_WIDTH, "ratio", "verdict");
+			fprintf(out, "\n%-60s %*s %*s %*s  %s\n", SAFE(s1, sect), VALUE_WIDTH,
+			        "before", VALUE_WIDTH, "after", RATIO_WIDTH, "ratio", "verdict");
 		}
 		char name[192];
-		display(name, sizeof(name), r->a->name);
+		display(name, sizeof(name), SAFE(s1, r->a->name));
 		char x[48], y[48], q[24] = "-";
 		if (r->a->v != 0)
 			fit(q, sizeof(q), r->b->v / r->a->v, 3, RATIO_WIDTH);
@@ -89,8 +94,10 @@ void compare_text(const struct report *a, const struct report *b, const struct f
 	if (ns) {
 		fprintf(out, "\nskipped (%zu figures not in both reports or not comparable)\n", ns);
 		for (size_t i = 0; i < ns; i++)
-			fprintf(out, "  %s %s: %s\n", sk[i].section, sk[i].name, sk[i].why);
+			fprintf(out, "  %s %s: %s\n", SAFE(s1, sk[i].section), SAFE(s2, sk[i].name),
+			        SAFE(s3, sk[i].why));
 	}
+#undef SAFE
 	fprintf(out, "\n%d better, %d worse, %d the same (of %zu figures both reports have)\n",
 	        count[V_BETTER], count[V_WORSE], count[V_SAME], nr);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* diag.c: the tool's exits with a message: usage_error (bad input: one line, exit 2) and
  * die (a runtime failure, or another documented status), each one line on stderr naming the
- * subcommand. */
+ * subcommand; and its exits by a signal, after the cleanups registered for them. */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 
@@ -41,4 +42,33 @@ _Noreturn void die(int st, const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(st);
+}
+
+#define CLEANUPS 8
+static void (*cleanups[CLEANUPS])(void);
+static volatile sig_atomic_t ncleanups;
+
+static void cleanup_signal(int sig)
+{
+	for (int i = ncleanups - 1; i >= 0; i--)
+		cleanups[i]();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void cleanup_on_signal(void (*fn)(void))
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	if (ncleanups == CLEANUPS)
+		return;
+	cleanups[ncleanups] = fn;
+	ncleanups = ncleanups + 1;
+	if (ncleanups > 1)
+		return;
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction old, sa = {.sa_handler = cleanup_signal};
+		sigemptyset(&sa.sa_mask);
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+			sigaction(sigs[i], &sa, NULL);
+	}
 }

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -357,6 +358,52 @@ static int open_in_place(struct file_out *o)
 	return 1;
 }
 
+/* The temporary files in existence: a signal that ends the tool (SIGINT, SIGTERM, SIGHUP)
+ * removes them, so that an interrupted write leaves the directory as it was. A name is
+ * noted before its file is created and forgotten once it is renamed or removed (a signal
+ * in between removes nothing, or a name that no longer exists). TEMPS: more than the
+ * files one command writes at once (probe --plot stages its charts' files together). */
+#define TEMPS 256
+static struct {
+	int dir;
+	char name[NAME_MAX + 1];
+} temps[TEMPS];
+static volatile sig_atomic_t temp_used[TEMPS];
+
+/* Async-signal-safe: unlinkat only. */
+static void temps_remove(void)
+{
+	for (int i = 0; i < TEMPS; i++)
+		if (temp_used[i])
+			unlinkat(temps[i].dir, temps[i].name, 0);
+}
+
+/* Notes o's temporary name; o->temp is its slot (-1: none free, not noted). */
+static void temp_note(struct file_out *o)
+{
+	static bool armed;
+	if (!armed) {
+		cleanup_on_signal(temps_remove);
+		armed = true;
+	}
+	o->temp = -1;
+	for (int i = 0; i < TEMPS; i++)
+		if (!temp_used[i]) {
+			temps[i].dir = o->dir;
+			memcpy(temps[i].name, o->tmp, sizeof(temps[i].name));
+			temp_used[i] = 1;
+			o->temp = i;
+			return;
+		}
+}
+
+static void temp_forget(struct file_out *o)
+{
+	if (o->temp >= 0)
+		temp_used[o->temp] = 0;
+	o->temp = -1;
+}
+
 /* Creates a new temporary file beside o->name: 0 with o->fd and o->tmp set, or -errno. */
 static int open_temporary(struct file_out *o)
 {
@@ -366,11 +413,13 @@ static int open_temporary(struct file_out *o)
 			r = (unsigned)getpid() * 2654435761u + i;
 		/* at most NAME_MAX: a long name is shortened in its temporary file */
 		snprintf(o->tmp, sizeof(o->tmp), "%.*s.tmp.%08x", NAME_MAX - 13, o->name, r);
+		temp_note(o);
 		o->fd = openat(o->dir, o->tmp,
 		               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
 		               0600);
 		if (o->fd >= 0)
 			return 0;
+		temp_forget(o);
 		if (errno != EEXIST)
 			return -errno;
 	}
@@ -382,7 +431,7 @@ int file_open_at(int at, const char *path, struct file_out *o)
 	struct place pl;
 	struct failure fl;
 	memset(o, 0, sizeof(*o));
-	o->fd = o->dir = -1;
+	o->fd = o->dir = o->temp = -1;
 	if (!*path || path[strlen(path) - 1] == '/')
 		return -EISDIR;
 	int r = walk(at, path, &pl, &fl);
@@ -427,20 +476,115 @@ static int settle(const struct file_out *o)
 	return 0;
 }
 
-int file_commit(struct file_out *o, int err)
+void file_discard(struct file_out *o)
+{
+	if (o->fd >= 0)
+		close(o->fd);
+	if (!o->in_place && o->dir >= 0)
+		unlinkat(o->dir, o->tmp, 0);
+	temp_forget(o);
+	if (o->dir >= 0)
+		close(o->dir);
+	o->fd = o->dir = -1;
+}
+
+int file_finish(struct file_out *o, int err)
 {
 	int e = err;
 	if (!o->in_place && !e)
 		e = settle(o);
 	if (close(o->fd) != 0 && !e)
 		e = -errno;
-	if (!o->in_place && !e && renameat(o->dir, o->tmp, o->dir, o->name) != 0)
-		e = -errno;
-	if (!o->in_place && e)
-		unlinkat(o->dir, o->tmp, 0);
-	close(o->dir);
-	o->fd = o->dir = -1;
+	o->fd = -1;
+	if (e)
+		file_discard(o);
 	return e;
+}
+
+int file_rename(struct file_out *o)
+{
+	int e = 0;
+	if (!o->in_place && renameat(o->dir, o->tmp, o->dir, o->name) != 0) {
+		e = -errno;
+		unlinkat(o->dir, o->tmp, 0);
+	}
+	temp_forget(o);
+	close(o->dir);
+	o->dir = -1;
+	return e;
+}
+
+int file_commit(struct file_out *o, int err)
+{
+	int e = file_finish(o, err);
+	return e ? e : file_rename(o);
+}
+
+struct file_out *file_stage_open(struct file_batch *b, int at, const char *path, int *err)
+{
+	if (b->n == b->cap) {
+		int cap = b->cap ? 2 * b->cap : 16;
+		struct file_out *o = realloc(b->o, (size_t)cap * sizeof(*o));
+		if (!o) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		b->o = o;
+		b->cap = cap;
+	}
+	*err = file_open_at(at, path, &b->o[b->n]);
+	return *err ? NULL : &b->o[b->n];
+}
+
+int file_stage_end(struct file_batch *b, int err)
+{
+	int e = file_finish(&b->o[b->n], err);
+	if (!e)
+		b->n++;
+	return e;
+}
+
+int file_stage_at(struct file_batch *b, int at, const char *path,
+                  int (*render)(FILE *f, const void *arg), const void *arg)
+{
+	int r;
+	struct file_out *o = file_stage_open(b, at, path, &r);
+	if (!o)
+		return r;
+	int fd = dup(o->fd);
+	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f) {
+		r = -errno;
+		if (fd >= 0)
+			close(fd);
+		return file_stage_end(b, r);
+	}
+	r = render(f, arg);
+	int c = file_close(f);
+	return file_stage_end(b, r < 0 ? r : c);
+}
+
+int file_batch_commit(struct file_batch *b)
+{
+	int e = 0;
+	for (int i = 0; i < b->n; i++) {
+		if (!e)
+			e = file_rename(&b->o[i]);
+		else
+			file_discard(&b->o[i]);
+	}
+	b->n = 0;
+	return e;
+}
+
+void file_batch_discard(struct file_batch *b)
+{
+	for (int i = 0; i < b->n; i++)
+		file_discard(&b->o[i]);
+	b->n = 0;
+	free(b->o);
+	b->o = NULL;
+	b->cap = 0;
 }
 
 int file_write_at(int at, const char *path, int (*render)(FILE *f, const void *arg),

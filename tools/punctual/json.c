@@ -7,35 +7,6 @@
 #include "json.h"
 #include "tool.h"
 
-/* The length of the well-formed UTF-8 sequence at p, before end (RFC 3629: no overlong
- * form, no surrogate, nothing past U+10FFFF), or 0 when the bytes there are not one. */
-static int utf8_len(const unsigned char *p, const unsigned char *end)
-{
-	int n;
-	uint32_t c;
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2, c = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3, c = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4, c = p[0] & 0x07;
-	else
-		return 0;
-	if (end - p < n)
-		return 0;
-	for (int i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (p[i] & 0x3f);
-	}
-	static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
-	if (c < min[n] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	return n;
-}
-
 /* The len bytes at s as a JSON string, whatever they are: control characters escaped,
  * and each byte that is not part of well-formed UTF-8 replaced by U+FFFD (written as an
  * escape). */

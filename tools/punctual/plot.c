@@ -166,51 +166,75 @@ static int run_gnuplot(const char *gp, int script, int output)
 	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
 }
 
-/* DIR/file, one output of c, from gnuplot through file_open_at's rules. 0 or -errno. */
-static int chart_output(const char *gp, int dir, const char *file, const struct chart *c,
-                        const char *terminal)
+/* Copies the memory file from (from its start) to fd, every write checked: gnuplot's own
+ * writes are not (it exits 0 when its output is cut short by a full disk). 0 or -errno;
+ * -EIO when gnuplot wrote nothing. */
+static int copy_out(int from, int fd)
+{
+	char buf[65536];
+	ssize_t n;
+	off_t total = 0;
+	if (lseek(from, 0, SEEK_SET) != 0)
+		return -errno;
+	while ((n = read(from, buf, sizeof(buf))) > 0) {
+		total += n;
+		for (ssize_t done = 0, w; done < n; done += w)
+			if ((w = write(fd, buf + done, (size_t)(n - done))) < 0)
+				return -errno;
+	}
+	return n < 0 ? -errno : total ? 0 : -EIO;
+}
+
+/* DIR/file, one output of c, from gnuplot through file_open_at's rules, staged in b. gnuplot
+ * writes into memory, then the tool into the file. 0 or -errno. */
+static int chart_output(const char *gp, struct file_batch *b, int dir, const char *file,
+                        const struct chart *c, const char *terminal)
 {
 	int script = memfd_create("punctual-plot", MFD_CLOEXEC);
-	if (script < 0)
-		return -errno;
-	int fd = dup(script);
+	int chart = memfd_create("punctual-chart", MFD_CLOEXEC);
+	int fd = script < 0 ? -1 : dup(script);
 	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
-	if (!f) {
-		int e = -errno;
-		if (fd >= 0)
-			close(fd);
-		close(script);
-		return e;
+	int r = f && chart >= 0 ? 0 : -errno;
+	if (!f && fd >= 0)
+		close(fd);
+	if (f) {
+		r = render_run(f, c, terminal);
+		int e = file_close(f);
+		if (!r)
+			r = e;
 	}
-	int r = render_run(f, c, terminal);
-	int e = file_close(f);
-	if (!r)
-		r = e;
 	if (!r && lseek(script, 0, SEEK_SET) != 0)
 		r = -errno;
-	struct file_out o;
 	if (!r)
-		r = file_open_at(dir, file, &o);
+		r = run_gnuplot(gp, script, chart);
+	struct file_out *o = NULL;
 	if (!r)
-		r = file_commit(&o, run_gnuplot(gp, script, o.fd));
-	close(script);
+		o = file_stage_open(b, dir, file, &r);
+	if (o)
+		r = file_stage_end(b, copy_out(chart, o->fd));
+	if (script >= 0)
+		close(script);
+	if (chart >= 0)
+		close(chart);
 	return r;
 }
 
-/* c's data files, its script and its outputs into dir; what names the file that failed. */
-static int chart_write(const char *gp, int dir, const struct chart *c, char *what, size_t n)
+/* c's data files, its script and its outputs into dir, staged in b; what names the file
+ * that failed. */
+static int chart_write(const char *gp, struct file_batch *b, int dir, const struct chart *c,
+                       char *what, size_t n)
 {
 	for (int i = 0; i < c->nsets; i++) {
 		snprintf(what, n, "%s", c->set[i].name);
-		int r = file_write_at(dir, c->set[i].name, c->set[i].render, c->set[i].arg);
+		int r = file_stage_at(b, dir, c->set[i].name, c->set[i].render, c->set[i].arg);
 		if (r < 0)
 			return r;
 	}
 	snprintf(what, n, "%s.gp", c->name);
-	int r = file_write_at(dir, what, render_saved, c);
+	int r = file_stage_at(b, dir, what, render_saved, c);
 	for (size_t t = 0; !r && t < sizeof(terminals) / sizeof(terminals[0]); t++) {
 		snprintf(what, n, "%s.%s", c->name, terminals[t][1]);
-		r = chart_output(gp, dir, what, c, terminals[t][0]);
+		r = chart_output(gp, b, dir, what, c, terminals[t][0]);
 	}
 	if (!r)
 		*what = '\0';
@@ -398,19 +422,28 @@ int probe_plot(const struct probe *p, const char *dir, char *what, size_t n)
 		}
 	struct clock_rows rows = {.p = p, .order = order, .n = nclocks};
 
+	/* every file staged, then all renamed: a failure (a full disk) leaves none of them */
 	struct chart cdf = {.dir = dir}, clocks = {.dir = dir}, cost = {.dir = dir};
 	struct frontier_rows frows[5];
+	struct file_batch b = {0};
 	int r = cdf_chart(p, &cdf);
 	if (!r)
-		r = chart_write(gp, dfd, &cdf, what, n);
+		r = chart_write(gp, &b, dfd, &cdf, what, n);
 	if (!r)
 		r = clock_chart(&rows, &clocks);
 	if (!r)
-		r = chart_write(gp, dfd, &clocks, what, n);
+		r = chart_write(gp, &b, dfd, &clocks, what, n);
 	if (!r && p->frontier.f)
 		r = frontier_chart(p, frows, &cost);
 	if (!r && p->frontier.f)
-		r = chart_write(gp, dfd, &cost, what, n);
+		r = chart_write(gp, &b, dfd, &cost, what, n);
+	if (!r) {
+		snprintf(what, n, "the charts' files");
+		r = file_batch_commit(&b);
+		if (!r)
+			*what = '\0';
+	}
+	file_batch_discard(&b);
 	free(cdf.head);
 	free(clocks.head);
 	free(cost.head);

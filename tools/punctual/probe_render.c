@@ -171,9 +171,10 @@ static void text_cpus(const struct probe *p)
 		fprintf(out, ", affinity %d: %s)\n", p->cpu.affinity, p->cpu.affinity_list);
 	else
 		fprintf(out, ", affinity unreadable)\n");
+	char s1[4 * PN_CPU_PATH_MAX];
 	fprintf(out, "  cgroup          %s %s\n", pn_cgroup_version_name(p->cpu.cgroup_version),
-	        p->cpu.cgroup_path);
-	fprintf(out, "  why             %s\n", p->cpu.reason);
+	        text_safe(s1, sizeof(s1), p->cpu.cgroup_path));
+	fprintf(out, "  why             %s\n", text_safe(s1, sizeof(s1), p->cpu.reason));
 }
 
 void probe_render_text(const struct probe *p)

@@ -203,6 +203,7 @@ int probe_why_reco(const struct probe_why *w, struct probe_reco *r)
 		if (lv < 0)
 			return 0;
 		const __typeof__(w->cg.lv[0]) *l = &w->cg.lv[lv];
+		char path[4 * sizeof(l->path)];
 		r->kind = "throttling";
 		snprintf(buf, n,
 		         "CFS throttling: %.0f%% of the late deadlines of a 1 ms loop (up to %s "
@@ -211,7 +212,8 @@ int probe_why_reco(const struct probe_why *w, struct probe_reco *r)
 		         "periods "
 		         "since it was created). Raise the limit, shorten the period (a throttle "
 		         "lasts up to period - quota), or allow bursts (%s).",
-		         share, a, l->path, fmt_ns(b, sizeof(b), (double)l->quota_us * 1e3),
+		         share, a, text_safe(path, sizeof(path), l->path),
+		         fmt_ns(b, sizeof(b), (double)l->quota_us * 1e3),
 		         fmt_ns(c, sizeof(c), (double)l->period_us * 1e3),
 		         (unsigned long long)w->st[lv].nr_throttled,
 		         (unsigned long long)w->st[lv].nr_periods,

@@ -25,6 +25,10 @@ extern const char *tool_cmd;
 _Noreturn void usage_error(const char *fmt, ...) PN_FMT(1, 2);
 /* One line on stderr, "punctual CMD: MSG", exit status st. */
 _Noreturn void die(int st, const char *fmt, ...) PN_FMT(2, 3);
+/* Runs fn (async-signal-safe) when SIGINT, SIGTERM or SIGHUP ends the tool, then lets the
+ * signal end it as it would have. Signals the tool's caller ignores stay ignored; a
+ * command's own handler (one that restores and exits) replaces this one. At most 8. */
+void cleanup_on_signal(void (*fn)(void));
 
 /* ---- values with units (opts.c) ---- */
 /* Of names[n], the nearest to s (at most two edits away, fewer than s has letters: "prbe"
@@ -104,6 +108,7 @@ struct file_out {
 	bool has_old; /* a regular file is replaced: old is its status */
 	struct stat old;
 	char name[256], tmp[256];
+	int temp; /* its slot among the temporaries a signal removes (-1: none) */
 };
 /* Opens path (relative to at) for writing under the rules above, for a writer that is
  * not a stream (a child process): 0 with o->fd to write to, or -errno. */
@@ -112,8 +117,42 @@ int file_open_at(int at, const char *path, struct file_out *o);
  * reaches the disk and is renamed over the name; otherwise it is removed. Closes o->fd.
  * Returns err, or the -errno that ended it. */
 int file_commit(struct file_out *o, int err);
+/* file_commit in two steps: file_finish settles the temporary file (err 0; else removes it:
+ * then err, or the -errno that ended it), file_rename puts it over the name (0 or -errno).
+ * file_discard removes a file begun or finished but not renamed. */
+int file_finish(struct file_out *o, int err);
+int file_rename(struct file_out *o);
+void file_discard(struct file_out *o);
+/* Files written together, all or nothing: each is staged under its temporary name, and
+ * file_batch_commit renames them all once every one was written (a rename that fails
+ * removes the rest), or file_batch_discard removes them all. Zero-initialize; discard
+ * frees it. */
+struct file_batch {
+	struct file_out *o;
+	int n, cap;
+};
+/* file_write_at into b: 0 (staged) or -errno (nothing left of it). */
+int file_stage_at(struct file_batch *b, int at, const char *path,
+                  int (*render)(FILE *f, const void *arg), const void *arg);
+/* file_open_at into b, for a writer that is not a stream: the file to write (NULL, *err set:
+ * nothing begun); end it with file_stage_end(b, err), which stages it (0) or removes it. */
+struct file_out *file_stage_open(struct file_batch *b, int at, const char *path, int *err);
+int file_stage_end(struct file_batch *b, int err);
+int file_batch_commit(struct file_batch *b);
+void file_batch_discard(struct file_batch *b);
 /* fclose that also reports an earlier failed write (ferror): 0 or -errno. */
 int file_close(FILE *f);
+
+/* ---- untrusted text for each medium (encode.c) ---- */
+/* The length of the well-formed UTF-8 sequence at p, before end (RFC 3629: no overlong
+ * form, no surrogate, nothing past U+10FFFF), or 0 when the bytes there are not one. */
+int utf8_len(const unsigned char *p, const unsigned char *end);
+/* How many bytes at p no terminal should get: 1 for a byte that is not UTF-8 or a C0
+ * control or DEL, 2 for a C1 control (U+0080-U+009F), 0 for a character to show. */
+int utf8_unsafe(const unsigned char *p, const unsigned char *end);
+/* s for text output into buf (n > 0 bytes, cut at a character): every byte utf8_unsafe
+ * names shown as \xHH. Returns buf. */
+const char *text_safe(char *buf, size_t n, const char *s);
 
 /* ---- progress (progress.c): a single line on stderr, only when it is a terminal ---- */
 void progress(const char *fmt, ...) PN_FMT(1, 2);

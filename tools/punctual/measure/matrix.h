@@ -28,12 +28,15 @@ struct sleep_matrix {
 
 /* Measures: one interval at a time; within it, rounds visit every (slack, mechanism)
  * cell once, so that every cell sees the same machine; each interval gets an equal
- * share of what remains of the budget, and at least one round. Shows progress. Returns
- * 0, -ENOMEM, or a mechanism's -errno (x->failed says which). */
+ * share of what remains of the budget, and at least one round. A sample still sleeping a
+ * tenth of the budget (at least 10 ms) past it is cut, and the run ends. Shows progress.
+ * Returns 0, -ENOMEM, or a mechanism's -errno (x->failed says which). */
 int sleep_matrix_run(struct sleep_matrix *x);
 struct sleep_cell *sleep_matrix_cell(const struct sleep_matrix *x, int i, int s, int m);
 /* Early returns over every cell: must be 0. */
 uint64_t sleep_matrix_early(const struct sleep_matrix *x);
+/* Samples cut at the budget's end over every cell (a slack that outlasts the budget). */
+uint64_t sleep_matrix_cut(const struct sleep_matrix *x);
 void sleep_matrix_free(struct sleep_matrix *x);
 
 #endif

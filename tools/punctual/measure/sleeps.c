@@ -18,6 +18,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -51,6 +52,7 @@ struct sleep_ctx {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool cv_ready;
+	_Atomic bool cut; /* sleep_ctx_cut: the sample in progress is cut, none starts */
 #ifdef PN_HAVE_LIBURING
 	struct io_uring ring;
 	bool ring_ready, inflight;
@@ -535,6 +537,38 @@ int sleep_ctx_prepare(struct sleep_ctx *c, const struct sleep_mech *m, const cha
 	return c->prepared[i] < 0 ? c->prepared[i] : 0;
 }
 
+/* ---- the cut: a budget kept whatever the slack --------------------------------------- */
+
+/* The signal that interrupts a sleep being cut (any handler makes the kernel end a wait with
+ * EINTR; SIGRTMAX is the sigtimedwait mechanism's, kept blocked). */
+#define CUT_SIGNAL (SIGRTMAX - 1)
+
+static void on_cut(int sig)
+{
+	(void)sig;
+}
+
+int sleep_ctx_cut_arm(struct sigaction *old)
+{
+	struct sigaction sa = {.sa_handler = on_cut}; /* no SA_RESTART: the wait ends */
+	sigemptyset(&sa.sa_mask);
+	return sigaction(CUT_SIGNAL, &sa, old) ? -errno : 0;
+}
+
+void sleep_ctx_cut_disarm(const struct sigaction *old)
+{
+	sigaction(CUT_SIGNAL, old, NULL);
+}
+
+void sleep_ctx_cut(struct sleep_ctx *c, pthread_t sleeper)
+{
+	atomic_store_explicit(&c->cut, true, memory_order_relaxed);
+	pthread_kill(sleeper, CUT_SIGNAL);
+	if (c->cv_ready) /* a cond wait ignores signals: a wakeup nobody sent ends it */
+		pthread_cond_broadcast(&c->cv);
+	syscall(SYS_futex, &c->futex_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 /* ---- the harness -------------------------------------------------------------------- */
 
 void sleep_cell_init(struct sleep_cell *cell)
@@ -556,7 +590,13 @@ int sleep_sample(struct sleep_ctx *c, const struct sleep_mech *m, int64_t interv
 	int64_t iv = interval;
 	c->precision = m->precision;
 	for (;;) {
+		if (atomic_load_explicit(&c->cut, memory_order_relaxed))
+			return -ECANCELED;
 		int r = m->sleep(c, deadline, iv);
+		if (atomic_load_explicit(&c->cut, memory_order_relaxed)) {
+			cell->cut++; /* its end is the cut's, not the mechanism's: not recorded */
+			return -ECANCELED;
+		}
 		if (r == 0)
 			break;
 		if (r != -EINTR) {

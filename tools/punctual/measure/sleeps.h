@@ -6,6 +6,8 @@
 #ifndef PUNCTUAL_MEASURE_SLEEPS_H
 #define PUNCTUAL_MEASURE_SLEEPS_H
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -47,6 +49,14 @@ struct sleep_ctx *sleep_ctx_new(void);
 void sleep_ctx_free(struct sleep_ctx *c);
 /* Sets up m in c (once); returns 0 or -errno (unsupported), with a reason. */
 int sleep_ctx_prepare(struct sleep_ctx *c, const struct sleep_mech *m, const char **reason);
+/* Cutting c's samples short, from another thread: sleep_ctx_cut_arm installs the handler of
+ * the signal that interrupts a sleep (0 or -errno; the old action into *old), and
+ * sleep_ctx_cut_disarm puts it back. sleep_ctx_cut ends the sample sleeper is in (a signal,
+ * a cond broadcast, a futex wake; repeat it: one may come before the wait) and every later
+ * one of c. */
+int sleep_ctx_cut_arm(struct sigaction *old);
+void sleep_ctx_cut_disarm(const struct sigaction *old);
+void sleep_ctx_cut(struct sleep_ctx *c, pthread_t sleeper);
 
 /* What one (mechanism, slack, interval) cell collects. */
 struct sleep_cell {
@@ -57,12 +67,14 @@ struct sleep_cell {
 	uint64_t errors;
 	int last_error;
 	int64_t spun_ns; /* pn_sleep_until's spin over the cell's sleeps (its statistics) */
+	uint64_t cut;    /* samples cut at the budget's end (sleep_ctx_cut): not recorded */
 };
 
 void sleep_cell_init(struct sleep_cell *cell);
 
 /* One sample: sleeps interval with m, resuming after signals until the mechanism returns
- * normally, and records it in cell. Returns 0 or the mechanism's -errno. */
+ * normally, and records it in cell. Returns 0 or the mechanism's -errno; -ECANCELED once
+ * the context is cut (a sample it interrupts is counted in cell->cut, not recorded). */
 int sleep_sample(struct sleep_ctx *c, const struct sleep_mech *m, int64_t interval,
                  struct sleep_cell *cell);
 
