@@ -8,7 +8,7 @@
 # is all "same"; reports with different cells, workloads or sections compare on what they
 # share and list what they skipped; bad input exits 2 with one line (not JSON, with the
 # line and column; a member named twice; invalid UTF-8; every truncation of a report;
-# nesting past 64 levels; over 64 MiB). Two --quick probes in all, reused by every check.
+# nesting past 64 levels; over 16 MiB). Two --quick probes in all, reused by every check.
 # A tool built without jansson skips it all (needs_compare).
 . "$(dirname "$0")/lib.sh"
 skip_emulated "it compares vDSO clock costs, and qemu-user has no vDSO"
@@ -161,10 +161,10 @@ deep 65 >"$TMP/deep65.json"
 ok probe --compare --json "$TMP/deep64.json" "$TMP/deep64.json"
 jq_check "64 levels: read and compared" '.summary.same == 2' "$OUT"
 usage_error "deep65.json: nested deeper than 64 levels" probe --compare "$TMP/deep65.json" "$A"
-# a file over 64 MiB is refused before it is parsed
-head -c $((64 << 20)) /dev/zero | tr '\0' ' ' >"$TMP/big.json"
+# a file over 16 MiB is refused before it is parsed
+head -c $((16 << 20)) /dev/zero | tr '\0' ' ' >"$TMP/big.json"
 printf '{}' >>"$TMP/big.json"
-usage_error "big.json: larger than 64 MiB, not a probe report" probe --compare "$A" "$TMP/big.json"
+usage_error "big.json: larger than 16 MiB, not a probe report" probe --compare "$A" "$TMP/big.json"
 rm -f "$TMP/big.json"
 
 # --prom into a directory that does not exist: one line, before anything is measured

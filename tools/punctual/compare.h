@@ -13,10 +13,16 @@ struct json_t; /* jansson's value: only compare_read.c reads it */
 enum rule { R_QUANTILE, R_RANGE, R_COUNT, R_FACTOR, R_EXACT, R_PARAM };
 enum verdict { V_SAME, V_BETTER, V_WORSE };
 
+/* The longest figure name kept (longer ones are cut): the keys of a probe report are
+ * short, and a path of them is a few levels deep. */
+#define FIG_NAME_MAX 192
+
+/* A figure: about 100 bytes and its strings, so that a report at MAX_INPUT fits in memory
+ * (compare_read.c). Its strings live in the report (its document, or its arena). */
 struct fig {
-	char section[32];
-	char name[192];         /* unique in its section */
-	char parent[192];       /* the object it is in (section/name), for parameters */
+	const char *section;
+	const char *name;       /* unique in its section */
+	const char *parent;     /* the object it is in (section/name), for parameters */
 	double v, lo, hi;       /* the value and, for R_QUANTILE and R_RANGE, its interval */
 	const struct json_t *h; /* R_QUANTILE: the histogram, and the quantile */
 	double q;
@@ -36,6 +42,8 @@ struct report {
 	size_t n, cap;
 	struct fig **sorted; /* during compare_join: f by section, name and position */
 	size_t *unused;      /* per position in sorted: the next one not yet skipped */
+	char *arena;         /* the figures' strings: blocks, each led by the previous one */
+	size_t arena_used, arena_size;
 };
 
 struct fact {
@@ -49,12 +57,12 @@ struct row {
 
 struct skip {
 	const char *name, *section;
-	char why[512];
+	const char *why; /* shared by the figures skipped for one reason (compare_str) */
 };
 
 /* Reads the report in file (- for standard input) into r: its document, version and
  * slack; exits 2 with one line naming file when it cannot be read or is not a probe
- * report (larger than 64 MiB, not JSON, a member named twice, nested too deep). */
+ * report (larger than 16 MiB, not JSON, a member named twice, nested too deep). */
 void compare_load(struct report *r, const char *file);
 /* a's and b's figures, into their f, n and cap; each quantile with its interval. */
 void compare_figures(struct report *a, struct report *b);
@@ -62,6 +70,10 @@ void compare_figures(struct report *a, struct report *b);
  * probe_schema.c's PK_FACT rows, a row for a whole section giving its members in a's
  * order, then those only b has. Returns their number. */
 size_t compare_facts(const struct report *a, const struct report *b, struct fact *res, size_t max);
+/* A copy of the formatted string (cut at FIG_NAME_MAX + 2 bytes, or 512 for a reason)
+ * that lives as long as r; exits 1 out of memory. */
+const char *compare_str(struct report *r, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
 /* Frees what compare_load and compare_figures allocated for r. */
 void compare_free(struct report *r);
 /* Joins a's and b's figures by name: the pairs, each with its verdict, into rows (and

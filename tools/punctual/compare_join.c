@@ -167,7 +167,7 @@ static size_t figures_under(struct report *r, const char *section, const char *p
 		take(r, bound(r, section, ""), bound(r, section, NULL), got, &n);
 	} else {
 		/* the name itself ("" < "\x01"), then "parent ..." (' ' + 1 == '!') */
-		char key[sizeof(got[0]->name) + 2];
+		char key[FIG_NAME_MAX + 2];
 		size_t len = strlen(parent);
 		snprintf(key, sizeof(key), "%s\x01", parent);
 		take(r, bound(r, section, parent), bound(r, section, key), got, &n);
@@ -195,8 +195,8 @@ static void skip_under(struct report *a, struct report *b, const char *section, 
 			f->used = true;
 			if (f->rule == R_PARAM || (k == 1 && find(a, f)))
 				continue;
-			sk[*ns] = (struct skip){.name = f->name, .section = f->section};
-			snprintf(sk[(*ns)++].why, sizeof(sk[0].why), "%s", why);
+			sk[(*ns)++] =
+			        (struct skip){.name = f->name, .section = f->section, .why = why};
 		}
 	}
 }
@@ -214,14 +214,15 @@ static void parameters(struct report *a, struct report *b, struct skip *sk, size
 			const struct fig *p = &rs[k]->f[i], *q = find(rs[!k], p);
 			if (p->rule != R_PARAM)
 				continue;
-			char why[512], x[48], y[48];
+			char x[48], y[48];
 			if (isnan(p->v)) {
-				snprintf(why, sizeof(why), "unsupported in %s", rs[k]->file);
+				const char *why = compare_str(a, "unsupported in %s", rs[k]->file);
 				skip_under(a, b, p->section, p->name, sk, ns, why, got);
 			} else if (q && !isnan(q->v) && q->v != p->v && k == 0) {
-				snprintf(why, sizeof(why), "different runs: %s %s -> %s", p->name,
-				         compare_value(x, sizeof(x), p),
-				         compare_value(y, sizeof(y), q));
+				const char *why =
+				        compare_str(a, "different runs: %s %s -> %s", p->name,
+				                    compare_value(x, sizeof(x), p),
+				                    compare_value(y, sizeof(y), q));
 				skip_under(a, b, p->section, p->parent, sk, ns, why, got);
 			}
 		}
@@ -235,14 +236,16 @@ size_t compare_join(struct report *a, struct report *b, struct row *rows, struct
 	index_figures(a);
 	index_figures(b);
 	parameters(a, b, sk, ns);
+	const char *only_a = compare_str(a, "only in %s", a->file);
+	const char *only_b = compare_str(a, "only in %s", b->file);
 	for (size_t i = 0; i < a->n; i++) {
 		struct fig *p = &a->f[i];
 		if (p->used || p->rule == R_PARAM)
 			continue;
 		struct fig *q = find(b, p);
 		if (!q || q->used) {
-			sk[*ns] = (struct skip){.name = p->name, .section = p->section};
-			snprintf(sk[(*ns)++].why, sizeof(sk[0].why), "only in %s", a->file);
+			sk[(*ns)++] = (struct skip){
+			        .name = p->name, .section = p->section, .why = only_a};
 			continue;
 		}
 		p->used = q->used = true;
@@ -253,8 +256,7 @@ size_t compare_join(struct report *a, struct report *b, struct row *rows, struct
 		struct fig *q = &b->f[i];
 		if (q->used || q->rule == R_PARAM || find(a, q))
 			continue;
-		sk[*ns] = (struct skip){.name = q->name, .section = q->section};
-		snprintf(sk[(*ns)++].why, sizeof(sk[0].why), "only in %s", b->file);
+		sk[(*ns)++] = (struct skip){.name = q->name, .section = q->section, .why = only_b};
 	}
 	struct report *rs[2] = {a, b};
 	for (int k = 0; k < 2; k++) {

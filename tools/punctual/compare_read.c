@@ -29,8 +29,10 @@
 #include "probe_schema.h"
 #include "tool.h"
 
-/* A probe report is some kilobytes; a file this large is something else. */
-#define MAX_INPUT (64 << 20)
+/* A probe report is some kilobytes (a full one about 100 KB); a file this large is
+ * something else. The bound of memory: jansson's tree and the figures take about 14 bytes
+ * per byte of input, so two reports at the cap take about 450 MB. */
+#define MAX_INPUT (16 << 20)
 /* A probe report nests 5 levels; the walk recurses once or twice a level. */
 #define MAX_DEPTH 64
 /* pn_hist's resolution: a bucket is at most 1/64 of its lower bound wide. */
@@ -159,8 +161,36 @@ void compare_load(struct report *r, const char *file)
 	}
 }
 
+const char *compare_str(struct report *r, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	size_t len = strlen(buf) + 1, lead = sizeof(char *);
+	if (r->arena_used + len > r->arena_size) {
+		size_t size = 1 << 20; /* a block: 1 MiB, against ~220 MB for a report at the cap */
+		char *b = malloc(size);
+		if (!b)
+			die(1, "out of memory");
+		memcpy(b, &r->arena, lead); /* the block before it */
+		r->arena = b;
+		r->arena_used = lead;
+		r->arena_size = size;
+	}
+	char *s = memcpy(r->arena + r->arena_used, buf, len);
+	r->arena_used += len;
+	return s;
+}
+
 void compare_free(struct report *r)
 {
+	for (char *b = r->arena, *prev; b; b = prev) {
+		memcpy(&prev, b, sizeof(prev));
+		free(b);
+	}
+	r->arena = NULL;
 	free(r->f);
 	json_decref(r->doc);
 }
@@ -180,12 +210,14 @@ static struct fig *add(struct report *r, const char *section, const char *parent
 	}
 	struct fig *f = &r->f[r->n++];
 	memset(f, 0, sizeof(*f));
-	snprintf(f->section, sizeof(f->section), "%s", section);
-	snprintf(f->parent, sizeof(f->parent), "%s", parent);
+	f->section = section; /* a key of the document, or PROBE_TOP */
+	char name[FIG_NAME_MAX];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(f->name, sizeof(f->name), fmt, ap);
+	vsnprintf(name, sizeof(name), fmt, ap);
 	va_end(ap);
+	f->name = compare_str(r, "%s", name);
+	f->parent = compare_str(r, "%.*s", FIG_NAME_MAX - 1, parent);
 	f->dir = -1;
 	return f;
 }
@@ -301,7 +333,7 @@ static void number(struct report *r, const char *section, const char *path, cons
 /* NAME_min beside NAME, both numbers, the low end at most NAME: NAME's range. */
 static const json_t *range_low(const json_t *o, const char *key, const json_t *m)
 {
-	char min[sizeof(((struct fig *)0)->name)];
+	char min[FIG_NAME_MAX];
 	if ((size_t)snprintf(min, sizeof(min), "%s_min", key) >= sizeof(min))
 		return NULL;
 	const json_t *low = json_object_get(o, min);
@@ -311,7 +343,7 @@ static const json_t *range_low(const json_t *o, const char *key, const json_t *m
 /* Whether key is NAME_min beside a member NAME: the low end of NAME's range. */
 static bool is_range_low(const json_t *o, const char *key)
 {
-	char base[sizeof(((struct fig *)0)->name)];
+	char base[FIG_NAME_MAX];
 	size_t n = strlen(key);
 	if (!ends_with(key, "_min") || n - 4 >= sizeof(base))
 		return false;
