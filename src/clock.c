@@ -26,6 +26,7 @@
 
 #include <punctual/clock.h>
 #include "internal.h"
+#include "kernel.h"
 
 #define CAL_SANDWICHES   64
 #define CAL_DEFAULT_BASE (100 * 1000 * 1000LL)
@@ -245,7 +246,7 @@ static void calibrate_wait(int64_t base)
 	int64_t until = anchor0.t + base;
 	pthread_mutex_unlock(&cal_lock);
 	for (int64_t wait; (wait = until - read_clock(CLOCK_MONOTONIC_RAW)) > 0;)
-		pn__sleep_abs(CLOCK_MONOTONIC, read_clock(CLOCK_MONOTONIC) + wait);
+		pn__kernel_raw.sleep_abs(CLOCK_MONOTONIC, read_clock(CLOCK_MONOTONIC) + wait);
 }
 
 /* Caller holds cal_lock, and base has passed since anchor0 (calibrate_wait; an anchor
@@ -350,29 +351,6 @@ int pn__cycles_reset(int force)
 	atomic_store_explicit(&source, s, memory_order_release);
 	pthread_mutex_unlock(&cal_lock);
 	return s;
-}
-
-/* ---- the kernel sleep ------------------------------------------------------------- */
-
-int pn__sleep_abs(clockid_t clk, int64_t target)
-{
-	struct timespec ts = {target / PN_NSEC, target % PN_NSEC};
-	int e = errno;
-	int r = syscall(SYS_clock_nanosleep, clk, TIMER_ABSTIME, &ts, NULL) ? -errno : 0;
-	errno = e;
-	return r;
-}
-
-static _Atomic bool helper_denied;
-
-void pn__helper_deny(void)
-{
-	atomic_store_explicit(&helper_denied, true, memory_order_relaxed);
-}
-
-bool pn__helper_denied(void)
-{
-	return atomic_load_explicit(&helper_denied, memory_order_relaxed);
 }
 
 /* ---- load time -------------------------------------------------------------------- */

@@ -3,8 +3,8 @@
  * internal.h: the basics every file of the library needs (branch hints, time units, TLS,
  * the counter read, timespec helpers) and the small services of clock.c, duration.c and
  * slack.c. pn__ names: exported from the static archive for the tool and the tests, never
- * declared in include/. The sleep plan is in sleep_plan.h, the waits on fds in waiter.h,
- * the wheel's test hooks in wheel_hooks.h.
+ * declared in include/. The wait engine is in engine.h (its plan in sleep_plan.h, the kernel
+ * waits in kernel.h), the wheel's test hooks in wheel_hooks.h.
  */
 #ifndef PUNCTUAL_INTERNAL_H
 #define PUNCTUAL_INTERNAL_H
@@ -102,23 +102,6 @@ static inline int64_t pn__clock_now(clockid_t clk)
 {
 	return clk == CLOCK_MONOTONIC ? pn_now() : pn__clock_ns(clk);
 }
-
-/* The library's one kernel sleep: clock_nanosleep(clk, TIMER_ABSTIME, target) as a raw
- * system call, so that it never reaches the preload shim's own clock_nanosleep. errno is
- * kept. 0 at the target, or -errno (-EINTR when a signal handler ran). */
-int pn__sleep_abs(clockid_t clk, int64_t target);
-
-/* Whether a system call's error says it is not allowed here rather than anything of its
- * arguments: a seccomp filter's EPERM or EACCES, or ENOSYS. */
-static inline bool pn__denied_errno(int err)
-{
-	return err == EPERM || err == EACCES || err == ENOSYS;
-}
-/* A system call the library adds to a caller's wait (a probe, the spin's look at signals,
- * the look at an epoll fd) was denied: from then on the process does without it, and the
- * preload shim leaves every call to the real function. Set once, never cleared. */
-void pn__helper_deny(void);
-bool pn__helper_denied(void);
 
 /* ---- durations (duration.c) ---- */
 

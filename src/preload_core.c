@@ -20,8 +20,11 @@
 #include <unistd.h>
 
 #include <punctual/sleep.h>
+#include "engine.h"
+#include "kernel.h"
 #include "preload_core.h"
-#include "sleep_state.h"
+#include "preload_real.h"
+#include "stats_report.h"
 
 int64_t pn__shim_precision = -1; /* -1: inert */
 static PN_TLS bool inside;
@@ -44,54 +47,6 @@ EXPORT int punctual_preload_sleep_stats(struct pn_sleep_stats *st)
 	return pn_sleep_stats(st);
 }
 
-/* ns as "850 ns", "12.3 us", "4.56 ms", "1.23 s" into buf. */
-static const char *dur(char *buf, size_t n, int64_t ns)
-{
-	static const char *unit[] = {"ns", "us", "ms", "s"};
-	double v = (double)ns;
-	int u = 0;
-	while (u < 3 && (v >= 1000 || v <= -1000)) {
-		v /= 1000;
-		u++;
-	}
-	snprintf(buf, n, u ? "%.3g %s" : "%.0f %s", v, unit[u]);
-	return buf;
-}
-
-/* PUNCTUAL_STATS: one line on stderr for a thread's waits (at its exit, or the process's). */
-static void stats_line(const struct pn__sleep_state *t)
-{
-	struct pn_sleep_stats st;
-	pn__sleep_stats_of(t, &st);
-	if (!st.sleeps)
-		return;
-	char a[16], b[16], c[16], d[16], e[16], f[16], g[16], line[512];
-	int32_t bud = pn__sleep_budget_of(t);
-	if (bud == PN_SLEEP_BUDGET_AUTO)
-		snprintf(g, sizeof(g), "auto");
-	else
-		snprintf(g, sizeof(g), "%g%%", bud / 1e4);
-	int n = snprintf(line, sizeof(line),
-	                 "punctual: thread %d: %llu waits, late p50 %s, p99 %s, p99.9 %s, max %s; "
-	                 "%llu late beyond %s (%llu for the budget); spin %.1f%% of %s (budget "
-	                 "%s)\n",
-	                 t->tid, (unsigned long long)st.sleeps, dur(a, sizeof(a), st.late_p50_ns),
-	                 dur(b, sizeof(b), st.late_p99_ns), dur(c, sizeof(c), st.late_p999_ns),
-	                 dur(d, sizeof(d), st.late_max_ns), (unsigned long long)st.late,
-	                 dur(e, sizeof(e), pn__shim_precision), (unsigned long long)st.late_budget,
-	                 st.wall_ns ? 100.0 * (double)st.spun_ns / (double)st.wall_ns : 0.0,
-	                 dur(f, sizeof(f), st.wall_ns), g);
-	if (n > 0 && write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
-		return;
-}
-
-/* At the process's exit: the threads still running (the main one among them). */
-__attribute__((destructor)) static void stats_at_exit(void)
-{
-	if (pn__sleep_on_exit)
-		pn__sleep_state_drain(stats_line);
-}
-
 __attribute__((constructor)) static void core_init(void)
 {
 	int64_t v;
@@ -99,12 +54,12 @@ __attribute__((constructor)) static void core_init(void)
 	pn__shim_precision = s && pn__parse_duration(s, 1, &v) == 0 ? v : -1;
 	const char *stats = getenv("PUNCTUAL_STATS");
 	if (pn__shim_precision >= 0 && stats && *stats && strcmp(stats, "0") != 0)
-		pn__sleep_on_exit = stats_line;
+		pn__stats_report(pn__shim_precision);
 }
 
 bool pn__shim_active(void)
 {
-	if (pn__shim_precision < 0 || pn__helper_denied())
+	if (pn__shim_precision < 0 || pn__kernel_denied() || pn__shim_poll_denied())
 		return false;
 	if (inside) {
 		nested++;
@@ -113,9 +68,9 @@ bool pn__shim_active(void)
 	return true;
 }
 
-unsigned pn__shim_nested(void)
+const unsigned *pn__shim_nested(void)
 {
-	return nested;
+	return &nested;
 }
 
 void pn__shim_enter(struct pn__sleep_plan *p)
@@ -137,6 +92,6 @@ void pn__shim_unwound(void)
 	if (!inside)
 		return;
 	if (in_progress)
-		pn__sleep_cancel(in_progress);
+		pn__wait_cancel(in_progress);
 	pn__shim_leave(0);
 }

@@ -41,9 +41,9 @@ extern int64_t pn__shim_precision;
 /* Whether a call should be made precise: the shim is active and the thread is not inside it
  * already (a signal handler's call goes to the real function, and is counted). */
 bool pn__shim_active(void);
-/* Calls that came in while the thread was inside the shim (signal handlers), so far: a
- * wait during which it grew was delayed by a handler and is not learned from. */
-unsigned pn__shim_nested(void);
+/* The thread's count of calls that came in while it was inside the shim (signal handlers):
+ * a wait during which it grew was delayed by a handler and is not learned from. */
+const unsigned *pn__shim_nested(void);
 /* Marks the thread inside the shim (p: the call's plan, for a handler that jumps out of it)
  * and counts the call as made precise. */
 void pn__shim_enter(struct pn__sleep_plan *p);
@@ -52,6 +52,15 @@ int pn__shim_leave(int r);
 /* Leaves the shim from a call that a signal handler's longjmp or a cancellation unwinds:
  * the call's slack goes back, and the thread's next calls are precise again. */
 void pn__shim_unwound(void);
+
+/* clk's time in ns through libc (the shim reads the clocks the program reads, as it reads
+ * them). */
+static inline int64_t pn__shim_clock(clockid_t clk)
+{
+	struct timespec t;
+	clock_gettime(clk, &t);
+	return pn__ts_ns(&t);
+}
 
 /* glibc declares some arguments nonnull, so a plain NULL test may be compiled away; a NULL
  * must still reach the real function, which reports it as the original would. */

@@ -5,7 +5,7 @@
  * glibc's fortified __poll_chk and __ppoll_chk, sem_timedwait, sem_clockwait and
  * sigtimedwait. A positive timeout becomes deadline = call time + timeout (an absolute
  * one, sem_*wait's, is converted to a monotonic deadline at the call), and the wait is
- * pn__wait_until's (wait.c) through the real functions (cancellation points, as the
+ * the engine's (engine.c) through the real functions (cancellation points, as the
  * program's calls were): it ends at that instant rather than that instant plus slack
  * plus the wakeup latency; an fd that becomes ready, a semaphore posted or a signal
  * waited for ends it at once in every phase. Timeout -1 (or NULL: infinite) and 0
@@ -24,7 +24,6 @@
  * signal taken (its siginfo filled) or EAGAIN, EINTR, and the set's signals go to it, not
  * to their handlers, in every phase.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -40,104 +39,9 @@
 #include <unistd.h>
 
 #include <punctual/clock.h>
+#include "engine.h"
 #include "preload_core.h"
-#include "waiter.h"
-
-typedef int (*poll_fn)(struct pollfd *, nfds_t, int);
-typedef int (*ppoll_fn)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
-typedef int (*epoll_wait_fn)(int, struct epoll_event *, int, int);
-typedef int (*epoll_pwait_fn)(int, struct epoll_event *, int, int, const sigset_t *);
-typedef int (*epoll_pwait2_fn)(int, struct epoll_event *, int, const struct timespec *,
-                               const sigset_t *);
-typedef int (*poll_chk_fn)(struct pollfd *, nfds_t, int, size_t);
-typedef int (*ppoll_chk_fn)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *,
-                            size_t);
-typedef int (*select_fn)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
-typedef int (*pselect_fn)(int, fd_set *, fd_set *, fd_set *, const struct timespec *,
-                          const sigset_t *);
-typedef int (*sem_trywait_fn)(sem_t *);
-typedef int (*sem_timedwait_fn)(sem_t *, const struct timespec *);
-typedef int (*sem_clockwait_fn)(sem_t *, clockid_t, const struct timespec *);
-typedef int (*sigtimedwait_fn)(const sigset_t *, siginfo_t *, const struct timespec *);
-
-static poll_fn real_poll;
-static ppoll_fn real_ppoll;
-static epoll_wait_fn real_epoll_wait;
-static epoll_pwait_fn real_epoll_pwait;
-static epoll_pwait2_fn real_epoll_pwait2;
-static poll_chk_fn real_poll_chk;
-static ppoll_chk_fn real_ppoll_chk;
-static select_fn real_select;
-static pselect_fn real_pselect;
-static sem_trywait_fn real_sem_trywait;
-static sem_timedwait_fn real_sem_timedwait;
-static sem_clockwait_fn real_sem_clockwait;
-static sigtimedwait_fn real_sigtimedwait;
-
-/* The real functions, once (at load, or at a call that comes before the constructor). */
-__attribute__((constructor)) static void resolve(void)
-{
-	real_poll = (poll_fn)dlsym(RTLD_NEXT, "poll");
-	real_ppoll = (ppoll_fn)dlsym(RTLD_NEXT, "ppoll");
-	real_epoll_wait = (epoll_wait_fn)dlsym(RTLD_NEXT, "epoll_wait");
-	real_epoll_pwait = (epoll_pwait_fn)dlsym(RTLD_NEXT, "epoll_pwait");
-	real_epoll_pwait2 = (epoll_pwait2_fn)dlsym(RTLD_NEXT, "epoll_pwait2");
-	real_poll_chk = (poll_chk_fn)dlsym(RTLD_NEXT, "__poll_chk");
-	real_ppoll_chk = (ppoll_chk_fn)dlsym(RTLD_NEXT, "__ppoll_chk");
-	real_select = (select_fn)dlsym(RTLD_NEXT, "select");
-	real_pselect = (pselect_fn)dlsym(RTLD_NEXT, "pselect");
-	real_sem_trywait = (sem_trywait_fn)dlsym(RTLD_NEXT, "sem_trywait");
-	real_sem_timedwait = (sem_timedwait_fn)dlsym(RTLD_NEXT, "sem_timedwait");
-	real_sem_clockwait = (sem_clockwait_fn)dlsym(RTLD_NEXT, "sem_clockwait");
-	real_sigtimedwait = (sigtimedwait_fn)dlsym(RTLD_NEXT, "sigtimedwait");
-}
-
-static int neg(int r)
-{
-	return r < 0 ? -errno : r;
-}
-
-static int sys_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
-{
-	return neg(real_ppoll(fds, n, ts, mask));
-}
-
-static int sys_epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *ts,
-                            const sigset_t *mask)
-{
-	return real_epoll_pwait2 ? neg(real_epoll_pwait2(epfd, ev, max, ts, mask)) : -ENOSYS;
-}
-
-static int sys_epoll_pwait(int epfd, struct epoll_event *ev, int max, int ms, const sigset_t *mask)
-{
-	return neg(real_epoll_pwait(epfd, ev, max, ms, mask));
-}
-
-/* The shim's waits reach the kernel through the real functions (cancellation points, as
- * the program's calls were); epoll_pwait2 says ENOSYS where libc has none. */
-static const struct pn__waiter_sys shim_sys = {sys_ppoll, sys_epoll_pwait2, sys_epoll_pwait};
-
-/* A timeout in whole ms, rounded up (poll's unit), at most INT_MAX. */
-static int ts_ms_ceil(const struct timespec *ts)
-{
-	int64_t ms = (int64_t)ts->tv_sec * 1000 + (ts->tv_nsec + 999999) / 1000000;
-	return ms < INT_MAX ? (int)ms : INT_MAX;
-}
-
-/* poll() made precise waits with ppoll, a call the program did not make: where a filter
- * denies it, each phase is the program's own poll (rounded up to the ms, never early),
- * and the shim leaves the process's later calls alone (pn__helper_deny). */
-static int sys_ppoll_for_poll(struct pollfd *fds, nfds_t n, const struct timespec *ts,
-                              const sigset_t *mask)
-{
-	int r = real_ppoll(fds, n, ts, mask);
-	if (r >= 0 || mask || !pn__denied_errno(errno))
-		return r < 0 ? -errno : r;
-	pn__helper_deny();
-	return neg(real_poll(fds, n, ts ? ts_ms_ceil(ts) : -1));
-}
-static const struct pn__waiter_sys poll_sys = {sys_ppoll_for_poll, sys_epoll_pwait2,
-                                               sys_epoll_pwait};
+#include "preload_real.h"
 
 struct unwind {
 	int held;
@@ -171,15 +75,15 @@ __attribute__((noinline)) static int precise_wait(struct pn__waiter *w, int64_t 
 		pthread_sigmask(SIG_BLOCK, &all, &old);
 		u.mask = &old;
 	}
+	w->nested = pn__shim_nested();
 	struct pn__sleep_plan p = PN__SLEEP_PLAN_INIT;
 	pn__shim_enter(&p);
-	r = pn__wait_until(w, &p, deadline, pn__shim_precision,
-	                   PN__SLEEP_KEEP_SLACK | PN__SLEEP_LIBC_CLOCK | PN__SLEEP_TAIL |
-	                           PN__SLEEP_CANCEL);
+	r = pn__wait(w, &p, CLOCK_MONOTONIC, deadline, pn__shim_precision,
+	             PN__SLEEP_KEEP_SLACK | PN__SLEEP_LIBC_CLOCK | PN__SLEEP_TAIL |
+	                     PN__SLEEP_CANCEL);
 	if (held >= 0)
 		close(held); /* a duplicate: never the last reference, never an error to report */
-	pn__sleep_tail(&p);
-	r = pn__shim_leave(r);
+	r = pn__shim_leave(pn__wait_tail(w, &p, r));
 	if (w->mask)
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_cleanup_pop(0);
@@ -219,13 +123,12 @@ static int64_t deadline_ts(uint64_t at, const struct timespec *ts)
 
 static int shim_poll(uint64_t at, struct pollfd *fds, nfds_t n, int timeout, const void *ret)
 {
-	if (!real_poll)
-		resolve();
-	if (!pn__shim_active() || timeout <= 0 || !real_ppoll)
-		return real_poll(fds, n, timeout);
-	struct pn__poll_waiter s;
-	pn__poll_waiter_init(&s, &poll_sys, fds, n, NULL);
-	return precise_wait(&s.w, deadline_ms(at, timeout), ret, -1);
+	const struct pn__real *real = pn__real_get();
+	if (!pn__shim_active() || timeout <= 0 || !real->ppoll)
+		return real->poll(fds, n, timeout);
+	struct pn__waiter w = {
+	        .kind = PN__WAIT_POLL, .k = &pn__shim_poll_kernel, .fds = fds, .n = n};
+	return precise_wait(&w, deadline_ms(at, timeout), ret, -1);
 }
 
 EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
@@ -236,14 +139,13 @@ EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
 static int shim_ppoll(uint64_t at, struct pollfd *fds, nfds_t n, const struct timespec *tmo,
                       const sigset_t *mask, const void *ret)
 {
-	if (!real_ppoll)
-		resolve();
+	const struct pn__real *real = pn__real_get();
 	int64_t d;
 	if (!pn__shim_active() || (d = deadline_ts(at, tmo)) < 0)
-		return real_ppoll(fds, n, tmo, mask);
-	struct pn__poll_waiter s;
-	pn__poll_waiter_init(&s, &shim_sys, fds, n, mask);
-	return precise_wait(&s.w, d, ret, -1);
+		return real->ppoll(fds, n, tmo, mask);
+	struct pn__waiter w = {
+	        .kind = PN__WAIT_POLL, .k = &pn__shim_kernel, .fds = fds, .n = n, .mask = mask};
+	return precise_wait(&w, d, ret, -1);
 }
 
 EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *mask)
@@ -256,10 +158,9 @@ EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
 EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
 {
 	uint64_t at = call_entry(timeout > 0);
-	if (!real_poll_chk)
-		resolve();
+	const struct pn__real *real = pn__real_get();
 	if (fdslen / sizeof(*fds) < n) /* the overflow the fortified call exists to stop */
-		return real_poll_chk(fds, n, timeout, fdslen);
+		return real->poll_chk(fds, n, timeout, fdslen);
 	return shim_poll(at, fds, n, timeout, RET);
 }
 
@@ -269,10 +170,9 @@ EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
                        const sigset_t *mask, size_t fdslen)
 {
 	uint64_t at = call_entry(tmo != NULL);
-	if (!real_ppoll_chk)
-		resolve();
+	const struct pn__real *real = pn__real_get();
 	if (fdslen / sizeof(*fds) < n)
-		return real_ppoll_chk(fds, n, tmo, mask, fdslen);
+		return real->ppoll_chk(fds, n, tmo, mask, fdslen);
 	return shim_ppoll(at, fds, n, tmo, mask, RET);
 }
 #endif
@@ -297,31 +197,33 @@ static int epoll_hold(int epfd)
 static int epoll_precise(int epfd, struct epoll_event *ev, int max, int64_t deadline,
                          const sigset_t *mask, const void *ret)
 {
-	struct pn__epoll_waiter s;
-	pn__epoll_waiter_init(&s, &shim_sys, epfd, ev, max, mask);
-	return precise_wait(&s.w, deadline, ret, epfd);
+	struct pn__waiter w = {.kind = PN__WAIT_EPOLL,
+	                       .k = &pn__shim_kernel,
+	                       .epfd = epfd,
+	                       .max = max,
+	                       .ev = ev,
+	                       .mask = mask};
+	return precise_wait(&w, deadline, ret, epfd);
 }
 
 EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 {
 	uint64_t at = call_entry(timeout > 0);
-	if (!real_epoll_wait)
-		resolve();
+	const struct pn__real *real = pn__real_get();
 	int held;
-	if (!pn__shim_active() || timeout <= 0 || max <= 0 || !real_epoll_pwait ||
+	if (!pn__shim_active() || timeout <= 0 || max <= 0 || !real->epoll_pwait ||
 	    (held = epoll_hold(epfd)) < 0)
-		return real_epoll_wait(epfd, ev, max, timeout);
+		return real->epoll_wait(epfd, ev, max, timeout);
 	return epoll_precise(held, ev, max, deadline_ms(at, timeout), NULL, RET);
 }
 
 EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask)
 {
 	uint64_t at = call_entry(timeout > 0);
-	if (!real_epoll_pwait)
-		resolve();
+	const struct pn__real *real = pn__real_get();
 	int held;
 	if (!pn__shim_active() || timeout <= 0 || max <= 0 || (held = epoll_hold(epfd)) < 0)
-		return real_epoll_pwait(epfd, ev, max, timeout, mask);
+		return real->epoll_pwait(epfd, ev, max, timeout, mask);
 	return epoll_precise(held, ev, max, deadline_ms(at, timeout), mask, RET);
 }
 
@@ -329,15 +231,14 @@ EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct 
                         const sigset_t *mask)
 {
 	uint64_t at = call_entry(tmo != NULL);
-	if (!real_epoll_pwait2)
-		resolve();
+	const struct pn__real *real = pn__real_get();
 	int64_t d;
-	if (!real_epoll_pwait2)
+	if (!real->epoll_pwait2)
 		return (errno = ENOSYS), -1;
 	int held;
 	if (!pn__shim_active() || (d = deadline_ts(at, tmo)) < 0 || max <= 0 ||
 	    (held = epoll_hold(epfd)) < 0)
-		return real_epoll_pwait2(epfd, ev, max, tmo, mask);
+		return real->epoll_pwait2(epfd, ev, max, tmo, mask);
 	return epoll_precise(held, ev, max, d, mask, RET);
 }
 
@@ -365,7 +266,8 @@ static int wait_select(struct pn__waiter *w, const struct timespec *ts, const si
 {
 	struct select_waiter *s = (struct select_waiter *)w;
 	sets_restore(s);
-	return neg(real_pselect(s->n, s->set[0], s->set[1], s->set[2], ts, mask));
+	int r = pn__real.pselect(s->n, s->set[0], s->set[1], s->set[2], ts, mask);
+	return r < 0 ? -errno : r;
 }
 
 static int precise_select(int n, fd_set *r, fd_set *wr, fd_set *e, int64_t deadline,
@@ -373,7 +275,7 @@ static int precise_select(int n, fd_set *r, fd_set *wr, fd_set *e, int64_t deadl
 {
 	size_t bits = 8 * sizeof(long);
 	struct select_waiter s;
-	s.w = (struct pn__waiter){.wait = wait_select, .mask = mask};
+	s.w = (struct pn__waiter){.kind = PN__WAIT_OWN, .wait = wait_select, .mask = mask};
 	s.n = n;
 	s.bytes = (n + bits - 1) / bits * sizeof(long);
 	s.set[0] = r;
@@ -405,12 +307,11 @@ static int64_t deadline_tv(uint64_t at, const struct timeval *tv)
 static int shim_select(uint64_t at, int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv,
                        const void *ret_to)
 {
-	if (!real_select)
-		resolve();
+	const struct pn__real *real = pn__real_get();
 	int64_t d;
 	if (!pn__shim_active() || (d = deadline_tv(at, tv)) < 0 || n < 0 || n > FD_SETSIZE ||
-	    !real_pselect)
-		return real_select(n, r, w, e, tv);
+	    !real->pselect)
+		return real->select(n, r, w, e, tv);
 	int ret = precise_select(n, r, w, e, d, NULL, ret_to);
 	int err = errno;
 	/* the time left, rounded down to the us, on every return (Linux's select) */
@@ -438,11 +339,10 @@ EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec
                    const sigset_t *mask)
 {
 	uint64_t at = call_entry(tmo != NULL);
-	if (!real_pselect)
-		resolve();
+	const struct pn__real *real = pn__real_get();
 	int64_t d;
 	if (!pn__shim_active() || (d = deadline_ts(at, tmo)) < 0 || n < 0 || n > FD_SETSIZE)
-		return real_pselect(n, r, w, e, tmo, mask);
+		return real->pselect(n, r, w, e, tmo, mask);
 	return precise_select(n, r, w, e, d, mask, RET);
 }
 
@@ -466,7 +366,7 @@ static int wait_sem(struct pn__waiter *w, const struct timespec *ts, const sigse
 	(void)mask; /* always NULL: the thread's */
 	struct sem_waiter *s = (struct sem_waiter *)w;
 	if (ts->tv_sec == 0 && ts->tv_nsec == 0)
-		return real_sem_trywait(s->sem) == 0 ? 1 : errno == EAGAIN ? 0 : -errno;
+		return pn__real.sem_trywait(s->sem) == 0 ? 1 : errno == EAGAIN ? 0 : -errno;
 	struct timespec abs;
 	clock_gettime(s->clk, &abs);
 	abs.tv_sec += ts->tv_sec;
@@ -475,8 +375,8 @@ static int wait_sem(struct pn__waiter *w, const struct timespec *ts, const sigse
 		abs.tv_sec++;
 		abs.tv_nsec -= PN_NSEC;
 	}
-	int r = s->clockwait ? real_sem_clockwait(s->sem, s->clk, &abs)
-	                     : real_sem_timedwait(s->sem, &abs);
+	int r = s->clockwait ? pn__real.sem_clockwait(s->sem, s->clk, &abs)
+	                     : pn__real.sem_timedwait(s->sem, &abs);
 	return r == 0 ? 1 : errno == ETIMEDOUT ? 0 : -errno;
 }
 
@@ -489,7 +389,7 @@ static int64_t deadline_abs(clockid_t clk, const struct timespec *abs)
 		return -1;
 	if (clk == CLOCK_MONOTONIC)
 		return (int64_t)abs->tv_sec < INT64_MAX / PN_NSEC - 1 ? pn__ts_ns(abs) : -1;
-	int64_t then = pn__clock_ns(clk), left;
+	int64_t then = pn__shim_clock(clk), left;
 	if ((int64_t)abs->tv_sec >= INT64_MAX / PN_NSEC - 1)
 		return -1;
 	left = pn__ts_ns(abs) - then;
@@ -499,7 +399,8 @@ static int64_t deadline_abs(clockid_t clk, const struct timespec *abs)
 
 static int precise_sem(sem_t *sem, clockid_t clk, bool clockwait, int64_t deadline, const void *ret)
 {
-	struct sem_waiter s = {{.wait = wait_sem, .eintr_any = true}, sem, clk, clockwait};
+	struct sem_waiter s = {
+	        {.kind = PN__WAIT_OWN, .wait = wait_sem, .eintr_any = true}, sem, clk, clockwait};
 	int r = precise_wait(&s.w, deadline, ret, -1);
 	if (r > 0)
 		return 0;
@@ -510,26 +411,24 @@ static int precise_sem(sem_t *sem, clockid_t clk, bool clockwait, int64_t deadli
 
 EXPORT int sem_timedwait(sem_t *sem, const struct timespec *abstime)
 {
-	if (!real_sem_timedwait)
-		resolve();
+	const struct pn__real *real = pn__real_get();
 	int64_t d;
-	if (!pn__shim_active() || !real_sem_trywait || pn__null_arg(sem) ||
+	if (!pn__shim_active() || !real->sem_trywait || pn__null_arg(sem) ||
 	    (d = deadline_abs(CLOCK_REALTIME, abstime)) < 0 || d <= pn_now())
-		return real_sem_timedwait(sem, abstime);
+		return real->sem_timedwait(sem, abstime);
 	return precise_sem(sem, CLOCK_REALTIME, false, d, RET);
 }
 
 EXPORT int sem_clockwait(sem_t *sem, clockid_t clk, const struct timespec *abstime)
 {
-	if (!real_sem_clockwait)
-		resolve();
-	if (!real_sem_clockwait)
+	const struct pn__real *real = pn__real_get();
+	if (!real->sem_clockwait)
 		return (errno = ENOSYS), -1;
 	int64_t d;
-	if (!pn__shim_active() || !real_sem_trywait || pn__null_arg(sem) ||
+	if (!pn__shim_active() || !real->sem_trywait || pn__null_arg(sem) ||
 	    (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME) ||
 	    (d = deadline_abs(clk, abstime)) < 0 || d <= pn_now())
-		return real_sem_clockwait(sem, clk, abstime);
+		return real->sem_clockwait(sem, clk, abstime);
 	return precise_sem(sem, clk, true, d, RET);
 }
 
@@ -555,7 +454,7 @@ static int wait_sig(struct pn__waiter *w, const struct timespec *ts, const sigse
 {
 	(void)mask; /* always NULL: the thread's */
 	struct sig_waiter *s = (struct sig_waiter *)w;
-	int r = real_sigtimedwait(s->set, s->info, ts);
+	int r = pn__real.sigtimedwait(s->set, s->info, ts);
 	if (r > 0 && sigismember(s->discard, r) == 1)
 		return 0;
 	return r > 0 ? r : errno == EAGAIN ? 0 : -errno;
@@ -593,15 +492,15 @@ static void sigwait_blockable(const sigset_t *set, sigset_t *out, sigset_t *disc
 EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *tmo)
 {
 	uint64_t at = call_entry(tmo != NULL);
-	if (!real_sigtimedwait)
-		resolve();
+	const struct pn__real *real = pn__real_get();
 	int64_t d;
 	if (!pn__shim_active() || pn__null_arg(set) || (d = deadline_ts(at, tmo)) < 0)
-		return real_sigtimedwait(set, info, tmo);
+		return real->sigtimedwait(set, info, tmo);
 	sigset_t old, block, discard;
 	sigwait_blockable(set, &block, &discard);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
-	struct sig_waiter s = {{.wait = wait_sig, .eintr_any = true}, set, info, &discard};
+	struct sig_waiter s = {
+	        {.kind = PN__WAIT_OWN, .wait = wait_sig, .eintr_any = true}, set, info, &discard};
 	int r = precise_wait(&s.w, d, RET, -1), e = r == 0 ? EAGAIN : errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = e;

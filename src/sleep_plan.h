@@ -101,7 +101,7 @@ void pn__sleep_cancel(struct pn__sleep_plan *p);
  * Every spin (finish, spin, tail) gives the CPU back rather than spin on when it cannot
  * end by the deadline as planned: when its clock reads below the plan's last read (p->now:
  * a REALTIME or TAI step back; the remaining time grew), or when a look it needs was denied
- * (pn__helper_denied). It then returns 0 before the deadline with p->away set, counts
+ * (pn__kernel_denied). It then returns 0 before the deadline with p->away set, counts
  * nothing, and the caller waits the rest in the kernel the program's own way (the real
  * call to the deadline): never early, and a step of hours costs no CPU. */
 int pn__sleep_finish(struct pn__sleep_plan *p);
@@ -129,16 +129,13 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
  * (before it with p->tail), or -EINTR when a signal handler ran during the spin, at most
  * PN__SIGCHECK_NS after the signal came and where the real call would have run it. */
 int pn__sleep_finish_intr(struct pn__sleep_plan *p);
-/* Lets in, for a moment, the signals mask allows (a ppoll with a zero timeout): -EINTR if a
- * handler ran (the kernel restarts the call for a signal without one: ignored, or a stop),
- * else 0. errno is kept. */
-int pn__sleep_signals(const sigset_t *mask);
 
-/* The plan's clock as its spin reads it (through libc with PN__SLEEP_LIBC_CLOCK). */
+/* The plan's clock as its spin reads it: pn_now() for CLOCK_MONOTONIC, else (and with
+ * PN__SLEEP_LIBC_CLOCK) libc's clock_gettime, the path the program reads it by. */
 static inline int64_t pn__plan_now(const struct pn__sleep_plan *p)
 {
-	if (!(p->flags & PN__SLEEP_LIBC_CLOCK))
-		return pn__clock_now(p->clk);
+	if (!(p->flags & PN__SLEEP_LIBC_CLOCK) && p->clk == CLOCK_MONOTONIC)
+		return pn_now();
 	struct timespec t;
 	clock_gettime(p->clk, &t);
 	return pn__ts_ns(&t);

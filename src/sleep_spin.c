@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "kernel.h"
 #include "sleep_state.h"
 
 /* The spin's touch of the code its return runs (the plan's warm): a prefetch of the
@@ -112,18 +113,6 @@ int pn__sleep_finish(struct pn__sleep_plan *p)
 	return 0;
 }
 
-int pn__sleep_signals(const sigset_t *mask)
-{
-	struct timespec zero = {0, 0};
-	int e = errno;
-	long r = syscall(SYS_ppoll, NULL, 0, &zero, mask, _NSIG / 8);
-	int err = r < 0 ? errno : 0;
-	errno = e;
-	if (PN_UNLIKELY(pn__denied_errno(err)))
-		pn__helper_deny(); /* the spin sees it and gives the rest back */
-	return err == EINTR ? -EINTR : 0;
-}
-
 /* The spin's end. A check is a system call, slower when the vCPU was just taken away; one
  * that straddles the deadline makes the spin late by what is left of it, and so does any
  * system call after the deadline. So the checks stop PN__SPIN_GUARD_NS plus the expected
@@ -185,9 +174,9 @@ int pn__sleep_spin(struct pn__sleep_plan *p, pn__spin_check *check, void *ctx, i
 		} else if (blocked && now >= next) {
 			if (p->flags & PN__SLEEP_CANCEL)
 				pthread_testcancel();
-			if ((r = check ? check(ctx, &mask) : pn__sleep_signals(&mask)) != 0)
+			if ((r = check ? check(ctx, &mask) : pn__kernel_signals(&mask)) != 0)
 				break;
-			if (PN_UNLIKELY(pn__helper_denied())) { /* a look it needs is denied */
+			if (PN_UNLIKELY(pn__kernel_denied())) { /* a look it needs is denied */
 				p->away = true;
 				break;
 			}

@@ -24,6 +24,7 @@
 #include <punctual/clock.h>
 #include <punctual/sleep.h>
 #include <punctual/wait.h>
+#include "kernel.h"
 #include "sleep_plan.h"
 #include "splitmix.h"
 
@@ -116,7 +117,7 @@ static void *spin_share(void *arg)
 		if (p.past)
 			continue;
 		if (p.kernel) {
-			while (pn__sleep_abs(CLOCK_MONOTONIC, p.target) == -EINTR)
+			while (pn__kernel_raw.sleep_abs(CLOCK_MONOTONIC, p.target) == -EINTR)
 				;
 			pn__sleep_woke(&p, true);
 		}

@@ -35,7 +35,7 @@
 #include <punctual/sleep.h>
 #include <punctual/wait.h>
 #include "sleep_plan.h"
-#include "waiter.h"
+#include "engine.h"
 #include "runner.h"
 #include "splitmix.h"
 
@@ -434,8 +434,10 @@ static void test_stall_at_the_end(void **state)
 	int good = 0;
 	for (int i = 0; i < 50 && good < 10; i++) {
 		int64_t deadline = pn_now() + 2 * MS;
-		struct stall_waiter s = {{.wait = stall_wait}, deadline, 0, false};
-		int r = pn__wait_until(&s.w, NULL, deadline, 0, 0);
+		struct stall_waiter s = {
+		        {.kind = PN__WAIT_OWN, .wait = stall_wait}, deadline, 0, false};
+		struct pn__sleep_plan p = PN__SLEEP_PLAN_INIT;
+		int r = pn__wait(&s.w, &p, CLOCK_MONOTONIC, deadline, 0, 0);
 		int64_t ret = pn_now();
 		assert_true(ret >= deadline);
 		/* only a stall in the spin's checks counts: the kernel part may itself end past

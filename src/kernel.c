@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kernel.c: the library's table of kernel waits (kernel.h), as raw system calls so that it
+ * never reaches the preload shim's own functions, and the system calls the library adds to
+ * a caller's wait: the plan's probe and the spin's look at signals.
+ */
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "kernel.h"
+
+static int sys_result(long r)
+{
+	return r < 0 ? -errno : (int)r;
+}
+
+static int raw_sleep_abs(clockid_t clk, int64_t target)
+{
+	struct timespec ts = {target / PN_NSEC, target % PN_NSEC};
+	int e = errno;
+	int r = syscall(SYS_clock_nanosleep, clk, TIMER_ABSTIME, &ts, NULL) ? -errno : 0;
+	errno = e;
+	return r;
+}
+
+static int raw_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
+{
+	return sys_result(syscall(SYS_ppoll, fds, n, ts, mask, mask ? _NSIG / 8 : 0));
+}
+
+static int raw_epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *ts,
+                            const sigset_t *mask)
+{
+	return sys_result(syscall(SYS_epoll_pwait2, epfd, ev, max, ts, mask, mask ? _NSIG / 8 : 0));
+}
+
+static int raw_epoll_pwait(int epfd, struct epoll_event *ev, int max, int ms, const sigset_t *mask)
+{
+	return sys_result(syscall(SYS_epoll_pwait, epfd, ev, max, ms, mask, mask ? _NSIG / 8 : 0));
+}
+
+/* pselect6's last argument: the mask and its size, as the kernel takes them */
+static int raw_pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
+                       const sigset_t *mask)
+{
+	struct {
+		const sigset_t *ss;
+		size_t len;
+	} m = {mask, _NSIG / 8};
+	struct timespec t, *tp = NULL;
+	if (ts) { /* the kernel writes the time left into it */
+		t = *ts;
+		tp = &t;
+	}
+	return sys_result(syscall(SYS_pselect6, n, r, w, e, tp, mask ? &m : NULL));
+}
+
+const struct pn__kernel pn__kernel_raw = {raw_sleep_abs, raw_ppoll, raw_epoll_pwait2,
+                                          raw_epoll_pwait, raw_pselect};
+
+static _Atomic bool denied;
+
+void pn__kernel_deny(void)
+{
+	atomic_store_explicit(&denied, true, memory_order_relaxed);
+}
+
+bool pn__kernel_denied(void)
+{
+	return atomic_load_explicit(&denied, memory_order_relaxed);
+}
+
+int pn__kernel_probe(void)
+{
+	if (PN_UNLIKELY(pn__kernel_denied()))
+		return -EPERM;
+	struct timespec one = {0, 1};
+	int e = errno;
+	int r = raw_ppoll(NULL, 0, &one, NULL);
+	errno = e;
+	if (PN_UNLIKELY(r < 0 && pn__kernel_denial(-r)))
+		pn__kernel_deny();
+	return r < 0 ? r : 0;
+}
+
+int pn__kernel_signals(const sigset_t *mask)
+{
+	struct timespec zero = {0, 0};
+	int e = errno;
+	int r = raw_ppoll(NULL, 0, &zero, mask);
+	errno = e;
+	if (PN_UNLIKELY(r < 0 && pn__kernel_denial(-r)))
+		pn__kernel_deny(); /* the spin sees it and gives the rest back */
+	return r == -EINTR ? -EINTR : 0;
+}
