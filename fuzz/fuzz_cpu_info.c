@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_cpu_info.c: libFuzzer harness for the whole evaluation (pn__cpu_info_at): the input,
+ * fuzz_cpu_info.c: libFuzzer harness for the whole evaluation (pn__cpus_info_at): the input,
  * split at NUL bytes, becomes /proc/self/cgroup, /proc/self/mountinfo, the v2 root's
  * cpu.max and the v1 cpu root's cpu.cfs_quota_us, then cpu.cfs_period_us, in a scratch
  * tree; the affinity is 0-7. Any input: no crash, and 1 <= count <= 8.
@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cgroup.h"
+#include "cpus/cgroup.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -86,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (; k < N_FILES; k++)
 		put(files[k], NULL, 0);
 	struct pn_cpu_info info;
-	if (pn__cpu_info_at(root, "0-7", &info) != 0 || info.count < 1 || info.count > 8)
+	if (pn__cpus_info_at(root, "0-7", &info) != 0 || info.count < 1 || info.count > 8)
 		abort();
 	return 0;
 }

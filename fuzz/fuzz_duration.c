@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_duration.c: pn__parse_duration on any bytes, with both default units the callers
+ * fuzz_duration.c: pn__duration_parse on any bytes, with both default units the callers
  * use (1 ns: PUNCTUAL_PRECISION and most options; 1 ms). Beyond not crashing: a value it
  * accepts is never negative, says exactly what the same digits say in ns ("%lldns" and a
  * bare number with unit 1 parse back to it), scales with the default unit when the input
@@ -16,7 +16,7 @@
 static void check(const char *s, int64_t unit)
 {
 	int64_t v = -7;
-	int r = pn__parse_duration(s, unit, &v);
+	int r = pn__duration_parse(s, unit, &v);
 	if (r != 0) {
 		if ((r != -EINVAL && r != -ERANGE && r != -EDOM) || v != -7)
 			abort();
@@ -27,14 +27,14 @@ static void check(const char *s, int64_t unit)
 	char back[32];
 	int64_t w = -7;
 	snprintf(back, sizeof(back), "%lldns", (long long)v);
-	if (pn__parse_duration(back, 1000, &w) != 0 || w != v)
+	if (pn__duration_parse(back, 1000, &w) != 0 || w != v)
 		abort();
 	snprintf(back, sizeof(back), "%lld", (long long)v);
-	if (pn__parse_duration(back, 1, &w) != 0 || w != v)
+	if (pn__duration_parse(back, 1, &w) != 0 || w != v)
 		abort();
 	/* a bare whole number: unit 1000 gives 1000 times unit 1, or overflows */
 	if (unit == 1 && strspn(s, "0123456789") == strlen(s)) {
-		int r3 = pn__parse_duration(s, 1000, &w);
+		int r3 = pn__duration_parse(s, 1000, &w);
 		if (r3 == 0 ? w != v * 1000 : (r3 != -ERANGE || v <= INT64_MAX / 1000))
 			abort();
 	}

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_mountinfo.c: libFuzzer harness for pn__mountinfo_find (/proc/self/mountinfo),
+ * fuzz_mountinfo.c: libFuzzer harness for pn__cgroup_parse_mountinfo (/proc/self/mountinfo),
  * looking up the v1 cpu hierarchy and the v2 one for a few cgroup paths (the root, a
  * nested one, one with colons, one under "/.."). Any bytes: no crash, no overread; a mount
  * found has absolute root and mount point.
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cgroup.h"
+#include "cpus/cgroup.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int v2 = 0; v2 <= 1; v2++) {
 		for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 			struct pn__cg_mount m;
-			if (pn__mountinfo_find(text, v2, paths[i], &m) != 0)
+			if (pn__cgroup_parse_mountinfo(text, v2, paths[i], &m) != 0)
 				continue;
 			if (m.root[0] != '/' || m.point[0] != '/')
 				abort();

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include <punctual/wheel.h>
-#include "wheel_hooks.h" /* the wheel's test hooks */
+#include "wheel/hooks.h" /* the wheel's test hooks */
 
 #define NT 16
 
@@ -226,7 +226,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * another lowers the records' threshold to 2, a third makes the buffer fail (then
 	 * the list sort is used). */
 	unsigned sort = (unsigned)take(1);
-	pn__wheel_sort_tune(w, sort & 2, sort & 1 ? 2 : 129, sort & 4 ? 1 : 32);
+	pn__wheel_check_tune(w, sort & 2, sort & 1 ? 2 : 129, sort & 4 ? 1 : 32);
 	now = (int64_t)take(8);
 	if (pn_wheel_expire(w, now) != 0) /* empty: adopts the time */
 		abort();

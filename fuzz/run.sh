@@ -14,12 +14,12 @@ FIX=$ROOT/tests/fixtures/cgroup
 CC=${FUZZ_CC:-clang}
 CFLAGS="-g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined
 	-fno-sanitize-recover=all -I$ROOT/include -I$ROOT/src"
-PARSER_SRCS="$ROOT/src/cgroup_parse.c"
+PARSER_SRCS="$ROOT/src/cpus/cgroup_parse.c"
 DURATION_SRCS="$ROOT/src/duration.c"
-INFO_SRCS="$ROOT/src/cgroup.c $ROOT/src/cgroup_parse.c $ROOT/src/cpus.c $ROOT/src/clock.c
-	$ROOT/src/error.c $ROOT/src/fs.c"
-WHEEL_SRCS="$ROOT/src/wheel.c $ROOT/src/wheel_sort.c $ROOT/src/wheel_check.c $ROOT/src/sleep.c $ROOT/src/slack.c $ROOT/src/clock.c
-	$ROOT/src/error.c $ROOT/src/fs.c"
+INFO_SRCS="$ROOT/src/cpus/cgroup.c $ROOT/src/cpus/cgroup_parse.c $ROOT/src/cpus/cpus.c
+	$ROOT/src/clock/clock.c $ROOT/src/kernel.c $ROOT/src/error.c $ROOT/src/fs.c"
+# the wheel's pn_wheel_run sleeps through the wait engine: every file of the library
+WHEEL_SRCS=$(find "$ROOT/src" -name '*.c' -not -path '*/shim/*' | sort)
 mkdir -p "$OUT"
 
 # seed NAME FILE...: copies the files that exist into build/fuzz/seeds_NAME/.

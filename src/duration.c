@@ -75,7 +75,7 @@ static int add_term(int64_t *v, int64_t whole, int64_t frac, int64_t scale, int6
 	return 0;
 }
 
-int pn__parse_duration(const char *s, int64_t default_unit_ns, int64_t *res)
+int pn__duration_parse(const char *s, int64_t default_unit_ns, int64_t *res)
 {
 	if (!s || !*s)
 		return -EINVAL;

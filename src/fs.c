@@ -13,12 +13,12 @@
 
 static char root_prefix[PATH_MAX];
 
-const char *pn__root(void)
+const char *pn__fs_root(void)
 {
 	return root_prefix;
 }
 
-void pn__set_root(const char *root)
+void pn__fs_set_root(const char *root)
 {
 	if (!root)
 		root = "";
@@ -67,17 +67,17 @@ int pn__fs_read(const char *root, const char *path, const char *file, char *buf,
 	return (flags & PN__FS_WHOLE) && got == n - 1 ? -EIO : (int)got;
 }
 
-int pn__read_file(const char *path, char *buf, size_t n)
+int pn__fs_read_file(const char *path, char *buf, size_t n)
 {
 	return pn__fs_read(root_prefix, path, NULL, buf, n, 0);
 }
 
-int pn__read_at(const char *root, const char *path, char *buf, size_t n)
+int pn__fs_read_at(const char *root, const char *path, char *buf, size_t n)
 {
 	return pn__fs_read(root, path, NULL, buf, n, PN__FS_WHOLE);
 }
 
-int pn__write_file(const char *path, const char *val, size_t len)
+int pn__fs_write_file(const char *path, const char *val, size_t len)
 {
 	char full[PATH_MAX];
 	int e = pn__fs_path(full, sizeof(full), root_prefix, path, NULL);

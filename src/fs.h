@@ -8,10 +8,10 @@
 
 #include <stddef.h>
 
-/* The root prefix for every /proc and /sys access. pn__set_root copies at most PATH_MAX
+/* The root prefix for every /proc and /sys access. pn__fs_set_root copies at most PATH_MAX
  * bytes; NULL resets. Not thread-safe: set it before the reads it is meant for. */
-const char *pn__root(void);
-void pn__set_root(const char *root);
+const char *pn__fs_root(void);
+void pn__fs_set_root(const char *root);
 
 /* root + path, or root + path + "/" + file when file is not NULL, into buf. Returns 0 or
  * -ENAMETOOLONG. */
@@ -30,14 +30,14 @@ enum {
 int pn__fs_read(const char *root, const char *path, const char *file, char *buf, size_t n,
                 int flags);
 
-/* pn__fs_read(pn__root(), path, NULL, buf, n, 0). */
-int pn__read_file(const char *path, char *buf, size_t n);
+/* pn__fs_read(pn__fs_root(), path, NULL, buf, n, 0). */
+int pn__fs_read_file(const char *path, char *buf, size_t n);
 
 /* pn__fs_read(root, path, NULL, buf, n, PN__FS_WHOLE). */
-int pn__read_at(const char *root, const char *path, char *buf, size_t n);
+int pn__fs_read_at(const char *root, const char *path, char *buf, size_t n);
 
-/* Writes len bytes to pn__root() + path, which must exist (never created, even under a
+/* Writes len bytes to pn__fs_root() + path, which must exist (never created, even under a
  * fixture root), in one write(2). Returns 0, -EIO for a short write, or -errno. */
-int pn__write_file(const char *path, const char *val, size_t len);
+int pn__fs_write_file(const char *path, const char *val, size_t len);
 
 #endif

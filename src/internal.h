@@ -3,8 +3,8 @@
  * internal.h: the basics every file of the library needs (branch hints, time units, TLS,
  * the counter read, timespec helpers) and the small services of clock.c, duration.c and
  * slack.c. pn__ names: exported from the static archive for the tool and the tests, never
- * declared in include/. The wait engine is in engine.h (its plan in sleep_plan.h, the kernel
- * waits in kernel.h), the wheel's test hooks in wheel_hooks.h.
+ * declared in include/. The wait engine is in wait.h (its plan in plan.h, the kernel
+ * waits in kernel.h), the wheel's test hooks in hooks.h.
  */
 #ifndef PUNCTUAL_INTERNAL_H
 #define PUNCTUAL_INTERNAL_H
@@ -81,18 +81,18 @@ static inline int pn__ts_ms_floor(const struct timespec *ts)
 typedef int (*pn__clock_gettime_fn)(clockid_t, struct timespec *);
 
 /* The vDSO's clock_gettime, or NULL when the kernel maps no vDSO or it lacks one. */
-pn__clock_gettime_fn pn__vdso_clock_gettime(void);
+pn__clock_gettime_fn pn__clock_vdso_gettime(void);
 
 /* Why the cycle counter is or isn't trusted, decided from CPUID, the kernel's list of
- * clocksources under pn__root() and PUNCTUAL_CYCLES. Returns enum pn_cycles_source. */
-int pn__cycles_decide(const char **reason);
+ * clocksources under pn__fs_root() and PUNCTUAL_CYCLES. Returns enum pn_cycles_source. */
+int pn__clock_cycles_decide(const char **reason);
 
 /* Test hook: forgets the cycle counter's source and calibration and takes the load-time
- * anchor again. force 0 decides anew (pn__cycles_decide); PN_CYCLES_CLOCK, or this
+ * anchor again. force 0 decides anew (pn__clock_cycles_decide); PN_CYCLES_CLOCK, or this
  * architecture's counter, forces that source even where the kernel distrusts it, so that
  * a test runs the calibration on every host. Returns the source, or -EINVAL for a
  * counter this architecture lacks. Not thread-safe: no other thread may use the clock. */
-int pn__cycles_reset(int force);
+int pn__clock_cycles_reset(int force);
 
 /* clock_gettime(clk) in ns through the vDSO function pn_now uses. */
 int64_t pn__clock_ns(clockid_t clk);
@@ -109,7 +109,7 @@ static inline int64_t pn__clock_now(clockid_t clk)
  * decreasing ("250us", "1.5ms", "1m30s"), or a bare number alone, in default_unit_ns (0: a
  * bare number other than 0 is refused with -EDOM: a unit is needed). Rejects negatives,
  * garbage and overflow. Returns 0, or -EINVAL / -ERANGE / -EDOM with *res untouched. */
-int pn__parse_duration(const char *s, int64_t default_unit_ns, int64_t *res);
+int pn__duration_parse(const char *s, int64_t default_unit_ns, int64_t *res);
 
 /* ---- timer slack (slack.c) ---- */
 

@@ -3,7 +3,8 @@
 # test_layout.sh SOURCE_DIR BUILD_DIR: the house rules of docs/HACKING.md that a machine can
 # check: no two object files of the library, the shim or the tool use each other, directly
 # or through others (scripts/circles.py), and no file under src/ or tools/ has more than 800
-# lines; and every environment variable the code reads is documented.
+# lines; every environment variable the code reads is documented; the wait engine is the
+# only driver of a plan and reaches the kernel through one table (docs/HACKING.md).
 SRC=$1 BUILD=$2
 fails=0
 for t in punctual_objects punctual_preload punctual_tool; do
@@ -34,5 +35,39 @@ for v in $(grep -rhoE 'getenv\("[A-Z_]+"\)' "$SRC/src" "$SRC/tools" | grep -oE '
 		fails=$((fails + 1))
 	fi
 done
-[ "$fails" -eq 0 ] && echo "no circles among the library's, the shim's and the tool's files; none over 800 lines"
+# the one wait engine: only it drives a plan, only kernel.c makes raw kernel waits, only
+# the shim's real.c looks up libc's waits, and the shim reaches the library through a
+# handful of internal symbols
+drivers=$(for o in $(find "$BUILD/CMakeFiles/punctual_objects.dir" "$BUILD/CMakeFiles/punctual_preload.dir" -name '*.o'); do
+	nm -u "$o" | grep -qE ' pn__plan_(make|woke|cancel)$' && basename "$o" .o
+done | sort -u | tr '\n' ' ')
+if [ "$drivers" != "wait.c " ]; then
+	echo "FAIL: the plan is driven from '$drivers', not the engine (wait/wait.c) alone"
+	fails=$((fails + 1))
+fi
+raw=$(grep -rlE 'SYS_(clock_nanosleep|ppoll|epoll_pwait2?|pselect6)\b' "$SRC/src" | sed "s#$SRC/##")
+if [ "$raw" != "src/kernel.c" ]; then
+	echo "FAIL: raw kernel waits outside src/kernel.c: $(echo $raw)"
+	fails=$((fails + 1))
+fi
+real=$(grep -rlE '"(clock_nanosleep|nanosleep|ppoll|epoll_pwait2?|epoll_wait|pselect|select|poll)"' "$SRC/src" | sed "s#$SRC/##")
+if [ "$real" != "src/shim/real.c" ]; then
+	echo "FAIL: libc's waits looked up outside src/shim/real.c: $(echo $real)"
+	fails=$((fails + 1))
+fi
+shim=$(find "$BUILD/CMakeFiles/punctual_preload.dir" -name '*.o' -path '*/shim/*')
+# shellcheck disable=SC2086
+own=$(nm --defined-only $shim | awk 'NF == 3 {print $3}' | sort -u)
+# shellcheck disable=SC2086
+imp=$(nm -u $shim | awk '$1 == "U" && $2 ~ /^pn__/ {print $2}' | sort -u | comm -23 - <(echo "$own"))
+if [ "$(echo "$imp" | grep -c .)" -gt 6 ]; then
+	echo "FAIL: the shim uses $(echo "$imp" | grep -c .) internal symbols of the library (at most 6): $(echo $imp)"
+	fails=$((fails + 1))
+fi
+top=$(find "$SRC/src" -maxdepth 1 -name '*.c' | wc -l)
+if [ "$top" -gt 5 ]; then
+	echo "FAIL: $top .c files at the top of src/ (at most 5: the rest by concept, in folders)"
+	fails=$((fails + 1))
+fi
+[ "$fails" -eq 0 ] && echo "no circles, none over 800 lines, every getenv documented, one wait engine"
 exit $((fails > 0))

@@ -16,7 +16,7 @@
 #include <time.h>
 
 #include <punctual/punctual.h>
-#include "cgroup.h"
+#include "cpus/cgroup.h"
 
 static int passed, failed;
 
@@ -123,12 +123,13 @@ static void cgroup_fixtures(const char *cases)
 		set_or_unset("PUNCTUAL_CPU_ROUNDING", rounding);
 		set_or_unset("PUNCTUAL_CPU_COUNT", env_count);
 		struct pn_cpu_info info;
-		int r = pn__cpu_info_at(dir, affinity[0] ? affinity : "0-7", &info);
+		int r = pn__cpus_info_at(dir, affinity[0] ? affinity : "0-7", &info);
 		CHECK(r == 0 && info.count == atoi(count), "%s: count %d (%d), expected %s",
 		      de->d_name, info.count, r, count);
 		if (limit_path[0])
-			CHECK(strcmp(info.limit_path, limit_path) == 0, "%s: limit at '%s', expected '%s'",
-			      de->d_name, info.limit_path, limit_path);
+			CHECK(strcmp(info.limit_path, limit_path) == 0,
+			      "%s: limit at '%s', expected '%s'", de->d_name, info.limit_path,
+			      limit_path);
 		n++;
 	}
 	closedir(d);

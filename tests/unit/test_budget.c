@@ -25,7 +25,8 @@
 #include <punctual/sleep.h>
 #include <punctual/wait.h>
 #include "kernel.h"
-#include "sleep_plan.h"
+#include "wait/plan.h"
+#include "wait/spin.h"
 #include "splitmix.h"
 
 #define US 1000LL
@@ -112,17 +113,17 @@ static void *spin_share(void *arg)
 	pn_sleep_stats(&a);
 	int64_t cpu = 0;
 	for (int i = 0; i < 1000; i++) {
-		struct pn__sleep_plan p = PN__SLEEP_PLAN_INIT;
-		pn__sleep_plan(&p, CLOCK_MONOTONIC, pn_now() + 300 * US, 1 * US, 0, NULL);
+		struct pn__plan p = PN__PLAN_INIT;
+		pn__plan_make(&p, CLOCK_MONOTONIC, pn_now() + 300 * US, 1 * US, 0, NULL);
 		if (p.past)
 			continue;
 		if (p.kernel) {
 			while (pn__kernel_raw.sleep_abs(CLOCK_MONOTONIC, p.target) == -EINTR)
 				;
-			pn__sleep_woke(&p, true);
+			pn__plan_woke(&p, true);
 		}
 		int64_t c0 = thread_cpu();
-		pn__sleep_finish(&p);
+		pn__spin_finish(&p);
 		cpu += thread_cpu() - c0;
 	}
 	pn_sleep_stats(&b);

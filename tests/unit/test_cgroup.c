@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "cgroup.h"
+#include "cpus/cgroup.h"
 
 static void test_parse_self(void **state)
 {
@@ -40,22 +40,25 @@ static void test_parse_mountinfo(void **state)
 	struct pn__cg_mount m;
 	const char *mi = "1 0 0:1 / /sys/fs/cgroup/a\\040b rw - cgroup cgroup rw,cpuacct,cpu\n"
 	                 "2 0 0:2 / /sys/fs/cgroup/u rw shared:1 master:2 - cgroup2 none rw\n";
-	assert_int_equal(pn__mountinfo_find(mi, 0, "/x", &m), 0);
+	assert_int_equal(pn__cgroup_parse_mountinfo(mi, 0, "/x", &m), 0);
 	assert_string_equal(m.point, "/sys/fs/cgroup/a b");
 	assert_string_equal(m.root, "/");
 	assert_false(m.outside);
-	assert_int_equal(pn__mountinfo_find(mi, 1, "/x", &m), 0);
+	assert_int_equal(pn__cgroup_parse_mountinfo(mi, 1, "/x", &m), 0);
 	assert_string_equal(m.point, "/sys/fs/cgroup/u");
-	assert_int_equal(pn__mountinfo_find(mi, 1, "/../x", &m), 0);
+	assert_int_equal(pn__cgroup_parse_mountinfo(mi, 1, "/../x", &m), 0);
 	assert_true(m.outside);
-	assert_int_equal(pn__mountinfo_find("1 0 0:1 / /p rw - cgroup c rw,cpuacct\n", 0, "/", &m),
-	                 -ENOENT);
+	assert_int_equal(
+	        pn__cgroup_parse_mountinfo("1 0 0:1 / /p rw - cgroup c rw,cpuacct\n", 0, "/", &m),
+	        -ENOENT);
 	/* no " - " separator, too few fields */
-	assert_int_equal(pn__mountinfo_find("1 0 0:1 / /p rw cgroup c rw,cpu\n1 2\n", 0, "/", &m),
-	                 -ENOENT);
+	assert_int_equal(
+	        pn__cgroup_parse_mountinfo("1 0 0:1 / /p rw cgroup c rw,cpu\n1 2\n", 0, "/", &m),
+	        -ENOENT);
 	/* a decoded NUL cannot be in a path */
-	assert_int_equal(pn__mountinfo_find("1 0 0:1 / /p\\000 rw - cgroup2 c rw\n", 1, "/", &m),
-	                 -ENOENT);
+	assert_int_equal(
+	        pn__cgroup_parse_mountinfo("1 0 0:1 / /p\\000 rw - cgroup2 c rw\n", 1, "/", &m),
+	        -ENOENT);
 }
 
 static void test_parse_numbers(void **state)
@@ -88,13 +91,13 @@ static void test_parse_numbers(void **state)
 		if (pn__cgroup_parse_int(bad_int[i], &v) != -EIO)
 			fail_msg("'%s' accepted", bad_int[i]);
 
-	assert_int_equal(pn__cpulist_count("0-3,8-11\n"), 8);
-	assert_int_equal(pn__cpulist_count("0"), 1);
-	assert_int_equal(pn__cpulist_count(""), 0);
-	assert_int_equal(pn__cpulist_count("0-4095"), 4096);
+	assert_int_equal(pn__cgroup_parse_cpulist("0-3,8-11\n"), 8);
+	assert_int_equal(pn__cgroup_parse_cpulist("0"), 1);
+	assert_int_equal(pn__cgroup_parse_cpulist(""), 0);
+	assert_int_equal(pn__cgroup_parse_cpulist("0-4095"), 4096);
 	static const char *bad_list[] = {"3-1", "0-", "-1", "0,,1", "a", "0-3,", "99999999999"};
 	for (size_t i = 0; i < sizeof(bad_list) / sizeof(bad_list[0]); i++)
-		if (pn__cpulist_count(bad_list[i]) != -EIO)
+		if (pn__cgroup_parse_cpulist(bad_list[i]) != -EIO)
 			fail_msg("cpu list '%s' accepted", bad_list[i]);
 }
 
@@ -107,19 +110,19 @@ static void test_mountinfo_duplicates(void **state)
 	const char *mi = "1 0 0:1 /a /mnt/one rw - cgroup c rw,cpu\n"
 	                 "2 0 0:1 / /mnt/all rw - cgroup c rw,cpu\n"
 	                 "3 0 0:1 /a/b /mnt/ab rw - cgroup c rw,cpu\n";
-	assert_int_equal(pn__mountinfo_find(mi, 0, "/a/b/c", &m), 0);
+	assert_int_equal(pn__cgroup_parse_mountinfo(mi, 0, "/a/b/c", &m), 0);
 	assert_string_equal(m.point, "/mnt/ab");
 	assert_string_equal(m.root, "/a/b");
 	assert_false(m.outside);
-	assert_int_equal(pn__mountinfo_find(mi, 0, "/a/x", &m), 0);
+	assert_int_equal(pn__cgroup_parse_mountinfo(mi, 0, "/a/x", &m), 0);
 	assert_string_equal(m.root, "/a");
-	assert_int_equal(pn__mountinfo_find(mi, 0, "/z", &m), 0);
+	assert_int_equal(pn__cgroup_parse_mountinfo(mi, 0, "/z", &m), 0);
 	assert_string_equal(m.point, "/mnt/all");
 	/* /a/bc is not under /a/b */
-	assert_int_equal(pn__mountinfo_find(mi, 0, "/a/bc", &m), 0);
+	assert_int_equal(pn__cgroup_parse_mountinfo(mi, 0, "/a/bc", &m), 0);
 	assert_string_equal(m.root, "/a");
 	const char *only = "1 0 0:1 /a /mnt/one rw - cgroup c rw,cpu\n";
-	assert_int_equal(pn__mountinfo_find(only, 0, "/z", &m), 0);
+	assert_int_equal(pn__cgroup_parse_mountinfo(only, 0, "/z", &m), 0);
 	assert_true(m.outside);
 	assert_string_equal(m.point, "/mnt/one");
 	assert_int_equal(m.id, 1);

@@ -280,18 +280,18 @@ static void test_decide_fixtures(void **state)
 	const char *reason = NULL;
 	unsetenv("PUNCTUAL_CYCLES");
 #if defined(__x86_64__)
-	pn__set_root(PN_FIXTURES "/clocksource/unstable");
-	assert_int_equal(pn__cycles_decide(&reason), PN_CYCLES_CLOCK);
+	pn__fs_set_root(PN_FIXTURES "/clocksource/unstable");
+	assert_int_equal(pn__clock_cycles_decide(&reason), PN_CYCLES_CLOCK);
 	assert_non_null(strstr(reason, "unstable"));
-	pn__set_root(PN_FIXTURES "/clocksource/stable");
+	pn__fs_set_root(PN_FIXTURES "/clocksource/stable");
 	if (pn__arch_cycles_invariant())
-		assert_int_equal(pn__cycles_decide(&reason), PN_CYCLES_TSC);
+		assert_int_equal(pn__clock_cycles_decide(&reason), PN_CYCLES_TSC);
 #endif
 	setenv("PUNCTUAL_CYCLES", "clock", 1);
-	assert_int_equal(pn__cycles_decide(&reason), PN_CYCLES_CLOCK);
+	assert_int_equal(pn__clock_cycles_decide(&reason), PN_CYCLES_CLOCK);
 	assert_string_equal(reason, "PUNCTUAL_CYCLES=clock");
 	unsetenv("PUNCTUAL_CYCLES");
-	pn__set_root(NULL);
+	pn__fs_set_root(NULL);
 }
 
 /* ---- fallback, in a fresh process: PUNCTUAL_CYCLES=clock -------------------------- */
@@ -356,7 +356,7 @@ static void force_cycles(void)
 		}
 	}
 	assert_int_equal(sched_setaffinity(0, sizeof(set), &set), 0);
-	assert_int_equal(pn__cycles_reset(PN_ARCH_CYCLES_SOURCE), PN_ARCH_CYCLES_SOURCE);
+	assert_int_equal(pn__clock_cycles_reset(PN_ARCH_CYCLES_SOURCE), PN_ARCH_CYCLES_SOURCE);
 }
 
 /* What a calibration must leave: the counter in use, a base of at least base_ns between
@@ -397,7 +397,7 @@ static void test_forced_calibrate(void **state)
 	assert_int_equal(pn_cycles_info(&info), 0);
 	assert_true(info.base_ns >= 150 * 1000 * 1000);
 	/* the default base, by the first conversion after a reset */
-	assert_int_equal(pn__cycles_reset(PN_ARCH_CYCLES_SOURCE), PN_ARCH_CYCLES_SOURCE);
+	assert_int_equal(pn__clock_cycles_reset(PN_ARCH_CYCLES_SOURCE), PN_ARCH_CYCLES_SOURCE);
 	assert_true(pn_cycles_to_ns(1000000) > 0);
 	check_calibrated(100 * 1000 * 1000);
 }
@@ -445,28 +445,28 @@ static void test_forced_calibrate_threads(void **state)
 	check_calibrated(120 * 1000 * 1000);
 }
 
-/* The live decision follows the kernel's list of clocksources under pn__root(), as the
+/* The live decision follows the kernel's list of clocksources under pn__fs_root(), as the
  * load-time one does. */
 static void test_forced_decide_again(void **state)
 {
 	(void)state;
 	unsetenv("PUNCTUAL_CYCLES");
 #if defined(__x86_64__)
-	pn__set_root(PN_FIXTURES "/clocksource/unstable");
-	assert_int_equal(pn__cycles_reset(0), PN_CYCLES_CLOCK);
+	pn__fs_set_root(PN_FIXTURES "/clocksource/unstable");
+	assert_int_equal(pn__clock_cycles_reset(0), PN_CYCLES_CLOCK);
 	assert_int_equal(pn_cycles_source(), PN_CYCLES_CLOCK);
 	assert_int_equal(pn_cycles_to_ns(12345), 12345);
-	pn__set_root(PN_FIXTURES "/clocksource/stable");
+	pn__fs_set_root(PN_FIXTURES "/clocksource/stable");
 	if (pn__arch_cycles_invariant())
-		assert_int_equal(pn__cycles_reset(0), PN_CYCLES_TSC);
+		assert_int_equal(pn__clock_cycles_reset(0), PN_CYCLES_TSC);
 #endif
-	pn__set_root(NULL);
-	assert_int_equal(pn__cycles_reset(PN_CYCLES_CLOCK), PN_CYCLES_CLOCK);
+	pn__fs_set_root(NULL);
+	assert_int_equal(pn__clock_cycles_reset(PN_CYCLES_CLOCK), PN_CYCLES_CLOCK);
 	assert_int_equal(pn_cycles_to_ns(-777), -777);
 	/* another architecture's counter cannot be forced */
 	int other = PN_ARCH_CYCLES_SOURCE == PN_CYCLES_TSC ? PN_CYCLES_CNTVCT : PN_CYCLES_TSC;
-	assert_int_equal(pn__cycles_reset(other), -EINVAL);
-	assert_int_equal(pn__cycles_reset(99), -EINVAL);
+	assert_int_equal(pn__clock_cycles_reset(other), -EINVAL);
+	assert_int_equal(pn__clock_cycles_reset(99), -EINVAL);
 	assert_int_equal(pn_cycles_source(), PN_CYCLES_CLOCK);
 	force_cycles();
 	assert_int_equal(pn_cycles_calibrate(0), 0);

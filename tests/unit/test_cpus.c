@@ -33,7 +33,7 @@
 
 #include <punctual/clock.h>
 #include <punctual/cpus.h>
-#include "cgroup.h"
+#include "cpus/cgroup.h"
 #include "internal.h"
 #include "runner.h"
 
@@ -45,7 +45,7 @@
 static int reset(void **state)
 {
 	(void)state;
-	pn__set_root(NULL);
+	pn__fs_set_root(NULL);
 	unsetenv("PUNCTUAL_CPU_COUNT");
 	unsetenv("PUNCTUAL_CPU_ROUNDING");
 	pn_cpu_set_rounding(-1);
@@ -140,7 +140,7 @@ static bool run_case(const char *name)
 		setenv("PUNCTUAL_CPU_COUNT", e.env_count, 1);
 	else
 		unsetenv("PUNCTUAL_CPU_COUNT");
-	assert_int_equal(pn__cpu_info_at(dir, e.affinity, &info), 0);
+	assert_int_equal(pn__cpus_info_at(dir, e.affinity, &info), 0);
 	unsetenv("PUNCTUAL_CPU_ROUNDING");
 	unsetenv("PUNCTUAL_CPU_COUNT");
 
@@ -198,8 +198,8 @@ static void test_einval(void **state)
 	(void)state;
 	struct pn_cpu_info info;
 	assert_int_equal(pn_cpu_info(NULL), -EINVAL);
-	assert_int_equal(pn__cpu_info_at(NULL, NULL, &info), -EINVAL);
-	assert_int_equal(pn__cpu_info_at("", NULL, NULL), -EINVAL);
+	assert_int_equal(pn__cpus_info_at(NULL, NULL, &info), -EINVAL);
+	assert_int_equal(pn__cpus_info_at("", NULL, NULL), -EINVAL);
 	assert_int_equal(pn_cpu_set_rounding(3), -EINVAL);
 	assert_int_equal(pn_cpu_set_rounding(-2), -EINVAL);
 	assert_null(pn_cpu_rounding_name(3));
@@ -214,33 +214,33 @@ static void test_info_fields(void **state)
 {
 	(void)state;
 	struct pn_cpu_info info;
-	assert_int_equal(pn__cpu_info_at(CASES "/v2_deeper_than_levels_max", "0-7", &info), 0);
+	assert_int_equal(pn__cpus_info_at(CASES "/v2_deeper_than_levels_max", "0-7", &info), 0);
 	assert_int_equal(info.n_levels, 35);
 	assert_int_equal(info.limit_level, -1); /* beyond levels[] */
 	assert_string_equal(info.limit_path, "/l1");
 	assert_string_equal(info.levels[0].path + strlen(info.levels[0].path) - 4, "/l34");
 	assert_true(info.limit > 0.49 && info.limit < 0.51);
 
-	assert_int_equal(pn__cpu_info_at(CASES "/v1_quota_garbage", "0-7", &info), 0);
+	assert_int_equal(pn__cpus_info_at(CASES "/v1_quota_garbage", "0-7", &info), 0);
 	assert_int_equal(info.levels[0].status, -EIO);
 	assert_int_equal(info.cgroup_error, -EIO);
 	assert_int_equal(info.levels[1].status, 0);
 	assert_int_equal(info.levels[1].quota_us, -1);
 	assert_non_null(strstr(info.reason, "unknown"));
 
-	assert_int_equal(pn__cpu_info_at(CASES "/v2_controller_off", "0-7", &info), 0);
+	assert_int_equal(pn__cpus_info_at(CASES "/v2_controller_off", "0-7", &info), 0);
 	assert_int_equal(info.cgroup_error, 0);
 	assert_int_equal(info.levels[0].status, 0);
 	assert_int_equal(info.levels[0].shares, 100);
 	assert_non_null(strstr(info.reason, "no cgroup CPU limit"));
 
-	assert_int_equal(pn__cpu_info_at(CASES "/proc_unreadable", "0-7", &info), 0);
+	assert_int_equal(pn__cpus_info_at(CASES "/proc_unreadable", "0-7", &info), 0);
 	assert_int_equal(info.cgroup_version, PN_CGROUP_NONE);
 	assert_int_equal(info.cgroup_error, -ENOENT);
 	assert_int_equal(info.n_levels, 0);
 	assert_non_null(strstr(info.reason, "/proc/self/cgroup"));
 
-	assert_int_equal(pn__cpu_info_at(CASES "/affinity_2048", "0-2047", &info), 0);
+	assert_int_equal(pn__cpus_info_at(CASES "/affinity_2048", "0-2047", &info), 0);
 	assert_int_equal(info.affinity, 2048);
 	assert_int_equal(info.online, 2048);
 	assert_string_equal(info.affinity_list, "0-2047");
@@ -305,20 +305,20 @@ static void test_rounding_api(void **state)
 	struct pn_cpu_info info;
 	const char *dir = CASES "/round_floor"; /* 2.5 CPUs */
 	setenv("PUNCTUAL_CPU_ROUNDING", "nearest", 1);
-	assert_int_equal(pn__cpu_info_at(dir, "0-7", &info), 0);
+	assert_int_equal(pn__cpus_info_at(dir, "0-7", &info), 0);
 	assert_int_equal(info.count, 3);
 	assert_int_equal(info.rounding, PN_CPU_ROUND_NEAREST);
 	assert_int_equal(pn_cpu_set_rounding(PN_CPU_ROUND_FLOOR), 0);
-	assert_int_equal(pn__cpu_info_at(dir, "0-7", &info), 0);
+	assert_int_equal(pn__cpus_info_at(dir, "0-7", &info), 0);
 	assert_int_equal(info.count, 2);
 	assert_int_equal(info.rounding, PN_CPU_ROUND_FLOOR);
 	assert_true(info.limit > 2.49 && info.limit < 2.51);
 	assert_int_equal(pn_cpu_set_rounding(PN_CPU_ROUND_CEIL), 0);
-	assert_int_equal(pn__cpu_info_at(dir, "0-7", &info), 0);
+	assert_int_equal(pn__cpus_info_at(dir, "0-7", &info), 0);
 	assert_int_equal(info.count, 3);
 	assert_int_equal(pn_cpu_set_rounding(-1), 0);
 	unsetenv("PUNCTUAL_CPU_ROUNDING");
-	assert_int_equal(pn__cpu_info_at(dir, "0-7", &info), 0);
+	assert_int_equal(pn__cpus_info_at(dir, "0-7", &info), 0);
 	assert_int_equal(info.rounding, PN_CPU_ROUND_CEIL);
 }
 
@@ -338,7 +338,7 @@ static void test_rounding_drops_cache(void **state)
 	(void)state;
 	if (real_affinity() < 2)
 		pn_skip("a 1.5 CPU limit rounds to 1 either way with fewer than 2 CPUs");
-	pn__set_root(CASES "/v2_limit");
+	pn__fs_set_root(CASES "/v2_limit");
 	int tries = 0, up, down;
 	int64_t t0;
 	do {
@@ -352,7 +352,7 @@ static void test_rounding_drops_cache(void **state)
 	} while (!judged(t0, &tries));
 	assert_int_equal(down, 1);
 	assert_int_equal(up, 2);
-	pn__set_root(NULL);
+	pn__fs_set_root(NULL);
 }
 
 /* pn_cpu_info evaluates and stores what it found: after the tree under the root prefix
@@ -367,10 +367,11 @@ static void test_info_refreshes_cache(void **state)
 	int all = real_affinity(), tries = 0, stale, after;
 	int64_t t0;
 	do {
-		pn__set_root(CASES "/v2_limit_above_affinity"); /* no lower limit: the affinity */
+		pn__fs_set_root(CASES
+		                "/v2_limit_above_affinity"); /* no lower limit: the affinity */
 		t0 = pn_now_coarse();
 		assert_int_equal(pn_cpu_count_fresh(), all);
-		pn__set_root(CASES "/v1_parent_limits_child"); /* 0.5 CPU: 1 */
+		pn__fs_set_root(CASES "/v1_parent_limits_child"); /* 0.5 CPU: 1 */
 		stale = pn_cpu_count();
 		assert_int_equal(pn_cpu_info(&info), 0);
 		after = pn_cpu_count();
@@ -379,16 +380,16 @@ static void test_info_refreshes_cache(void **state)
 		assert_int_equal(stale, all); /* the cache was in force */
 	assert_int_equal(info.count, 1);
 	assert_int_equal(after, 1);
-	pn__set_root(NULL);
+	pn__fs_set_root(NULL);
 }
 
-/* pn__set_root reaches pn_cpu_count's own path: a parent limiting to 0.5 CPU gives 1
+/* pn__fs_set_root reaches pn_cpu_count's own path: a parent limiting to 0.5 CPU gives 1
  * whatever this machine's affinity. */
 static void test_root_prefix(void **state)
 {
 	(void)state;
 	struct pn_cpu_info info;
-	pn__set_root(CASES "/v1_parent_limits_child");
+	pn__fs_set_root(CASES "/v1_parent_limits_child");
 	assert_int_equal(pn_cpu_count_fresh(), 1);
 	assert_int_equal(pn_cpu_count(), 1);
 	assert_int_equal(pn_cpu_info(&info), 0);
@@ -401,7 +402,7 @@ static void test_root_prefix(void **state)
 	assert_int_equal(info.levels[1].shares, 1024);
 	assert_int_equal(info.n_levels, 3);
 	assert_string_equal(info.cgroup_dir, "/sys/fs/cgroup/cpu/a/b");
-	pn__set_root(NULL);
+	pn__fs_set_root(NULL);
 }
 
 /* The mount found in mountinfo is reused while statx says it is still there; fixture
@@ -425,17 +426,16 @@ static void test_mount_cache(void **state)
 	struct statx stx;
 	if (pn_emulator())
 		print_message("  qemu-user's statx gives STATX_MNT_ID as 0: no cache to check\n");
-	else if (statx(AT_FDCWD, "/", 0, STATX_MNT_ID, &stx) == 0 &&
-	         (stx.stx_mask & STATX_MNT_ID))
+	else if (statx(AT_FDCWD, "/", 0, STATX_MNT_ID, &stx) == 0 && (stx.stx_mask & STATX_MNT_ID))
 		assert_true(h1 >= h0 + 2);
 	else
 		print_message("  no STATX_MNT_ID: mountinfo read every time\n");
 
-	pn__set_root(CASES "/v1_parent_limits_child");
+	pn__fs_set_root(CASES "/v1_parent_limits_child");
 	assert_int_equal(pn_cpu_count_fresh(), 1);
 	assert_int_equal(pn_cpu_count_fresh(), 1);
 	assert_true(pn__cgroup_mount_cache_hits() == h1);
-	pn__set_root(NULL);
+	pn__fs_set_root(NULL);
 }
 
 /* ---- threads -------------------------------------------------------------------------------- */
@@ -461,14 +461,14 @@ static void test_threads(void **state)
 	(void)state;
 	pthread_t t[THREADS];
 	long bad[THREADS];
-	pn__set_root(CASES "/v2_parent_limits_child");
+	pn__fs_set_root(CASES "/v2_parent_limits_child");
 	for (int i = 0; i < THREADS; i++)
 		assert_int_equal(pthread_create(&t[i], NULL, hammer, &bad[i]), 0);
 	for (int i = 0; i < THREADS; i++) {
 		assert_int_equal(pthread_join(t[i], NULL), 0);
 		assert_int_equal(bad[i], 0);
 	}
-	pn__set_root(NULL);
+	pn__fs_set_root(NULL);
 }
 
 /* ---- real cgroups --------------------------------------------------------------------------- */
@@ -549,13 +549,13 @@ static const char *find_home(bool v2)
 	struct pn__cg_mount m;
 	const char *why = NULL;
 	assert_true(self && mi);
-	if (pn__read_at("", "/proc/self/cgroup", self, 65536) < 0 ||
-	    pn__read_at("", "/proc/self/mountinfo", mi, 1 << 20) < 0 ||
+	if (pn__fs_read_at("", "/proc/self/cgroup", self, 65536) < 0 ||
+	    pn__fs_read_at("", "/proc/self/mountinfo", mi, 1 << 20) < 0 ||
 	    pn__cgroup_parse_self(self, &s) < 0)
 		why = "cannot read /proc/self/cgroup or mountinfo";
 	else if (v2 ? !s.has_v2 : !s.has_v1_cpu)
 		why = v2 ? "no cgroup v2 hierarchy" : "no v1 cpu controller";
-	else if (pn__mountinfo_find(mi, v2, v2 ? s.v2_path : s.v1_cpu_path, &m) < 0)
+	else if (pn__cgroup_parse_mountinfo(mi, v2, v2 ? s.v2_path : s.v1_cpu_path, &m) < 0)
 		why = "the hierarchy is not mounted";
 	else if (m.outside)
 		why = "our cgroup is outside the mount's root";
@@ -577,11 +577,11 @@ static const char *v2_enable(void)
 {
 	char p[PATH_MAX + 64], buf[512];
 	snprintf(p, sizeof(p), "%s/cgroup.controllers", rc.home);
-	if (pn__read_at("", p, buf, sizeof(buf)) < 0 || !strstr(buf, "cpu"))
+	if (pn__fs_read_at("", p, buf, sizeof(buf)) < 0 || !strstr(buf, "cpu"))
 		return "the cpu controller is not available in our v2 cgroup (bound to v1, or "
 		       "not delegated)";
 	snprintf(p, sizeof(p), "%s/cgroup.subtree_control", rc.home);
-	if (pn__read_at("", p, buf, sizeof(buf)) >= 0 && strstr(buf, "cpu"))
+	if (pn__fs_read_at("", p, buf, sizeof(buf)) >= 0 && strstr(buf, "cpu"))
 		return NULL;
 	if (file_write(rc.home, "cgroup.subtree_control", "+cpu") < 0)
 		return "cannot enable the cpu controller below our v2 cgroup (not delegated)";

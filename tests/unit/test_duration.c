@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_duration.c: pn__parse_duration, the parser of every duration the tool takes and of
+ * test_duration.c: pn__duration_parse, the parser of every duration the tool takes and of
  * PUNCTUAL_PRECISION in the preload shim: units (m and h too), terms in decreasing units
  * ("1m30s"), fractions, the default unit and its refusal (-EDOM: a unit is needed),
  * overflow, and what it rejects (with *res untouched).
@@ -18,7 +18,7 @@
 static int64_t parse(const char *s, int64_t unit)
 {
 	int64_t v = -42;
-	int r = pn__parse_duration(s, unit, &v);
+	int r = pn__duration_parse(s, unit, &v);
 	if (r != 0) {
 		assert_int_equal(v, -42); /* untouched on failure */
 		return r;
@@ -96,7 +96,7 @@ static void test_rejects(void **state)
 		if (parse(bad[i], 1) != -EINVAL)
 			fail_msg("'%s' was not rejected", bad[i]);
 	int64_t v = 5;
-	assert_int_equal(pn__parse_duration(NULL, 1, &v), -EINVAL);
+	assert_int_equal(pn__duration_parse(NULL, 1, &v), -EINVAL);
 	assert_int_equal(v, 5);
 }
 

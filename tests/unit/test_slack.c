@@ -43,7 +43,7 @@ static void skip_if_realtime(void)
 static int reset_root(void **state)
 {
 	(void)state;
-	pn__set_root(NULL);
+	pn__fs_set_root(NULL);
 	return 0;
 }
 
@@ -348,23 +348,23 @@ static void test_eperm(void **state)
 static void test_fixture_enoent(void **state)
 {
 	(void)state;
-	pn__set_root(PN_FIXTURES "/slack/nofile");
+	pn__fs_set_root(PN_FIXTURES "/slack/nofile");
 	assert_int_equal(pn_slack_get_pid(4242), -ENOENT);
 	assert_int_equal(pn_slack_set_pid(4242, 1000), -ENOENT);
 	assert_int_equal(pn_slack_get_pid(4243), -ESRCH);
 	assert_int_equal(pn_slack_set_pid(4243, 1000), -ESRCH);
-	pn__set_root(NULL);
+	pn__fs_set_root(NULL);
 }
 
 static void test_fixture_values(void **state)
 {
 	(void)state;
-	pn__set_root(PN_FIXTURES "/slack/valid");
+	pn__fs_set_root(PN_FIXTURES "/slack/valid");
 	assert_int_equal(pn_slack_get_pid(4242), 50000);
 	assert_int_equal(pn_slack_get_pid(4243), INT64_MAX);
 	assert_int_equal(pn_slack_get_pid(4244), -ESRCH);
 
-	pn__set_root(PN_FIXTURES "/slack/malformed");
+	pn__fs_set_root(PN_FIXTURES "/slack/malformed");
 	for (pid_t pid = 1; pid <= 10; pid++) {
 		if (pid == 9)
 			continue;
@@ -375,7 +375,7 @@ static void test_fixture_values(void **state)
 	/* /proc/9 is a file, not a task's directory */
 	assert_int_equal(pn_slack_get_pid(9), -ESRCH);
 	assert_int_equal(pn_slack_set_pid(9, 1), -ESRCH);
-	pn__set_root(NULL);
+	pn__fs_set_root(NULL);
 }
 
 int main(int argc, char **argv)

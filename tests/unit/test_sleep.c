@@ -28,9 +28,10 @@
 #include <punctual/sleep.h>
 #include <punctual/slack.h>
 #include "alarms.h"
-#include "sleep_margin.h"
+#include "wait/policy.h"
 #include "kernel.h"
-#include "sleep_plan.h"
+#include "wait/plan.h"
+#include "wait/spin.h"
 #include "runner.h"
 #include "splitmix.h"
 
@@ -209,35 +210,35 @@ static void in_fresh_thread(void *(*fn)(void *))
  * kernel part gone when it ends. So a plan of another class than len's, or one that made no
  * probe (whose wait is the plan's own) and ended more than len/8 after it began, is
  * cancelled and made again, up to 1000 times (then kept, said on stdout). */
-static void plan_at(struct pn__sleep_plan *p, int64_t len, int64_t precision, int flags)
+static void plan_at(struct pn__plan *p, int64_t len, int64_t precision, int flags)
 {
-	int k = pn__margin_class(len);
+	int k = pn__policy_class(len);
 	for (int i = 0; i < 1000; i++) {
 		struct pn_sleep_stats before, after;
 		pn_sleep_stats(&before);
 		int64_t t0 = pn_now();
-		pn__sleep_plan(p, CLOCK_MONOTONIC, t0 + len, precision, flags, NULL);
+		pn__plan_make(p, CLOCK_MONOTONIC, t0 + len, precision, flags, NULL);
 		pn_sleep_stats(&after);
 		if (p->k == k && (after.probes != before.probes || p->start - t0 <= len / 8))
 			return;
-		pn__sleep_cancel(p);
+		pn__plan_cancel(p);
 	}
 	print_message("plan_at: 1000 plans of %lld ns disturbed; the last one kept\n",
 	              (long long)len);
-	pn__sleep_plan(p, CLOCK_MONOTONIC, pn_now() + len, precision, flags, NULL);
+	pn__plan_make(p, CLOCK_MONOTONIC, pn_now() + len, precision, flags, NULL);
 }
 
 /* plan_at, cancelled (slack back). */
-static struct pn__sleep_plan plan_for(int64_t len, int64_t precision, int flags)
+static struct pn__plan plan_for(int64_t len, int64_t precision, int flags)
 {
-	struct pn__sleep_plan p;
+	struct pn__plan p;
 	plan_at(&p, len, precision, flags);
-	pn__sleep_cancel(&p);
+	pn__plan_cancel(&p);
 	return p;
 }
 
 /* Whether p sleeps in the kernel for at least a quarter of its length. */
-static bool sleeps_in_kernel(const struct pn__sleep_plan *p)
+static bool sleeps_in_kernel(const struct pn__plan *p)
 {
 	return p->kernel && p->target - p->start >= (p->deadline - p->start) / 4;
 }
@@ -245,19 +246,19 @@ static bool sleeps_in_kernel(const struct pn__sleep_plan *p)
 static void learn_n(int64_t len, int64_t late, int n)
 {
 	for (int i = 0; i < n; i++)
-		pn__sleep_learn(len, late);
+		pn__plan_learn(len, late);
 }
 
 static void *stall_first(void *arg)
 {
 	(void)arg;
-	learn_n(1000, 20 * US, 40);       /* the probes: wakeups cost 20 us */
-	pn__sleep_learn(3 * MS, 50 * MS); /* the class's first sample: a 50 ms stall */
+	learn_n(1000, 20 * US, 40);      /* the probes: wakeups cost 20 us */
+	pn__plan_learn(3 * MS, 50 * MS); /* the class's first sample: a 50 ms stall */
 	struct pn_sleep_stats st;
 	pn_sleep_stats(&st);
 	if (st.class_samples[11] != 0)
 		return "a lone stall was learned as a young class's first sample";
-	struct pn__sleep_plan p = plan_for(3 * MS, 10 * US, 0);
+	struct pn__plan p = plan_for(3 * MS, 10 * US, 0);
 	if (!sleeps_in_kernel(&p))
 		return "one stall as a class's first sample made it spin-only";
 	learn_n(3 * MS, 40 * US, 2); /* two ordinary wakeups: the stall is out */
@@ -275,7 +276,7 @@ static void *stall_later(void *arg)
 	(void)arg;
 	learn_n(3 * MS, 40 * US, 64);
 	learn_n(3 * MS, 50 * MS, 2); /* two stalls in a learned class */
-	struct pn__sleep_plan p = plan_for(3 * MS, 10 * US, 0);
+	struct pn__plan p = plan_for(3 * MS, 10 * US, 0);
 	if (!sleeps_in_kernel(&p) || p.deadline - p.target > 1 * MS)
 		return "two stalls in a learned class became its margin";
 	return NULL;
@@ -289,17 +290,17 @@ static void *stall_held(void *arg)
 	struct pn_sleep_stats a, b;
 	learn_n(3 * MS, 40 * US, 64);
 	pn_sleep_stats(&a);
-	pn__sleep_learn(3 * MS, 50 * MS);
+	pn__plan_learn(3 * MS, 50 * MS);
 	pn_sleep_stats(&b);
 	if (b.class_samples[11] != a.class_samples[11] ||
 	    b.class_margin_ns[11] != a.class_margin_ns[11])
 		return "a lone stall was learned at once";
-	pn__sleep_learn(3 * MS, 40 * US);
+	pn__plan_learn(3 * MS, 40 * US);
 	pn_sleep_stats(&b);
 	if (b.class_samples[11] != a.class_samples[11] + 1)
 		return "an ordinary wakeup after a stall: the stall was kept";
-	pn__sleep_learn(3 * MS, 50 * MS);
-	pn__sleep_learn(3 * MS, 50 * MS);
+	pn__plan_learn(3 * MS, 50 * MS);
+	pn__plan_learn(3 * MS, 50 * MS);
 	pn_sleep_stats(&b);
 	if (b.class_samples[11] != a.class_samples[11] + 3)
 		return "two late wakeups in a row were not both learned";
@@ -325,7 +326,7 @@ static void *spin_only(void *arg)
 	pn_sleep_stats_reset();
 	int i;
 	for (i = 1; i <= 1024; i++) {
-		struct pn__sleep_plan p = plan_for(3 * MS, 10 * US, 0);
+		struct pn__plan p = plan_for(3 * MS, 10 * US, 0);
 		if (i == 1) {
 			pn_sleep_stats(&st);
 			if (p.kernel)
@@ -350,7 +351,7 @@ static void *spin_only_forgets(void *arg)
 	learn_n(1000, 20 * US, 40);
 	learn_n(3 * MS, 40 * US, 200);
 	learn_n(3 * MS, 20 * MS, 4); /* in a row: the load changed, all four learned */
-	struct pn__sleep_plan p = plan_for(3 * MS, 10 * US, 0);
+	struct pn__plan p = plan_for(3 * MS, 10 * US, 0);
 	if (p.kernel)
 		return "four 20 ms wakeups did not make a 3 ms class spin-only";
 	for (int i = 1; i <= 1024; i++) {
@@ -369,7 +370,7 @@ static void *young_extrapolates(void *arg)
 	(void)arg;
 	learn_n(1000, 20 * US, 40);
 	learn_n(3 * MS, 40 * US, 100); /* p99 = p99.9: 40 us (its bucket: < 41 us) */
-	struct pn__sleep_plan p = plan_for(3 * MS, 1 * US, 0);
+	struct pn__plan p = plan_for(3 * MS, 1 * US, 0);
 	int64_t m = p.deadline - p.target - 1;
 	if (m < 3 * 40 * US || m > 3 * MS / 2)
 		return "a young class's fine margin is not 3x its p99";
@@ -408,7 +409,7 @@ static void test_young_margin(void **state)
 	in_fresh_thread(young_extrapolates);
 }
 
-/* PN__SLEEP_KEEP_SLACK: the kernel part runs with the plan's slack, and the thread's own
+/* PN__PLAN_KEEP_SLACK: the kernel part runs with the plan's slack, and the thread's own
  * (read at each plan, so a prctl behind the library's back counts) comes back after. */
 static void *keep_slack(void *arg)
 {
@@ -420,19 +421,19 @@ static void *keep_slack(void *arg)
 		if (syscall(SYS_prctl, PR_SET_TIMERSLACK, mine[i], 0L, 0L, 0L) != 0)
 			return "prctl failed";
 		for (int64_t prec = 1 * US; prec <= 1 * MS; prec *= 1000) {
-			struct pn__sleep_plan p;
-			plan_at(&p, 2 * MS, prec, PN__SLEEP_KEEP_SLACK);
+			struct pn__plan p;
+			plan_at(&p, 2 * MS, prec, PN__PLAN_KEEP_SLACK);
 			if (!p.kernel)
 				return "no kernel part";
 			if (pn_slack_get() != p.slack)
 				return "the kernel part does not run with the plan's slack";
 			assert_int_equal(pn__kernel_raw.sleep_abs(CLOCK_MONOTONIC, p.target), 0);
 			/* not learned: a loaded machine's wakeups would make the class spin */
-			pn__sleep_woke(&p, false);
+			pn__plan_woke(&p, false);
 			if (pn_slack_get() != mine[i])
 				return "the thread's own slack did not come back after the kernel "
 				       "part";
-			assert_int_equal(pn__sleep_finish(&p), 0);
+			assert_int_equal(pn__spin_finish(&p), 0);
 			if (pn_now() < p.deadline)
 				return "early";
 		}
@@ -469,14 +470,14 @@ static void *probe_takes_all(void *arg)
 		return "prctl failed";
 	int64_t deadline = pn_now() + 200 * US;
 	struct pn__probe probe = {slow_probe, &deadline};
-	struct pn__sleep_plan p;
-	pn__sleep_plan(&p, CLOCK_MONOTONIC, deadline, 10 * US,
-	               PN__SLEEP_KEEP_SLACK | PN__SLEEP_EINTR, &probe);
+	struct pn__plan p;
+	pn__plan_make(&p, CLOCK_MONOTONIC, deadline, 10 * US, PN__PLAN_KEEP_SLACK | PN__PLAN_EINTR,
+	              &probe);
 	if (p.stop || p.kernel)
 		return "a plan whose probe took the whole sleep still waits";
 	if (pn_slack_get() != 40000)
 		return "the probe's slack stayed after the plan ended at its probe";
-	pn__sleep_finish(&p);
+	pn__spin_finish(&p);
 	return NULL;
 }
 
@@ -503,23 +504,23 @@ static void *spins_lose(void *arg)
 	(void)arg;
 	learn_n(2 * MS, 20 * US, 64);
 	for (int i = 0; i < 8; i++) {
-		struct pn__sleep_plan p;
+		struct pn__plan p;
 		plan_at(&p, 2 * MS, US, 0);
 		int64_t d = p.deadline;
 		if (i == 0 && (!p.kernel || p.target >= d))
 			return "a learned class did not spin before its spins lost";
-		pn__sleep_cancel(&p);
-		pn__sleep_spin(&p, run_past, &d, 0);
+		pn__plan_cancel(&p);
+		pn__spin_checked(&p, run_past, &d, 0);
 	}
 	int kernel = 0, spun = 0;
 	for (int i = 0; i < 32; i++) {
-		struct pn__sleep_plan p;
+		struct pn__plan p;
 		plan_at(&p, 2 * MS, US, 0);
 		if (p.kernel && p.target == p.deadline && p.slack == 1)
 			kernel++;
 		else
 			spun++;
-		pn__sleep_cancel(&p);
+		pn__plan_cancel(&p);
 	}
 	if (kernel < 24)
 		return "a class whose spins lose the CPU still spins";
@@ -549,18 +550,18 @@ static void one_alarm(long us, void (*handler)(int))
 }
 
 /* A spin-only plan of len ns with the shim's flags. */
-static struct pn__sleep_plan spin_plan(int64_t len)
+static struct pn__plan spin_plan(int64_t len)
 {
 	learn_n(1000, 20 * US, 40);
 	learn_n(len, 10 * len, 64);
-	struct pn__sleep_plan p;
-	pn__sleep_plan(&p, CLOCK_MONOTONIC, pn_now() + len, 10 * US,
-	               PN__SLEEP_KEEP_SLACK | PN__SLEEP_EINTR, NULL);
+	struct pn__plan p;
+	pn__plan_make(&p, CLOCK_MONOTONIC, pn_now() + len, 10 * US,
+	              PN__PLAN_KEEP_SLACK | PN__PLAN_EINTR, NULL);
 	return p;
 }
 
 /* The shim's spin: a handler that runs ends it with -EINTR before the deadline; an ignored
- * or blocked signal does not; the mask is as it was; pn__sleep_finish resumes. */
+ * or blocked signal does not; the mask is as it was; pn__spin_finish resumes. */
 static void *spin_signals(void *arg)
 {
 	(void)arg;
@@ -572,12 +573,12 @@ static void *spin_signals(void *arg)
 	pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
 	pthread_sigmask(SIG_SETMASK, NULL, &before);
 
-	struct pn__sleep_plan p = spin_plan(30 * MS);
+	struct pn__plan p = spin_plan(30 * MS);
 	if (p.kernel || p.stop)
 		return "not a spin-only plan";
 	handled = 0;
 	one_alarm(2000, count_signal);
-	int r = pn__sleep_finish_intr(&p);
+	int r = pn__spin_signals(&p);
 	if (r != -EINTR || handled != 1)
 		return "a handled signal did not interrupt the spin";
 	if (pn_now() >= p.deadline)
@@ -589,14 +590,14 @@ static void *spin_signals(void *arg)
 
 	p = spin_plan(20 * MS);
 	one_alarm(2000, SIG_IGN);
-	if (pn__sleep_finish_intr(&p) != 0 || pn_now() < p.deadline)
+	if (pn__spin_signals(&p) != 0 || pn_now() < p.deadline)
 		return "an ignored signal ended the spin";
 
 	p = spin_plan(20 * MS);
 	pthread_sigmask(SIG_BLOCK, &alrm, NULL);
 	handled = 0;
 	one_alarm(2000, count_signal);
-	if (pn__sleep_finish_intr(&p) != 0 || pn_now() < p.deadline || handled)
+	if (pn__spin_signals(&p) != 0 || pn_now() < p.deadline || handled)
 		return "a signal the thread blocks ended the spin";
 	pthread_sigmask(SIG_UNBLOCK, &alrm, NULL); /* now it runs */
 	if (handled != 1)
@@ -604,8 +605,8 @@ static void *spin_signals(void *arg)
 
 	p = spin_plan(20 * MS);
 	one_alarm(2000, count_signal);
-	if (pn__sleep_finish(&p) != 0 || pn_now() < p.deadline)
-		return "pn__sleep_finish did not resume after a signal";
+	if (pn__spin_finish(&p) != 0 || pn_now() < p.deadline)
+		return "pn__spin_finish did not resume after a signal";
 	signal(SIGALRM, SIG_DFL);
 	return NULL;
 }
@@ -630,10 +631,10 @@ static void *probes_signalled(void *arg)
 	sigemptyset(&alrm);
 	sigaddset(&alrm, SIGALRM);
 	pthread_sigmask(SIG_UNBLOCK, &alrm, NULL);
-	struct pn__sleep_plan p;
-	pn__sleep_plan(&p, CLOCK_MONOTONIC, pn_now() + 200 * MS, 10 * US,
-	               PN__SLEEP_KEEP_SLACK | PN__SLEEP_EINTR, NULL);
-	pn__sleep_cancel(&p);
+	struct pn__plan p;
+	pn__plan_make(&p, CLOCK_MONOTONIC, pn_now() + 200 * MS, 10 * US,
+	              PN__PLAN_KEEP_SLACK | PN__PLAN_EINTR, NULL);
+	pn__plan_cancel(&p);
 	return p.stop == -EINTR ? (void *)1 : NULL;
 }
 

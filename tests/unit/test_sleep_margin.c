@@ -18,7 +18,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "sleep_state.h"
+#include "wait/state.h"
 #include "splitmix.h"
 
 #define US 1000LL
@@ -39,17 +39,17 @@ static void reset(void)
 	memset(cls, 0, sizeof(cls));
 }
 
-static struct pn__margin_choice choose(int64_t len, int64_t precision, int32_t budget,
+static struct pn__policy_choice choose(int64_t len, int64_t precision, int32_t budget,
                                        int64_t overhead, double loss)
 {
-	struct pn__margin_ask a = {.len = len,
+	struct pn__policy_ask a = {.len = len,
 	                           .precision = precision,
 	                           .budget = budget,
 	                           .room = INT64_MAX,
 	                           .overhead = overhead,
 	                           .loss = loss};
-	struct pn__margin_choice c;
-	pn__margin_choose(cls, pn__margin_class(len), &a, &c);
+	struct pn__policy_choice c;
+	pn__policy_choose(cls, pn__policy_class(len), &a, &c);
 	return c;
 }
 
@@ -62,7 +62,7 @@ static void heavy_tail(void **state)
 		learn(K, 50 * US, 99);
 		learn(K, 2 * MS, 1);
 	}
-	struct pn__margin_choice c = choose(1 * MS, 1 * US, PN_SLEEP_BUDGET_AUTO, 0, 0);
+	struct pn__policy_choice c = choose(1 * MS, 1 * US, PN_SLEEP_BUDGET_AUTO, 0, 0);
 	assert_true(c.margin >= 50 * US);  /* the mode is cheap: covered */
 	assert_true(c.margin < 200 * US);  /* the tail is not worth its CPU */
 	assert_true(c.wanted >= 2 * MS);   /* what the quantile alone asks */
@@ -83,7 +83,7 @@ static void bimodal(void **state)
 		learn(K, 20 * US, 50);
 		learn(K, 400 * US, 50);
 	}
-	struct pn__margin_choice c = choose(1 * MS, 1 * US, PN_SLEEP_BUDGET_AUTO, 0, 0);
+	struct pn__policy_choice c = choose(1 * MS, 1 * US, PN_SLEEP_BUDGET_AUTO, 0, 0);
 	assert_true(c.margin >= 400 * US);
 	/* a 10% budget cannot: its expected cost stays within it */
 	c = choose(1 * MS, 1 * US, 100000, 0, 0);
@@ -104,7 +104,7 @@ static void budgets(void **state)
 		      1);
 	int64_t last = -1;
 	for (int32_t b = 0; b <= 500000; b += 50000) {
-		struct pn__margin_choice c = choose(1 * MS, 1 * US, b, 0, 0);
+		struct pn__policy_choice c = choose(1 * MS, 1 * US, b, 0, 0);
 		assert_true(c.cost_ppm <= b);
 		assert_true(c.margin >= last);
 		assert_true(c.margin <= c.wanted);
@@ -114,7 +114,7 @@ static void budgets(void **state)
 	/* a wait's own CPU counts: 100 us of overhead leaves a 10% budget nothing to spin on
 	 * the learned wakeups: its margin stays below all of them */
 	assert_true(choose(1 * MS, 1 * US, 100000, 100 * US, 0).margin < 30 * US);
-	struct pn__margin_choice a = choose(1 * MS, 1 * US, 200000, 0, 0),
+	struct pn__policy_choice a = choose(1 * MS, 1 * US, 200000, 0, 0),
 	                         b = choose(1 * MS, 1 * US, 200000, 50 * US, 0);
 	assert_true(b.margin < a.margin);
 	assert_true(b.cost_ppm <= 200000);
@@ -126,7 +126,7 @@ static void precision_allowed(void **state)
 	(void)state;
 	reset();
 	learn(K, 100 * US, 4000);
-	struct pn__margin_choice fine = choose(1 * MS, 1 * US, 500000, 0, 0),
+	struct pn__policy_choice fine = choose(1 * MS, 1 * US, 500000, 0, 0),
 	                         wide = choose(1 * MS, 60 * US, 500000, 0, 0);
 	assert_true(fine.margin >= 100 * US);
 	assert_true(wide.margin <= fine.margin - 50 * US);
@@ -147,9 +147,9 @@ static void stolen_spins(void **state)
 		learn(K, 50 * US, 99);
 		learn(K, 600 * US, 1); /* now 2% in all */
 	}
-	struct pn__margin_choice steady = choose(1 * MS, 1 * US, PN_SLEEP_BUDGET_FULL, 0, 0);
+	struct pn__policy_choice steady = choose(1 * MS, 1 * US, PN_SLEEP_BUDGET_FULL, 0, 0);
 	assert_true(steady.margin >= 600 * US); /* precision at any cost: the p99.9 */
-	struct pn__margin_choice c = choose(1 * MS, 1 * US, 900000, 0, 0.05);
+	struct pn__policy_choice c = choose(1 * MS, 1 * US, 900000, 0, 0.05);
 	assert_true(c.wanted < 600 * US); /* no lateness bought that a spin cannot remove */
 	c = choose(1 * MS, 1 * US, 900000, 0, 0);
 	assert_true(c.wanted >= 600 * US); /* without the loss, the tail is wanted */
@@ -158,14 +158,14 @@ static void stolen_spins(void **state)
 	for (int i = 0; i < 100; i++) {
 		struct pn__spin_gaps g = {.watched = 1 * MS};
 		if (i % 50 == 0)
-			pn__margin_gap(&g, 1 * MS);
-		pn__margin_loss_add(&loss, &g);
+			pn__policy_gap(&g, 1 * MS);
+		pn__policy_loss_add(&loss, &g);
 	}
-	double f = pn__margin_loss_share(&loss, 1 * US);
+	double f = pn__policy_loss_share(&loss, 1 * US);
 	assert_true(f > 0.015 && f < 0.025);
-	assert_true(pn__margin_loss_share(&loss, 2 * MS) == 0); /* no stall that long */
+	assert_true(pn__policy_loss_share(&loss, 2 * MS) == 0); /* no stall that long */
 	struct pn__spin_loss none = {0};
-	assert_true(pn__margin_loss_share(&none, 1 * US) == 0);
+	assert_true(pn__policy_loss_share(&none, 1 * US) == 0);
 }
 
 /* One stall never becomes the margin (the quantiles' guard), under any budget. */
@@ -184,7 +184,7 @@ static void one_stall(void **state)
 static void window_holds(void **state)
 {
 	(void)state;
-	struct pn__sleep_state *t = pn__sleep_state_new();
+	struct pn__state *t = pn__state_new();
 	assert_non_null(t);
 	uint64_t seed = 7;
 	for (int i = 0; i < 400; i++)
@@ -196,14 +196,14 @@ static void window_holds(void **state)
 	int64_t now = 1000 * MS, worst = 0;
 	for (int i = 0; i < 20000; i++) {
 		int64_t len = 1 * MS;
-		int64_t used = pn__sleep_window_used(t, now);
-		struct pn__margin_ask a = {.len = len,
+		int64_t used = pn__state_window_used(t, now);
+		struct pn__policy_ask a = {.len = len,
 		                           .precision = 1 * US,
 		                           .budget = budget,
 		                           .room = window > used ? window - used : 0,
 		                           .overhead = t->overhead};
-		struct pn__margin_choice c;
-		pn__margin_choose(t->cls, pn__margin_class(len), &a, &c);
+		struct pn__policy_choice c;
+		pn__policy_choose(t->cls, pn__policy_class(len), &a, &c);
 		/* the host got quicker than the thread learned: every wait spins its whole
 		 * margin, more than the policy expected, and the window must hold it */
 		int64_t late = (int64_t)(pn__splitmix64(&seed) % 5) * US;
@@ -214,15 +214,15 @@ static void window_holds(void **state)
 		                          .precision = 1 * US,
 		                          .spin_start = woke < deadline ? woke : deadline,
 		                          .end = woke > deadline ? woke : deadline,
-		                          .k = pn__margin_class(len)};
-		pn__sleep_count(t, &e);
+		                          .k = pn__policy_class(len)};
+		pn__state_count(t, &e);
 		now = e.end;
-		int64_t u = pn__sleep_window_used(t, now);
+		int64_t u = pn__state_window_used(t, now);
 		worst = u > worst ? u : worst;
 	}
 	assert_true(worst <= window + 1 * MS + t->overhead);
 	assert_true(worst >= window * 9 / 10); /* the window was what held it */
-	pn__sleep_state_free(t);
+	pn__state_free(t);
 }
 
 int main(void)

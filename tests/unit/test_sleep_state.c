@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_sleep_state.c: the lifetimes of a thread's sleep state (sleep_state.c). A report at
+ * test_sleep_state.c: the lifetimes of a thread's sleep state (state.c). A report at
  * the process's exit may read a state while its thread exits (the state stays mapped); a
  * key destructor that sleeps after the state's own destructor leaves nothing behind; a
  * fork()ed child keeps only its own thread's state, its counts started anew. Each test
@@ -22,7 +22,7 @@
 
 #include <punctual/clock.h>
 #include <punctual/sleep.h>
-#include "sleep_state.h"
+#include "wait/state.h"
 #include "runner.h"
 
 #define US 1000LL
@@ -48,7 +48,7 @@ static void *exiter(void *a)
 
 /* The report's reader: lets the thread exit (its key destructor runs) while it holds the
  * thread's state, then reads it. */
-static void read_late(const struct pn__sleep_state *s)
+static void read_late(const struct pn__state *s)
 {
 	if (s->tid != exiting.tid)
 		return;
@@ -66,7 +66,7 @@ static void test_drain_while_exiting(void **state)
 	pthread_barrier_init(&exit_b, NULL, 2);
 	assert_int_equal(pthread_create(&exiting.t, NULL, exiter, NULL), 0);
 	pthread_barrier_wait(&exit_b);
-	pn__sleep_state_drain(read_late);
+	pn__state_drain(read_late);
 	assert_int_equal(exiting.seen, 1);
 	assert_int_equal(exiting.sleeps, 1); /* its last sleep settled by the report */
 	pthread_barrier_destroy(&exit_b);
@@ -97,7 +97,7 @@ static void *sleepy(void *a)
 	return NULL;
 }
 
-static void find_leaked(const struct pn__sleep_state *s)
+static void find_leaked(const struct pn__state *s)
 {
 	for (int i = 0; i < SLEEPY_THREADS; i++)
 		found_leaked += s->tid == sleepy_tid[i];
@@ -112,7 +112,7 @@ static void test_key_destructor_sleeps(void **state)
 		assert_int_equal(pthread_create(&t, NULL, sleepy, &sleepy_tid[i]), 0);
 		pthread_join(t, NULL);
 	}
-	pn__sleep_state_drain(find_leaked);
+	pn__state_drain(find_leaked);
 	assert_int_equal(found_leaked, 0);
 	pthread_key_delete(sleepy_key);
 }
@@ -130,7 +130,7 @@ static void *stays(void *a)
 	return a;
 }
 
-static void count_child(const struct pn__sleep_state *s)
+static void count_child(const struct pn__state *s)
 {
 	child_states++;
 	child_own += s->tid == (int)syscall(SYS_gettid) && s->st.sleeps + s->st.past == 1;
@@ -144,7 +144,7 @@ static int in_child(void)
 		return 1; /* the parent's sleeps are not the child's */
 	if (pn_sleep_for(10 * US, 0) != 0 || pn_sleep_stats(&st) != 0 || st.sleeps + st.past != 1)
 		return 2;
-	pn__sleep_state_drain(count_child);
+	pn__state_drain(count_child);
 	if (child_states != 1)
 		return 3; /* the parent's other thread is not the child's */
 	return child_own == 1 ? 0 : 4;

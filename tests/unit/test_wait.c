@@ -34,8 +34,8 @@
 #include <punctual/clock.h>
 #include <punctual/sleep.h>
 #include <punctual/wait.h>
-#include "sleep_plan.h"
-#include "engine.h"
+#include "wait/plan.h"
+#include "wait/wait.h"
 #include "runner.h"
 #include "splitmix.h"
 
@@ -159,7 +159,7 @@ static void ready_during(bool spin_only)
 	uint64_t seed = spin_only ? 11 : 13;
 	if (spin_only) /* wakeups later than the waits: the whole wait is the spin */
 		for (int i = 0; i < 64; i++)
-			pn__sleep_learn(2 * MS, 20 * MS);
+			pn__plan_learn(2 * MS, 20 * MS);
 	int ones = 0;
 	for (int i = 0; i < 200; i++) {
 		bool ep = i & 1;
@@ -235,7 +235,7 @@ static void *signalled(void *arg)
 		return "timer_create";
 	if (spin_only)
 		for (int i = 0; i < 64; i++)
-			pn__sleep_learn(30 * MS, 300 * MS);
+			pn__plan_learn(30 * MS, 300 * MS);
 	struct fds f;
 	fds_open(&f);
 	for (int ep = 0; ep < 2; ep++) {
@@ -430,13 +430,13 @@ static void test_stall_at_the_end(void **state)
 	/* wakeups later than the waits: the whole wait is the spin, whose checks meet the
 	 * stall (not the kernel part) */
 	for (int i = 0; i < 64; i++)
-		pn__sleep_learn(2 * MS, 20 * MS);
+		pn__plan_learn(2 * MS, 20 * MS);
 	int good = 0;
 	for (int i = 0; i < 50 && good < 10; i++) {
 		int64_t deadline = pn_now() + 2 * MS;
 		struct stall_waiter s = {
 		        {.kind = PN__WAIT_OWN, .wait = stall_wait}, deadline, 0, false};
-		struct pn__sleep_plan p = PN__SLEEP_PLAN_INIT;
+		struct pn__plan p = PN__PLAN_INIT;
 		int r = pn__wait(&s.w, &p, CLOCK_MONOTONIC, deadline, 0, 0);
 		int64_t ret = pn_now();
 		assert_true(ret >= deadline);

@@ -27,8 +27,8 @@
 
 #include <punctual/clock.h>
 #include <punctual/wheel.h>
-#include "wheel_hooks.h" /* the wheel's test hooks */
-#include "wheel_sort.h"  /* its sorts, tested directly */
+#include "wheel/hooks.h" /* the wheel's test hooks */
+#include "wheel/sort.h"  /* its sorts, tested directly */
 #include "runner.h"
 #include "splitmix.h"
 
@@ -354,7 +354,7 @@ static void scenario(uint64_t seed, int steps, int64_t start, size_t records_min
 	memset(&M, 0, sizeof(M));
 	M.rng = seed;
 	assert_int_equal(pn_wheel_new(&M.w), 0);
-	pn__wheel_sort_tune(M.w, false, records_min, records_min < 32 ? 1 : 32);
+	pn__wheel_check_tune(M.w, false, records_min, records_min < 32 ? 1 : 32);
 	assert_int_equal(pn_wheel_expire(M.w, start), 0); /* the simulated timebase */
 	for (int i = 0; i < N; i++)
 		assert_int_equal(pn_timer_init(&M.t[i], on_fire, &M), 0);
@@ -673,8 +673,8 @@ static void large_expiry_order(bool fail_alloc, uint64_t seq0, bool spread)
 	uint64_t seed = 99;
 	int64_t seq = 0;
 	assert_int_equal(pn_wheel_new(&w), 0);
-	pn__wheel_sort_tune(w, fail_alloc, 129, 32);
-	pn__wheel_seq_set(w, seq0);
+	pn__wheel_check_tune(w, fail_alloc, 129, 32);
+	pn__wheel_check_seq(w, seq0);
 	assert_int_equal(pn_wheel_expire(w, 1000), 0);
 	for (int i = 0; i < NBIG; i++) {
 		pn_timer_init(&big[i], record_big, NULL);
@@ -800,7 +800,7 @@ static void test_buffer_fails_midway(void **state)
 		}
 		nbig = 0;
 		assert_int_equal(pn_wheel_expire(w, 10000000), 1500); /* grows the buffer */
-		pn__wheel_sort_tune(w, true, 129, 32);
+		pn__wheel_check_tune(w, true, 129, 32);
 		for (int i = 0; i < NBIG; i++) {
 			pn_timer_init(&big[i], record_big, NULL);
 			int64_t d = 10000000 +
@@ -975,12 +975,12 @@ static void test_record_sorts(void **state)
 				memcpy(a, in, n * sizeof(*in));
 				struct pn__srec *r;
 				if (sort == 0)
-					r = pn__bucket_sort(a, b, count, MAXN, n, range);
+					r = pn__wheel_sort_by_bucket(a, b, count, MAXN, n, range);
 				else if (sort == 1)
-					r = pn__bucket_sort(a, b, count, 40, n,
-					                    range); /* few counts */
+					r = pn__wheel_sort_by_bucket(a, b, count, 40, n,
+					                             range); /* few counts */
 				else
-					r = pn__radix_sort(a, b, n, range);
+					r = pn__wheel_sort_radix(a, b, n, range);
 				for (size_t i = 0; i < n; i++)
 					assert_int_equal(r[i].v, ref[i].v);
 			}

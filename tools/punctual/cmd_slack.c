@@ -71,7 +71,7 @@ static int read_comm(pid_t pid, pid_t tid, char *buf, size_t n)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-	int r = pn__read_file(path, buf, n);
+	int r = pn__fs_read_file(path, buf, n);
 	if (r < 0)
 		return r;
 	/* only the kernel's newline: one inside the name becomes '?' */
@@ -126,9 +126,9 @@ static int cmp_tid(const void *a, const void *b)
 static pid_t *list_tids(pid_t pid, size_t *n)
 {
 	char path[PATH_MAX];
-	if ((size_t)snprintf(path, sizeof(path), "%s/proc/%d/task", pn__root(), (int)pid) >=
+	if ((size_t)snprintf(path, sizeof(path), "%s/proc/%d/task", pn__fs_root(), (int)pid) >=
 	    sizeof(path))
-		die(1, "path too long: %s", pn__root());
+		die(1, "path too long: %s", pn__fs_root());
 	DIR *d = opendir(path);
 	if (!d)
 		slack_failed(errno == ENOENT || errno == ENOTDIR ? -ESRCH

@@ -13,7 +13,7 @@
 int64_t opt_duration(const char *opt, const char *s)
 {
 	int64_t v;
-	int r = pn__parse_duration(s, 0, &v);
+	int r = pn__duration_parse(s, 0, &v);
 	if (r == -ERANGE)
 		usage_error("%s: '%s' is too large", opt, s);
 	if (r == -EDOM)
@@ -197,7 +197,7 @@ void no_more_args(int argc, char **argv)
 }
 
 /* Whether s, a valid duration, is a whole number of ns: "1.5us" is; "0.5" and "1.0005us",
- * which pn__parse_duration truncates, are not. Each term's fraction times its unit must be
+ * which pn__duration_parse truncates, are not. Each term's fraction times its unit must be
  * whole. */
 static bool whole_ns(const char *s)
 {
@@ -215,7 +215,7 @@ static bool whole_ns(const char *s)
 		char one[16];
 		int64_t unit_ns, frac = 0, scale = 1;
 		snprintf(one, sizeof(one), "1%.*s", (int)(p - unit), unit);
-		if (pn__parse_duration(one, 1, &unit_ns) < 0)
+		if (pn__duration_parse(one, 1, &unit_ns) < 0)
 			return false;
 		for (const char *c = d; c < end; c++, scale *= 10)
 			frac = frac * 10 + (*c - '0');

@@ -16,7 +16,7 @@
 
 int read_sysfs_line(const char *path, char *buf, size_t n)
 {
-	int r = pn__read_file(path, buf, n);
+	int r = pn__fs_read_file(path, buf, n);
 	if (r < 0)
 		return r;
 	buf[strcspn(buf, "\n")] = '\0';
@@ -43,7 +43,7 @@ static void cpu_model(char *buf, size_t n)
 {
 	static char info[1 << 16];
 	snprintf(buf, n, "unknown");
-	if (pn__read_file("/proc/cpuinfo", info, sizeof(info)) <= 0)
+	if (pn__fs_read_file("/proc/cpuinfo", info, sizeof(info)) <= 0)
 		return;
 	/* x86: "model name"; arm64 has no model name, only "CPU part". */
 	const char *keys[] = {"model name", "Hardware", "CPU part"};

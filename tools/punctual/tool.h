@@ -36,7 +36,7 @@ void cleanup_on_signal(void (*fn)(void));
 const char *nearest(const char *s, const char *const *names, size_t n);
 /* A duration, in ns: the one unit rule of every option is that a duration takes a unit
  * (ns, us, ms, s, m, h; terms as 1m30s), a bare number none but 0. Exits 2 with a message
- * naming opt on error (pn__parse_duration, src/internal.h). */
+ * naming opt on error (pn__duration_parse, src/internal.h). */
 int64_t opt_duration(const char *opt, const char *s);
 /* A duration that is a whole number of us in [lo, hi] us (a kernel interface counts in us:
  * /dev/cpu_dma_latency, cyclictest's histogram): the us, or exit 2. */
@@ -50,8 +50,7 @@ int64_t opt_slack(const char *opt, const char *s);
  * optstring starts with ':'. Returns the next option or -1. */
 struct option;
 int next_opt(int argc, char **argv, const char *optstring, const struct option *lo,
-             const char *usage)
-	__attribute__((nonnull(2, 3, 4)));
+             const char *usage) __attribute__((nonnull(2, 3, 4)));
 /* Exits 2 if arguments remain after the options. */
 void no_more_args(int argc, char **argv);
 /* A non-negative integer in [lo, hi]; exits 2 on error. */

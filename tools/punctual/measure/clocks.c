@@ -150,7 +150,7 @@ static int probe_time(void)
 /* pn_now()'s path: the vDSO function it calls, or the system call when there is none. */
 static int probe_vdso(clockid_t id)
 {
-	pn__clock_gettime_fn f = pn__vdso_clock_gettime();
+	pn__clock_gettime_fn f = pn__clock_vdso_gettime();
 	struct timespec ts;
 	return f ? f(id, &ts) : -1;
 }

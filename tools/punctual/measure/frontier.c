@@ -4,7 +4,7 @@
  * sleeps once in every variant, in order, at one length; a variant's lateness is its
  * return less its deadline (the instant read before the call plus the length), its CPU the
  * thread's CPU time across the call. punctual's variants each keep a sleep state of their
- * own (pn__sleep_state_use), so that a budget is measured against its own sleeps, and
+ * own (pn__state_use), so that a budget is measured against its own sleeps, and
  * each learns as a program that sleeps so would.
  */
 #include <errno.h>
@@ -19,7 +19,7 @@
 #include <punctual/slack.h>
 #include <punctual/sleep.h>
 #include "measure/frontier.h"
-#include "sleep_state.h"
+#include "wait/state.h"
 
 #define US 1000LL
 #define MS 1000000LL
@@ -186,7 +186,7 @@ static void spin_until(int64_t t)
 }
 
 /* One sleep of variant v to deadline; s: its state (FR_BUDGET, FR_AUTO). */
-static void sleep_one(const struct frontier_variant *v, struct pn__sleep_state *s, int64_t deadline,
+static void sleep_one(const struct frontier_variant *v, struct pn__state *s, int64_t deadline,
                       int64_t precision)
 {
 	switch (v->kind) {
@@ -202,7 +202,7 @@ static void sleep_one(const struct frontier_variant *v, struct pn__sleep_state *
 		break;
 	case FR_BUDGET:
 	case FR_AUTO:
-		pn__sleep_state_use(s);
+		pn__state_use(s);
 		pn_sleep_until(deadline, precision);
 		break;
 	case FR_SPIN:
@@ -213,14 +213,14 @@ static void sleep_one(const struct frontier_variant *v, struct pn__sleep_state *
 
 int frontier_run(const struct frontier_config *c, struct frontier *f)
 {
-	struct pn__sleep_state *state[FRONTIER_MAX_VARIANTS] = {0};
+	struct pn__state *state[FRONTIER_MAX_VARIANTS] = {0};
 	int e = 0;
 	memset(f, 0, sizeof(*f));
 	f->c = *c;
 	for (int v = 0; v < c->nvar; v++) {
 		if (c->var[v].kind != FR_BUDGET && c->var[v].kind != FR_AUTO)
 			continue;
-		if (!(state[v] = pn__sleep_state_new())) {
+		if (!(state[v] = pn__state_new())) {
 			e = -ENOMEM;
 			goto out;
 		}
@@ -231,7 +231,7 @@ int frontier_run(const struct frontier_config *c, struct frontier *f)
 		for (int v = 0; v < c->nvar; v++)
 			pn_hist_init(&f->cell[l][v].late);
 	int64_t slack = pn_slack_get();
-	struct pn__sleep_state *own = pn__sleep_state_use(NULL);
+	struct pn__state *own = pn__state_use(NULL);
 	for (int l = 0; l < c->nlen; l++)
 		for (int r = 0; r < c->rounds[l]; r++)
 			for (int v = 0; v < c->nvar; v++) {
@@ -245,10 +245,10 @@ int frontier_run(const struct frontier_config *c, struct frontier *f)
 					cell->early++;
 				pn_hist_record(&cell->late, (uint64_t)(t > d ? t - d : 0));
 			}
-	pn__sleep_state_use(own);
+	pn__state_use(own);
 	pn_slack_set(slack > 0 ? slack : 0);
 out:
 	for (int v = 0; v < c->nvar; v++)
-		pn__sleep_state_free(state[v]);
+		pn__state_free(state[v]);
 	return e;
 }

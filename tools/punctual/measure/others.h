@@ -31,7 +31,7 @@ struct others {
 	} top[OTHERS_TOP];
 };
 
-/* Takes a snapshot of root's /proc (root: pn__root-style prefix, "" for the machine's).
+/* Takes a snapshot of root's /proc (root: pn__fs_root-style prefix, "" for the machine's).
  * 0, or -errno (/proc unreadable, out of memory) with *s empty. */
 int others_take(struct others_snap *s, const char *root);
 /* Fills *o from two snapshots taken elapsed ns apart, leaving out pid self (and its

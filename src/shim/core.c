@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core.c: the core of libpunctual-preload.so, which `punctual run --precise` puts in
+ * LD_PRELOAD so that an unmodified, dynamically linked program's sleeps and waits end
+ * precisely (sleep_calls.c, wait_calls.c) and `run --cpus` sets the CPU count it sees
+ * (cpu_calls.c). Here: whether the shim is active (PUNCTUAL_PRECISION: a duration, ns
+ * when bare; inert when unset or malformed, every call then going to the real function),
+ * the thread's place inside it, the test hooks that count what it did, and PUNCTUAL_STATS
+ * (set and not "0"): each thread's waits, lateness, waits late beyond the precision and
+ * spin share, one line on stderr as the thread exits, and at the process's exit for the
+ * threads still running (read as they are).
+ *
+ * Async-signal-safe where the originals are: no locks, no allocation, state per thread. A
+ * call made while the thread is already inside the shim (a signal handler's) goes to the
+ * real function, and the outer call does not learn from a wakeup a handler delayed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <punctual/sleep.h>
+#include "wait/wait.h"
+#include "kernel.h"
+#include "shim/core.h"
+#include "shim/real.h"
+#include "wait/stats.h"
+
+int64_t pn__shim_precision = -1; /* -1: inert */
+static PN_TLS bool inside;
+static PN_TLS unsigned nested;              /* calls that came in while inside */
+static PN_TLS struct pn__plan *in_progress; /* the call's plan, while inside */
+static unsigned long handled; /* calls made precise, for tests: punctual_preload_handled */
+
+/* How many calls the shim has made precise in this process (tests read it with dlsym). */
+EXPORT unsigned long punctual_preload_handled(void);
+EXPORT unsigned long punctual_preload_handled(void)
+{
+	return __atomic_load_n(&handled, __ATOMIC_RELAXED);
+}
+
+/* The calling thread's pn_sleep_stats as the shim's own copy of the library keeps them
+ * (tests read it with dlsym; a program's own libpunctual keeps its own). */
+EXPORT int punctual_preload_sleep_stats(struct pn_sleep_stats *st);
+EXPORT int punctual_preload_sleep_stats(struct pn_sleep_stats *st)
+{
+	return pn_sleep_stats(st);
+}
+
+__attribute__((constructor)) static void core_init(void)
+{
+	int64_t v;
+	const char *s = getenv("PUNCTUAL_PRECISION");
+	pn__shim_precision = s && pn__duration_parse(s, 1, &v) == 0 ? v : -1;
+	const char *stats = getenv("PUNCTUAL_STATS");
+	if (pn__shim_precision >= 0 && stats && *stats && strcmp(stats, "0") != 0)
+		pn__stats_report(pn__shim_precision);
+}
+
+bool pn__shim_active(void)
+{
+	if (pn__shim_precision < 0 || pn__kernel_denied() || pn__real_poll_denied())
+		return false;
+	if (inside) {
+		nested++;
+		return false;
+	}
+	return true;
+}
+
+const unsigned *pn__shim_nested(void)
+{
+	return &nested;
+}
+
+void pn__shim_enter(struct pn__plan *p)
+{
+	inside = true;
+	in_progress = p;
+	__atomic_add_fetch(&handled, 1, __ATOMIC_RELAXED);
+}
+
+int pn__shim_leave(int r)
+{
+	in_progress = NULL;
+	inside = false;
+	return r;
+}
+
+void pn__shim_unwound(void)
+{
+	if (!inside)
+		return;
+	if (in_progress)
+		pn__wait_cancel(in_progress);
+	pn__shim_leave(0);
+}

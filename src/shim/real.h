@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * real.h: the real libc functions the preload shim interposes (real.c),
+ * looked up once, in one place: the calls that go to libc as they are, and the shim's
+ * kernel table (kernel.h) through which the engine waits in the kernel the program's way
+ * (cancellation points, as the program's calls were). Internal to the shim.
+ */
+#ifndef PUNCTUAL_PRELOAD_REAL_H
+#define PUNCTUAL_PRELOAD_REAL_H
+
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kernel.h"
+
+struct pn__real {
+	int (*nanosleep)(const struct timespec *, struct timespec *);
+	int (*clock_nanosleep)(clockid_t, int, const struct timespec *, struct timespec *);
+	int (*usleep)(useconds_t);
+	int (*cond_timedwait)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
+	int (*cond_clockwait)(pthread_cond_t *, pthread_mutex_t *, clockid_t,
+	                      const struct timespec *);
+	void (*longjmp)(struct __jmp_buf_tag *, int);
+	void (*_longjmp)(struct __jmp_buf_tag *, int);
+	void (*siglongjmp)(struct __jmp_buf_tag *, int);
+	void (*longjmp_chk)(struct __jmp_buf_tag *, int);
+	int (*poll)(struct pollfd *, nfds_t, int);
+	int (*ppoll)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
+	int (*epoll_wait)(int, struct epoll_event *, int, int);
+	int (*epoll_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
+	int (*epoll_pwait2)(int, struct epoll_event *, int, const struct timespec *,
+	                    const sigset_t *);
+	int (*poll_chk)(struct pollfd *, nfds_t, int, size_t);
+	int (*ppoll_chk)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *,
+	                 size_t);
+	int (*select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
+	int (*pselect)(int, fd_set *, fd_set *, fd_set *, const struct timespec *,
+	               const sigset_t *);
+	int (*sem_trywait)(sem_t *);
+	int (*sem_timedwait)(sem_t *, const struct timespec *);
+	int (*sem_clockwait)(sem_t *, clockid_t, const struct timespec *);
+	int (*sigtimedwait)(const sigset_t *, siginfo_t *, const struct timespec *);
+};
+
+/* The real functions (NULL: libc has none), set at load, or by pn__real_resolve at a call
+ * that comes before the constructor. */
+extern struct pn__real pn__real;
+void pn__real_resolve(void);
+/* Resolves once if needed, then returns &pn__real. */
+static inline const struct pn__real *pn__real_get(void)
+{
+	if (!pn__real.nanosleep)
+		pn__real_resolve();
+	return &pn__real;
+}
+
+/* The shim's kernel table: the real clock_nanosleep, ppoll, epoll_pwait2 (NULL where libc
+ * has none), epoll_pwait and pselect, as -errno. */
+extern const struct pn__kernel pn__real_kernel;
+/* poll() made precise waits with ppoll, a call the program did not make: this table's ppoll
+ * is the program's own poll where a filter denies ppoll (rounded up to the ms, never
+ * early), and then pn__real_poll_denied says so for good. */
+extern const struct pn__kernel pn__real_poll_kernel;
+bool pn__real_poll_denied(void);
+
+#endif

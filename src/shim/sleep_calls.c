@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sleep_calls.c: the preload shim's sleeps and cond waits: nanosleep, clock_nanosleep
+ * (CLOCK_MONOTONIC, CLOCK_REALTIME, CLOCK_BOOTTIME and CLOCK_TAI, relative and
+ * TIMER_ABSTIME), usleep, pthread_cond_timedwait and pthread_cond_clockwait (how the JDK's
+ * Thread.sleep waits) keep their POSIX contracts, but wake through pn_sleep_until's
+ * strategy: never early, late by at most PUNCTUAL_PRECISION. Also longjmp and its kin, so
+ * that a handler that jumps out of a sleep leaves the shim.
+ *
+ * Contracts kept: return values and errno; EINTR with the remaining time when a signal
+ * handler runs during the sleep, in any phase (the sleep is not resumed, as the original
+ * would not be), but 0 once the deadline has passed, as the kernel's; TIMER_ABSTIME
+ * semantics, REALTIME deadlines included (the kernel part waits on the clock the caller
+ * named, the spin reads that clock); cancellation points, as the originals; cond waits
+ * return with the mutex held (or the error the original gives: EPERM for an error-checking
+ * mutex the caller does not hold, EOWNERDEAD for a robust one whose owner died) and still
+ * wake on pthread_cond_signal while in the kernel part; the thread's timer slack: the shim
+ * lowers it only for its own kernel waits and puts back what the thread had (read at every
+ * call, so a program's own prctl is honoured).
+ *
+ * How a signal interrupts the final spin: the spin blocks signals and, every
+ * PN__SIGCHECK_NS, lets those the program's mask allows in (ppoll with a zero timeout and
+ * that mask); if a handler ran, the call returns EINTR. So a handler runs at most that much
+ * later than it would have, on this thread; a process-directed signal that arrives in that
+ * moment may be taken by another thread that does not block it.
+ *
+ * Where they bend, documented in punctual(1): during a cond wait's final spin the mutex is
+ * released and the thread is not waiting on the cond: a pthread_cond_signal then wakes
+ * nobody, and the wait returns ETIMEDOUT at its deadline, which POSIX permits for a signal
+ * that races the timeout (callers re-check their predicate). Signals do not end a cond wait
+ * (the original does not return EINTR either).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <punctual/clock.h>
+#include "wait/wait.h"
+#include "shim/core.h"
+#include "shim/real.h"
+
+/* -EINTR, or 0 when clk has reached deadline by now: the kernel reports a handler that ran
+ * during a sleep only while time remains (nanosleep's rem is never 0 with EINTR). */
+static int intr_result(clockid_t clk, int64_t deadline)
+{
+	return pn__shim_clock(clk) >= deadline ? 0 : -EINTR;
+}
+
+static void abs_unwound(void *arg)
+{
+	(void)arg;
+	pn__shim_unwound();
+}
+
+/* Sleeps until deadline on clk: 0, or -EINTR when a signal handler ran before it (-errno
+ * from the kernel part). ret: where the program's call returns. A cancellation point, as
+ * the sleeps are: a pending cancel acts at the entry and in the spin (the kernel part is
+ * the real call). */
+__attribute__((noinline)) static int precise_abs(clockid_t clk, int64_t deadline, const void *ret)
+{
+	pthread_testcancel();
+	struct pn__plan p = PN__PLAN_INIT;
+	struct pn__waiter w = {.kind = PN__WAIT_SLEEP,
+	                       .k = &pn__real_kernel,
+	                       .sigcheck = PN__SIGCHECK_NS,
+	                       .nested = pn__shim_nested(),
+	                       .ret = {ret, RET}};
+	int r;
+	pn__shim_enter(&p);
+	pthread_cleanup_push(abs_unwound, NULL);
+	r = pn__wait(&w, &p, clk, deadline, pn__shim_precision,
+	             PN__PLAN_KEEP_SLACK | PN__PLAN_EINTR | PN__PLAN_LIBC_CLOCK | PN__PLAN_TAIL |
+	                     PN__PLAN_CANCEL);
+	r = pn__wait_tail(&w, &p, r);
+	if (r == -EINTR)
+		r = intr_result(clk, deadline);
+	pthread_cleanup_pop(0);
+	return pn__shim_leave(r);
+}
+
+/* Sleeps ns from now (the call time) on clk, CLOCK_MONOTONIC but for CLOCK_BOOTTIME, which
+ * counts a suspend where the monotonic clock does not (a relative sleep on the others is a
+ * duration); on -EINTR stores what remains in *rem, as the kernel does. BOOTTIME's offset
+ * is read monotonic first, so it comes out at or above the true one (never early). */
+static int precise_rel(clockid_t clk, int64_t now, int64_t ns, struct timespec *rem,
+                       const void *ret)
+{
+	if (clk != CLOCK_BOOTTIME) {
+		clk = CLOCK_MONOTONIC;
+	} else {
+		int64_t mono = pn_now();
+		now += pn__shim_clock(CLOCK_BOOTTIME) - mono;
+	}
+	int64_t deadline;
+	if (__builtin_add_overflow(now, ns, &deadline))
+		deadline = INT64_MAX;
+	int r = precise_abs(clk, deadline, ret);
+	if (r == -EINTR && rem) { /* time remained when the call decided on EINTR: never 0 */
+		int64_t left = deadline - pn__shim_clock(clk);
+		*rem = pn__ns_ts(left > 0 ? left : 1);
+	}
+	return r;
+}
+
+/* The errno convention of nanosleep and usleep: -1 with errno, or 0. */
+static int errno_result(int r)
+{
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	return 0;
+}
+
+EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
+{
+	uint64_t at = pn__calltime_entry();
+	const struct pn__real *real = pn__real_get();
+	if (!pn__shim_active() || !req || !pn__ts_valid(req))
+		return real->nanosleep(req, rem);
+	return errno_result(
+	        precise_rel(CLOCK_MONOTONIC, pn__calltime_ns(at), pn__ts_ns_sat(req), rem, RET));
+}
+
+EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req,
+                           struct timespec *rem)
+{
+	uint64_t at = pn__calltime_entry();
+	const struct pn__real *real = pn__real_get();
+	if (!pn__shim_active() || !req || !pn__ts_valid(req) || (flags & ~TIMER_ABSTIME) ||
+	    (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME && clk != CLOCK_BOOTTIME &&
+	     clk != CLOCK_TAI))
+		return real->clock_nanosleep(clk, flags, req, rem);
+	if (flags & TIMER_ABSTIME)
+		return -precise_abs(clk, pn__ts_ns_sat(req), RET);
+	return -precise_rel(clk, pn__calltime_ns(at), pn__ts_ns_sat(req), rem, RET);
+}
+
+EXPORT int usleep(useconds_t us)
+{
+	uint64_t at = pn__calltime_entry();
+	const struct pn__real *real = pn__real_get();
+	if (!pn__shim_active())
+		return real->usleep(us);
+	return errno_result(
+	        precise_rel(CLOCK_MONOTONIC, pn__calltime_ns(at), (int64_t)us * 1000, NULL, RET));
+}
+
+/* The clock a cond waits on: glibc keeps it in bit 1 of __wrefs (the layout is part of its
+ * ABI, fixed since 2.25: static initializers depend on it). */
+static clockid_t cond_clock(const pthread_cond_t *c)
+{
+#ifdef __GLIBC__
+	return (__atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED) & 2) ? CLOCK_MONOTONIC
+	                                                                   : CLOCK_REALTIME;
+#else
+	(void)c;
+	return CLOCK_REALTIME;
+#endif
+}
+
+/* A cond wait for the engine: the kernel part is the real wait (to the plan's target, or
+ * to its start when the plan only spins, so the mutex is checked and cycled as the original
+ * would, and to the deadline when it has passed); the spin runs with the mutex released. */
+struct cond_waiter {
+	struct pn__waiter w;
+	pthread_cond_t *c;
+	pthread_mutex_t *m;
+};
+
+/* The real wait to target on clk: 1 signalled, 0 timed out, or -errno (pthread's positive
+ * errno, converted). */
+static int cond_until(struct pn__waiter *w, clockid_t clk, int64_t target)
+{
+	struct cond_waiter *s = (struct cond_waiter *)w;
+	struct timespec ts = pn__ns_ts(target);
+	int r = pn__real.cond_clockwait ? pn__real.cond_clockwait(s->c, s->m, clk, &ts)
+	                                : pn__real.cond_timedwait(s->c, s->m, &ts); /* its own */
+	return r == 0 ? 1 : r == ETIMEDOUT ? 0 : -r;
+}
+
+static int cond_release(struct pn__waiter *w)
+{
+	return -pthread_mutex_unlock(((struct cond_waiter *)w)->m);
+}
+
+/* EOWNERDEAD (the mutex held, its state to recover) or ENOTRECOVERABLE, as the original's
+ * own re-lock would report them */
+static int cond_reacquire(struct pn__waiter *w)
+{
+	return -pthread_mutex_lock(((struct cond_waiter *)w)->m);
+}
+
+/* 0 (signalled), -ETIMEDOUT, or the real wait's or the mutex's -errno. */
+static int precise_cond(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
+                        const struct timespec *abstime, const void *ret)
+{
+	struct pn__plan p = PN__PLAN_INIT;
+	struct cond_waiter s = {{.kind = PN__WAIT_OWN,
+	                         .until = cond_until,
+	                         .release = cond_release,
+	                         .reacquire = cond_reacquire,
+	                         .nested = pn__shim_nested(),
+	                         .past_once = true,
+	                         .kernel_first = true,
+	                         .ret = {ret, NULL}},
+	                        c,
+	                        m};
+	pn__shim_enter(&p);
+	int r = pn__wait(&s.w, &p, clk, pn__ts_ns_sat(abstime), pn__shim_precision,
+	                 PN__PLAN_KEEP_SLACK | PN__PLAN_LIBC_CLOCK);
+	return pn__shim_leave(r > 0 ? 0 : r == 0 ? -ETIMEDOUT : r);
+}
+
+EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+                                  const struct timespec *abstime)
+{
+	const struct pn__real *real = pn__real_get();
+	if (!pn__shim_active() || pn__null_arg(c) || pn__null_arg(m) || pn__null_arg(abstime) ||
+	    !pn__ts_valid(abstime))
+		return real->cond_timedwait(c, m, abstime);
+	return -precise_cond(c, m, cond_clock(c), abstime, RET);
+}
+
+EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
+                                  const struct timespec *abstime)
+{
+	const struct pn__real *real = pn__real_get();
+	if (!real->cond_clockwait)
+		return EINVAL;
+	if (!pn__shim_active() || pn__null_arg(c) || pn__null_arg(m) || pn__null_arg(abstime) ||
+	    !pn__ts_valid(abstime) || (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME))
+		return real->cond_clockwait(c, m, clk, abstime);
+	return -precise_cond(c, m, clk, abstime, RET);
+}
+
+/* A signal handler that jumps out of a sleep leaves the shim: the slack goes back and the
+ * thread's next calls are precise again. (A handler that jumps within itself while it
+ * interrupted a sleep ends the shim's part of that sleep too: the sleep then returns to the
+ * program as the longjmp does, never.) */
+#define JUMP(name, field)                                                                          \
+	EXPORT void name(struct __jmp_buf_tag env[1], int val)                                     \
+	{                                                                                          \
+		const struct pn__real *real = pn__real_get();                                      \
+		pn__shim_unwound();                                                                \
+		real->field(env, val);                                                             \
+		__builtin_unreachable();                                                           \
+	}
+JUMP(longjmp, longjmp)
+JUMP(_longjmp, _longjmp)
+JUMP(siglongjmp, siglongjmp)
+#ifdef __GLIBC__ /* the fortified longjmp: glibc's only */
+void __longjmp_chk(struct __jmp_buf_tag env[1], int val) __attribute__((noreturn));
+JUMP(__longjmp_chk, longjmp_chk)
+#endif

@@ -1,0 +1,507 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wait_calls.c: the preload shim's waits on something besides time: poll, ppoll,
+ * epoll_wait, epoll_pwait, epoll_pwait2, select (and its public alias __select), pselect,
+ * glibc's fortified __poll_chk and __ppoll_chk, sem_timedwait, sem_clockwait and
+ * sigtimedwait. A positive timeout becomes deadline = call time + timeout (an absolute
+ * one, sem_*wait's, is converted to a monotonic deadline at the call), and the wait is
+ * the engine's (wait.c) through the real functions (cancellation points, as the
+ * program's calls were): it ends at that instant rather than that instant plus slack
+ * plus the wakeup latency; an fd that becomes ready, a semaphore posted or a signal
+ * waited for ends it at once in every phase. Timeout -1 (or NULL: infinite) and 0
+ * (non-blocking) go straight to the real call, as do malformed arguments and absolute
+ * timeouts already past (the real call's one attempt, ETIMEDOUT).
+ *
+ * Results are the real call's: the ready count with revents, the events array or the
+ * ready fd_sets, 0 with every revents 0 or every set cleared, -1 with errno (EINTR when a
+ * signal handler ran, in any phase). select's sets are put back to the caller's before
+ * every look (the kernel overwrites them), and to the caller's on an error as the kernel
+ * leaves them; select stores the time left in its timeval (0 at the timeout), pselect
+ * never touches its timespec. The sigmask of ppoll, pselect, epoll_pwait and
+ * epoll_pwait2 is in force for the whole call as the kernel would make it: the shim
+ * blocks every signal from entry to return, and each phase waits with the call's mask.
+ * sem_*wait return 0 having taken the semaphore, or ETIMEDOUT, EINTR; sigtimedwait the
+ * signal taken (its siginfo filled) or EAGAIN, EINTR, and the set's signals go to it, not
+ * to their handlers, in every phase.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <punctual/clock.h>
+#include "wait/wait.h"
+#include "shim/core.h"
+#include "shim/real.h"
+
+struct unwind {
+	int held;
+	const sigset_t *mask; /* to put back; NULL: none */
+};
+
+/* A cancellation that unwinds the wait (every call the shim waits for is a cancellation
+ * point) leaves the shim, closes the held fd and puts the mask back. */
+static void wait_unwound(void *arg)
+{
+	const struct unwind *u = arg;
+	pn__shim_unwound();
+	if (u->held >= 0)
+		close(u->held);
+	if (u->mask)
+		pthread_sigmask(SIG_SETMASK, u->mask, NULL);
+}
+
+__attribute__((noinline)) static int precise_wait(struct pn__waiter *w, int64_t deadline,
+                                                  const void *ret, int held)
+{
+	struct unwind u = {held, NULL};
+	int r;
+	pthread_cleanup_push(wait_unwound, &u);
+	pthread_testcancel();
+	w->ret[0] = ret;
+	w->ret[1] = RET;
+	sigset_t all, old;
+	if (w->mask) {
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		u.mask = &old;
+	}
+	w->nested = pn__shim_nested();
+	struct pn__plan p = PN__PLAN_INIT;
+	pn__shim_enter(&p);
+	r = pn__wait(w, &p, CLOCK_MONOTONIC, deadline, pn__shim_precision,
+	             PN__PLAN_KEEP_SLACK | PN__PLAN_LIBC_CLOCK | PN__PLAN_TAIL | PN__PLAN_CANCEL);
+	if (held >= 0)
+		close(held); /* a duplicate: never the last reference, never an error to report */
+	r = pn__shim_leave(pn__wait_tail(w, &p, r));
+	if (w->mask)
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_cleanup_pop(0);
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	return r;
+}
+
+/* The entry of a call with a timeout, read first thing (pn__calltime_entry; 0 without a
+ * timeout): whatever the shim does before the wait then counts against the wait, not
+ * after its deadline. The deadlines below convert it to the call time. */
+__attribute__((always_inline)) static inline uint64_t call_entry(bool timed)
+{
+	return timed ? pn__calltime_entry() : 0;
+}
+
+static int64_t deadline_ms(uint64_t at, int ms)
+{
+	return pn__calltime_ns(at) + (int64_t)ms * 1000000;
+}
+
+/* A positive timespec's deadline from the call time (at: its entry), or -1 when the call
+ * goes to the real function: NULL (infinite), zero (non-blocking) or malformed (the real
+ * call reports it). */
+static int64_t deadline_ts(uint64_t at, const struct timespec *ts)
+{
+	if (!ts || !pn__ts_valid(ts) || (ts->tv_sec == 0 && ts->tv_nsec == 0))
+		return -1;
+	int64_t d, now = pn__calltime_ns(at);
+	if (__builtin_mul_overflow((int64_t)ts->tv_sec, PN_NSEC, &d) ||
+	    __builtin_add_overflow(d, ts->tv_nsec + now, &d))
+		return -1; /* centuries: nothing to make precise */
+	return d;
+}
+
+static int shim_poll(uint64_t at, struct pollfd *fds, nfds_t n, int timeout, const void *ret)
+{
+	const struct pn__real *real = pn__real_get();
+	if (!pn__shim_active() || timeout <= 0 || !real->ppoll)
+		return real->poll(fds, n, timeout);
+	struct pn__waiter w = {
+	        .kind = PN__WAIT_POLL, .k = &pn__real_poll_kernel, .fds = fds, .n = n};
+	return precise_wait(&w, deadline_ms(at, timeout), ret, -1);
+}
+
+EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+	return shim_poll(call_entry(timeout > 0), fds, n, timeout, RET);
+}
+
+static int shim_ppoll(uint64_t at, struct pollfd *fds, nfds_t n, const struct timespec *tmo,
+                      const sigset_t *mask, const void *ret)
+{
+	const struct pn__real *real = pn__real_get();
+	int64_t d;
+	if (!pn__shim_active() || (d = deadline_ts(at, tmo)) < 0)
+		return real->ppoll(fds, n, tmo, mask);
+	struct pn__waiter w = {
+	        .kind = PN__WAIT_POLL, .k = &pn__real_kernel, .fds = fds, .n = n, .mask = mask};
+	return precise_wait(&w, d, ret, -1);
+}
+
+EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *mask)
+{
+	return shim_ppoll(call_entry(tmo != NULL), fds, n, tmo, mask, RET);
+}
+
+#ifdef __GLIBC__ /* the fortified forms: glibc's only */
+EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen);
+EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen)
+{
+	uint64_t at = call_entry(timeout > 0);
+	const struct pn__real *real = pn__real_get();
+	if (fdslen / sizeof(*fds) < n) /* the overflow the fortified call exists to stop */
+		return real->poll_chk(fds, n, timeout, fdslen);
+	return shim_poll(at, fds, n, timeout, RET);
+}
+
+EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
+                       const sigset_t *mask, size_t fdslen);
+EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
+                       const sigset_t *mask, size_t fdslen)
+{
+	uint64_t at = call_entry(tmo != NULL);
+	const struct pn__real *real = pn__real_get();
+	if (fdslen / sizeof(*fds) < n)
+		return real->ppoll_chk(fds, n, tmo, mask, fdslen);
+	return shim_ppoll(at, fds, n, tmo, mask, RET);
+}
+#endif
+
+/* The epoll set the wait holds: a duplicate of epfd, so that every phase waits on the set
+ * the call named, as the kernel holds the file for the real call's one wait. Without it,
+ * another thread that closed epfd mid-wait would make a later phase fail with EBADF (the
+ * real call times out), and one that reused the number for a new set would hand this wait
+ * that set's events. -1 when epfd is not open or no fd is left: the real call then. (A
+ * fork by another thread during the wait leaves the child a copy, closed at its exec.)
+ * The copy is never a standard stream's number (0-2): a daemon that closed stderr puts its
+ * log there (open, or dup2 from a handler or another thread) while it waits, and the copy
+ * must not take that place, be replaced by the log, or close it at the end. */
+#define HOLD_LOWEST 3
+static int epoll_hold(int epfd)
+{
+	int e = errno, fd = fcntl(epfd, F_DUPFD_CLOEXEC, HOLD_LOWEST);
+	errno = e;
+	return fd;
+}
+
+static int epoll_precise(int epfd, struct epoll_event *ev, int max, int64_t deadline,
+                         const sigset_t *mask, const void *ret)
+{
+	struct pn__waiter w = {.kind = PN__WAIT_EPOLL,
+	                       .k = &pn__real_kernel,
+	                       .epfd = epfd,
+	                       .max = max,
+	                       .ev = ev,
+	                       .mask = mask};
+	return precise_wait(&w, deadline, ret, epfd);
+}
+
+EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
+{
+	uint64_t at = call_entry(timeout > 0);
+	const struct pn__real *real = pn__real_get();
+	int held;
+	if (!pn__shim_active() || timeout <= 0 || max <= 0 || !real->epoll_pwait ||
+	    (held = epoll_hold(epfd)) < 0)
+		return real->epoll_wait(epfd, ev, max, timeout);
+	return epoll_precise(held, ev, max, deadline_ms(at, timeout), NULL, RET);
+}
+
+EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask)
+{
+	uint64_t at = call_entry(timeout > 0);
+	const struct pn__real *real = pn__real_get();
+	int held;
+	if (!pn__shim_active() || timeout <= 0 || max <= 0 || (held = epoll_hold(epfd)) < 0)
+		return real->epoll_pwait(epfd, ev, max, timeout, mask);
+	return epoll_precise(held, ev, max, deadline_ms(at, timeout), mask, RET);
+}
+
+EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *tmo,
+                        const sigset_t *mask)
+{
+	uint64_t at = call_entry(tmo != NULL);
+	const struct pn__real *real = pn__real_get();
+	int64_t d;
+	if (!real->epoll_pwait2)
+		return (errno = ENOSYS), -1;
+	int held;
+	if (!pn__shim_active() || (d = deadline_ts(at, tmo)) < 0 || max <= 0 ||
+	    (held = epoll_hold(epfd)) < 0)
+		return real->epoll_pwait2(epfd, ev, max, tmo, mask);
+	return epoll_precise(held, ev, max, d, mask, RET);
+}
+
+/* select and pselect: each look starts from the caller's sets, as the call did. The
+ * kernel reads and writes the first nfds bits, in whole longs; more than FD_SETSIZE fds
+ * (sets the program allocated itself) go to the real call. */
+#define SET_LONGS (FD_SETSIZE / (8 * sizeof(long)))
+struct select_waiter {
+	struct pn__waiter w;
+	int n;
+	size_t bytes;
+	fd_set *set[3];
+	unsigned long orig[3][SET_LONGS];
+};
+
+static void sets_restore(struct select_waiter *s)
+{
+	for (int i = 0; i < 3; i++)
+		if (s->set[i])
+			memcpy(s->set[i], s->orig[i], s->bytes);
+}
+
+/* pselect lets a signal without a handler restart it (ERESTARTNOHAND): not eintr_any */
+static int wait_select(struct pn__waiter *w, const struct timespec *ts, const sigset_t *mask)
+{
+	struct select_waiter *s = (struct select_waiter *)w;
+	sets_restore(s);
+	int r = pn__real.pselect(s->n, s->set[0], s->set[1], s->set[2], ts, mask);
+	return r < 0 ? -errno : r;
+}
+
+static int precise_select(int n, fd_set *r, fd_set *wr, fd_set *e, int64_t deadline,
+                          const sigset_t *mask, const void *ret)
+{
+	size_t bits = 8 * sizeof(long);
+	struct select_waiter s;
+	s.w = (struct pn__waiter){.kind = PN__WAIT_OWN, .wait = wait_select, .mask = mask};
+	s.n = n;
+	s.bytes = (n + bits - 1) / bits * sizeof(long);
+	s.set[0] = r;
+	s.set[1] = wr;
+	s.set[2] = e;
+	for (int i = 0; i < 3; i++)
+		if (s.set[i])
+			memcpy(s.orig[i], s.set[i], s.bytes);
+	int got = precise_wait(&s.w, deadline, ret, -1);
+	if (got < 0) /* the kernel leaves the sets alone on an error (EINTR) */
+		sets_restore(&s);
+	return got;
+}
+
+/* select's timeout in us: tv_usec may exceed a second (glibc normalizes it); negative
+ * parts are malformed (EINVAL). -1 for the real call, as deadline_ts. */
+static int64_t deadline_tv(uint64_t at, const struct timeval *tv)
+{
+	if (!tv || tv->tv_sec < 0 || tv->tv_usec < 0 || (tv->tv_sec == 0 && tv->tv_usec == 0))
+		return -1;
+	int64_t d, us, now = pn__calltime_ns(at);
+	if (__builtin_mul_overflow((int64_t)tv->tv_sec, PN_NSEC, &d) ||
+	    __builtin_mul_overflow((int64_t)tv->tv_usec, 1000, &us) ||
+	    __builtin_add_overflow(d, us, &d) || __builtin_add_overflow(d, now, &d))
+		return -1; /* centuries: nothing to make precise */
+	return d;
+}
+
+static int shim_select(uint64_t at, int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv,
+                       const void *ret_to)
+{
+	const struct pn__real *real = pn__real_get();
+	int64_t d;
+	if (!pn__shim_active() || (d = deadline_tv(at, tv)) < 0 || n < 0 || n > FD_SETSIZE ||
+	    !real->pselect)
+		return real->select(n, r, w, e, tv);
+	int ret = precise_select(n, r, w, e, d, NULL, ret_to);
+	int err = errno;
+	/* the time left, rounded down to the us, on every return (Linux's select) */
+	int64_t left = ret == 0 ? 0 : d - pn_now();
+	if (left < 0)
+		left = 0;
+	tv->tv_sec = left / PN_NSEC;
+	tv->tv_usec = left % PN_NSEC / 1000;
+	errno = err;
+	return ret;
+}
+
+EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+{
+	return shim_select(call_entry(tv != NULL), n, r, w, e, tv, RET);
+}
+
+EXPORT int __select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv);
+EXPORT int __select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+{
+	return shim_select(call_entry(tv != NULL), n, r, w, e, tv, RET);
+}
+
+EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *tmo,
+                   const sigset_t *mask)
+{
+	uint64_t at = call_entry(tmo != NULL);
+	const struct pn__real *real = pn__real_get();
+	int64_t d;
+	if (!pn__shim_active() || (d = deadline_ts(at, tmo)) < 0 || n < 0 || n > FD_SETSIZE)
+		return real->pselect(n, r, w, e, tmo, mask);
+	return precise_select(n, r, w, e, d, mask, RET);
+}
+
+/* The semaphores: the kernel part is the real call on the caller's clock to the plan's
+ * target, given on that clock just before the wait: sem_timedwait on CLOCK_REALTIME (which
+ * sanitizers intercept, unlike sem_clockwait), sem_clockwait on the clock it names, so that
+ * a CLOCK_MONOTONIC wait never waits on the realtime clock. The spin's look is a
+ * sem_trywait. The deadline is monotonic from the call on: a step of CLOCK_REALTIME during
+ * a realtime wait moves only the kernel part (forwards: the spin is longer; backwards: the
+ * kernel part ends later, as the real call would). A futex wait ends with EINTR for a
+ * handler, never restarting: eintr_any, so the spin lets signals in apart. */
+struct sem_waiter {
+	struct pn__waiter w;
+	sem_t *sem;
+	clockid_t clk;
+	bool clockwait; /* the caller's call was sem_clockwait */
+};
+
+static int wait_sem(struct pn__waiter *w, const struct timespec *ts, const sigset_t *mask)
+{
+	(void)mask; /* always NULL: the thread's */
+	struct sem_waiter *s = (struct sem_waiter *)w;
+	if (ts->tv_sec == 0 && ts->tv_nsec == 0)
+		return pn__real.sem_trywait(s->sem) == 0 ? 1 : errno == EAGAIN ? 0 : -errno;
+	struct timespec abs;
+	clock_gettime(s->clk, &abs);
+	abs.tv_sec += ts->tv_sec;
+	abs.tv_nsec += ts->tv_nsec;
+	if (abs.tv_nsec >= PN_NSEC) {
+		abs.tv_sec++;
+		abs.tv_nsec -= PN_NSEC;
+	}
+	int r = s->clockwait ? pn__real.sem_clockwait(s->sem, s->clk, &abs)
+	                     : pn__real.sem_timedwait(s->sem, &abs);
+	return r == 0 ? 1 : errno == ETIMEDOUT ? 0 : -errno;
+}
+
+/* An absolute timeout on clk as a monotonic deadline: -1 for the real call (malformed,
+ * or already past: its one attempt). The clock is read before pn_now(), so that the
+ * deadline can only come out later than the instant, never earlier. */
+static int64_t deadline_abs(clockid_t clk, const struct timespec *abs)
+{
+	if (pn__null_arg(abs) || !pn__ts_valid(abs))
+		return -1;
+	if (clk == CLOCK_MONOTONIC)
+		return (int64_t)abs->tv_sec < INT64_MAX / PN_NSEC - 1 ? pn__ts_ns(abs) : -1;
+	int64_t then = pn__shim_clock(clk), left;
+	if ((int64_t)abs->tv_sec >= INT64_MAX / PN_NSEC - 1)
+		return -1;
+	left = pn__ts_ns(abs) - then;
+	int64_t now = pn_now();
+	return left > 0 && now < INT64_MAX - left ? now + left : -1;
+}
+
+static int precise_sem(sem_t *sem, clockid_t clk, bool clockwait, int64_t deadline, const void *ret)
+{
+	struct sem_waiter s = {
+	        {.kind = PN__WAIT_OWN, .wait = wait_sem, .eintr_any = true}, sem, clk, clockwait};
+	int r = precise_wait(&s.w, deadline, ret, -1);
+	if (r > 0)
+		return 0;
+	if (r == 0)
+		errno = ETIMEDOUT;
+	return -1;
+}
+
+EXPORT int sem_timedwait(sem_t *sem, const struct timespec *abstime)
+{
+	const struct pn__real *real = pn__real_get();
+	int64_t d;
+	if (!pn__shim_active() || !real->sem_trywait || pn__null_arg(sem) ||
+	    (d = deadline_abs(CLOCK_REALTIME, abstime)) < 0 || d <= pn_now())
+		return real->sem_timedwait(sem, abstime);
+	return precise_sem(sem, CLOCK_REALTIME, false, d, RET);
+}
+
+EXPORT int sem_clockwait(sem_t *sem, clockid_t clk, const struct timespec *abstime)
+{
+	const struct pn__real *real = pn__real_get();
+	if (!real->sem_clockwait)
+		return (errno = ENOSYS), -1;
+	int64_t d;
+	if (!pn__shim_active() || !real->sem_trywait || pn__null_arg(sem) ||
+	    (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME) ||
+	    (d = deadline_abs(clk, abstime)) < 0 || d <= pn_now())
+		return real->sem_clockwait(sem, clk, abstime);
+	return precise_sem(sem, clk, true, d, RET);
+}
+
+/* sigtimedwait: every phase is the real call, the spin's look one with a zero timeout.
+ * The set's signals are blocked in the thread for the whole call (the real call takes
+ * them blocked or not): one that comes between two phases, or while the spin lets other
+ * signals in, stays pending for the next look, as the kernel would hand it to this call,
+ * never to a handler. But not those the kernel discards: a signal that is ignored (SIG_IGN,
+ * or SIG_DFL for SIGCHLD, SIGCONT, SIGURG, SIGWINCH) and not blocked is dropped when sent,
+ * even during the real call, and a blocked one never is (sigwait_blockable). A wait that a
+ * handler ends says EINTR, one that a signal without a handler wakes too (a stop):
+ * eintr_any. */
+struct sig_waiter {
+	struct pn__waiter w;
+	const sigset_t *set;
+	siginfo_t *info;
+	const sigset_t *discard; /* the set's signals the kernel discards (not blocked) */
+};
+
+/* A signal of discard that the spin's blocking kept (sent while it blocks everything) is
+ * dropped here, as the kernel would have dropped it when it was sent. */
+static int wait_sig(struct pn__waiter *w, const struct timespec *ts, const sigset_t *mask)
+{
+	(void)mask; /* always NULL: the thread's */
+	struct sig_waiter *s = (struct sig_waiter *)w;
+	int r = pn__real.sigtimedwait(s->set, s->info, ts);
+	if (r > 0 && sigismember(s->discard, r) == 1)
+		return 0;
+	return r > 0 ? r : errno == EAGAIN ? 0 : -errno;
+}
+
+/* Whether the kernel would discard sig, were it sent now: ignored and not blocked. */
+static bool sig_discarded(int sig, const sigset_t *blocked)
+{
+	struct sigaction sa;
+	if (sigismember(blocked, sig) == 1 || sigaction(sig, NULL, &sa) != 0)
+		return false;
+	if (sa.sa_flags & SA_SIGINFO)
+		return false;
+	if (sa.sa_handler == SIG_IGN)
+		return true;
+	return sa.sa_handler == SIG_DFL &&
+	       (sig == SIGCHLD || sig == SIGCONT || sig == SIGURG || sig == SIGWINCH);
+}
+
+/* The signals of set that the call blocks (out), and those it leaves to the kernel to
+ * discard. */
+static void sigwait_blockable(const sigset_t *set, sigset_t *out, sigset_t *discard)
+{
+	sigset_t cur;
+	pthread_sigmask(SIG_BLOCK, NULL, &cur);
+	*out = *set;
+	sigemptyset(discard);
+	for (int sig = 1; sig < _NSIG; sig++)
+		if (sigismember(set, sig) == 1 && sig_discarded(sig, &cur)) {
+			sigdelset(out, sig);
+			sigaddset(discard, sig);
+		}
+}
+
+EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *tmo)
+{
+	uint64_t at = call_entry(tmo != NULL);
+	const struct pn__real *real = pn__real_get();
+	int64_t d;
+	if (!pn__shim_active() || pn__null_arg(set) || (d = deadline_ts(at, tmo)) < 0)
+		return real->sigtimedwait(set, info, tmo);
+	sigset_t old, block, discard;
+	sigwait_blockable(set, &block, &discard);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	struct sig_waiter s = {
+	        {.kind = PN__WAIT_OWN, .wait = wait_sig, .eintr_any = true}, set, info, &discard};
+	int r = precise_wait(&s.w, d, RET, -1), e = r == 0 ? EAGAIN : errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = e;
+	return r == 0 ? -1 : r;
+}

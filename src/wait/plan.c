@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plan.c: the sleep plan (plan.h) the engine runs: the kernel part's target and slack
+ * from the margin policy (policy.c), the latency probes, and what a wakeup teaches.
+ *
+ * A thread that has learned nothing yet measures the kernel's wakeup latency with up to
+ * PROBES of the shortest possible sleeps (absolute, 1 ns ahead) at the start of its first
+ * sleep that has room for them (PROBE_ROOM times the worst seen), so the probes never make
+ * that sleep late; until then the margin is one tick (the coarse clock's resolution: the
+ * lateness of a timer without high-resolution timers), so an unprobed short sleep spins.
+ *
+ * A class whose margin is as long as its sleeps spins every time and would never learn that
+ * the load went down. Such a sleep, when it has room, first makes one probe (a shortest
+ * sleep, instead of spinning that long); when the probes say wakeups are cheap again (twice
+ * their p99.9 fits in a quarter of the sleep), every EXPLORE_CHEAP-th spin-only sleep sleeps
+ * half its length in the kernel and learns from it; every EXPLORE-th does regardless. Each
+ * of the others ages what the class knows by AGE_STEPS samples' worth, so that its memory
+ * runs in its sleeps, not in its explores: the late wakeups that made it spin-only fade
+ * within a few hundred sleeps.
+ *
+ * Everything is per thread: lock-free by construction, and no allocation but one mmap at a
+ * thread's first plan, so the preload shim may call it where nanosleep is
+ * async-signal-safe.
+ */
+#include <errno.h>
+#include <time.h>
+
+#include <punctual/clock.h>
+#include <punctual/sleep.h>
+#include <punctual/slack.h>
+#include "kernel.h"
+#include "wait/state.h"
+
+#define PROBES        8
+#define PROBE_ROOM    4     /* a probe needs this many times the worst wakeup seen */
+#define EXPLORE       1024  /* spin-only sleeps before a class tries the kernel again */
+#define EXPLORE_CHEAP 16    /* ... when the probes say wakeups got cheap */
+#define AGE_STEPS     4     /* a spin-only sleep ages its class by this many samples... */
+#define AGE_FLOOR     64.0f /* ... while it holds more than this many */
+
+/* Sets the slack for the kernel part of p: with PN__PLAN_KEEP_SLACK, from what the thread
+ * has now (read every time: the program may have changed it behind our back) and
+ * remembered in p->restore; otherwise left in place, prctl skipped when it is known to be
+ * set already. p->slack becomes the slack in force. */
+static void set_slack(struct pn__state *t, struct pn__plan *p, int64_t ns)
+{
+	if (p->flags & PN__PLAN_KEEP_SLACK) {
+		if (p->restore < 0) { /* not changed yet: what the thread has now */
+			int64_t cur = pn_slack_get();
+			p->slack = cur;
+			if (cur == ns)
+				return;
+		} else if (p->slack == ns) {
+			return;
+		}
+		if (pn__slack_put(ns) == 0) {
+			t->st.slack_changes++;
+			if (p->restore < 0)
+				p->restore = p->slack;
+			p->slack = ns;
+		}
+		return;
+	}
+	if (pn__slack_known() != ns && pn_slack_set(ns) == 0)
+		t->st.slack_changes++;
+	p->slack = pn__slack_known() > 0 ? pn__slack_known() : ns;
+}
+
+void pn__plan_cancel(struct pn__plan *p)
+{
+	if (p->restore < 0)
+		return;
+	pn__slack_put(p->restore);
+	struct pn__state *t = pn__state_get();
+	if (t)
+		t->st.slack_changes++;
+	p->restore = -1;
+}
+
+/* One shortest kernel wait (1 ns, slack 1 ns; the plan's probe when it has one, which
+ * watches the caller's fds too) learned into class 0, if it leaves PROBE_ROOM times *worst
+ * before the deadline. Returns 1 if it waited, 0 if there was no room (or it was interrupted
+ * and the caller resumes), -1 when the plan must end: p->stop says why (-EINTR, another
+ * -errno, or fds ready). */
+static int probe_once(struct pn__state *t, struct pn__plan *p, int64_t deadline, int64_t *worst)
+{
+	int64_t now = pn_now();
+	if (deadline - now < PROBE_ROOM * *worst || pn__kernel_denied())
+		return 0;
+	set_slack(t, p, 1);
+	int r = p->probe ? p->probe->wait(p->probe->ctx) : pn__kernel_probe();
+	/* interrupted, and the caller resumes: no more probes (a retry could meet a signal
+	 * every time under a storm of them, and never end) */
+	if (r == -EINTR && !(p->flags & PN__PLAN_EINTR))
+		return 0;
+	/* a plain probe is the library's own call: its failure is never the caller's result
+	 * (a probe on the caller's fds fails as the caller's wait would) */
+	if (r < 0 && r != -EINTR && !p->probe)
+		return 0;
+	if (r != 0) {
+		p->stop = r;
+		return -1;
+	}
+	int64_t late = pn_now() - (now + 1) - p->slack;
+	pn__decay_hist_add(&t->cls[0].wake, late);
+	t->st.probes++;
+	if (late > *worst)
+		*worst = late;
+	return 1;
+}
+
+/* The shortest kernel waits, while they leave room before the deadline: what waking up
+ * costs here, learned into class 0. Returns -1 when the plan must end. */
+static int probe_all(struct pn__state *t, struct pn__plan *p, int64_t deadline)
+{
+	int64_t worst = 10000;
+	for (int i = 0, r; i < PROBES; i++)
+		if ((r = probe_once(t, p, deadline, &worst)) <= 0)
+			return r;
+	return 0;
+}
+
+/* A class that spins every time (margin >= len): one probe instead of spinning that long,
+ * and whether this sleep should explore (sleep half in the kernel). Only then: a class that
+ * spins learns only from its explores, so a lower bar (margin > len / 2) would leave a class
+ * that a few late wakeups pushed over it spinning whole sleeps for thousands of them. */
+static bool spin_only_learn(struct pn__state *t, struct pn__plan *p, int k, int64_t len)
+{
+	struct pn__sleep_class *c = &t->cls[k], *c0 = &t->cls[0]; /* class 0: the probes */
+	double level = pn__policy_level(0);
+	int64_t worst = c0->wake.n ? pn__policy_quantile(c0, level) : 0;
+	if (worst < 10000)
+		worst = 10000;
+	if (probe_once(t, p, pn_now() + len, &worst) < 0)
+		return false;
+	int64_t q0 = c0->wake.n ? pn__policy_quantile(c0, level) : 0;
+	bool cheap = q0 > 0 && 2 * q0 <= len / 4;
+	if (++c->spins >= EXPLORE || (cheap && c->spins >= EXPLORE_CHEAP)) {
+		c->spins = 0;
+		return true;
+	}
+	pn__decay_hist_age(&c->wake, AGE_STEPS, AGE_FLOOR);
+	return false;
+}
+
+/* The margin for a wait of len ns in class k at this precision, within t's budget. */
+static void choose(struct pn__state *t, int k, int64_t len, int64_t precision,
+                   struct pn__policy_choice *c)
+{
+	int32_t budget = pn__state_budget(t);
+	struct pn__policy_ask a = {.len = len,
+	                           .precision = precision,
+	                           .budget = budget,
+	                           .room = INT64_MAX,
+	                           .overhead = t->overhead,
+	                           .loss = pn__policy_loss_share(&t->loss, precision)};
+	if (budget != PN_SLEEP_BUDGET_AUTO && budget != PN_SLEEP_BUDGET_FULL) {
+		int64_t used = pn__state_window_used(t, pn_now());
+		int64_t window = (int64_t)((double)budget * 1e-6 * (double)PN_SLEEP_WINDOW_NS);
+		a.room = window > used ? window - used : 0;
+	}
+	pn__policy_choose(t->cls, k, &a, c);
+	t->st.budget_ppm = budget == PN_SLEEP_BUDGET_AUTO ? c->cost_ppm : budget;
+	t->st.spin_loss_ppm = (int32_t)(a.loss * 1e6);
+}
+
+void pn__plan_make(struct pn__plan *p, clockid_t clk, int64_t deadline, int64_t precision,
+                   int flags, const struct pn__probe *probe)
+{
+	struct pn__state *t = pn__state_make();
+	if (t)
+		pn__state_settle(t);
+	int64_t now = pn__clock_now(clk);
+	*p = (struct pn__plan){.clk = clk,
+	                       .flags = flags,
+	                       .deadline = deadline,
+	                       .precision = precision,
+	                       .restore = -1,
+	                       .probe = probe};
+	if (now >= deadline) {
+		if (t)
+			t->st.past++;
+		p->past = true;
+		return;
+	}
+	if (PN_UNLIKELY(!t)) { /* no state: the kernel to the deadline, as it is */
+		p->start = p->now = now;
+		p->target = deadline;
+		p->kernel = true;
+		return;
+	}
+	p->cpu0 = pn__state_begin(t, now);
+	if (PN_UNLIKELY(!pn__policy_learned_any(t->cls))) {
+		/* the probes sleep on MONOTONIC */
+		if (probe_all(t, p, pn_now() + (deadline - now)) < 0) {
+			pn__plan_cancel(p);
+			return;
+		}
+		now = pn__clock_now(clk);
+	}
+	int k = pn__policy_class(deadline - now);
+	struct pn__policy_choice c;
+	choose(t, k, deadline - now, precision, &c);
+	int64_t kernel_q = c.kernel_q, margin = c.margin;
+	if (margin >= deadline - now && spin_only_learn(t, p, k, deadline - now))
+		margin = (deadline - now) / 2;
+	if (p->stop) {
+		pn__plan_cancel(p);
+		return;
+	}
+	now = pn__clock_now(clk);
+	if (now >= deadline) {      /* the probe took what was left: a spin of nothing */
+		pn__plan_cancel(p); /* the probe's slack goes back */
+		p->k = k;
+		p->start = p->now = p->target = now;
+		return;
+	}
+	int64_t slack, lead;
+	pn__policy_kernel(pn__policy_lost(&t->cls[k]), precision, kernel_q, margin, deadline - now,
+	                  &slack, &lead);
+	t->st.margin_ns = margin;
+	p->cut = c.wanted > margin ? c.wanted - margin : 0;
+	p->target = deadline - lead;
+	p->k = k;
+	p->start = p->now = now;
+	p->kernel = p->target > now;
+	if (p->kernel)
+		set_slack(t, p, slack);
+	else
+		pn__plan_cancel(p);
+}
+
+void pn__plan_woke(struct pn__plan *p, bool learn)
+{
+	struct pn__state *t = pn__state_get();
+	int64_t woke = pn__clock_now(p->clk);
+	pn__plan_cancel(p);
+	p->now = woke;
+	if (PN_UNLIKELY(!t))
+		return;
+	t->st.slept_ns += woke - p->start;
+	if (p->cpu0)
+		pn__state_overhead(t, p->cpu0);
+	/* late from the kernel, where the margin the budget cut would have covered it */
+	if (p->cut && woke - p->deadline > p->precision &&
+	    woke - p->cut - p->deadline <= p->precision)
+		t->st.late_budget++;
+	if (learn) {
+		pn__policy_learn(t->cls, p->k, woke - p->target - p->slack, p->deadline - p->start);
+		t->cls[p->k].spins = 0;
+	}
+}
+
+void pn__plan_learn(int64_t len, int64_t late)
+{
+	struct pn__state *t = pn__state_make();
+	if (t)
+		pn__policy_learn(t->cls, pn__policy_class(len), late, len);
+}

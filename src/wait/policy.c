@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * policy.c: the margin policy of policy.h.
+ *
+ * The kernel's lateness L = wake - target - slack (what is left after the slack the thread
+ * asked for) is learned per sleep-length class (log2 of the length in us: an idle vCPU
+ * halts on long sleeps and takes tens of microseconds to wake) in a decayed histogram
+ * (decay_hist.h). A sleep then
+ *  - waits in the kernel only, when the precision covers the class's p99 lateness: one
+ *    absolute wait to the deadline with slack = the largest power of two that fits in
+ *    precision - p99 and in the sleep's length (a power of two, so the slack rarely
+ *    changes: no prctl per call);
+ *  - or waits with slack 1 ns until deadline - margin, then spins: margin = the class's
+ *    p99.9 at a precision of PN__MARGIN_FINE_NS or less (at least YOUNG_X times its p99
+ *    while the class is too young for a p99.9), its p99.6 at a wider one;
+ *  - but where the class's spins keep losing the CPU to other tasks (LOST_NS), waits in the
+ *    kernel to the deadline at slack 1 ns: a kernel wait is woken ahead of a CPU hog, a
+ *    spinner waits out its slices.
+ *
+ * The price (sleep.h's rules, in this order): the margin covers the lateness less the
+ * precision (which the caller allows); its level drops to 1 - f where the thread's spins
+ * lose a share f of their time to stalls longer than the precision (pn__policy_loss_share:
+ * a spin cannot remove lateness that hits it too), at most to LEVEL_LOW; then the budget
+ * (or, without one, the knee: KNEE_SLOPE) takes the largest margin whose expected CPU fits.
+ * A wait's expected CPU is its spin, E[(margin - L)+] over the class's learned wakeups, plus
+ * the thread's measured overhead per wait (its system calls, its wakeup).
+ *
+ * Outliers: from three samples on, a quantile never rests on the two newest samples' weight
+ * alone (a fine precision's margin on the newest one's: margin_of), so one stall (a process
+ * stopped, a vCPU descheduled for 50 ms) is never the margin; a lone wakeup later than its
+ * sleep and STALL_X times its class's margin is not learned at all unless the next one is as
+ * late (pn__policy_learn). A class with fewer than PN__MARGIN_MIN_SAMPLES samples takes the
+ * larger of its own quantiles, doubled but capped at half the sleep (so that a stall among
+ * its first samples cannot make it spin-only, and stop learning), and those of its
+ * best-learned neighbour, doubled while that one is young. docs/DESIGN.md, "The spin
+ * margin" and "Precision at a price", has the measurements behind each constant.
+ */
+#include <stddef.h>
+
+#include <punctual/clock.h>
+#include "wait/policy.h"
+
+#define LEVEL_FINE 0.999 /* the spin margin's level at a fine precision */
+#define LEVEL_WIDE 0.996 /* ... and at a wider one */
+/* A fine precision's margin while its class is too young for a p99.9 is at least YOUNG_X
+ * times its p99, the raise capped at half the sleep so that it never makes the class
+ * spin-only: the second latest wakeup seen is only a p99-p99.5 in a class's first few
+ * hundred sleeps, and a halted vCPU's wakeups are heavy-tailed. */
+#define YOUNG_X 3
+/* A spin that ends LOST_NS past its deadline lost the CPU to another task (a scheduler
+ * slice is milliseconds). A class whose spins lose more than LOST_RATE of the time
+ * (decayed by LOST_DECAY a spin) waits in the kernel to the deadline, spinning every
+ * LOST_EXPLORE-th sleep to see whether the CPU is free again. */
+#define LOST_NS      200000
+#define LOST_DECAY   (1.0f / 32)
+#define LOST_RATE    0.125f
+#define LOST_EXPLORE 16
+/* A wakeup later than its sleep and STALL_X times its class's margin is a stall. */
+#define STALL_X 8
+/* The lowest level the spins' own loss can bring a margin's down to. */
+#define LEVEL_LOW 0.9
+/* Without a budget, a margin grows only while each further 1% of a CPU (of the wait's
+ * length) puts at least KNEE_SLOPE % more waits on time, and for sleeps of AUTO_CAP_LEN or
+ * more to at most AUTO_CAP of their length. */
+#define KNEE_SLOPE   0.1
+#define AUTO_CAP     0.25
+#define AUTO_CAP_LEN 1000000
+/* Spin loss decays by this a spin: what the thread's spins lose follows the host's last few
+ * hundred spins. */
+#define LOSS_DECAY 0.998647f /* 2^(-1/512) */
+
+int pn__policy_class(int64_t len)
+{
+	int64_t us = len / 1000;
+	if (us < 2)
+		return 0;
+	int k = 63 - __builtin_clzll((uint64_t)us);
+	return k < PN_SLEEP_CLASSES ? k : PN_SLEEP_CLASSES - 1;
+}
+
+/* A quantile with the guard of two samples: a lone outlier is never one. */
+static int64_t quantile(const struct pn__sleep_class *c, double level)
+{
+	return pn__decay_hist_quantile(&c->wake, level, 2.0f);
+}
+
+int64_t pn__policy_quantile(const struct pn__sleep_class *c, double level)
+{
+	int64_t v = quantile(c, level);
+	return c->wake.n < PN__MARGIN_MIN_SAMPLES ? 2 * v : v;
+}
+
+/* The guard of a margin's level: one sample at the fine level (until the p99.9 holds on its
+ * own, the second latest wakeup seen: still never a lone stall, and raised while the class
+ * is young), two at the others. */
+static float guard_of(double level)
+{
+	return level >= LEVEL_FINE ? 1.0f : 2.0f;
+}
+
+static int64_t margin_of(const struct pn__sleep_class *c, double level)
+{
+	return pn__decay_hist_quantile(&c->wake, level, guard_of(level));
+}
+
+int64_t pn__policy_fine(const struct pn__sleep_class *c, int64_t len)
+{
+	int64_t m = margin_of(c, LEVEL_FINE);
+	if (pn__decay_hist_guarded(&c->wake, LEVEL_FINE, guard_of(LEVEL_FINE))) {
+		int64_t x = YOUNG_X * quantile(c, PN__MARGIN_KERNEL_LEVEL);
+		x = x < len / 2 ? x : len / 2;
+		m = x > m ? x : m;
+	}
+	return m;
+}
+
+/* A precision of PN__MARGIN_FINE_NS or less (the floor a spin reaches on a host that loses
+ * its vCPU now and then) covers the p99.9: fewer than 1% of such waits may be late, and the
+ * machine's own stalls take most of that. A wider one covers the p99.6: covering the p99.9
+ * of a noisy host's long sleeps holds them spinning most of their time. */
+double pn__policy_level(int64_t precision)
+{
+	return precision <= PN__MARGIN_FINE_NS ? LEVEL_FINE : LEVEL_WIDE;
+}
+
+/* The best-learned class other than k: the nearest with PN__MARGIN_MIN_SAMPLES, else the one
+ * with the most samples (the nearer on a tie), else NULL. */
+static const struct pn__sleep_class *neighbour(const struct pn__sleep_class *cls, int k)
+{
+	const struct pn__sleep_class *most = NULL;
+	for (int d = 1; d < PN_SLEEP_CLASSES; d++) {
+		const struct pn__sleep_class *c[2] = {k - d >= 0 ? &cls[k - d] : NULL,
+		                                      k + d < PN_SLEEP_CLASSES ? &cls[k + d]
+		                                                               : NULL};
+		for (int i = 0; i < 2; i++) {
+			if (c[i] && c[i]->wake.n >= PN__MARGIN_MIN_SAMPLES)
+				return c[i];
+			if (c[i] && c[i]->wake.n && (!most || c[i]->wake.n > most->wake.n))
+				most = c[i];
+		}
+	}
+	return most;
+}
+
+bool pn__policy_learned_any(const struct pn__sleep_class *cls)
+{
+	for (int k = 0; k < PN_SLEEP_CLASSES; k++)
+		if (cls[k].wake.n)
+			return true;
+	return false;
+}
+
+/* A young class (fewer than PN__MARGIN_MIN_SAMPLES) takes the larger of its own and its
+ * neighbour's, not raised by YOUNG_X; its own few never make it spin-only (capped at half
+ * the sleep): a class that spins learns nothing, so one stall among them would stay the
+ * margin. A neighbour's may (sleeps shorter than any wakeup spin). */
+static void expected_at(const struct pn__sleep_class *cls, int k, int64_t len, double level,
+                        int64_t *kernel_q, int64_t *margin)
+{
+	const struct pn__sleep_class *own = &cls[k];
+	if (own->wake.n >= PN__MARGIN_MIN_SAMPLES) {
+		*kernel_q = quantile(own, PN__MARGIN_KERNEL_LEVEL);
+		*margin = level >= LEVEL_FINE ? pn__policy_fine(own, len) : margin_of(own, level);
+		return;
+	}
+	const struct pn__sleep_class *nb = neighbour(cls, k);
+	if (!own->wake.n && !nb) {
+		int64_t tick = pn_now_coarse_resolution();
+		*kernel_q = *margin = tick > 0 ? tick : 4000000;
+		return;
+	}
+	*kernel_q = *margin = 0;
+	const struct pn__sleep_class *from[2] = {own->wake.n ? own : NULL, nb};
+	for (int i = 0; i < 2; i++) {
+		if (!from[i])
+			continue;
+		int64_t a = pn__policy_quantile(from[i], PN__MARGIN_KERNEL_LEVEL),
+		        b = pn__policy_quantile(from[i], level);
+		if (from[i] == own && b > len / 2)
+			a = b = len / 2;
+		*kernel_q = a > *kernel_q ? a : *kernel_q;
+		*margin = b > *margin ? b : *margin;
+	}
+}
+
+static int64_t floor_pow2(int64_t v)
+{
+	return v < 1 ? 1 : (int64_t)1 << (63 - __builtin_clzll((uint64_t)v));
+}
+
+void pn__policy_kernel(bool lost, int64_t precision, int64_t kernel_q, int64_t margin, int64_t left,
+                       int64_t *slack, int64_t *lead)
+{
+	if (lost && precision <= kernel_q) { /* the spin would lose the CPU */
+		*slack = 1;
+		*lead = 0;
+	} else if (precision > kernel_q) {
+		/* the slack may use what the precision leaves, but never more than the sleep's
+		 * own length: a huge precision must not make a short sleep long */
+		int64_t room = precision - kernel_q;
+		*slack = floor_pow2(room < left ? room : left);
+		*lead = 0;
+	} else {
+		*slack = 1;
+		*lead = margin + 1;
+	}
+}
+
+bool pn__policy_lost(struct pn__sleep_class *c)
+{
+	return c->lost > LOST_RATE && ++c->calm % LOST_EXPLORE != 0;
+}
+
+void pn__policy_spun(struct pn__sleep_class *c, int64_t over)
+{
+	c->lost += ((over > LOST_NS ? 1.0f : 0.0f) - c->lost) * LOST_DECAY;
+}
+
+/* A wakeup later than both its sleep and STALL_X times its class's margin (a young class's:
+ * what expected_at gives it, its neighbour's included) is a stall (the process stopped, the
+ * vCPU taken away) or the start of a new load. One alone is held back: the quantiles' guard
+ * would ignore it, but it would take one of the two samples' worth the guard allows, the
+ * margin would stay one outlier higher for hundreds of sleeps, and a young class would carry
+ * it into its learned life. The next wakeup decides: another late one means the load
+ * changed, and both are learned; an ordinary one drops it. */
+void pn__policy_learn(struct pn__sleep_class *cls, int k, int64_t late, int64_t len)
+{
+	struct pn__sleep_class *c = &cls[k];
+	int64_t m = -1, kernel_q;
+	if (late <= len) /* not a stall: no margin to look up */
+		m = INT64_MAX / STALL_X;
+	else if (c->wake.n >= PN__MARGIN_MIN_SAMPLES)
+		m = quantile(c, LEVEL_FINE);
+	else if (pn__policy_learned_any(cls))
+		expected_at(cls, k, len, LEVEL_FINE, &kernel_q, &m);
+	if (m >= 0) {
+		bool stall = late > len && late > STALL_X * m;
+		if (stall && !c->held) {
+			c->held = late;
+			return;
+		}
+		if (stall)
+			pn__decay_hist_add(&c->wake, c->held);
+		c->held = 0;
+	}
+	pn__decay_hist_add(&c->wake, late);
+}
+
+void pn__policy_gap(struct pn__spin_gaps *g, int64_t gap)
+{
+	g->lost += gap;
+	for (int j = 0; j < PN__LOSS_STEPS; j++) {
+		int64_t x = (int64_t)1000 << j;
+		if (gap <= x)
+			break;
+		g->over[j] += (float)(gap - x);
+	}
+}
+
+void pn__policy_loss_add(struct pn__spin_loss *l, const struct pn__spin_gaps *g)
+{
+	l->watched = l->watched * LOSS_DECAY + (float)g->watched;
+	for (int j = 0; j < PN__LOSS_STEPS; j++)
+		l->over[j] = l->over[j] * LOSS_DECAY + g->over[j];
+}
+
+double pn__policy_loss_share(const struct pn__spin_loss *l, int64_t x)
+{
+	if (l->watched < (float)PN__LOSS_MIN_NS)
+		return 0;
+	/* the threshold at or above x: the share is never overstated */
+	int j = 0;
+	while (j < PN__LOSS_STEPS - 1 && ((int64_t)1000 << j) < x)
+		j++;
+	double f = (double)l->over[j] / (double)l->watched;
+	return f < 1 ? f : 1;
+}
+
+/* The class whose wakeups a young class plans with: its own from PN__MARGIN_MIN_SAMPLES on,
+ * else its neighbour's, else its own few (NULL: nothing learned). */
+static const struct pn__sleep_class *cost_source(const struct pn__sleep_class *cls, int k)
+{
+	const struct pn__sleep_class *own = &cls[k];
+	if (own->wake.n >= PN__MARGIN_MIN_SAMPLES)
+		return own;
+	const struct pn__sleep_class *nb = neighbour(cls, k);
+	return nb ? nb : own->wake.n ? own : NULL;
+}
+
+/* E[(m - L)+] over h's wakeups L (h NULL or empty: m), ns. */
+static double spin_of(const struct pn__decay_hist *h, int64_t m)
+{
+	if (!h || h->total <= 0)
+		return (double)m;
+	double s = 0;
+	for (int b = 0; b < PN__DECAY_HIST_BUCKETS; b++) {
+		int64_t lo = b ? pn__decay_hist_bucket_hi(b - 1) + 1 : 0;
+		if (lo >= m)
+			break;
+		int64_t hi = pn__decay_hist_bucket_hi(b) < m ? pn__decay_hist_bucket_hi(b) : m;
+		s += h->w[b] * ((double)m - ((double)lo + (double)hi) / 2);
+	}
+	return s / h->total;
+}
+
+/* The spin a wait may cost, ns: the budget's share of the wait, or without one the brake
+ * (AUTO_CAP of sleeps of AUTO_CAP_LEN or more); never more than the thread's window has
+ * left; less the wait's overhead. */
+static double spin_cap(const struct pn__policy_ask *a)
+{
+	double cap = a->budget == PN_SLEEP_BUDGET_AUTO
+	                     ? (a->len >= AUTO_CAP_LEN ? AUTO_CAP * (double)a->len : 1e18)
+	                     : (double)a->budget * 1e-6 * (double)a->len;
+	if (cap > (double)a->room)
+		cap = (double)a->room;
+	return cap - (double)a->overhead;
+}
+
+/* The knee (no budget given): a step to a larger margin that costs ds more spin (ns) must
+ * put at least KNEE_SLOPE of a wait on time (dl, a share) per share of the wait's length it
+ * costs. A budget takes every step it can pay for. */
+static bool worth_it(const struct pn__policy_ask *a, double ds, double dl)
+{
+	double dc = ds / (double)a->len;
+	return a->budget != PN_SLEEP_BUDGET_AUTO || dc <= 0 || dl >= KNEE_SLOPE * dc;
+}
+
+/* The largest margin up to wanted that the budget (or the knee) affords, over the wakeups of
+ * h (NULL: none known, each margin costs itself); *spin: its expected spin, ns. The margins
+ * tried are the buckets' tops, in order: the spin grows with each, so the walk ends at the
+ * first that costs more than spin_cap. */
+static int64_t afford(const struct pn__decay_hist *h, const struct pn__policy_ask *a,
+                      int64_t wanted, int64_t *spin)
+{
+	enum { NB = PN__DECAY_HIST_BUCKETS };
+	double total = h && h->total > 0 ? h->total : 0;
+	double tail[NB + 1]; /* tail[b]: the weight in buckets b and up */
+	tail[NB] = 0;
+	for (int b = NB - 1; b >= 0; b--)
+		tail[b] = tail[b + 1] + (total ? h->w[b] : 0);
+	double cap = spin_cap(a);
+	int64_t best = 0;
+	double best_spin = 0, best_late = total ? 1.0 : 0; /* late share at margin 0: all */
+	double below_w = 0, below_wm = 0; /* weight, and weight x mid, of buckets below m */
+	int q = 0;                        /* the first bucket ending above m + precision */
+	for (int b = 0; b <= NB; b++) {
+		int64_t m = b < NB ? pn__decay_hist_bucket_hi(b) : wanted;
+		if (m > wanted)
+			m = wanted;
+		if (b < NB && total) { /* bucket b lies below m = its top */
+			int64_t lo = b ? pn__decay_hist_bucket_hi(b - 1) + 1 : 0;
+			double mid = ((double)lo + (double)m) / 2;
+			below_w += h->w[b];
+			below_wm += h->w[b] * mid;
+		}
+		double s = total ? ((double)m * below_w - below_wm) / total : (double)m;
+		if (s > cap) {
+			/* a budget: the rest of it, between the last margin that fits and this one
+			 * (the spin is convex in the margin: the chord's point costs no more) */
+			if (a->budget != PN_SLEEP_BUDGET_AUTO && s > best_spin && cap > best_spin) {
+				double f = (cap - best_spin) / (s - best_spin);
+				best += (int64_t)(f * (double)(m - best));
+				best_spin = cap;
+			}
+			break;
+		}
+		while (q < NB && pn__decay_hist_bucket_hi(q) <= m + a->precision)
+			q++;
+		double late = total ? tail[q] / total : 0;
+		if (worth_it(a, s - best_spin, best_late - late)) {
+			best = m;
+			best_spin = s;
+			best_late = late;
+		}
+		if (m >= wanted)
+			break;
+	}
+	*spin = (int64_t)best_spin;
+	return best;
+}
+
+/* A wait's expected CPU, its spin and a's overhead, in ppm of its length, within [0, 1e6]:
+ * a deadline already past when the margin is chosen makes len, so the cost, negative (and a
+ * double beyond int32_t's range is undefined to convert). */
+static int32_t cost_share_ppm(double spin, const struct pn__policy_ask *a)
+{
+	double cost = (spin + (double)a->overhead) * 1e6 / (double)a->len;
+	return cost > 0 ? (int32_t)(cost < 1e6 ? cost : 1e6) : 0;
+}
+
+void pn__policy_choose(const struct pn__sleep_class *cls, int k, const struct pn__policy_ask *a,
+                       struct pn__policy_choice *c)
+{
+	double level = pn__policy_level(a->precision);
+	int64_t spin;
+	if (a->budget == PN_SLEEP_BUDGET_FULL) { /* precision at any cost */
+		expected_at(cls, k, a->len, level, &c->kernel_q, &c->margin);
+		c->wanted = c->margin;
+		const struct pn__sleep_class *src = cost_source(cls, k);
+		c->cost_ppm = cost_share_ppm(spin_of(src ? &src->wake : NULL, c->margin), a);
+		return;
+	}
+	if (a->loss > 1 - level) /* a spin cannot buy what hits the spin too */
+		level = 1 - a->loss > LEVEL_LOW ? 1 - a->loss : LEVEL_LOW;
+	int64_t wanted;
+	expected_at(cls, k, a->len, level, &c->kernel_q, &wanted);
+	if (a->budget == 0) { /* never spins: the kernel to the deadline */
+		c->wanted = wanted;
+		c->margin = 0;
+		c->cost_ppm = 0;
+		return;
+	}
+	wanted = wanted > a->precision ? wanted - a->precision : 0;
+	const struct pn__sleep_class *src = cost_source(cls, k);
+	c->wanted = wanted;
+	c->margin = afford(src ? &src->wake : NULL, a, wanted, &spin);
+	c->cost_ppm = cost_share_ppm((double)spin, a);
+}

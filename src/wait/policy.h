@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * policy.h: the margin policy of a precise sleep (policy.c): from what a thread
+ * has learned of its kernel wakeups, per sleep-length class, how long before the deadline
+ * its kernel wait ends and the spin takes over, with which slack, and what a new wakeup
+ * teaches. Functions of their arguments alone (no thread state, no clock), so that tests
+ * drive them with synthetic histories. Internal.
+ */
+#ifndef PUNCTUAL_SLEEP_MARGIN_H
+#define PUNCTUAL_SLEEP_MARGIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <punctual/sleep.h>
+#include "wait/decay_hist.h"
+
+/* What a thread knows of its sleeps of one length class: class k holds sleeps of
+ * [2^k, 2^(k+1)) us (class 0 also shorter ones, the last also longer ones). */
+struct pn__sleep_class {
+	struct pn__decay_hist wake; /* the kernel's lateness past target + slack */
+	uint32_t spins;             /* sleeps since its last kernel sample (all spin) */
+	int64_t held;               /* a stall held back from wake (pn__policy_learn); 0: none */
+	float lost;                 /* decayed share of its spins that lost the CPU */
+	uint32_t calm;              /* sleeps since it last spun while lost is high */
+};
+
+/* What the thread's spins lose: the stretches between two of a spin's clock reads longer
+ * than PN__GAP_NS (the vCPU or the CPU taken away, an interrupt), decayed by spin. */
+#define PN__GAP_NS     2000
+#define PN__LOSS_STEPS 16 /* thresholds 1 us << j, j < PN__LOSS_STEPS */
+struct pn__spin_loss {
+	float watched;              /* spin time watched, ns */
+	float over[PN__LOSS_STEPS]; /* the gaps' time beyond each threshold, ns */
+};
+/* One spin's gaps, gathered as it runs. */
+struct pn__spin_gaps {
+	int64_t watched, lost; /* time watched, and in gaps */
+	float over[PN__LOSS_STEPS];
+};
+/* A gap of gap ns (> PN__GAP_NS) in a spin. */
+void pn__policy_gap(struct pn__spin_gaps *g, int64_t gap);
+/* Folds one spin's gaps into what the thread knows. */
+void pn__policy_loss_add(struct pn__spin_loss *l, const struct pn__spin_gaps *g);
+/* The share of spin time that lies in a stall with more than x ns of it left: the chance
+ * that a spin's deadline falls in one and the spin ends more than x late. 0 until the
+ * thread has watched PN__LOSS_MIN_NS of spins. */
+#define PN__LOSS_MIN_NS 20000000
+double pn__policy_loss_share(const struct pn__spin_loss *l, int64_t x);
+
+/* A wait's request to the policy. */
+struct pn__policy_ask {
+	int64_t len; /* deadline - now */
+	int64_t precision;
+	int32_t budget;   /* ppm, or PN_SLEEP_BUDGET_AUTO */
+	int64_t room;     /* CPU the thread's window has left for this wait, ns */
+	int64_t overhead; /* a wait's CPU besides its spin, ns */
+	double loss;      /* pn__policy_loss_share at the precision */
+};
+/* The answer: the margin, what the learned wakeups alone ask for (wanted >= margin: the
+ * budget or the knee cut the difference), and the share of the wait's length the margin is
+ * expected to cost (ppm). */
+struct pn__policy_choice {
+	int64_t margin, wanted, kernel_q;
+	int32_t cost_ppm;
+};
+/* Chooses a wait's margin in class k of cls (sleep.h's rules). */
+void pn__policy_choose(const struct pn__sleep_class *cls, int k, const struct pn__policy_ask *a,
+                       struct pn__policy_choice *c);
+
+/* A class needs this many samples to plan on its own (fewer: its neighbour helps). */
+#define PN__MARGIN_MIN_SAMPLES 32
+
+/* The length class of a sleep of len ns. */
+int pn__policy_class(int64_t len);
+/* The kernel-only level: a sleep whose precision covers its class's p99 lateness waits in
+ * the kernel to the deadline. */
+#define PN__MARGIN_KERNEL_LEVEL 0.99
+/* The quantile level the spin margin covers at this precision. */
+double pn__policy_level(int64_t precision);
+
+/* The margin a precision of PN__MARGIN_FINE_NS or less uses for a sleep of len ns in learned
+ * class c (pn_sleep_stats' class_margin_ns). */
+int64_t pn__policy_fine(const struct pn__sleep_class *c, int64_t len);
+#define PN__MARGIN_FINE_NS 2000
+
+/* The kernel part of a sleep with left ns to go: wait until deadline - *lead with *slack.
+ * lost: the class's spins keep losing the CPU (pn__policy_lost). */
+void pn__policy_kernel(bool lost, int64_t precision, int64_t kernel_q, int64_t margin, int64_t left,
+                       int64_t *slack, int64_t *lead);
+/* Whether c's spins lose the CPU to other tasks (a share over PN__MARGIN_LOST_RATE), this
+ * sleep not being one of the every PN__MARGIN_LOST_EXPLORE-th that spins to see whether the
+ * CPU is free again (counted in c->calm). */
+bool pn__policy_lost(struct pn__sleep_class *c);
+/* A spin of c's class ended over ns past its deadline: updates c->lost. */
+void pn__policy_spun(struct pn__sleep_class *c, int64_t over);
+/* Learns a kernel wakeup late ns past its target and slack, for a sleep of len ns in class
+ * k of cls (a lone stall held back: see policy.c). */
+void pn__policy_learn(struct pn__sleep_class *cls, int k, int64_t late, int64_t len);
+/* Whether any class of cls has learned a wakeup. */
+bool pn__policy_learned_any(const struct pn__sleep_class *cls);
+/* A quantile of c (its p99 with PN__MARGIN_KERNEL_LEVEL), doubled while c has fewer than
+ * PN__MARGIN_MIN_SAMPLES samples. */
+int64_t pn__policy_quantile(const struct pn__sleep_class *c, double level);
+
+#endif

@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * state.c: the thread's precise-sleep state (state.h). Mapped, not in static
+ * TLS: glibc carves a preloaded library's static TLS out of every new thread's stack, so
+ * the state's 10.7 KB there would keep a PTHREAD_STACK_MIN thread from being created under
+ * the shim. mmap, not malloc: a plan may run in a signal handler. A key's destructor unmaps
+ * it at the thread's exit. Nothing here is shared between threads but the process's
+ * default budget (an atomic) and the list of live states (atomic slots, for a report at
+ * exit).
+ *
+ * Lifetimes, each a rule a test holds:
+ * - A state in the list belongs to whoever takes it out: its thread's exit, or the report
+ *   at the process's exit (pn__state_drain). An exit that finds its state taken
+ *   leaves it mapped: the report may be reading it, and the process is ending.
+ * - A thread whose state has gone (its key destructor ran) maps no new one: a later key
+ *   destructor's sleep waits in the kernel, and nothing is left behind.
+ * - A fork()ed child keeps only its own thread's state, its statistics started anew.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "wait/state.h"
+
+static PN_TLS struct pn__state *T;
+static PN_TLS bool gone; /* the thread's state was unmapped at its exit: map no other */
+static pthread_key_t state_key;
+static bool state_key_ok;
+static int32_t default_budget = PN_SLEEP_BUDGET_AUTO; /* atomic */
+void (*pn__state_on_exit)(const struct pn__state *t);
+
+/* The live states, for a report at exit; a state that finds no free slot is not listed.
+ * 512: a thread per slot, more than a process that sleeps precisely runs at once; a thread
+ * past it goes unreported, nothing else. */
+#define LIVE 512
+static struct pn__state *live[LIVE]; /* atomic slots */
+
+static bool live_add(struct pn__state *s)
+{
+	for (int i = 0; i < LIVE; i++) {
+		struct pn__state *none = NULL;
+		if (__atomic_compare_exchange_n(&live[i], &none, s, false, __ATOMIC_RELEASE,
+		                                __ATOMIC_RELAXED))
+			return true;
+	}
+	return false;
+}
+
+/* Takes s out of the list: false if it is not there (the report took it). */
+static bool live_take(struct pn__state *s)
+{
+	for (int i = 0; i < LIVE; i++) {
+		struct pn__state *was = s;
+		if (__atomic_compare_exchange_n(&live[i], &was, NULL, false, __ATOMIC_ACQ_REL,
+		                                __ATOMIC_RELAXED))
+			return true;
+	}
+	return false;
+}
+
+void pn__state_drain(void (*fn)(const struct pn__state *t))
+{
+	for (int i = 0; i < LIVE; i++) {
+		struct pn__state *s = __atomic_exchange_n(&live[i], NULL, __ATOMIC_ACQ_REL);
+		if (!s)
+			continue;
+		pn__state_settle(s); /* its last sleep (a running thread's: racy, as the read) */
+		fn(s);
+	}
+}
+
+struct pn__state *pn__state_new(void)
+{
+	void *m = mmap(NULL, sizeof(struct pn__state), PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	struct pn__state *s = m;
+	s->budget = PN_SLEEP_BUDGET_AUTO;
+	return s;
+}
+
+void pn__state_free(struct pn__state *s)
+{
+	if (s && s != T)
+		munmap(s, sizeof(*s));
+}
+
+struct pn__state *pn__state_use(struct pn__state *s)
+{
+	struct pn__state *was = T;
+	T = s;
+	return was;
+}
+
+static void state_exit(void *v)
+{
+	struct pn__state *s = v;
+	if (T == s) {
+		T = NULL;
+		gone = true;
+	}
+	/* taken by the report at exit: it may be reading it */
+	if (s->listed && !live_take(s))
+		return;
+	pn__state_settle(s); /* the thread's last sleep, ended */
+	if (pn__state_on_exit)
+		pn__state_on_exit(s);
+	munmap(s, sizeof(struct pn__state));
+}
+
+/* In a fork()ed child: the other threads are gone, their states with them; the caller's
+ * counts its own sleeps from here. */
+static void state_forked(void)
+{
+	for (int i = 0; i < LIVE; i++) {
+		struct pn__state *s = __atomic_load_n(&live[i], __ATOMIC_RELAXED);
+		if (s && s != T) {
+			__atomic_store_n(&live[i], NULL, __ATOMIC_RELAXED);
+			munmap(s, sizeof(*s));
+		}
+	}
+	if (!T)
+		return;
+	T->tid = (int)syscall(SYS_gettid);
+	T->st = (struct pn_sleep_stats){0};
+	memset(T->late, 0, sizeof(T->late));
+	T->first = 0;
+	T->pend.on = false;
+}
+
+/* "10%", "12.5%", "10" (a percentage too), "auto" into ppm; -1 for anything else. */
+static int64_t parse_budget(const char *s)
+{
+	if (!strcmp(s, "auto") || !strcmp(s, "default"))
+		return PN_SLEEP_BUDGET_AUTO;
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || (*end && strcmp(end, "%")) || !(v >= 0 && v <= 100))
+		return -2;
+	return (int64_t)(v * 10000 + 0.5);
+}
+
+/* At load time: pthread_key_create is not async-signal-safe, a thread's first plan may be;
+ * PUNCTUAL_BUDGET, for the library and the shim alike. */
+__attribute__((constructor)) static void state_init(void)
+{
+	state_key_ok = pthread_key_create(&state_key, state_exit) == 0;
+	pthread_atfork(NULL, NULL, state_forked);
+	const char *env = getenv("PUNCTUAL_BUDGET");
+	int64_t b = env ? parse_budget(env) : PN_SLEEP_BUDGET_AUTO;
+	if (b >= PN_SLEEP_BUDGET_AUTO)
+		__atomic_store_n(&default_budget, (int32_t)b, __ATOMIC_RELAXED);
+}
+
+struct pn__state *pn__state_get(void)
+{
+	return T;
+}
+
+struct pn__state *pn__state_make(void)
+{
+	if (PN_LIKELY(T != NULL))
+		return T;
+	if (gone)
+		return NULL;
+	struct pn__state *s = pn__state_new();
+	if (!s)
+		return NULL;
+	/* without a key (none left) the mapping outlives the thread: a leak, not a fault */
+	if (state_key_ok)
+		pthread_setspecific(state_key, s);
+	s->tid = (int)syscall(SYS_gettid);
+	s->listed = live_add(s);
+	return T = s;
+}
+
+int32_t pn__state_default_budget(void)
+{
+	return __atomic_load_n(&default_budget, __ATOMIC_RELAXED);
+}
+
+int32_t pn__state_budget(const struct pn__state *t)
+{
+	return t && t->budget != PN_SLEEP_BUDGET_AUTO ? t->budget : pn__state_default_budget();
+}
+
+PN_API int pn_sleep_set_default_budget(int32_t ppm)
+{
+	if (ppm < PN_SLEEP_BUDGET_AUTO || ppm > PN_SLEEP_BUDGET_FULL)
+		return -EINVAL;
+	__atomic_store_n(&default_budget, ppm, __ATOMIC_RELAXED);
+	return 0;
+}
+
+PN_API int pn_sleep_set_budget(int32_t ppm)
+{
+	if (ppm < PN_SLEEP_BUDGET_AUTO || ppm > PN_SLEEP_BUDGET_FULL)
+		return -EINVAL;
+	struct pn__state *t = pn__state_make();
+	if (!t)
+		return -ENOMEM;
+	t->budget = ppm;
+	return 0;
+}
+
+PN_API int32_t pn_sleep_budget(void)
+{
+	return pn__state_budget(T);
+}
+
+#define SLOT_SHIFT 24 /* PN_SLEEP_WINDOW_NS / PN__WINDOW_SLOTS = 2^24 ns */
+
+/* Moves w's newest slot to now's, clearing the ones it passes. */
+static void window_advance(struct pn__spin_window *w, int64_t now)
+{
+	int64_t slot = now >> SLOT_SHIFT;
+	if (slot <= w->slot)
+		return;
+	if (slot - w->slot >= PN__WINDOW_SLOTS) {
+		memset(w->ns, 0, sizeof(w->ns));
+		w->total = 0;
+	} else {
+		for (int64_t s = w->slot + 1; s <= slot; s++) {
+			int64_t *v = &w->ns[s % PN__WINDOW_SLOTS];
+			w->total -= *v;
+			*v = 0;
+		}
+	}
+	w->slot = slot;
+}
+
+int64_t pn__state_window_used(struct pn__state *t, int64_t now)
+{
+	window_advance(&t->window, now);
+	return t->window.total;
+}
+
+/* Counts cpu ns used at now in t's window. */
+static void window_add(struct pn__state *t, int64_t now, int64_t cpu)
+{
+	window_advance(&t->window, now);
+	t->window.ns[t->window.slot % PN__WINDOW_SLOTS] += cpu;
+	t->window.total += cpu;
+}
+
+void pn__state_spun(struct pn__state *t, int64_t spin, int64_t now)
+{
+	spin = spin > 0 ? spin : 0;
+	t->st.spun_ns += spin;
+	window_add(t, now, spin + t->overhead);
+}
+
+int64_t pn__state_cpu(void)
+{
+	struct timespec ts;
+	return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0 ? pn__ts_ns(&ts) : 0;
+}
+
+void pn__state_count(struct pn__state *t, const struct pn__sleep_end *e)
+{
+	int64_t spun = 0;
+	if (e->spin_start < e->deadline) {
+		spun = e->mid ? e->mid_cpu + (e->end - e->mid) : e->end - e->spin_start;
+		spun = spun > 0 ? spun : 0;
+		t->st.spun_ns += spun;
+		pn__policy_spun(&t->cls[e->k], e->end - e->deadline);
+	} else {
+		t->st.kernel_only++;
+	}
+	window_add(t, e->end, spun + t->overhead);
+	t->st.sleeps++;
+	int64_t late = e->end - e->deadline;
+	if (late < 0) /* cannot happen: the callers' loops; counted if it ever does */
+		t->st.early++;
+	if (late > e->precision)
+		t->st.late++;
+	t->late[pn__decay_hist_bucket_of(late > 0 ? late : 0)]++;
+	if (late > t->st.late_max_ns)
+		t->st.late_max_ns = late;
+}
+
+void pn__state_overhead(struct pn__state *t, int64_t cpu0)
+{
+	int64_t other = pn__state_cpu() - cpu0;
+	other = other > 0 ? other : 0;
+	t->overhead += (other - t->overhead) / 8;
+}
+
+int64_t pn__state_begin(struct pn__state *t, int64_t now)
+{
+	if (!t->first)
+		t->first = now;
+	return (t->waits++ & 7) == 0 ? pn__state_cpu() : 0;
+}
+
+void pn__state_settle(struct pn__state *t)
+{
+	if (!t->pend.on)
+		return;
+	t->pend.on = false;
+	struct pn__sleep_end e = t->pend.e;
+	e.end = t->pend.at.end;
+	pn__state_count(t, &e);
+}
+
+void pn__state_pend(struct pn__state *t, struct pn__plan *p, const struct pn__sleep_end *e)
+{
+	uint32_t seq = t->pend.at.seq + 1;
+	t->pend = (struct pn__state_pending){
+	        .e = *e, .at = {.end = p->deadline, .seq = seq}, .on = true};
+	p->tail = true;
+	p->tail_to = &t->pend.at;
+	p->tail_seq = seq;
+}
+
+/* The q-quantile of the counted lateness: the largest value of the bucket where it lies,
+ * capped at the largest seen. */
+static int64_t late_quantile(const struct pn__state *t, uint64_t n, double q)
+{
+	uint64_t rank = (uint64_t)(q * (double)n), seen = 0;
+	for (int b = 0; b < PN__DECAY_HIST_BUCKETS; b++) {
+		seen += t->late[b];
+		if (seen > rank) {
+			int64_t hi = pn__decay_hist_bucket_hi(b);
+			return hi < t->st.late_max_ns ? hi : t->st.late_max_ns;
+		}
+	}
+	return t->st.late_max_ns;
+}
+
+void pn__state_stats(const struct pn__state *t, struct pn_sleep_stats *st)
+{
+	*st = t->st;
+	st->wall_ns = t->first ? pn_now() - t->first : 0;
+	uint64_t n = 0;
+	for (int b = 0; b < PN__DECAY_HIST_BUCKETS; b++)
+		n += t->late[b];
+	st->late_p50_ns = n ? late_quantile(t, n, 0.5) : -1;
+	st->late_p99_ns = n ? late_quantile(t, n, 0.99) : -1;
+	st->late_p999_ns = n ? late_quantile(t, n, 0.999) : -1;
+	st->late_max_ns = n ? t->st.late_max_ns : -1;
+	for (int k = 0; k < PN_SLEEP_CLASSES; k++) {
+		const struct pn__sleep_class *c = &t->cls[k];
+		st->class_samples[k] = c->wake.n;
+		st->class_margin_ns[k] = c->wake.n ? pn__policy_fine(c, 1000LL << k) : 0;
+	}
+}

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * state.h: a thread's precise-sleep state (state.c): what it learned per length
+ * class and of its own spins, its CPU budget and what the last second used of it, its
+ * statistics, and the sleep whose caller is spinning its last stretch. Mapped at the
+ * thread's first plan, unmapped when the thread exits. Internal.
+ */
+#ifndef PUNCTUAL_SLEEP_STATE_H
+#define PUNCTUAL_SLEEP_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <punctual/sleep.h>
+#include "wait/policy.h"
+#include "wait/plan.h"
+
+/* How a sleep ended, for pn__state_count. */
+struct pn__sleep_end {
+	int64_t deadline, precision;
+	int64_t spin_start; /* >= deadline: it did not spin */
+	int64_t end;        /* when it ended */
+	int64_t mid;        /* when the spin read the thread's CPU time (0: it did not) */
+	int64_t mid_cpu;    /* ... the CPU time the spin had used by then */
+	int k;
+};
+
+/* A sleep whose caller spins its last stretch (PN__PLAN_TAIL): counted at the thread's next
+ * sleep or statistics read, once the caller has stored its end (at.end). One counted before
+ * its caller stored it (a signal handler that slept or read the statistics during that
+ * stretch, or jumped out of it) counts as ending at its deadline. */
+struct pn__state_pending {
+	struct pn__sleep_end e;
+	struct pn__tail at;
+	bool on;
+};
+
+/* The spin time the thread used, by slots of PN_SLEEP_WINDOW_NS / PN__WINDOW_SLOTS. */
+#define PN__WINDOW_SLOTS 64
+struct pn__spin_window {
+	int64_t ns[PN__WINDOW_SLOTS];
+	int64_t total; /* the sum of ns */
+	int64_t slot;  /* the slot number (time / slot length) of the newest one */
+};
+
+struct pn__state {
+	struct pn__sleep_class cls[PN_SLEEP_CLASSES];
+	struct pn__spin_loss loss; /* what the thread's spins lose to stalls */
+	struct pn__spin_window window;
+	int32_t budget;   /* ppm, or PN_SLEEP_BUDGET_AUTO: the process's default */
+	int64_t overhead; /* a wait's CPU besides its spin, ns (decayed mean) */
+	uint32_t waits;   /* plans made, for measuring the overhead now and then */
+	int64_t first;    /* the first plan's time: wall_ns counts from it */
+	int tid;          /* the thread's id (gettid) */
+	bool listed;      /* in the list of live states (a report at exit finds it) */
+	uint64_t late[PN__DECAY_HIST_BUCKETS]; /* the sleeps' lateness, counted */
+	struct pn_sleep_stats st;
+	struct pn__state_pending pend;
+};
+
+/* The calling thread's state, or NULL: none yet (or its mapping failed). */
+struct pn__state *pn__state_get(void);
+/* The calling thread's state, mapped if it has none (mmap: async-signal-safe); NULL if that
+ * fails. */
+struct pn__state *pn__state_make(void);
+/* For measuring variants side by side in one thread (the tool's frontier): a state of its
+ * own (NULL: out of memory), made the thread's by pn__state_use (which returns the one
+ * it replaces, NULL: none), freed by pn__state_free (never the one in use). */
+struct pn__state *pn__state_new(void);
+struct pn__state *pn__state_use(struct pn__state *s);
+void pn__state_free(struct pn__state *s);
+
+/* The process's default budget (ppm, or PN_SLEEP_BUDGET_AUTO). */
+int32_t pn__state_default_budget(void);
+/* t's budget: its own, else the process's default. */
+int32_t pn__state_budget(const struct pn__state *t);
+/* The spin t used in the window ending at now, ns. */
+int64_t pn__state_window_used(struct pn__state *t, int64_t now);
+
+/* Before a wait planned at now: notes the thread's first wait, and returns its CPU time
+ * every 8th wait (the plan's cpu0), else 0. */
+int64_t pn__state_begin(struct pn__state *t, int64_t now);
+/* The calling thread's CPU time, ns (a system call: CLOCK_THREAD_CPUTIME_ID). */
+int64_t pn__state_cpu(void);
+/* A spin reads the thread's CPU time once, about this long before its deadline, so that
+ * what it counts is CPU (a stretch in which the CPU was taken away is not) without a
+ * system call after the deadline; the rest, to its end, counts as it lasted. */
+#define PN__CPU_LEAD_NS 20000
+/* After a kernel wait whose plan took the CPU time cpu0: what the wait cost besides its
+ * spin (the plan, its system calls, the wakeup), into t->overhead (a decayed mean). It is
+ * read here, at the wake, not at the sleep's end, which a caller's tail may leave to the
+ * next plan. */
+void pn__state_overhead(struct pn__state *t, int64_t cpu0);
+/* Counts a sleep that ended as e says: statistics, the lateness histogram, the window, the
+ * class's lost share. */
+void pn__state_count(struct pn__state *t, const struct pn__sleep_end *e);
+/* Counts spin ns of a wait that an event ended before its deadline (at now). */
+void pn__state_spun(struct pn__state *t, int64_t spin, int64_t now);
+/* Counts the pending sleep (its caller's tail has ended), if there is one. */
+void pn__state_settle(struct pn__state *t);
+/* Records e's sleep as pending, its end to be stored by the caller's tail: sets p->tail,
+ * p->tail_to and p->tail_seq. */
+void pn__state_pend(struct pn__state *t, struct pn__plan *p, const struct pn__sleep_end *e);
+
+/* PUNCTUAL_STATS: called with each thread's state as the thread exits (and, by the shim,
+ * at the process's exit for those still running); NULL: nothing. */
+extern void (*pn__state_on_exit)(const struct pn__state *t);
+/* At the process's exit: takes every live state out of the list and calls fn with it. A
+ * state taken stays mapped for good (its thread's exit then leaves it), so fn never reads
+ * unmapped memory; it reads a running thread's state as it is (racy, as a report at exit
+ * is). */
+void pn__state_drain(void (*fn)(const struct pn__state *t));
+/* Fills *st from t (settled), as pn_sleep_stats does for the calling thread. */
+void pn__state_stats(const struct pn__state *t, struct pn_sleep_stats *st);
+
+#endif

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wait.c: pn__wait, the one driver of the sleep plan (plan.h) for every precise
+ * wait: the library's pn_sleep_until, pn_poll_until and pn_epoll_wait_until, and every wait
+ * of the preload shim. A plan computes the kernel part's target and slack (its probes are
+ * the waiter's own 1 ns waits where it waits on fds); the waiter waits in the kernel; a wait
+ * that reached the target teaches the plan, one that did not puts the slack back; the spin
+ * ends the wait at its deadline, never before it, looking at what the waiter waits for; a
+ * spin that gives the rest back (the clock stepped back, a look denied) leaves it to the
+ * waiter's own kernel wait.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <time.h>
+
+#include <punctual/clock.h>
+#include "wait/wait.h"
+
+/* A wait on fds until target on CLOCK_MONOTONIC: its relative timeout, from now. */
+static int fds_until(struct pn__waiter *w, int64_t target)
+{
+	int64_t left = target - pn_now();
+	struct timespec ts = pn__ns_ts(left > 0 ? left : 0);
+	return w->wait(w, &ts, w->mask);
+}
+
+static int until(struct pn__waiter *w, clockid_t clk, int64_t target)
+{
+	if (w->wait)
+		return fds_until(w, target);
+	int r;
+	while ((r = w->until(w, clk, target)) == -EINTR && w->resume)
+		;
+	return r;
+}
+
+static int probe_fds(void *ctx)
+{
+	struct pn__waiter *w = ctx;
+	struct timespec one = {0, 1};
+	return w->wait(w, &one, w->mask);
+}
+
+/* The spin's look at the fds with signals blocked, and at the signals the wait's mask
+ * allows (the caller's, or the one the call names): a wait that restarts for a signal
+ * without a handler (ppoll) does both at once; one that would say EINTR for any pending
+ * signal, handled or not (epoll_pwait), looks at the fds alone, and the kernel table's
+ * signal look lets the signals in. */
+static int look_fds(void *ctx, const sigset_t *thread_mask)
+{
+	struct pn__waiter *w = ctx;
+	struct timespec zero = {0, 0};
+	const sigset_t *mask = w->mask ? w->mask : thread_mask;
+	if (w->look)
+		return w->look(w, mask);
+	if (!w->eintr_any)
+		return w->wait(w, &zero, mask);
+	int r = w->wait(w, &zero, NULL);
+	return r ? r : pn__kernel_signals(mask);
+}
+
+/* The spin, as the waiter looks: at its fds, at signals now and then, or not at all. A wait
+ * on fds that could not take its last look (a stall at the end, no spin at all) looks once
+ * more, late anyway (signals are let in by then). */
+static int spin(struct pn__waiter *w, struct pn__plan *p)
+{
+	if (w->wait) {
+		int r = pn__spin_checked(p, look_fds, w, 0);
+		if (r == 0 && !p->looked && !p->away)
+			r = look_fds(w, NULL);
+		return r;
+	}
+	if (w->sigcheck)
+		return pn__spin_checked(p, NULL, NULL, w->sigcheck);
+	return pn__spin_finish(p);
+}
+
+/* The rest of a wait whose spin gave it back (p->away): the waiter's own kernel wait, as the
+ * program's call would have made it, until p's deadline. */
+static int rest(struct pn__waiter *w, struct pn__plan *p)
+{
+	p->away = false;
+	int r;
+	/* a wait on fds whose timeout the kernel rounded down to the ms ends early: again */
+	while ((r = until(w, p->clk, p->deadline)) == 0 && pn__clock_now(p->clk) < p->deadline)
+		;
+	return r;
+}
+
+/* After the kernel part (or none): the spin, with what the waiter lets go of let go. */
+static int finish(struct pn__waiter *w, struct pn__plan *p)
+{
+	int r;
+	if (w->release && pn__clock_now(p->clk) >= p->deadline)
+		return pn__spin_finish(p); /* nothing to spin: the mutex stays */
+	if (w->release && (r = w->release(w)) != 0)
+		return r;
+	r = spin(w, p);
+	if (w->reacquire) {
+		int e = w->reacquire(w);
+		r = e ? e : r;
+	}
+	if (r == 0 && p->away)
+		r = rest(w, p);
+	return r;
+}
+
+int pn__wait(struct pn__waiter *w, struct pn__plan *p, clockid_t clk, int64_t deadline,
+             int64_t precision, int flags)
+{
+	int *errp = &errno, e = *errp, r; /* found now, not after the deadline */
+	struct pn__probe probe = {probe_fds, w};
+	unsigned n0 = w->nested ? *w->nested : 0;
+	pn__waiter_bind(w);
+	pn__plan_make(p, clk, deadline, precision, w->wait ? flags | PN__PLAN_EINTR : flags,
+	              w->wait ? &probe : NULL);
+	p->warm[0] = w->ret[0];
+	p->warm[1] = w->ret[1];
+	p->warm[2] = __builtin_return_address(0);
+	if (p->stop) {
+		r = p->stop;
+	} else if (p->past) {
+		r = w->wait || w->past_once ? until(w, clk, deadline) : 0;
+	} else if (p->kernel || w->kernel_first) {
+		r = until(w, clk, p->kernel ? p->target : p->start);
+		if (r != 0) {
+			pn__plan_cancel(p);
+		} else {
+			if (p->kernel)
+				pn__plan_woke(p, !w->nested || *w->nested == n0);
+			r = finish(w, p);
+		}
+	} else {
+		r = finish(w, p);
+	}
+	*errp = e;
+	return r;
+}
+
+void pn__wait_cancel(struct pn__plan *p)
+{
+	pn__plan_cancel(p);
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * waiter.c: the engine's kernel parts of the waiters of kind SLEEP, POLL and EPOLL
+ * (wait.h), once for the library and the shim: each reaches the kernel through its
+ * table (kernel.h: raw system calls for the library, the real libc functions for the shim).
+ */
+#include <errno.h>
+#include <stdatomic.h>
+
+#include "wait/wait.h"
+
+static int wait_poll(struct pn__waiter *s, const struct timespec *ts, const sigset_t *mask)
+{
+	return s->k->ppoll(s->fds, s->n, ts, mask);
+}
+
+/* Set once epoll_pwait2 failed for a reason of its own: epoll_pwait from then on. */
+static atomic_bool no_pwait2;
+
+/* Whether epoll_pwait2's error is its own, one epoll_pwait would not give (EBADF, EFAULT,
+ * EINTR and EINVAL are the call's). */
+static bool pwait2_denied(int err)
+{
+	return err != EBADF && err != EFAULT && err != EINTR && err != EINVAL;
+}
+
+static int wait_epoll(struct pn__waiter *s, const struct timespec *ts, const sigset_t *mask)
+{
+	if (!atomic_load_explicit(&no_pwait2, memory_order_relaxed)) {
+		int r = s->k->epoll_pwait2 ? s->k->epoll_pwait2(s->epfd, s->ev, s->max, ts, mask)
+		                           : -ENOSYS;
+		s->reached |= r >= 0;
+		if (r >= 0 || !pwait2_denied(-r))
+			return r;
+		atomic_store_explicit(&no_pwait2, true, memory_order_relaxed);
+	}
+	int r = s->k->epoll_pwait(s->epfd, s->ev, s->max, pn__ts_ms_floor(ts), mask);
+	s->reached |= r >= 0;
+	return r;
+}
+
+/* A ppoll of the epoll fd (one system call that tells a handled signal from others), the
+ * events fetched only when it is ready; none left (another thread took them) is not a
+ * result. A wait that has not yet reached epoll (a spin from the start) looks with epoll
+ * itself first: ppoll takes any fd, epoll only an epoll set (EINVAL otherwise, as the
+ * real call says at once). Where ppoll is denied, every look is epoll's own (the spin then
+ * gives the rest back: pn__kernel_denied). */
+static int look_epoll(struct pn__waiter *s, const sigset_t *mask)
+{
+	struct timespec zero = {0, 0};
+	if (!s->reached || pn__kernel_denied())
+		return wait_epoll(s, &zero, mask);
+	struct pollfd fd = {s->epfd, POLLIN, 0};
+	int r = s->k->ppoll(&fd, 1, &zero, mask);
+	if (PN_UNLIKELY(r < 0 && pn__kernel_denial(-r))) {
+		pn__kernel_deny();
+		return wait_epoll(s, &zero, mask);
+	}
+	return r > 0 ? wait_epoll(s, &zero, NULL) : r;
+}
+
+static int sleep_until(struct pn__waiter *w, clockid_t clk, int64_t target)
+{
+	return w->k->sleep_abs(clk, target);
+}
+
+void pn__waiter_bind(struct pn__waiter *w)
+{
+	switch (w->kind) {
+	case PN__WAIT_SLEEP:
+		w->until = sleep_until;
+		break;
+	case PN__WAIT_POLL:
+		w->wait = wait_poll;
+		break;
+	case PN__WAIT_EPOLL:
+		w->wait = wait_epoll;
+		w->look = look_epoll;
+		w->eintr_any = true;
+		break;
+	case PN__WAIT_OWN:
+		break;
+	}
+}

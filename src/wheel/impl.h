@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * impl.h: the timer wheel's layout (see wheel.c's design comment), shared by
+ * wheel.c, sort.c (expiry's buffer and sorts) and check.c (the invariant
+ * checker and the test hooks). Internal.
+ */
+#ifndef PUNCTUAL_WHEEL_IMPL_H
+#define PUNCTUAL_WHEEL_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <punctual/wheel.h>
+#include "wheel/sort.h"
+
+#define BITS         6
+#define SLOTS        (1 << BITS)
+#define NLEVEL       11               /* ceil(64 / BITS) */
+#define NSLOT        (NLEVEL * SLOTS) /* slot ids 0 .. NSLOT - 1: level * SLOTS + digit */
+#define DUE          NSLOT            /* the due list's slot id */
+#define FIRE         (NSLOT + 1)      /* the firing list's slot id, and expiry's buckets' */
+#define IDSHIFT      52               /* seq's top 12 bits: the slot id the timer is in */
+#define SEQMASK      ((1ULL << IDSHIFT) - 1)
+#define BKTBITS      12 /* expiry's buckets (see due_set): NBKT = 2^BKTBITS */
+#define NBKT         (1 << BKTBITS)
+#define WINDOW_AHEAD (1ULL << 24) /* 16.8 ms: pn_wheel_window advances to wakeups this close */
+
+/* 72: 64 and the wheel it is in, so that a misuse is -EINVAL, not two corrupted wheels */
+_Static_assert(sizeof(struct pn_timer) <= 72, "struct pn_timer must fit in 72 bytes");
+_Static_assert(offsetof(struct pn_timer, link) == 0, "timer_of casts a link to its timer");
+
+/* The timers an expiry fires are collected while cascading straight into one of NBKT
+ * buckets by key over the range the expiry passes, by their own links, and marked as
+ * firing (id FIRE) while their lines are at hand: the order comes from the buckets, and
+ * only a bucket's few timers are sorted, when it fires. Nothing runs until the first
+ * fires. */
+struct due_set {
+	uint64_t bkey; /* keys <= bkey go to bucket 0, others to (key - bkey) >> shift */
+	int shift;     /* (the expiry's new key - bkey) >> shift < NBKT */
+};
+
+/* An empty slot's min and dirty mean nothing: place() starts them again. */
+struct slot {
+	struct pn_timer_link head;
+	int64_t min; /* smallest latest in the list */
+	bool dirty;  /* min may be too small: the timer holding it left */
+};
+
+struct pn_wheel {
+	uint64_t cur; /* key of the last expiry time */
+	uint64_t seq;
+	int64_t count;
+	bool in_expire;
+	/* Bit s of word L: slot L * SLOTS + s is not empty. Word NLEVEL is scratch that
+	 * place() and unlink_timer() write for DUE and FIRE so that they need no test for
+	 * them; it is never read and means nothing. */
+	uint64_t bitmap[NLEVEL + 1];
+	/* By slot id; slots[DUE]: keys <= cur, not being fired; slots[FIRE]: being fired
+	 * by an expiry that does not move cur (the due list's prefix), sorted (its min is
+	 * not kept). */
+	struct slot slots[NSLOT + 2];
+	struct pn_wheel_stats st;
+	/* The sorts' buffer: 2 x sortcap records, then sortcap counts (the bucket sort's). */
+	struct pn__srec *sortbuf;
+	size_t sortcap;
+	/* Expiry's buckets (see due_set): bit b of bbits says list bkt[b] is in use (its
+	 * head means nothing otherwise), bit i of bsum that word i of bbits is not 0; the
+	 * buckets' timers carry id FIRE. All clear between expiries; during one, the
+	 * buckets still to fire, and geo says which keys go where (bucket_of). */
+	uint64_t bsum;
+	uint64_t bbits[NBKT / 64];
+	struct pn_timer_link bkt[NBKT];
+	struct due_set geo;
+	/* test knobs (pn__wheel_check_tune): the shortest list sorted by records, the most
+	 * timers a bucket sorts by insertion, and whether growing the buffer fails */
+	size_t records_min;
+	size_t few;
+	bool sort_fail;
+};
+
+static inline uint64_t key_of(int64_t d)
+{
+	return (uint64_t)d ^ (1ULL << 63);
+}
+
+static inline int level_of(uint64_t k, uint64_t cur)
+{
+	return (63 - __builtin_clzll(k ^ cur)) / BITS;
+}
+
+static inline int digit(uint64_t k, int level)
+{
+	return (int)((k >> (level * BITS)) & (SLOTS - 1));
+}
+
+/* The slot id of key k > cur. */
+static inline unsigned slot_id(uint64_t k, uint64_t cur)
+{
+	int level = level_of(k, cur);
+	return (unsigned)(level * SLOTS + digit(k, level));
+}
+
+static inline unsigned id_of(const struct pn_timer *t)
+{
+	return (unsigned)(t->seq >> IDSHIFT);
+}
+
+/* a was added before b: seq order modulo 2^52, for pn_wheel_check (it wraps after
+ * 4.5e15 adds; two timers 2^51 adds apart would compare wrongly, and then only the
+ * check's verdict on them would be wrong: nothing else reads seq). */
+static inline bool seq_before(uint64_t a, uint64_t b)
+{
+	return (int64_t)((a - b) << (64 - IDSHIFT)) < 0;
+}
+
+static inline bool list_empty(const struct pn_timer_link *h)
+{
+	return h->next == h;
+}
+
+/* The smallest latest in list h (INT64_MAX for an empty one). */
+static inline int64_t list_min_latest(const struct pn_timer_link *h)
+{
+	int64_t m = INT64_MAX;
+	for (const struct pn_timer_link *n = h->next; n != h; n = n->next)
+		if (pn__timer_of((struct pn_timer_link *)n)->latest < m)
+			m = pn__timer_of((struct pn_timer_link *)n)->latest;
+	return m;
+}
+
+/* Lanes advance_expire() walks at once (see there). */
+#define LANES 8
+
+/* ds for an expiry that moves the wheel's time from key cur to nk (> cur). */
+static inline void due_set_init(struct due_set *ds, uint64_t cur, uint64_t nk)
+{
+	int bits = 64 - __builtin_clzll(nk - cur);
+	*ds = (struct due_set){.bkey = cur, .shift = bits > BKTBITS ? bits - BKTBITS : 0};
+}
+
+/* The bucket of key k (<= the expiry's new key, so < NBKT). */
+static inline size_t bucket_of(uint64_t k, uint64_t bkey, int shift)
+{
+	return k > bkey ? (size_t)((k - bkey) >> shift) : 0;
+}
+
+static inline void mark_firing(struct pn_timer *t)
+{
+	t->seq = (t->seq & SEQMASK) | (uint64_t)FIRE << IDSHIFT;
+}
+
+/* sort.c's part of expiry (wheel.c calls them). */
+
+/* Sorts the list headed by h by deadline, stably (equal deadlines keep their order). */
+void pn__wheel_sort_list(struct pn_wheel *w, struct pn_timer_link *h);
+/* Sorts expiry's bucket h by deadline, stably: by insertion, or past w->few timers by
+ * pn__wheel_sort_list. */
+void pn__wheel_sort_bucket(struct pn_wheel *w, struct pn_timer_link *h);
+/* Sorts the due list by deadline, stably, and marks its timers up to now as firing;
+ * returns the first timer after now, or the list's head. */
+struct pn_timer_link *pn__wheel_sort_due(struct pn_wheel *w, int64_t now);
+
+#endif
