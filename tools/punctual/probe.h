@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* probe.h: what `punctual probe` measures, shared by its measuring and rendering files. */
+/* probe.h: what `punctual probe` measures, and its sections (probe_<section>.c), each of
+ * one shape, which cmd_probe.c runs in turn. */
 #ifndef PUNCTUAL_PROBE_H
 #define PUNCTUAL_PROBE_H
 
@@ -51,22 +52,45 @@ struct probe {
 	int cpu_status; /* pn_cpu_info's: 0, or -errno and cpu is not filled */
 	int cpu_count;  /* pn_cpu_count(), which answers even then */
 	struct probe_timers timers;
-	struct probe_why why; /* probe_why.c */
+	struct probe_why why;           /* probe_why.c */
 	struct probe_frontier frontier; /* probe_frontier.c */
 	struct probe_reco recos[PROBE_RECOS];
 	int nrecos;
 	int64_t elapsed;
 };
 
-/* Index of a mechanism or a clock source in the probe's results, or -1. */
+/* A section of the report, each of one shape: it measures (exits 1 on failure), adds the
+ * recommendations its figures support, and renders as text (on out), --json and --prom;
+ * done frees what it measured (NULL: nothing). cmd_probe.c runs them in this order. */
+struct probe_section {
+	const char *name;
+	void (*measure)(struct probe *p);
+	void (*recommend)(struct probe *p); /* NULL: none */
+	void (*text)(const struct probe *p);
+	void (*json)(struct json *j, const struct probe *p);
+	void (*prom)(FILE *f, const struct probe *p);
+	void (*done)(struct probe *p);
+};
+extern const struct probe_section probe_system, probe_clocks, probe_sleeps, probe_timers,
+        probe_cpus, probe_frontier, probe_why;
+
+/* Index of a mechanism or a clock source in the probe's results, or -1 (probe_sleeps.c,
+ * probe_clocks.c). */
 int probe_mech(const struct probe *p, const char *id);
 int probe_clock(const struct probe *p, const char *id);
 
-void probe_render_text(const struct probe *p);
-void probe_render_json(const struct probe *p);
-/* Writes the Prometheus text exposition to path with file_write (its rules: tool.h);
- * 0 or -errno. */
-int probe_write_prom(const struct probe *p, const char *path);
+/* probe_reco.c: appends a recommendation of kind (naming command, "" none), its text from
+ * fmt; returns it, so that a measured one can say what it moved (NULL when the list is
+ * full). */
+struct probe_reco *probe_reco_add(struct probe *p, const char *kind, const char *command,
+                                  const char *fmt, ...) PN_FMT(4, 5);
+/* The next free recommendation (counted once filled: p->nrecos++), or NULL when full. */
+struct probe_reco *probe_reco_next(struct probe *p);
+/* What r's change moved, measured: figure from before to after (r NULL: nothing). */
+void probe_reco_measured(struct probe_reco *r, const char *figure, double before, double after);
+void probe_reco_text(const struct probe *p);
+void probe_reco_json(struct json *j, const struct probe *p);
+
 /* Before measuring: exits 2 with one line if dir cannot be written or created or
  * has a control character (it goes into gnuplot scripts), 1 without gnuplot. */
 void probe_plot_check(const char *dir);

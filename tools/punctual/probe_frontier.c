@@ -12,12 +12,12 @@
 #include <string.h>
 
 #include "json.h"
-#include "probe_frontier.h"
+#include "probe.h"
 #include "prom.h"
 
 #define MS 1000000LL
 
-void probe_frontier_measure(struct probe_frontier *pf, bool quick)
+static void probe_frontier_measure(struct probe_frontier *pf, bool quick)
 {
 	struct frontier_config c;
 	frontier_probe_config(&c, quick);
@@ -38,7 +38,7 @@ void probe_frontier_measure(struct probe_frontier *pf, bool quick)
 	pf->best = frontier_best(pf->f, pf->len_1ms);
 }
 
-void probe_frontier_free(struct probe_frontier *pf)
+static void probe_frontier_free(struct probe_frontier *pf)
 {
 	free(pf->f);
 	pf->f = NULL;
@@ -64,7 +64,7 @@ static int64_t quantile(const struct frontier_cell *c, double q, uint64_t min)
 	return pn_hist_count(&c->late) >= min ? pn_hist_percentile(&c->late, q) : -1;
 }
 
-void probe_frontier_text(FILE *f, const struct probe_frontier *pf)
+static void probe_frontier_text(FILE *f, const struct probe_frontier *pf)
 {
 	if (!pf->run || !pf->f)
 		return;
@@ -93,7 +93,7 @@ void probe_frontier_text(FILE *f, const struct probe_frontier *pf)
 	        FRONTIER_MIN_P99, fmt_ns(a, sizeof(a), (double)c->precision));
 }
 
-int probe_frontier_reco(const struct probe_frontier *pf, struct probe_reco *r)
+static int probe_frontier_reco(const struct probe_frontier *pf, struct probe_reco *r)
 {
 	if (!pf->run || !pf->f || pf->best < 0 || pf->len_1ms < 0)
 		return 0;
@@ -147,7 +147,7 @@ static const char *kind_name(enum frontier_kind k)
 	return names[k];
 }
 
-void probe_frontier_json(struct json *j, const struct probe_frontier *pf)
+static void probe_frontier_json(struct json *j, const struct probe_frontier *pf)
 {
 	if (!pf->run || !pf->f)
 		return;
@@ -194,7 +194,7 @@ void probe_frontier_json(struct json *j, const struct probe_frontier *pf)
 	json_obj_end(j);
 }
 
-void probe_frontier_prom(FILE *f, const struct probe_frontier *pf)
+static void probe_frontier_prom(FILE *f, const struct probe_frontier *pf)
 {
 	if (!pf->run || !pf->f)
 		return;
@@ -230,3 +230,46 @@ void probe_frontier_prom(FILE *f, const struct probe_frontier *pf)
 			        (double)c->len[l] / 1e9, frontier_id(&c->var[v], id, sizeof(id)),
 			        frontier_cpu_pct(&pf->f->cell[l][v]) / 100);
 }
+
+/* ---- the section ----------------------------------------------------------------------- */
+
+static void frontier_measure(struct probe *p)
+{
+	probe_frontier_measure(&p->frontier, p->quick);
+}
+
+/* the budget that buys the most per CPU, of those no fixed margin beats */
+static void frontier_recommend(struct probe *p)
+{
+	struct probe_reco *r = probe_reco_next(p);
+	if (r && probe_frontier_reco(&p->frontier, r))
+		p->nrecos++;
+}
+
+static void frontier_text(const struct probe *p)
+{
+	probe_frontier_text(out, &p->frontier);
+}
+
+static void frontier_json(struct json *j, const struct probe *p)
+{
+	probe_frontier_json(j, &p->frontier);
+}
+
+static void frontier_prom(FILE *f, const struct probe *p)
+{
+	probe_frontier_prom(f, &p->frontier);
+}
+
+static void frontier_done(struct probe *p)
+{
+	probe_frontier_free(&p->frontier);
+}
+
+const struct probe_section probe_frontier = {.name = "frontier",
+                                             .measure = frontier_measure,
+                                             .recommend = frontier_recommend,
+                                             .text = frontier_text,
+                                             .json = frontier_json,
+                                             .prom = frontier_prom,
+                                             .done = frontier_done};

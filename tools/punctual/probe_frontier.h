@@ -19,14 +19,4 @@ struct probe_frontier {
 	int len_1ms;        /* the index of the 1 ms length, or -1 */
 };
 
-
-/* Measures (exits 1 on failure). */
-void probe_frontier_measure(struct probe_frontier *pf, bool quick);
-/* A recommendation into *r: 1, else 0. */
-int probe_frontier_reco(const struct probe_frontier *pf, struct probe_reco *r);
-void probe_frontier_text(FILE *f, const struct probe_frontier *pf);
-void probe_frontier_json(struct json *j, const struct probe_frontier *pf);
-void probe_frontier_prom(FILE *f, const struct probe_frontier *pf);
-void probe_frontier_free(struct probe_frontier *pf);
-
 #endif

@@ -17,7 +17,7 @@
 #include "measure/periodic.h"
 #include "probe.h"
 #include "prom.h"
-#include "probe_why.h"
+#include "probe.h"
 
 static int procs_running(void)
 {
@@ -87,7 +87,7 @@ static bool qos_helps(const struct probe_why *w)
 	       (w->p50 > 10000 && w->qos.p50 <= w->p50 * 4 / 5);
 }
 
-void probe_why_measure(struct probe_why *w, bool quick)
+static void probe_why_measure(struct probe_why *w, bool quick)
 {
 	memset(w, 0, sizeof(*w));
 	w->run = true;
@@ -167,23 +167,24 @@ static int qos_reco(const struct probe_why *w, struct probe_reco *r)
 	                         .before = (double)w->qos.late_before / (double)w->cycles,
 	                         .after = (double)w->qos.late / (double)w->qos.cycles};
 	snprintf(r->command, sizeof(r->command), "hold /dev/cpu_dma_latency at 0");
-	snprintf(r->text, sizeof(r->text),
-	         "Wakeups from idle: holding /dev/cpu_dma_latency at 0 (PM QoS: no CPU idles in "
-	         "a state slower to leave): the 1 ms loop's late wakeups went from %.1f%% to %.1f%% "
-	         "and its median from %s to %s (measured, %.1f s each; recommended where the "
-	         "late share halves or the median falls by a fifth). Keep it held while the "
-	         "latency-sensitive work runs (tuned's latency-performance profile, or any process "
-	         "that keeps the file open with 0; `punctual sleep --periodic --dma-latency 0` "
-	         "shows it). Its cost: idle CPUs poll instead of halting, which takes power, and "
-	         "on a VM the host sees those vCPUs busy.",
-	         100.0 * (double)w->qos.late_before / (double)w->cycles,
-	         100.0 * (double)w->qos.late / (double)w->qos.cycles,
-	         fmt_ns(a, sizeof(a), (double)w->p50), fmt_ns(b, sizeof(b), (double)w->qos.p50),
-	         (double)w->qos.elapsed / 1e9);
+	snprintf(
+	        r->text, sizeof(r->text),
+	        "Wakeups from idle: holding /dev/cpu_dma_latency at 0 (PM QoS: no CPU idles in "
+	        "a state slower to leave): the 1 ms loop's late wakeups went from %.1f%% to %.1f%% "
+	        "and its median from %s to %s (measured, %.1f s each; recommended where the "
+	        "late share halves or the median falls by a fifth). Keep it held while the "
+	        "latency-sensitive work runs (tuned's latency-performance profile, or any process "
+	        "that keeps the file open with 0; `punctual sleep --periodic --dma-latency 0` "
+	        "shows it). Its cost: idle CPUs poll instead of halting, which takes power, and "
+	        "on a VM the host sees those vCPUs busy.",
+	        100.0 * (double)w->qos.late_before / (double)w->cycles,
+	        100.0 * (double)w->qos.late / (double)w->qos.cycles,
+	        fmt_ns(a, sizeof(a), (double)w->p50), fmt_ns(b, sizeof(b), (double)w->qos.p50),
+	        (double)w->qos.elapsed / 1e9);
 	return 1;
 }
 
-int probe_why_reco(const struct probe_why *w, struct probe_reco *r)
+static int probe_why_reco(const struct probe_why *w, struct probe_reco *r)
 {
 	char *buf = r->text;
 	size_t n = sizeof(r->text);
@@ -264,7 +265,7 @@ int probe_why_reco(const struct probe_why *w, struct probe_reco *r)
 	return 0;
 }
 
-void probe_why_text(FILE *f, const struct probe_why *w)
+static void probe_why_text(FILE *f, const struct probe_why *w)
 {
 	char a[32], b[32], c[32], lv[700];
 	fprintf(f, "\nwhy late (1 ms periodic sleeps, %.1f s)\n", (double)w->elapsed / 1e9);
@@ -320,7 +321,7 @@ void probe_why_text(FILE *f, const struct probe_why *w)
 	}
 }
 
-void probe_why_json(struct json *j, const struct probe_why *w)
+static void probe_why_json(struct json *j, const struct probe_why *w)
 {
 	json_obj(j, "why_late");
 	json_int(j, "interval_ns", w->interval);
@@ -371,7 +372,7 @@ void probe_why_json(struct json *j, const struct probe_why *w)
 	json_obj_end(j);
 }
 
-void probe_why_prom(FILE *f, const struct probe_why *w)
+static void probe_why_prom(FILE *f, const struct probe_why *w)
 {
 	fprintf(f,
 	        "# HELP punctual_late_deadlines Deadlines of the probe's 1 ms loop later than 2x "
@@ -404,3 +405,40 @@ void probe_why_prom(FILE *f, const struct probe_why *w)
 		}
 	}
 }
+
+/* ---- the section ----------------------------------------------------------------------- */
+
+static void why_measure(struct probe *p)
+{
+	probe_why_measure(&p->why, p->quick);
+}
+
+/* only when one cause holds most of the late tail */
+static void why_recommend(struct probe *p)
+{
+	struct probe_reco *r = probe_reco_next(p);
+	if (r && probe_why_reco(&p->why, r))
+		p->nrecos++;
+}
+
+static void why_text(const struct probe *p)
+{
+	probe_why_text(out, &p->why);
+}
+
+static void why_json(struct json *j, const struct probe *p)
+{
+	probe_why_json(j, &p->why);
+}
+
+static void why_prom(FILE *f, const struct probe *p)
+{
+	probe_why_prom(f, &p->why);
+}
+
+const struct probe_section probe_why = {.name = "why late",
+                                        .measure = why_measure,
+                                        .recommend = why_recommend,
+                                        .text = why_text,
+                                        .json = why_json,
+                                        .prom = why_prom};

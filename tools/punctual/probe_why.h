@@ -30,20 +30,11 @@ struct probe_why {
 	 * into an idle state it takes longer than 0 us to leave), for a wakeup from idle that
 	 * is late for the guest's own idle states, not the host's */
 	struct {
-		int status;     /* 0 measured, or -errno: the file cannot be held (not root) */
+		int status; /* 0 measured, or -errno: the file cannot be held (not root) */
 		int64_t elapsed;
 		uint64_t cycles, late, late_before; /* late: over 2x the main loop's median */
 		int64_t p50, p99;
 	} qos;
 };
-
-/* Measures (1 s with quick, else 3 s); exits 1 on failure (out of memory, the clock). */
-void probe_why_measure(struct probe_why *w, bool quick);
-/* A recommendation into *r when the figures support one (a dominant cause with enough
- * late deadlines): 1, else 0. */
-int probe_why_reco(const struct probe_why *w, struct probe_reco *r);
-void probe_why_text(FILE *f, const struct probe_why *w);
-void probe_why_json(struct json *j, const struct probe_why *w);
-void probe_why_prom(FILE *f, const struct probe_why *w);
 
 #endif

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/* probe_timers.c: `punctual probe`'s section "timers": the timer wheel's coalescing in real
+ * time, the workload of `punctual timers` run without and with a precision window
+ * (measure/timers.c). A demonstration of the library, not a fact of the host: it makes
+ * no recommendation. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "measure/timers.h"
+#include "probe.h"
+#include "prom.h"
+
+/* The workload of `punctual timers`, one-shot, run twice: with no precision window and
+ * with percent of each delay. */
+static void timers_measure(struct probe *p)
+{
+	struct probe_timers *tm = &p->timers;
+	*tm = (struct probe_timers){.run = true,
+	                            .timers = p->quick ? 100 : 300,
+	                            .min_delay = 1000000,
+	                            .max_delay = p->quick ? 20000000 : 60000000,
+	                            .percent = 10};
+	struct timers_config c = {.count = tm->timers,
+	                          .dist = TIMERS_UNIFORM,
+	                          .a = tm->min_delay,
+	                          .b = tm->max_delay,
+	                          .percent = 0,
+	                          .duration = 60 * 1000000000LL, /* a limit, never reached */
+	                          .seed = 0x5eed};
+	struct timers_result *r = malloc(sizeof(*r));
+	if (!r)
+		die(1, "out of memory");
+	progress("probe: timers, no precision window");
+	int e = timers_run(&c, r);
+	tm->wakeups_exact = r->wakeups;
+	tm->early = r->early;
+	if (e == 0) {
+		progress("probe: timers, precision %d%% of the delay", tm->percent);
+		c.percent = tm->percent;
+		e = timers_run(&c, r);
+	}
+	if (e == -ENOMEM)
+		die(1, "out of memory");
+	if (e < 0)
+		die(1, "the timer wheel failed: %s", pn_strerror(e));
+	tm->wakeups_window = r->wakeups;
+	tm->optimum_window = r->optimum;
+	tm->early += r->early;
+	tm->late_p99 = pn_hist_percentile(&r->late, 99);
+	free(r);
+}
+
+static void text_timers(const struct probe *p)
+{
+	const struct probe_timers *t = &p->timers;
+	if (!t->run)
+		return;
+	char a[32], b[32];
+	fprintf(out, "\ntimers: %d one-shot timers, delays %s to %s, on a pn_wheel in real time\n",
+	        t->timers, fmt_ns(a, sizeof(a), (double)t->min_delay),
+	        fmt_ns(b, sizeof(b), (double)t->max_delay));
+	fprintf(out, "  wakeups without a precision window   %llu\n",
+	        (unsigned long long)t->wakeups_exact);
+	fprintf(out, "  wakeups with %d%% of the delay        %llu (offline optimum %llu)\n",
+	        t->percent, (unsigned long long)t->wakeups_window,
+	        (unsigned long long)t->optimum_window);
+	fprintf(out, "  lateness p99 %s inside windows of up to %s, early fires %llu\n",
+	        fmt_ns(a, sizeof(a), (double)t->late_p99),
+	        fmt_ns(b, sizeof(b), (double)(t->max_delay * t->percent / 100)),
+	        (unsigned long long)t->early);
+}
+
+static void timers_json(struct json *j, const struct probe *p)
+{
+	const struct probe_timers *t = &p->timers;
+	json_obj(j, "timers");
+	json_int(j, "timers", t->timers);
+	json_int(j, "min_delay_ns", t->min_delay);
+	json_int(j, "max_delay_ns", t->max_delay);
+	json_int(j, "precision_percent", t->percent);
+	json_uint(j, "wakeups_without_window", t->wakeups_exact);
+	json_uint(j, "wakeups_with_window", t->wakeups_window);
+	json_uint(j, "offline_optimum", t->optimum_window);
+	json_uint(j, "early", t->early);
+	json_int(j, "late_p99_ns", t->late_p99);
+	json_obj_end(j);
+}
+
+static void timers_prom(FILE *f, const struct probe *p)
+{
+	const struct probe_timers *t = &p->timers;
+	prom_help(f, "punctual_timer_wakeups", "gauge",
+	          "Wakeups of the timer coalescing demo, by precision window.");
+	fprintf(f, "punctual_timer_wakeups{window=\"none\"} %llu\n",
+	        (unsigned long long)t->wakeups_exact);
+	fprintf(f, "punctual_timer_wakeups{window=\"%d%%\"} %llu\n", t->percent,
+	        (unsigned long long)t->wakeups_window);
+	fprintf(f, "punctual_timer_wakeups{window=\"optimum\"} %llu\n",
+	        (unsigned long long)t->optimum_window);
+}
+
+const struct probe_section probe_timers = {.name = "timers",
+                                           .measure = timers_measure,
+                                           .text = text_timers,
+                                           .json = timers_json,
+                                           .prom = timers_prom};
