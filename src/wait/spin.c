@@ -135,84 +135,100 @@ static void spin_unwound(void *mask)
 	pthread_sigmask(SIG_SETMASK, mask, NULL);
 }
 
-int pn__spin_checked(struct pn__plan *p, pn__spin_check *check, void *ctx, int64_t every)
-{
-	struct pn__state *t = state_ahead();
-	int64_t floor = p->now; /* the plan's last read: below it, the clock went back */
-	int64_t start = pn__plan_now(p), now = start;
-	if (now >= p->deadline)
-		return pn__spin_finish(p);
-	p->warm[PN__WARM - 1] = __builtin_return_address(0);
-	sigset_t all, mask;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &mask);
-	bool blocked = true;
-	int r = 0;
-	/* the mask's own system call: putting it back must end before the deadline too */
-	int64_t unmask = pn__plan_now(p) - now;
-	now += unmask;
-	int64_t lead = PN__LOOK_WINDOW_NS, last = 0; /* until a check is timed */
-	bool looked = !check;                        /* a plain sleep has no last look to take */
-	bool tail = false;
-	struct pn__spin_gaps g = {0};
-	int64_t prev = now; /* the last plain read: a gap is measured between two of them */
+/* A spin with checks, as it goes. */
+struct spin_run {
+	pn__spin_check *check;
+	void *ctx;
+	int64_t every;
+	sigset_t mask;  /* the caller's, put back for the checks and the last stretch */
+	bool blocked;   /* signals blocked (until the last stretch) */
+	bool looked;    /* the last check ran (a plain sleep has none to take) */
+	bool tail;      /* the rest is the caller's (pn__spin_tail) */
+	int64_t floor;  /* the plan's last read: below it, the clock went back */
+	int64_t start;  /* the spin's first read */
+	int64_t unmask; /* the mask's own system call: putting it back must end in time too */
+	int64_t lead;   /* the last check starts this long before the deadline */
+	int64_t last;   /* how long the last check took */
+	int64_t next;   /* when the next check is due */
+	int64_t prev;   /* the last plain read: a gap is measured between two of them */
+	struct pn__spin_gaps g;
 	struct spin_cpu c;
-	cpu_start(&c, now, p->deadline);
-	pthread_cleanup_push(spin_unwound, &mask);
-	for (int64_t next = check ? now : now + every; now < p->deadline; now = pn__plan_now(p)) {
-		if (PN_UNLIKELY(now < floor)) { /* the clock stepped back: give the CPU back */
-			p->away = true;
-			break;
-		}
-		if (!blocked && looked && (p->flags & PN__PLAN_TAIL)) {
-			tail = true; /* the rest is the caller's (pn__spin_tail) */
-			p->now = now;
-			break;
-		}
-		if (blocked && now + unmask + lead + PN__SPIN_GUARD_NS >= p->deadline) {
-			pthread_sigmask(SIG_SETMASK, &mask, NULL);
-			blocked = false;
-		} else if (blocked && now >= next) {
-			if (p->flags & PN__PLAN_CANCEL)
-				pthread_testcancel();
-			if ((r = check ? check(ctx, &mask) : pn__kernel_signals(&mask)) != 0)
-				break;
-			if (PN_UNLIKELY(pn__kernel_denied())) { /* a look it needs is denied */
-				p->away = true;
-				break;
-			}
-			int64_t after = pn__plan_now(p), took = after - now;
-			int64_t cost = took > last ? took : last;
-			lead = cost < PN__LOOK_WINDOW_NS / PN__LOOK_X ? PN__LOOK_X * cost
-			                                              : PN__LOOK_WINDOW_NS;
-			last = took;
-			next = after + every;
-			prev = cpu_mid(&c, p, after);
-		} else if (!blocked && !looked && now + lead >= p->deadline) {
-			looked = true;
-			if ((r = check(ctx, &mask)) != 0)
-				break;
-			prev = pn__plan_now(p);
-		} else {
-			spin_gap(&g, prev, now);
-			prev = cpu_mid(&c, p, now);
-			warm(p);
-			pn__arch_relax();
-		}
+};
+
+/* A check with signals blocked, due at now: 0 to go on (the next one timed), else the
+ * result that ends the spin; p->away when a look it needs is denied. */
+static inline int spin_check_due(struct spin_run *s, struct pn__plan *p, int64_t now)
+{
+	if (p->flags & PN__PLAN_CANCEL)
+		pthread_testcancel();
+	int r = s->check ? s->check(s->ctx, &s->mask) : pn__kernel_signals(&s->mask);
+	if (r)
+		return r;
+	if (PN_UNLIKELY(pn__kernel_denied())) {
+		p->away = true;
+		return 0;
 	}
-	pthread_cleanup_pop(0);
-	p->looked = looked;
-	if (blocked)
-		pthread_sigmask(SIG_SETMASK, &mask, NULL);
+	int64_t after = pn__plan_now(p), took = after - now;
+	int64_t cost = took > s->last ? took : s->last;
+	s->lead = cost < PN__LOOK_WINDOW_NS / PN__LOOK_X ? PN__LOOK_X * cost : PN__LOOK_WINDOW_NS;
+	s->last = took;
+	s->next = after + s->every;
+	s->prev = cpu_mid(&s->c, p, after);
+	return 0;
+}
+
+/* One turn of the spin at now: 0 to go on, 1 to stop at now (the tail, or the clock
+ * stepped back: p->away), else the check's result that ends it (in *r). */
+static inline int spin_turn(struct spin_run *s, struct pn__plan *p, int64_t now, int *r)
+{
+	if (PN_UNLIKELY(now < s->floor)) { /* the clock stepped back: give the CPU back */
+		p->away = true;
+		return 1;
+	}
+	if (!s->blocked && s->looked && (p->flags & PN__PLAN_TAIL)) {
+		s->tail = true;
+		p->now = now;
+		return 1;
+	}
+	if (s->blocked && now + s->unmask + s->lead + PN__SPIN_GUARD_NS >= p->deadline) {
+		pthread_sigmask(SIG_SETMASK, &s->mask, NULL);
+		s->blocked = false;
+	} else if (s->blocked && now >= s->next) {
+		*r = spin_check_due(s, p, now);
+		return *r || p->away;
+	} else if (!s->blocked && !s->looked && now + s->lead >= p->deadline) {
+		s->looked = true;
+		if ((*r = s->check(s->ctx, &s->mask)) != 0)
+			return 1;
+		s->prev = pn__plan_now(p);
+	} else {
+		spin_gap(&s->g, s->prev, now);
+		s->prev = cpu_mid(&s->c, p, now);
+		warm(p);
+		pn__arch_relax();
+	}
+	return 0;
+}
+
+/* The spin stopped at now with r: what it used counted, or its end pending the caller's
+ * tail. */
+static int spin_over(struct spin_run *s, struct pn__state *t, struct pn__plan *p, int64_t now,
+                     int r)
+{
+	p->looked = s->looked;
+	if (s->blocked)
+		pthread_sigmask(SIG_SETMASK, &s->mask, NULL);
 	if (r || p->away) {
 		p->now = now;
-		if (t && now > start)
-			pn__state_spun(t, c.mid ? c.mid_cpu + (now - c.mid) : now - start, now);
+		if (t && now > s->start)
+			pn__state_spun(t,
+			               s->c.mid ? s->c.mid_cpu + (now - s->c.mid) : now - s->start,
+			               now);
 		return r;
 	}
-	if (tail && !t) { /* nowhere to store its end: the spin ends here */
+	if (s->tail && !t) { /* nowhere to store its end: the spin ends here */
 		for (int64_t at; (at = pn__plan_now(p)) < p->deadline;) {
-			if (PN_UNLIKELY(at < floor)) {
+			if (PN_UNLIKELY(at < s->floor)) {
 				p->away = true;
 				break;
 			}
@@ -221,8 +237,39 @@ int pn__spin_checked(struct pn__plan *p, pn__spin_check *check, void *ctx, int64
 		return 0;
 	}
 	if (t)
-		spin_end(t, p, start, now, &g, &c, tail);
+		spin_end(t, p, s->start, now, &s->g, &s->c, s->tail);
 	return 0;
+}
+
+int pn__spin_checked(struct pn__plan *p, pn__spin_check *check, void *ctx, int64_t every)
+{
+	struct pn__state *t = state_ahead();
+	struct spin_run s = {.check = check,
+	                     .ctx = ctx,
+	                     .every = every,
+	                     .blocked = true,
+	                     .looked = !check,
+	                     .floor = p->now,
+	                     .lead = PN__LOOK_WINDOW_NS}; /* until a check is timed */
+	int64_t now = s.start = pn__plan_now(p);
+	if (now >= p->deadline)
+		return pn__spin_finish(p);
+	p->warm[PN__WARM - 1] = __builtin_return_address(0);
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &s.mask);
+	s.unmask = pn__plan_now(p) - now;
+	now += s.unmask;
+	s.prev = now;
+	s.next = check ? now : now + every;
+	cpu_start(&s.c, now, p->deadline);
+	int r = 0;
+	pthread_cleanup_push(spin_unwound, &s.mask);
+	for (; now < p->deadline; now = pn__plan_now(p))
+		if (spin_turn(&s, p, now, &r))
+			break;
+	pthread_cleanup_pop(0);
+	return spin_over(&s, t, p, now, r);
 }
 
 int pn__spin_signals(struct pn__plan *p)
