@@ -8,12 +8,17 @@
  * The grammar: one or more terms, each a decimal number and a unit (ns, us, µs, ms, s, m,
  * h), the units strictly decreasing ("1m30s", "2h0.5m"; "30s1m" and "1s1s" are refused); or
  * a bare number, alone, in the caller's default unit (0: a bare number other than 0 is
- * refused, -EDOM, so that the caller can say a unit is needed).
+ * refused, -EDOM, so that the caller can say a unit is needed). Beside it the budget's
+ * share parser (the library's PUNCTUAL_BUDGET and the tool's --budget) and the one
+ * formatter of a duration for people (the tool's tables, PUNCTUAL_STATS's lines).
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <punctual/sleep.h>
 #include "internal.h"
 
 static const struct {
@@ -101,4 +106,47 @@ int pn__duration_parse(const char *s, int64_t default_unit_ns, int64_t *res)
 	}
 	*res = v;
 	return 0;
+}
+
+int pn__duration_parse_share(const char *s, int32_t *budget_ppm)
+{
+	if (!s || !*s)
+		return -EINVAL;
+	if (!strcmp(s, "auto") || !strcmp(s, "default")) {
+		*budget_ppm = PN_SLEEP_BUDGET_AUTO;
+		return 0;
+	}
+	char *end;
+	int e = errno;
+	errno = 0;
+	double v = strtod(s, &end);
+	int bad = end == s || (*end && strcmp(end, "%")) || errno || v != v;
+	errno = e;
+	if (bad)
+		return -EINVAL;
+	if (!(v >= 0 && v <= 100))
+		return -ERANGE;
+	*budget_ppm = (int32_t)(v * 1e4 + 0.5);
+	return 0;
+}
+
+const char *pn__duration_format(char *buf, size_t n, double ns)
+{
+	static const struct {
+		double div;
+		const char *unit;
+	} u[] = {{1, "ns"}, {1e3, "us"}, {1e6, "ms"}, {1e9, "s"}};
+	if (ns == 0) {
+		snprintf(buf, n, "0");
+		return buf;
+	}
+	size_t k = 0;
+	while (k + 1 < sizeof(u) / sizeof(u[0]) && (ns < 0 ? -ns : ns) >= u[k + 1].div)
+		k++;
+	double x = ns / u[k].div, mag = x < 0 ? -x : x;
+	if (!(mag >= 0.05 && mag < 1e6))
+		snprintf(buf, n, "%.3g %s", x, u[k].unit);
+	else
+		snprintf(buf, n, "%.*f %s", x == (double)(int64_t)x ? 0 : 1, x, u[k].unit);
+	return buf;
 }

@@ -103,6 +103,12 @@ static inline int64_t pn__clock_now(clockid_t clk)
 	return clk == CLOCK_MONOTONIC ? pn_now() : pn__clock_ns(clk);
 }
 
+/* A system call's or libc call's result as the library returns it: -errno on failure. */
+static inline int pn__neg_errno(long r)
+{
+	return r < 0 ? -errno : (int)r;
+}
+
 /* ---- durations (duration.c) ---- */
 
 /* Parses a duration: terms of a number and a unit (ns, us, µs, ms, s, m, h), units
@@ -110,6 +116,14 @@ static inline int64_t pn__clock_now(clockid_t clk)
  * bare number other than 0 is refused with -EDOM: a unit is needed). Rejects negatives,
  * garbage and overflow. Returns 0, or -EINVAL / -ERANGE / -EDOM with *res untouched. */
 int pn__duration_parse(const char *s, int64_t default_unit_ns, int64_t *res);
+/* Parses a share of a CPU, the budget's grammar for PUNCTUAL_BUDGET and `--budget`: "10%",
+ * "12.5%", a bare number (a percentage too), or "auto" ("default" too) for
+ * PN_SLEEP_BUDGET_AUTO. 0 with *budget_ppm set; -EINVAL malformed, -ERANGE outside
+ * [0%, 100%], *budget_ppm untouched. */
+int pn__duration_parse_share(const char *s, int32_t *budget_ppm);
+/* ns for people: "0", "850 ns", "12.5 us", "4 ms", "1.23 s" (one decimal from 0.05 of a
+ * unit, three digits beyond), into buf. Returns buf. */
+const char *pn__duration_format(char *buf, size_t n, double ns);
 
 /* ---- timer slack (slack.c) ---- */
 

@@ -11,11 +11,6 @@
 #include "internal.h"
 #include "kernel.h"
 
-static int sys_result(long r)
-{
-	return r < 0 ? -errno : (int)r;
-}
-
 static int raw_sleep_abs(clockid_t clk, int64_t target)
 {
 	struct timespec ts = {target / PN_NSEC, target % PN_NSEC};
@@ -27,18 +22,20 @@ static int raw_sleep_abs(clockid_t clk, int64_t target)
 
 static int raw_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
 {
-	return sys_result(syscall(SYS_ppoll, fds, n, ts, mask, mask ? _NSIG / 8 : 0));
+	return pn__neg_errno(syscall(SYS_ppoll, fds, n, ts, mask, mask ? _NSIG / 8 : 0));
 }
 
 static int raw_epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *ts,
                             const sigset_t *mask)
 {
-	return sys_result(syscall(SYS_epoll_pwait2, epfd, ev, max, ts, mask, mask ? _NSIG / 8 : 0));
+	return pn__neg_errno(
+	        syscall(SYS_epoll_pwait2, epfd, ev, max, ts, mask, mask ? _NSIG / 8 : 0));
 }
 
 static int raw_epoll_pwait(int epfd, struct epoll_event *ev, int max, int ms, const sigset_t *mask)
 {
-	return sys_result(syscall(SYS_epoll_pwait, epfd, ev, max, ms, mask, mask ? _NSIG / 8 : 0));
+	return pn__neg_errno(
+	        syscall(SYS_epoll_pwait, epfd, ev, max, ms, mask, mask ? _NSIG / 8 : 0));
 }
 
 /* pselect6's last argument: the mask and its size, as the kernel takes them */
@@ -54,7 +51,7 @@ static int raw_pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct time
 		t = *ts;
 		tp = &t;
 	}
-	return sys_result(syscall(SYS_pselect6, n, r, w, e, tp, mask ? &m : NULL));
+	return pn__neg_errno(syscall(SYS_pselect6, n, r, w, e, tp, mask ? &m : NULL));
 }
 
 const struct pn__kernel pn__kernel_raw = {raw_sleep_abs, raw_ppoll, raw_epoll_pwait2,

@@ -90,13 +90,16 @@ struct pn_sleep_stats {
 	int64_t wall_ns;
 	uint64_t late_budget;  /* of late, those the budget caused: the margin it cut would
 	                        * have covered their wakeup */
-	int32_t budget_ppm;    /* the budget the last sleep planned with (ppm; for
-	                        * PN_SLEEP_BUDGET_AUTO, the share its margin came to) */
+	int32_t budget_ppm;    /* the budget the last sleep planned with (ppm, or
+	                        * PN_SLEEP_BUDGET_AUTO) */
 	int32_t spin_loss_ppm; /* the share of spin time lost to stalls longer than the last
 	                        * sleep's precision (ppm): lateness no spin removes */
 	/* the lateness of every sleep past its deadline, ns: p50, p99, p99.9, max; -1: no
 	 * sleeps (a quantile that 100 or 1000 sleeps cannot show is the max so far) */
 	int64_t late_p50_ns, late_p99_ns, late_p999_ns, late_max_ns;
+	int32_t spend_ppm; /* the share of the last sleep's length its margin was planned to
+	                    * spend spinning (ppm): within the budget, or the measured
+	                    * default's choice under PN_SLEEP_BUDGET_AUTO */
 };
 
 /* Spinning's CPU budget, in parts per million of the thread's time: PN_SLEEP_BUDGET_FULL is
@@ -110,11 +113,11 @@ struct pn_sleep_stats {
 /* Sets the calling thread's budget (ppm, 0 to PN_SLEEP_BUDGET_FULL), or PN_SLEEP_BUDGET_AUTO
  * to follow the process's default again. 0, -EINVAL out of range, -ENOMEM when the thread's
  * state cannot be mapped. */
-PN_API int pn_sleep_set_budget(int32_t ppm);
+PN_API int pn_sleep_set_budget(int32_t budget_ppm);
 /* Sets the process's default budget, for threads that set none: ppm, or
  * PN_SLEEP_BUDGET_AUTO (the measured default). At load it is PUNCTUAL_BUDGET's ("10%",
  * "12.5%", "auto"; a bare number is a percentage; malformed: auto). 0 or -EINVAL. */
-PN_API int pn_sleep_set_default_budget(int32_t ppm);
+PN_API int pn_sleep_set_default_budget(int32_t budget_ppm);
 /* The calling thread's budget: its own, else the process's default (ppm, or
  * PN_SLEEP_BUDGET_AUTO). */
 PN_API int32_t pn_sleep_budget(void);

@@ -51,11 +51,6 @@ __attribute__((constructor)) void pn__real_resolve(void)
 	FIND(nanosleep, "nanosleep"); /* last: pn__real_get's sign that all are found */
 }
 
-static int neg(int r)
-{
-	return r < 0 ? -errno : r;
-}
-
 /* clock_nanosleep returns a positive errno; a cancellation point, as the program's call
  * was. */
 static int real_sleep_abs(clockid_t clk, int64_t target)
@@ -67,25 +62,25 @@ static int real_sleep_abs(clockid_t clk, int64_t target)
 
 static int real_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
 {
-	return neg(pn__real.ppoll(fds, n, ts, mask));
+	return pn__neg_errno(pn__real.ppoll(fds, n, ts, mask));
 }
 
 static int real_epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *ts,
                              const sigset_t *mask)
 {
-	return pn__real.epoll_pwait2 ? neg(pn__real.epoll_pwait2(epfd, ev, max, ts, mask))
+	return pn__real.epoll_pwait2 ? pn__neg_errno(pn__real.epoll_pwait2(epfd, ev, max, ts, mask))
 	                             : -ENOSYS;
 }
 
 static int real_epoll_pwait(int epfd, struct epoll_event *ev, int max, int ms, const sigset_t *mask)
 {
-	return neg(pn__real.epoll_pwait(epfd, ev, max, ms, mask));
+	return pn__neg_errno(pn__real.epoll_pwait(epfd, ev, max, ms, mask));
 }
 
 static int real_pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
                         const sigset_t *mask)
 {
-	return neg(pn__real.pselect(n, r, w, e, ts, mask));
+	return pn__neg_errno(pn__real.pselect(n, r, w, e, ts, mask));
 }
 
 const struct pn__kernel pn__real_kernel = {real_sleep_abs, real_ppoll, real_epoll_pwait2,
@@ -109,9 +104,9 @@ static int poll_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, c
 {
 	int r = pn__real.ppoll(fds, n, ts, mask);
 	if (r >= 0 || mask || !pn__kernel_denial(errno))
-		return r < 0 ? -errno : r;
+		return pn__neg_errno(r);
 	atomic_store_explicit(&poll_denied, true, memory_order_relaxed);
-	return neg(pn__real.poll(fds, n, ts ? ts_ms_ceil(ts) : -1));
+	return pn__neg_errno(pn__real.poll(fds, n, ts ? ts_ms_ceil(ts) : -1));
 }
 
 const struct pn__kernel pn__real_poll_kernel = {real_sleep_abs, poll_ppoll, real_epoll_pwait2,

@@ -106,18 +106,26 @@ static int64_t deadline_ms(uint64_t at, int ms)
 	return pn__calltime_ns(at) + (int64_t)ms * 1000000;
 }
 
-/* A positive timespec's deadline from the call time (at: its entry), or -1 when the call
- * goes to the real function: NULL (infinite), zero (non-blocking) or malformed (the real
- * call reports it). */
+/* The deadline sec seconds and sub sub-units (of unit ns) after the call time (at: its
+ * entry), or -1 when the call goes to the real function: zero (non-blocking), or so far
+ * that the sum overflows (centuries: nothing to make precise). */
+static int64_t deadline_after(uint64_t at, int64_t sec, int64_t sub, int64_t unit)
+{
+	int64_t d, s;
+	if ((sec == 0 && sub == 0) || __builtin_mul_overflow(sec, PN_NSEC, &d) ||
+	    __builtin_mul_overflow(sub, unit, &s) || __builtin_add_overflow(d, s, &d) ||
+	    __builtin_add_overflow(d, pn__calltime_ns(at), &d))
+		return -1;
+	return d;
+}
+
+/* A positive timespec's deadline, or -1 when the call goes to the real function: NULL
+ * (infinite), zero, or malformed (the real call reports it). */
 static int64_t deadline_ts(uint64_t at, const struct timespec *ts)
 {
-	if (!ts || !pn__ts_valid(ts) || (ts->tv_sec == 0 && ts->tv_nsec == 0))
+	if (!ts || !pn__ts_valid(ts))
 		return -1;
-	int64_t d, now = pn__calltime_ns(at);
-	if (__builtin_mul_overflow((int64_t)ts->tv_sec, PN_NSEC, &d) ||
-	    __builtin_add_overflow(d, ts->tv_nsec + now, &d))
-		return -1; /* centuries: nothing to make precise */
-	return d;
+	return deadline_after(at, (int64_t)ts->tv_sec, ts->tv_nsec, 1);
 }
 
 static int shim_poll(uint64_t at, struct pollfd *fds, nfds_t n, int timeout, const void *ret)
@@ -266,7 +274,7 @@ static int wait_select(struct pn__waiter *w, const struct timespec *ts, const si
 	struct select_waiter *s = (struct select_waiter *)w;
 	sets_restore(s);
 	int r = pn__real.pselect(s->n, s->set[0], s->set[1], s->set[2], ts, mask);
-	return r < 0 ? -errno : r;
+	return pn__neg_errno(r);
 }
 
 static int precise_select(int n, fd_set *r, fd_set *wr, fd_set *e, int64_t deadline,
@@ -293,14 +301,9 @@ static int precise_select(int n, fd_set *r, fd_set *wr, fd_set *e, int64_t deadl
  * parts are malformed (EINVAL). -1 for the real call, as deadline_ts. */
 static int64_t deadline_tv(uint64_t at, const struct timeval *tv)
 {
-	if (!tv || tv->tv_sec < 0 || tv->tv_usec < 0 || (tv->tv_sec == 0 && tv->tv_usec == 0))
+	if (!tv || tv->tv_sec < 0 || tv->tv_usec < 0)
 		return -1;
-	int64_t d, us, now = pn__calltime_ns(at);
-	if (__builtin_mul_overflow((int64_t)tv->tv_sec, PN_NSEC, &d) ||
-	    __builtin_mul_overflow((int64_t)tv->tv_usec, 1000, &us) ||
-	    __builtin_add_overflow(d, us, &d) || __builtin_add_overflow(d, now, &d))
-		return -1; /* centuries: nothing to make precise */
-	return d;
+	return deadline_after(at, (int64_t)tv->tv_sec, (int64_t)tv->tv_usec, 1000);
 }
 
 static int shim_select(uint64_t at, int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv,

@@ -147,20 +147,22 @@ static bool spin_only_learn(struct pn__state *t, struct pn__plan *p, int k, int6
 static void choose(struct pn__state *t, int k, int64_t len, int64_t precision,
                    struct pn__policy_choice *c)
 {
-	int32_t budget = pn__state_budget(t);
+	int32_t budget_ppm = pn__state_budget(t);
 	struct pn__policy_ask a = {.len = len,
 	                           .precision = precision,
-	                           .budget = budget,
-	                           .room = INT64_MAX,
+	                           .budget_ppm = budget_ppm,
+	                           .budget_room_ns = INT64_MAX,
 	                           .overhead = t->overhead,
 	                           .loss = pn__policy_loss_share(&t->loss, precision)};
-	if (budget != PN_SLEEP_BUDGET_AUTO && budget != PN_SLEEP_BUDGET_FULL) {
-		int64_t used = pn__state_window_used(t, pn_now());
-		int64_t window = (int64_t)((double)budget * 1e-6 * (double)PN_SLEEP_WINDOW_NS);
-		a.room = window > used ? window - used : 0;
+	if (budget_ppm != PN_SLEEP_BUDGET_AUTO && budget_ppm != PN_SLEEP_BUDGET_FULL) {
+		int64_t used_ns = pn__state_window_used(t, pn_now());
+		int64_t window_ns =
+		        (int64_t)((double)budget_ppm * 1e-6 * (double)PN_SLEEP_WINDOW_NS);
+		a.budget_room_ns = window_ns > used_ns ? window_ns - used_ns : 0;
 	}
 	pn__policy_choose(t->cls, k, &a, c);
-	t->st.budget_ppm = budget == PN_SLEEP_BUDGET_AUTO ? c->cost_ppm : budget;
+	t->st.budget_ppm = budget_ppm;
+	t->st.spend_ppm = c->spend_ppm;
 	t->st.spin_loss_ppm = (int32_t)(a.loss * 1e6);
 }
 
@@ -219,7 +221,7 @@ void pn__plan_make(struct pn__plan *p, clockid_t clk, int64_t deadline, int64_t 
 	pn__policy_kernel(pn__policy_lost(&t->cls[k]), precision, kernel_q, margin, deadline - now,
 	                  &slack, &lead);
 	t->st.margin_ns = margin;
-	p->cut = c.wanted > margin ? c.wanted - margin : 0;
+	p->budget_cut_ns = c.wanted > margin ? c.wanted - margin : 0;
 	p->target = deadline - lead;
 	p->k = k;
 	p->start = p->now = now;
@@ -242,8 +244,8 @@ void pn__plan_woke(struct pn__plan *p, bool learn)
 	if (p->cpu0)
 		pn__state_overhead(t, p->cpu0);
 	/* late from the kernel, where the margin the budget cut would have covered it */
-	if (p->cut && woke - p->deadline > p->precision &&
-	    woke - p->cut - p->deadline <= p->precision)
+	if (p->budget_cut_ns && woke - p->deadline > p->precision &&
+	    woke - p->budget_cut_ns - p->deadline <= p->precision)
 		t->st.late_budget++;
 	if (learn) {
 		pn__policy_learn(t->cls, p->k, woke - p->target - p->slack, p->deadline - p->start);

@@ -69,7 +69,7 @@ struct pn__plan {
 	uint32_t tail_seq;        /* if the record is still this sleep's */
 	const struct pn__probe *probe;
 	int64_t cpu0; /* the thread's CPU time at the plan (every 8th wait; 0: not taken) */
-	int64_t cut;  /* what the budget took off the margin the wakeups asked for */
+	int64_t budget_cut_ns; /* what the budget took off the margin the wakeups asked for */
 	/* Code the call's return runs (return addresses; NULL: none), touched by every turn of
 	 * the spin so that its page walks are paid before the deadline: warm[0] is the
 	 * program's (prefetched: its page may be execute-only), the others libpunctual's own

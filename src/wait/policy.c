@@ -308,11 +308,11 @@ static double spin_of(const struct pn__decay_hist *h, int64_t m)
  * left; less the wait's overhead. */
 static double spin_cap(const struct pn__policy_ask *a)
 {
-	double cap = a->budget == PN_SLEEP_BUDGET_AUTO
+	double cap = a->budget_ppm == PN_SLEEP_BUDGET_AUTO
 	                     ? (a->len >= AUTO_CAP_LEN ? AUTO_CAP * (double)a->len : 1e18)
-	                     : (double)a->budget * 1e-6 * (double)a->len;
-	if (cap > (double)a->room)
-		cap = (double)a->room;
+	                     : (double)a->budget_ppm * 1e-6 * (double)a->len;
+	if (cap > (double)a->budget_room_ns)
+		cap = (double)a->budget_room_ns;
 	return cap - (double)a->overhead;
 }
 
@@ -322,7 +322,7 @@ static double spin_cap(const struct pn__policy_ask *a)
 static bool worth_it(const struct pn__policy_ask *a, double ds, double dl)
 {
 	double dc = ds / (double)a->len;
-	return a->budget != PN_SLEEP_BUDGET_AUTO || dc <= 0 || dl >= KNEE_SLOPE * dc;
+	return a->budget_ppm != PN_SLEEP_BUDGET_AUTO || dc <= 0 || dl >= KNEE_SLOPE * dc;
 }
 
 /* The largest margin up to wanted that the budget (or the knee) affords, over the wakeups of
@@ -357,7 +357,8 @@ static int64_t afford(const struct pn__decay_hist *h, const struct pn__policy_as
 		if (s > cap) {
 			/* a budget: the rest of it, between the last margin that fits and this one
 			 * (the spin is convex in the margin: the chord's point costs no more) */
-			if (a->budget != PN_SLEEP_BUDGET_AUTO && s > best_spin && cap > best_spin) {
+			if (a->budget_ppm != PN_SLEEP_BUDGET_AUTO && s > best_spin &&
+			    cap > best_spin) {
 				double f = (cap - best_spin) / (s - best_spin);
 				best += (int64_t)(f * (double)(m - best));
 				best_spin = cap;
@@ -393,26 +394,26 @@ void pn__policy_choose(const struct pn__sleep_class *cls, int k, const struct pn
 {
 	double level = pn__policy_level(a->precision);
 	int64_t spin;
-	if (a->budget == PN_SLEEP_BUDGET_FULL) { /* precision at any cost */
+	if (a->budget_ppm == PN_SLEEP_BUDGET_FULL) { /* precision at any cost */
 		expected_at(cls, k, a->len, level, &c->kernel_q, &c->margin);
 		c->wanted = c->margin;
 		const struct pn__sleep_class *src = cost_source(cls, k);
-		c->cost_ppm = cost_share_ppm(spin_of(src ? &src->wake : NULL, c->margin), a);
+		c->spend_ppm = cost_share_ppm(spin_of(src ? &src->wake : NULL, c->margin), a);
 		return;
 	}
 	if (a->loss > 1 - level) /* a spin cannot buy what hits the spin too */
 		level = 1 - a->loss > LEVEL_LOW ? 1 - a->loss : LEVEL_LOW;
 	int64_t wanted;
 	expected_at(cls, k, a->len, level, &c->kernel_q, &wanted);
-	if (a->budget == 0) { /* never spins: the kernel to the deadline */
+	if (a->budget_ppm == 0) { /* never spins: the kernel to the deadline */
 		c->wanted = wanted;
 		c->margin = 0;
-		c->cost_ppm = 0;
+		c->spend_ppm = 0;
 		return;
 	}
 	wanted = wanted > a->precision ? wanted - a->precision : 0;
 	const struct pn__sleep_class *src = cost_source(cls, k);
 	c->wanted = wanted;
 	c->margin = afford(src ? &src->wake : NULL, a, wanted, &spin);
-	c->cost_ppm = cost_share_ppm((double)spin, a);
+	c->spend_ppm = cost_share_ppm((double)spin, a);
 }

@@ -52,17 +52,17 @@ double pn__policy_loss_share(const struct pn__spin_loss *l, int64_t x);
 struct pn__policy_ask {
 	int64_t len; /* deadline - now */
 	int64_t precision;
-	int32_t budget;   /* ppm, or PN_SLEEP_BUDGET_AUTO */
-	int64_t room;     /* CPU the thread's window has left for this wait, ns */
-	int64_t overhead; /* a wait's CPU besides its spin, ns */
-	double loss;      /* pn__policy_loss_share at the precision */
+	int32_t budget_ppm;     /* or PN_SLEEP_BUDGET_AUTO */
+	int64_t budget_room_ns; /* CPU the thread's budget window has left for this wait */
+	int64_t overhead;       /* a wait's CPU besides its spin, ns */
+	double loss;            /* pn__policy_loss_share at the precision */
 };
 /* The answer: the margin, what the learned wakeups alone ask for (wanted >= margin: the
  * budget or the knee cut the difference), and the share of the wait's length the margin is
- * expected to cost (ppm). */
+ * expected to spend (ppm). */
 struct pn__policy_choice {
 	int64_t margin, wanted, kernel_q;
-	int32_t cost_ppm;
+	int32_t spend_ppm;
 };
 /* Chooses a wait's margin in class k of cls (sleep.h's rules). */
 void pn__policy_choose(const struct pn__sleep_class *cls, int k, const struct pn__policy_ask *a,

@@ -30,7 +30,7 @@ static PN_TLS struct pn__state *T;
 static PN_TLS bool gone; /* the thread's state was unmapped at its exit: map no other */
 static pthread_key_t state_key;
 static bool state_key_ok;
-static int32_t default_budget = PN_SLEEP_BUDGET_AUTO; /* atomic */
+static int32_t default_budget_ppm = PN_SLEEP_BUDGET_AUTO; /* atomic */
 void (*pn__state_on_exit)(const struct pn__state *t);
 
 /* The live states, for a report at exit; a state that finds no free slot is not listed.
@@ -80,7 +80,7 @@ struct pn__state *pn__state_new(void)
 	if (m == MAP_FAILED)
 		return NULL;
 	struct pn__state *s = m;
-	s->budget = PN_SLEEP_BUDGET_AUTO;
+	s->budget_ppm = PN_SLEEP_BUDGET_AUTO;
 	return s;
 }
 
@@ -133,18 +133,6 @@ static void state_forked(void)
 	T->pend.on = false;
 }
 
-/* "10%", "12.5%", "10" (a percentage too), "auto" into ppm; -1 for anything else. */
-static int64_t parse_budget(const char *s)
-{
-	if (!strcmp(s, "auto") || !strcmp(s, "default"))
-		return PN_SLEEP_BUDGET_AUTO;
-	char *end;
-	double v = strtod(s, &end);
-	if (end == s || (*end && strcmp(end, "%")) || !(v >= 0 && v <= 100))
-		return -2;
-	return (int64_t)(v * 10000 + 0.5);
-}
-
 /* At load time: pthread_key_create is not async-signal-safe, a thread's first plan may be;
  * PUNCTUAL_BUDGET, for the library and the shim alike. */
 __attribute__((constructor)) static void state_init(void)
@@ -152,9 +140,9 @@ __attribute__((constructor)) static void state_init(void)
 	state_key_ok = pthread_key_create(&state_key, state_exit) == 0;
 	pthread_atfork(NULL, NULL, state_forked);
 	const char *env = getenv("PUNCTUAL_BUDGET");
-	int64_t b = env ? parse_budget(env) : PN_SLEEP_BUDGET_AUTO;
-	if (b >= PN_SLEEP_BUDGET_AUTO)
-		__atomic_store_n(&default_budget, (int32_t)b, __ATOMIC_RELAXED);
+	int32_t budget_ppm;
+	if (env && pn__duration_parse_share(env, &budget_ppm) == 0) /* malformed: auto */
+		__atomic_store_n(&default_budget_ppm, budget_ppm, __ATOMIC_RELAXED);
 }
 
 struct pn__state *pn__state_get(void)
@@ -181,30 +169,31 @@ struct pn__state *pn__state_make(void)
 
 int32_t pn__state_default_budget(void)
 {
-	return __atomic_load_n(&default_budget, __ATOMIC_RELAXED);
+	return __atomic_load_n(&default_budget_ppm, __ATOMIC_RELAXED);
 }
 
 int32_t pn__state_budget(const struct pn__state *t)
 {
-	return t && t->budget != PN_SLEEP_BUDGET_AUTO ? t->budget : pn__state_default_budget();
+	return t && t->budget_ppm != PN_SLEEP_BUDGET_AUTO ? t->budget_ppm
+	                                                  : pn__state_default_budget();
 }
 
-PN_API int pn_sleep_set_default_budget(int32_t ppm)
+PN_API int pn_sleep_set_default_budget(int32_t budget_ppm)
 {
-	if (ppm < PN_SLEEP_BUDGET_AUTO || ppm > PN_SLEEP_BUDGET_FULL)
+	if (budget_ppm < PN_SLEEP_BUDGET_AUTO || budget_ppm > PN_SLEEP_BUDGET_FULL)
 		return -EINVAL;
-	__atomic_store_n(&default_budget, ppm, __ATOMIC_RELAXED);
+	__atomic_store_n(&default_budget_ppm, budget_ppm, __ATOMIC_RELAXED);
 	return 0;
 }
 
-PN_API int pn_sleep_set_budget(int32_t ppm)
+PN_API int pn_sleep_set_budget(int32_t budget_ppm)
 {
-	if (ppm < PN_SLEEP_BUDGET_AUTO || ppm > PN_SLEEP_BUDGET_FULL)
+	if (budget_ppm < PN_SLEEP_BUDGET_AUTO || budget_ppm > PN_SLEEP_BUDGET_FULL)
 		return -EINVAL;
 	struct pn__state *t = pn__state_make();
 	if (!t)
 		return -ENOMEM;
-	t->budget = ppm;
+	t->budget_ppm = budget_ppm;
 	return 0;
 }
 

@@ -47,12 +47,12 @@ struct pn__state {
 	struct pn__sleep_class cls[PN_SLEEP_CLASSES];
 	struct pn__spin_loss loss; /* what the thread's spins lose to stalls */
 	struct pn__spin_window window;
-	int32_t budget;   /* ppm, or PN_SLEEP_BUDGET_AUTO: the process's default */
-	int64_t overhead; /* a wait's CPU besides its spin, ns (decayed mean) */
-	uint32_t waits;   /* plans made, for measuring the overhead now and then */
-	int64_t first;    /* the first plan's time: wall_ns counts from it */
-	int tid;          /* the thread's id (gettid) */
-	bool listed;      /* in the list of live states (a report at exit finds it) */
+	int32_t budget_ppm; /* or PN_SLEEP_BUDGET_AUTO: the process's default */
+	int64_t overhead;   /* a wait's CPU besides its spin, ns (decayed mean) */
+	uint32_t waits;     /* plans made, for measuring the overhead now and then */
+	int64_t first;      /* the first plan's time: wall_ns counts from it */
+	int tid;            /* the thread's id (gettid) */
+	bool listed;        /* in the list of live states (a report at exit finds it) */
 	uint64_t late[PN__DECAY_HIST_BUCKETS]; /* the sleeps' lateness, counted */
 	struct pn_sleep_stats st;
 	struct pn__state_pending pend;

@@ -12,20 +12,6 @@
 
 static int64_t report_precision;
 
-/* ns as "850 ns", "12.3 us", "4.56 ms", "1.23 s" into buf. */
-static const char *dur(char *buf, size_t n, int64_t ns)
-{
-	static const char *unit[] = {"ns", "us", "ms", "s"};
-	double v = (double)ns;
-	int u = 0;
-	while (u < 3 && (v >= 1000 || v <= -1000)) {
-		v /= 1000;
-		u++;
-	}
-	snprintf(buf, n, u ? "%.3g %s" : "%.0f %s", v, unit[u]);
-	return buf;
-}
-
 static void stats_line(const struct pn__state *t)
 {
 	struct pn_sleep_stats st;
@@ -34,21 +20,25 @@ static void stats_line(const struct pn__state *t)
 	if (!waits)
 		return;
 	char a[16], b[16], c[16], d[16], e[16], f[16], g[16], line[512];
-	int32_t bud = pn__state_budget(t);
-	if (bud == PN_SLEEP_BUDGET_AUTO)
+	int32_t budget_ppm = pn__state_budget(t);
+	if (budget_ppm == PN_SLEEP_BUDGET_AUTO)
 		snprintf(g, sizeof(g), "auto");
 	else
-		snprintf(g, sizeof(g), "%g%%", bud / 1e4);
+		snprintf(g, sizeof(g), "%g%%", budget_ppm / 1e4);
 	int n = snprintf(line, sizeof(line),
 	                 "punctual: thread %d: %llu waits, late p50 %s, p99 %s, p99.9 %s, max %s; "
 	                 "%llu late beyond %s (%llu for the budget); spin %.1f%% of %s (budget "
 	                 "%s)\n",
-	                 t->tid, (unsigned long long)waits, dur(a, sizeof(a), st.late_p50_ns),
-	                 dur(b, sizeof(b), st.late_p99_ns), dur(c, sizeof(c), st.late_p999_ns),
-	                 dur(d, sizeof(d), st.late_max_ns), (unsigned long long)st.late,
-	                 dur(e, sizeof(e), report_precision), (unsigned long long)st.late_budget,
+	                 t->tid, (unsigned long long)waits,
+	                 pn__duration_format(a, sizeof(a), (double)st.late_p50_ns),
+	                 pn__duration_format(b, sizeof(b), st.late_p99_ns),
+	                 pn__duration_format(c, sizeof(c), st.late_p999_ns),
+	                 pn__duration_format(d, sizeof(d), st.late_max_ns),
+	                 (unsigned long long)st.late,
+	                 pn__duration_format(e, sizeof(e), report_precision),
+	                 (unsigned long long)st.late_budget,
 	                 st.wall_ns ? 100.0 * (double)st.spun_ns / (double)st.wall_ns : 0.0,
-	                 dur(f, sizeof(f), st.wall_ns), g);
+	                 pn__duration_format(f, sizeof(f), st.wall_ns), g);
 	if (n > 0 && write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
 		return;
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <punctual/sleep.h>
 #include "internal.h"
 
 static int64_t parse(const char *s, int64_t unit)
@@ -100,13 +101,63 @@ static void test_rejects(void **state)
 	assert_int_equal(v, 5);
 }
 
+/* The budget's grammar, one parser for PUNCTUAL_BUDGET and --budget. */
+static void test_share(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *s;
+		int r;
+		int32_t ppm;
+	} c[] = {{"10%", 0, 100000},
+	         {"12.5%", 0, 125000},
+	         {"10", 0, 100000},
+	         {"0", 0, 0},
+	         {"100%", 0, 1000000},
+	         {"0.0001%", 0, 1},
+	         {"auto", 0, PN_SLEEP_BUDGET_AUTO},
+	         {"default", 0, PN_SLEEP_BUDGET_AUTO},
+	         {"101%", -ERANGE, 0},
+	         {"-1%", -ERANGE, 0},
+	         {"", -EINVAL, 0},
+	         {"10%%", -EINVAL, 0},
+	         {"10 %", -EINVAL, 0},
+	         {"ten", -EINVAL, 0},
+	         {"nan", -EINVAL, 0},
+	         {"1e999", -EINVAL, 0},
+	         {"10x", -EINVAL, 0}};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		int32_t v = 42;
+		int r = pn__duration_parse_share(c[i].s, &v);
+		if (r != c[i].r || v != (r ? 42 : c[i].ppm))
+			fail_msg("'%s': %d, %d (wanted %d, %d)", c[i].s, r, (int)v, c[i].r,
+			         (int)c[i].ppm);
+	}
+	int32_t v = 42;
+	assert_int_equal(pn__duration_parse_share(NULL, &v), -EINVAL);
+	assert_int_equal(v, 42);
+}
+
+/* The one formatter for people. */
+static void test_format(void **state)
+{
+	(void)state;
+	char b[32];
+	assert_string_equal(pn__duration_format(b, sizeof(b), 0), "0");
+	assert_string_equal(pn__duration_format(b, sizeof(b), 850), "850 ns");
+	assert_string_equal(pn__duration_format(b, sizeof(b), 12500), "12.5 us");
+	assert_string_equal(pn__duration_format(b, sizeof(b), 4e6), "4 ms");
+	assert_string_equal(pn__duration_format(b, sizeof(b), 1.5e9), "1.5 s");
+	assert_string_equal(pn__duration_format(b, sizeof(b), -2e3), "-2 us");
+	assert_string_equal(pn__duration_format(b, sizeof(b), 0.01), "0.01 ns");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_units),
-	        cmocka_unit_test(test_fractions),
-	        cmocka_unit_test(test_limits),
-	        cmocka_unit_test(test_rejects),
+	        cmocka_unit_test(test_units),  cmocka_unit_test(test_fractions),
+	        cmocka_unit_test(test_limits), cmocka_unit_test(test_rejects),
+	        cmocka_unit_test(test_share),  cmocka_unit_test(test_format),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

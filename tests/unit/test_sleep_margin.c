@@ -44,8 +44,8 @@ static struct pn__policy_choice choose(int64_t len, int64_t precision, int32_t b
 {
 	struct pn__policy_ask a = {.len = len,
 	                           .precision = precision,
-	                           .budget = budget,
-	                           .room = INT64_MAX,
+	                           .budget_ppm = budget,
+	                           .budget_room_ns = INT64_MAX,
 	                           .overhead = overhead,
 	                           .loss = loss};
 	struct pn__policy_choice c;
@@ -63,10 +63,10 @@ static void heavy_tail(void **state)
 		learn(K, 2 * MS, 1);
 	}
 	struct pn__policy_choice c = choose(1 * MS, 1 * US, PN_SLEEP_BUDGET_AUTO, 0, 0);
-	assert_true(c.margin >= 50 * US);  /* the mode is cheap: covered */
-	assert_true(c.margin < 200 * US);  /* the tail is not worth its CPU */
-	assert_true(c.wanted >= 2 * MS);   /* what the quantile alone asks */
-	assert_true(c.cost_ppm <= 250000); /* the cap at 1 ms and more */
+	assert_true(c.margin >= 50 * US);   /* the mode is cheap: covered */
+	assert_true(c.margin < 200 * US);   /* the tail is not worth its CPU */
+	assert_true(c.wanted >= 2 * MS);    /* what the quantile alone asks */
+	assert_true(c.spend_ppm <= 250000); /* the cap at 1 ms and more */
 	/* precision at any cost covers the tail */
 	c = choose(1 * MS, 1 * US, PN_SLEEP_BUDGET_FULL, 0, 0);
 	assert_true(c.margin >= 2 * MS);
@@ -88,8 +88,8 @@ static void bimodal(void **state)
 	/* a 10% budget cannot: its expected cost stays within it */
 	c = choose(1 * MS, 1 * US, 100000, 0, 0);
 	assert_true(c.margin < 400 * US);
-	assert_true(c.cost_ppm <= 100000);
-	assert_true(c.cost_ppm >= 90000); /* and it uses what it has */
+	assert_true(c.spend_ppm <= 100000);
+	assert_true(c.spend_ppm >= 90000); /* and it uses what it has */
 }
 
 /* Budgets: the cost stays within each, the margin grows with it, 0 never spins, the
@@ -105,7 +105,7 @@ static void budgets(void **state)
 	int64_t last = -1;
 	for (int32_t b = 0; b <= 500000; b += 50000) {
 		struct pn__policy_choice c = choose(1 * MS, 1 * US, b, 0, 0);
-		assert_true(c.cost_ppm <= b);
+		assert_true(c.spend_ppm <= b);
 		assert_true(c.margin >= last);
 		assert_true(c.margin <= c.wanted);
 		last = c.margin;
@@ -117,7 +117,7 @@ static void budgets(void **state)
 	struct pn__policy_choice a = choose(1 * MS, 1 * US, 200000, 0, 0),
 	                         b = choose(1 * MS, 1 * US, 200000, 50 * US, 0);
 	assert_true(b.margin < a.margin);
-	assert_true(b.cost_ppm <= 200000);
+	assert_true(b.spend_ppm <= 200000);
 }
 
 /* The precision the caller allows is not bought with spin. */
@@ -199,8 +199,8 @@ static void window_holds(void **state)
 		int64_t used = pn__state_window_used(t, now);
 		struct pn__policy_ask a = {.len = len,
 		                           .precision = 1 * US,
-		                           .budget = budget,
-		                           .room = window > used ? window - used : 0,
+		                           .budget_ppm = budget,
+		                           .budget_room_ns = window > used ? window - used : 0,
 		                           .overhead = t->overhead};
 		struct pn__policy_choice c;
 		pn__policy_choose(t->cls, pn__policy_class(len), &a, &c);

@@ -24,6 +24,7 @@
 
 #include <punctual/cpus.h>
 #include <punctual/slack.h>
+#include <punctual/sleep.h>
 #include "tool.h"
 
 /* env(1)'s statuses when the command cannot be run. */
@@ -234,16 +235,15 @@ static const char *opt_budget(const char *s)
 	static char share[32];
 	if (!s) /* getopt gives B: its value; scan-build cannot tell after --cpus's optional one */
 		usage_error("--budget needs a value");
-	if (!strcmp(s, "auto"))
-		return "auto";
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (end == s || (*end && strcmp(end, "%")) || errno)
-		usage_error("--budget: '%s' is not a share of a CPU (10%%, 12.5%%, auto)", s);
-	if (!(v >= 0 && v <= 100))
+	int32_t budget_ppm;
+	int r = pn__duration_parse_share(s, &budget_ppm);
+	if (r == -ERANGE)
 		usage_error("--budget: %s is out of range [0%%, 100%%]", s);
-	snprintf(share, sizeof(share), "%.4f%%", v);
+	if (r < 0)
+		usage_error("--budget: '%s' is not a share of a CPU (10%%, 12.5%%, auto)", s);
+	if (budget_ppm == PN_SLEEP_BUDGET_AUTO)
+		return "auto";
+	snprintf(share, sizeof(share), "%.4f%%", budget_ppm / 1e4);
 	return share;
 }
 

@@ -462,7 +462,7 @@ static void render_json(struct sleep_matrix *x, const struct opts *o, const stru
 				json_uint(&j, "cut", c->cut);
 				json_hist(&j, "duration_ns", &c->duration,
 				          JSON_HIST_MEAN | JSON_HIST_BUCKETS);
-				json_hist(&j, "overshoot_ns", &c->overshoot,
+				json_hist(&j, "overshoot_ns", &c->late,
 				          JSON_HIST_MEAN | JSON_HIST_BUCKETS);
 				json_obj_end(&j);
 			}
@@ -479,7 +479,7 @@ static void render_csv(struct sleep_matrix *x, const struct opts *o)
 		for (int s = 0; s < o->nslacks; s++)
 			for (int m = 0; m < x->nm; m++) {
 				struct sleep_cell *c = sleep_matrix_cell(x, i, s, m);
-				const struct pn_hist *d = &c->duration, *v = &c->overshoot;
+				const struct pn_hist *d = &c->duration, *v = &c->late;
 				fprintf(out,
 				        "%s,%lld,%lld,%d,%llu,%llu,%llu,%lld,%lld,%lld,%lld,%lld,%"
 				        "lld\n",
@@ -543,7 +543,7 @@ static void render_text(struct sleep_matrix *x, const struct opts *o)
 			for (int s = 0; s < o->nslacks; s++) {
 				struct sleep_cell *c = sleep_matrix_cell(x, i, s, m);
 				const struct pn_hist *h =
-				        x->m[m]->baseline ? &c->duration : &c->overshoot;
+				        x->m[m]->baseline ? &c->duration : &c->late;
 				uint64_t n = pn_hist_count(h);
 				char early[16], p50[16], p99[16], max[16];
 				if (x->m[m]->baseline)

@@ -124,11 +124,11 @@ static void json_thread(struct json *j, const struct run *u, int i)
 	json_int(j, "thread", i);
 	json_int(j, "tid", r->tid);
 	json_int_if(j, "cpu", r->cpu >= 0, r->cpu);
-	json_uint(j, "cycles", pn_hist_count(&r->latency));
+	json_uint(j, "cycles", pn_hist_count(&r->late));
 	json_uint(j, "missed_periods", r->missed);
 	json_uint(j, "early", r->early);
 	json_int(j, "act_ns", r->last);
-	json_hist(j, "latency_ns", &r->latency, JSON_HIST_MEAN | JSON_HIST_BUCKETS);
+	json_hist(j, "latency_ns", &r->late, JSON_HIST_MEAN | JSON_HIST_BUCKETS);
 	if (r->hist) {
 		json_obj(j, "histogram_us");
 		json_int(j, "rows", u->o->histogram_max_us);
@@ -257,7 +257,7 @@ static void render_text(const struct run *u)
 	uint64_t missed = 0, early = 0;
 	for (int i = 0; i < u->c.nthreads; i++) {
 		const struct periodic_result *r = &u->r[i];
-		const struct pn_hist *h = &r->latency;
+		const struct pn_hist *h = &r->late;
 		missed += r->missed;
 		early += r->early;
 		/* cyclictest's summary line, in us, so both tools compare directly */
@@ -311,12 +311,12 @@ static int render_histogram(FILE *f, const void *arg)
 	fprintf(f, "# Total:");
 	for (int i = 0; i < n; i++)
 		fprintf(f, " %09llu",
-		        (unsigned long long)(pn_hist_count(&u->r[i].latency) - u->r[i].overflow));
+		        (unsigned long long)(pn_hist_count(&u->r[i].late) - u->r[i].overflow));
 	static const char *const what[] = {"Min", "Avg", "Max"};
 	for (int k = 0; k < 3; k++) {
 		fprintf(f, "\n# %s Latencies:", what[k]);
 		for (int i = 0; i < n; i++) {
-			const struct pn_hist *h = &u->r[i].latency;
+			const struct pn_hist *h = &u->r[i].late;
 			double v = k == 0   ? (double)pn_hist_min(h)
 			           : k == 1 ? pn_hist_mean(h)
 			                    : (double)pn_hist_max(h);
@@ -352,7 +352,7 @@ static void tables(struct run *u)
 	for (int i = 0; i < u->c.nthreads; i++) {
 		const struct periodic_result *r = &u->r[i];
 		int64_t t = u->o->explain_above ? u->o->explain_above
-		                                : 2 * pn_hist_percentile(&r->latency, 50);
+		                                : 2 * pn_hist_percentile(&r->late, 50);
 		cause_table_add(&u->tab[i], &r->causes, t);
 		u->tab[i].threshold = t;
 		cause_table_add(&u->all, &r->causes, t);
@@ -399,7 +399,7 @@ int sleep_periodic(struct periodic_opts *o)
 		die(1, "the measuring loop failed: %s", pn_strerror(e));
 	pn_hist_init(&u.merged);
 	for (int i = 0; i < u.c.nthreads; i++) {
-		pn_hist_merge(&u.merged, &u.r[i].latency);
+		pn_hist_merge(&u.merged, &u.r[i].late);
 		if (u.r[i].stopped && u.stopped < 0)
 			u.stopped = i;
 	}

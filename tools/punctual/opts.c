@@ -54,27 +54,6 @@ long opt_long(const char *opt, const char *s, long lo, long hi)
  * "1.5 ms", "23.4 ns". Below 0.05 ns and from 1e6 s (NaN and infinities too) "%.3g", 12
  * characters at most: a value read from a file neither widens a column, nor shows as
  * "0.0 ns", nor overflows the integer test. */
-const char *fmt_ns(char *buf, size_t n, double ns)
-{
-	static const struct {
-		double div;
-		const char *unit;
-	} u[] = {{1, "ns"}, {1e3, "us"}, {1e6, "ms"}, {1e9, "s"}};
-	if (ns == 0) {
-		snprintf(buf, n, "0");
-		return buf;
-	}
-	size_t k = 0;
-	while (k + 1 < sizeof(u) / sizeof(u[0]) && (ns < 0 ? -ns : ns) >= u[k + 1].div)
-		k++;
-	double x = ns / u[k].div, mag = x < 0 ? -x : x;
-	if (!(mag >= 0.05 && mag < 1e6))
-		snprintf(buf, n, "%.3g %s", x, u[k].unit);
-	else
-		snprintf(buf, n, "%.*f %s", x == (double)(int64_t)x ? 0 : 1, x, u[k].unit);
-	return buf;
-}
-
 /* The long option that name (len bytes, not terminated) names: exactly, or as the only
  * one it abbreviates, as getopt_long matches it. */
 static const struct option *long_opt(const struct option *lo, const char *name, size_t len)

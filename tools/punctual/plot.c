@@ -298,7 +298,7 @@ static int cdf_chart(const struct probe *p, struct chart *c)
 				if (*n == ':')
 					*n = '_';
 			d->render = render_cdf;
-			d->arg = &sleep_matrix_cell(x, iv, s, m)->overshoot;
+			d->arg = &sleep_matrix_cell(x, iv, s, m)->late;
 			snprintf(
 			        d->style, sizeof(d->style),
 			        " using 1:2 with steps lw 2 lc rgb '%s' dt %d title '%s, slack %s'",

@@ -61,7 +61,7 @@ static const struct sleep_cell *cell(const struct probe *p, const char *mech, in
 /* The mean spin per sleep of a precise cell. */
 static double cell_spin(const struct sleep_cell *c)
 {
-	uint64_t n = pn_hist_count(&c->overshoot);
+	uint64_t n = pn_hist_count(&c->late);
 	return n ? (double)c->spun_ns / (double)n : 0;
 }
 
@@ -71,8 +71,8 @@ static void sleeps_recommend(struct probe *p)
 	/* timer slack: nanosleep at 100 us, current slack vs 1 ns */
 	const struct sleep_cell *d = cell(p, "nanosleep", 1, 0), *s1 = cell(p, "nanosleep", 1, 1);
 	if (d && s1 && p->slack_self > 1) {
-		int64_t md = pn_hist_percentile(&d->overshoot, 50),
-		        m1 = pn_hist_percentile(&s1->overshoot, 50);
+		int64_t md = pn_hist_percentile(&d->late, 50),
+		        m1 = pn_hist_percentile(&s1->late, 50);
 		if (md - m1 > 5000 && md - m1 > md / 5)
 			probe_reco_measured(
 			        probe_reco_add(
@@ -92,8 +92,8 @@ static void sleeps_recommend(struct probe *p)
 	const struct sleep_cell *k = cell(p, "clock_nanosleep_abs", 1, best),
 	                        *pr = cell(p, "precise:1us", 1, best);
 	if (k && pr) {
-		int64_t kp = pn_hist_percentile(&k->overshoot, 99),
-		        pp = pn_hist_percentile(&pr->overshoot, 99);
+		int64_t kp = pn_hist_percentile(&k->late, 99),
+		        pp = pn_hist_percentile(&pr->late, 99);
 		if (kp > 10000 && pp * 2 < kp)
 			probe_reco_measured(
 			        probe_reco_add(
@@ -164,8 +164,7 @@ static void text_sleeps(const struct probe *p)
 				if (x->unsupported[m])
 					snprintf(v, sizeof(v), "unsupported");
 				else
-					pair(v, sizeof(v),
-					     &sleep_matrix_cell(x, i, s, m)->overshoot);
+					pair(v, sizeof(v), &sleep_matrix_cell(x, i, s, m)->late);
 				fprintf(out, "  %18s", v);
 			}
 			fputc('\n', out);
@@ -191,12 +190,12 @@ static void sleeps_json(struct json *j, const struct probe *p)
 				json_int(j, "slack_ns", x->slacks[s]);
 				json_bool(j, "supported", !x->unsupported[m]);
 				json_uint(j, "early", c->early);
-				json_hist(j, "overshoot_ns", &c->overshoot, 0);
+				json_hist(j, "overshoot_ns", &c->late, 0);
 				if (strncmp(x->m[m]->id, "precise", 7) == 0 &&
-				    pn_hist_count(&c->overshoot))
+				    pn_hist_count(&c->late))
 					json_num(j, "spin_per_sleep_ns",
 					         (double)c->spun_ns /
-					                 (double)pn_hist_count(&c->overshoot));
+					                 (double)pn_hist_count(&c->late));
 				json_obj_end(j);
 			}
 	json_arr_end(j);
@@ -223,8 +222,7 @@ static void sleeps_prom(FILE *f, const struct probe *p)
 					        "percentile=\"%g\"} %.9g\n",
 					        x->m[m]->id, (double)x->intervals[i] / 1e9,
 					        (double)x->slacks[s] / 1e9, qs[q] * 100,
-					        (double)pn_hist_percentile(&c->overshoot,
-					                                   qs[q] * 100) /
+					        (double)pn_hist_percentile(&c->late, qs[q] * 100) /
 					                1e9);
 			}
 	prom_help(f, "punctual_sleep_early_returns", "gauge",

@@ -69,10 +69,10 @@ static void measure_qos(struct probe_why *w, bool quick, struct periodic_result 
 		return;
 	}
 	w->qos.elapsed = r->elapsed;
-	w->qos.cycles = pn_hist_count(&r->latency);
-	w->qos.late = count_above(&r->latency, 2 * w->p50);
-	w->qos.p50 = pn_hist_percentile(&r->latency, 50);
-	w->qos.p99 = pn_hist_percentile(&r->latency, 99);
+	w->qos.cycles = pn_hist_count(&r->late);
+	w->qos.late = count_above(&r->late, 2 * w->p50);
+	w->qos.p50 = pn_hist_percentile(&r->late, 50);
+	w->qos.p99 = pn_hist_percentile(&r->late, 99);
 	periodic_free(r);
 }
 
@@ -115,19 +115,19 @@ static void probe_why_measure(struct probe_why *w, bool quick)
 	if (e < 0)
 		die(1, "the periodic loop failed: %s", pn_strerror(e));
 	w->elapsed = r->elapsed;
-	w->cycles = pn_hist_count(&r->latency);
+	w->cycles = pn_hist_count(&r->late);
 	w->missed = r->missed;
 	w->early = r->early;
-	w->p50 = pn_hist_percentile(&r->latency, 50);
-	w->p99 = pn_hist_percentile(&r->latency, 99);
-	w->max = pn_hist_max(&r->latency);
+	w->p50 = pn_hist_percentile(&r->late, 50);
+	w->p99 = pn_hist_percentile(&r->late, 99);
+	w->max = pn_hist_max(&r->late);
 	w->status = r->causes_status;
 	cause_table_add(&w->tab, &r->causes, 2 * w->p50);
 	for (int i = 0; i < w->cg.n; i++)
 		w->st_status[i] = causes_cgroup_stat(&w->cg, i, &w->st[i]);
 	w->runnable = procs_running();
 	w->cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	w->qos.late_before = count_above(&r->latency, 2 * w->p50);
+	w->qos.late_before = count_above(&r->late, 2 * w->p50);
 	periodic_free(r);
 	measure_qos(w, quick, r);
 	free(r);

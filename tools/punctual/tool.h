@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "internal.h"
 #include "json.h"
 
 #define PN_FMT(a, b) __attribute__((format(printf, a, b)))
@@ -55,8 +56,12 @@ int next_opt(int argc, char **argv, const char *optstring, const struct option *
 void no_more_args(int argc, char **argv);
 /* A non-negative integer in [lo, hi]; exits 2 on error. */
 long opt_long(const char *opt, const char *s, long lo, long hi);
-/* "1.5 ms", "23.4 ns": a duration for humans, into buf. */
-const char *fmt_ns(char *buf, size_t n, double ns);
+/* ns for people ("850 ns", "12.5 us", "4 ms"): the library's one formatter
+ * (pn__duration_format, src/duration.c). */
+static inline const char *fmt_ns(char *buf, size_t n, double ns)
+{
+	return pn__duration_format(buf, n, ns);
+}
 
 /* ---- output (out.c; the JSON writer is json.h) ---- */
 /* Everything a command prints to stdout goes through out, a memory stream flushed by

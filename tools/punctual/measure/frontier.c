@@ -224,7 +224,7 @@ int frontier_run(const struct frontier_config *c, struct frontier *f)
 			e = -ENOMEM;
 			goto out;
 		}
-		state[v]->budget =
+		state[v]->budget_ppm =
 		        c->var[v].kind == FR_AUTO ? PN_SLEEP_BUDGET_AUTO : (int32_t)c->var[v].arg;
 	}
 	for (int l = 0; l < c->nlen; l++)

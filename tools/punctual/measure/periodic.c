@@ -46,7 +46,7 @@ static int64_t check_above(const struct periodic_config *c, const struct pn_hist
 static int setup(const struct periodic_config *c, int idx, struct periodic_result *r)
 {
 	memset(r, 0, sizeof(*r)); /* not a compound literal: the histogram is large */
-	pn_hist_init(&r->latency);
+	pn_hist_init(&r->late);
 	r->cpu = c->cpus ? c->cpus[idx] : -1;
 	r->tid = gettid();
 	r->causes_status = -ENODATA;
@@ -85,7 +85,7 @@ int periodic_run(const struct periodic_config *c, int idx, struct periodic_resul
 	int e = setup(c, idx, r);
 	if (e < 0)
 		return r->status = e;
-	struct pn_hist *h = &r->latency;
+	struct pn_hist *h = &r->late;
 	int64_t start = pn_now(), next = start + c->interval, end = start + c->duration;
 	int64_t median = 0;
 	if (c->explain || c->stop_above)

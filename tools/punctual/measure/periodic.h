@@ -24,10 +24,10 @@ struct periodic_config {
 };
 
 struct periodic_result {
-	struct pn_hist latency; /* wake time - deadline, one per cycle; < 0 is early */
-	uint64_t missed;        /* periods skipped because a wakeup came after them */
-	uint64_t early;         /* wakeups before their deadline: must be 0 */
-	int64_t last;           /* the last cycle's latency (cyclictest's "Act") */
+	struct pn_hist late; /* wake time - deadline, one per cycle (cyclictest's latency) */
+	uint64_t missed;     /* periods skipped because a wakeup came after them */
+	uint64_t early;      /* wakeups before their deadline: must be 0 */
+	int64_t last;        /* the last cycle's lateness (cyclictest's "Act") */
 	int64_t elapsed;
 	int cpu;    /* pinned to, or -1 */
 	pid_t tid;  /* the measuring thread */

@@ -575,7 +575,7 @@ void sleep_cell_init(struct sleep_cell *cell)
 {
 	memset(cell, 0, sizeof(*cell));
 	pn_hist_init(&cell->duration);
-	pn_hist_init(&cell->overshoot);
+	pn_hist_init(&cell->late);
 }
 
 int sleep_sample(struct sleep_ctx *c, const struct sleep_mech *m, int64_t interval,
@@ -611,7 +611,7 @@ int sleep_sample(struct sleep_ctx *c, const struct sleep_mech *m, int64_t interv
 	}
 	int64_t end = pn_now();
 	pn_hist_record(&cell->duration, end - start);
-	pn_hist_record(&cell->overshoot, end - deadline);
+	pn_hist_record(&cell->late, end - deadline);
 	if (!m->baseline && end < deadline)
 		cell->early++;
 	if (pn) {

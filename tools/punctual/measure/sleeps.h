@@ -60,10 +60,10 @@ void sleep_ctx_cut(struct sleep_ctx *c, pthread_t sleeper);
 
 /* What one (mechanism, slack, interval) cell collects. */
 struct sleep_cell {
-	struct pn_hist duration;  /* return time - start */
-	struct pn_hist overshoot; /* return time - deadline; negative means early */
-	uint64_t early;           /* returns before the deadline without a signal */
-	uint64_t interrupted;     /* calls cut short by a signal (resumed) */
+	struct pn_hist duration; /* return time - start */
+	struct pn_hist late;     /* return time - deadline (JSON: overshoot); < 0 is early */
+	uint64_t early;          /* returns before the deadline without a signal */
+	uint64_t interrupted;    /* calls cut short by a signal (resumed) */
 	uint64_t errors;
 	int last_error;
 	int64_t spun_ns; /* pn_sleep_until's spin over the cell's sleeps (its statistics) */
