@@ -216,100 +216,134 @@ static void level_name(char *dst, size_t size, const char *mroot, const char *re
 		snprintf(dst, size, "%s%s", mroot, rel);
 }
 
+/* Reads /proc/self/cgroup: false, with a note, if unreadable or with no cpu controller. */
+static bool read_self(const char *root, struct pn__cg_self *self, struct pn_cpu_info *info,
+                      char *note, size_t note_size)
+{
+	char *text = NULL;
+	int r = read_all(root, "/proc/self/cgroup", &text);
+	if (r < 0) {
+		info->cgroup_error = r;
+		snprintf(note, note_size, "cannot read /proc/self/cgroup: %s", pn_strerror(r));
+		return false;
+	}
+	r = pn__cgroup_parse_self(text, self);
+	free(text);
+	if (r < 0) {
+		info->cgroup_error = r;
+		snprintf(note, note_size, "no usable line in /proc/self/cgroup");
+		return false;
+	}
+	info->cgroup_version = self->has_v1 && self->has_v2 ? PN_CGROUP_HYBRID
+	                       : self->has_v1               ? PN_CGROUP_V1
+	                                                    : PN_CGROUP_V2;
+	if (!self->has_v1_cpu && !self->has_v2) {
+		snprintf(note, note_size, "no cpu controller in /proc/self/cgroup");
+		return false;
+	}
+	return true;
+}
+
+/* find_mount, with the error and a note in info when it fails (false then). */
+static bool mount_of(const char *root, const struct pn__cg_self *self, struct pn__cg_mount *m,
+                     bool *v2, struct pn_cpu_info *info, char *note, size_t note_size)
+{
+	int r = find_mount(root, self, m, v2);
+	if (r == -ENOENT) {
+		info->cgroup_error = r;
+		snprintf(note, note_size, "the cgroup hierarchy is not mounted");
+		return false;
+	}
+	if (r < 0) {
+		info->cgroup_error = r;
+		snprintf(note, note_size, "cannot read /proc/self/mountinfo: %s", pn_strerror(r));
+		return false;
+	}
+	return true;
+}
+
+/* The cgroup's path below the mount point into rel; "" (the point) when outside its root. */
+static void below_mount(const char *path, const struct pn__cg_mount *m, char *rel, char *note,
+                        size_t note_size)
+{
+	if (m->outside) {
+		rel[0] = '\0';
+		snprintf(note, note_size, "cgroup %s is outside the mount's root %s: read at %s",
+		         path, m->root, m->point);
+	} else {
+		const char *below = strcmp(m->root, "/") == 0 ? path : path + strlen(m->root);
+		snprintf(rel, PN_CPU_PATH_MAX, "%s", strcmp(below, "/") == 0 ? "" : below);
+	}
+}
+
+/* The level at rel below the mount point; status -ENAMETOOLONG if its path does not fit. */
+static void read_rel(const char *root, const struct pn__cg_mount *m, const char *rel, bool v2,
+                     bool lean, struct pn_cpu_level *lv)
+{
+	char dir[2 * PN_CPU_PATH_MAX]; /* a mount point and a path below it */
+	level_name(lv->path, sizeof(lv->path), m->root, rel);
+	if ((size_t)snprintf(dir, sizeof(dir), "%s%s", m->point, rel) >= sizeof(dir)) {
+		lv->status = -ENAMETOOLONG;
+		lv->quota_us = -1;
+		lv->period_us = 0;
+		lv->shares = -1;
+	} else {
+		lv->status = read_level(root, dir, v2, lean, lv);
+	}
+}
+
+/* Records a level; only a strictly tighter limit wins, so a tie keeps the nearer level. */
+static void add_level(struct pn_cpu_info *info, const struct pn_cpu_level *lv, int64_t *best_q,
+                      int64_t *best_p, char *note, size_t note_size)
+{
+	if (lv->status < 0 && !info->cgroup_error) {
+		info->cgroup_error = lv->status;
+		if (!note[0])
+			snprintf(note, note_size, "cannot read the limit of %s: %s", lv->path,
+			         pn_strerror(lv->status));
+	}
+	if (lv->status == 0 && lv->quota_us > 0 &&
+	    (*best_q < 0 || (__int128)lv->quota_us * *best_p < (__int128)*best_q * lv->period_us)) {
+		*best_q = lv->quota_us;
+		*best_p = lv->period_us;
+		info->limit_level = info->n_levels < PN_CPU_LEVELS_MAX ? info->n_levels : -1;
+		snprintf(info->limit_path, sizeof(info->limit_path), "%s", lv->path);
+	}
+	if (info->n_levels < PN_CPU_LEVELS_MAX)
+		info->levels[info->n_levels] = *lv;
+	info->n_levels++;
+}
+
 void pn__cgroup_limit(const char *root, struct pn_cpu_info *info, int64_t *quota, int64_t *period,
                       char *note, size_t note_size, bool lean)
 {
-	char *text = NULL;
 	struct pn__cg_self self;
 	struct pn__cg_mount m;
+	bool v2;
 	*quota = -1;
 	*period = 0;
 	note[0] = '\0';
 	info->cgroup_version = PN_CGROUP_NONE;
 	info->limit_level = -1;
-
-	int r = read_all(root, "/proc/self/cgroup", &text);
-	if (r < 0) {
-		info->cgroup_error = r;
-		snprintf(note, note_size, "cannot read /proc/self/cgroup: %s", pn_strerror(r));
+	if (!read_self(root, &self, info, note, note_size))
 		return;
-	}
-	r = pn__cgroup_parse_self(text, &self);
-	free(text);
-	if (r < 0) {
-		info->cgroup_error = r;
-		snprintf(note, note_size, "no usable line in /proc/self/cgroup");
+	if (!mount_of(root, &self, &m, &v2, info, note, note_size))
 		return;
-	}
-	info->cgroup_version = self.has_v1 && self.has_v2 ? PN_CGROUP_HYBRID
-	                       : self.has_v1              ? PN_CGROUP_V1
-	                                                  : PN_CGROUP_V2;
-	if (!self.has_v1_cpu && !self.has_v2) {
-		snprintf(note, note_size, "no cpu controller in /proc/self/cgroup");
-		return;
-	}
-	bool v2;
-	r = find_mount(root, &self, &m, &v2);
-	if (r == -ENOENT) {
-		info->cgroup_error = r;
-		snprintf(note, note_size, "the cgroup hierarchy is not mounted");
-		return;
-	}
-	if (r < 0) {
-		info->cgroup_error = r;
-		snprintf(note, note_size, "cannot read /proc/self/mountinfo: %s", pn_strerror(r));
-		return;
-	}
 	const char *path = v2 ? self.v2_path : self.v1_cpu_path;
 	info->cgroup_v1_cpu = !v2;
 	snprintf(info->cgroup_path, sizeof(info->cgroup_path), "%s", path);
 
-	/* rel: the cgroup's place below the mount point ("" is the mount point itself). */
 	char rel[PN_CPU_PATH_MAX];
-	if (m.outside) {
-		rel[0] = '\0';
-		snprintf(note, note_size, "cgroup %s is outside the mount's root %s: read at %s",
-		         path, m.root, m.point);
-	} else {
-		const char *below = strcmp(m.root, "/") == 0 ? path : path + strlen(m.root);
-		snprintf(rel, sizeof(rel), "%s", strcmp(below, "/") == 0 ? "" : below);
-	}
+	below_mount(path, &m, rel, note, note_size);
 	if ((size_t)snprintf(info->cgroup_dir, sizeof(info->cgroup_dir), "%s%s", m.point, rel) >=
 	    sizeof(info->cgroup_dir))
 		info->cgroup_dir[0] = '\0'; /* too long to show; the walk uses its own buffer */
 
 	int64_t best_q = -1, best_p = 0;
 	for (int depth = 0;; depth++) {
-		char dir[2 * PN_CPU_PATH_MAX]; /* a mount point and a path below it */
 		struct pn_cpu_level lv;
-		level_name(lv.path, sizeof(lv.path), m.root, rel);
-		if ((size_t)snprintf(dir, sizeof(dir), "%s%s", m.point, rel) >= sizeof(dir)) {
-			lv.status = -ENAMETOOLONG;
-			lv.quota_us = -1;
-			lv.period_us = 0;
-			lv.shares = -1;
-		} else {
-			lv.status = read_level(root, dir, v2, lean, &lv);
-		}
-		if (lv.status < 0 && !info->cgroup_error) {
-			info->cgroup_error = lv.status;
-			if (!note[0])
-				snprintf(note, note_size, "cannot read the limit of %s: %s",
-				         lv.path, pn_strerror(lv.status));
-		}
-		/* strictly smaller: a tie keeps the level nearer the process */
-		if (lv.status == 0 && lv.quota_us > 0 &&
-		    (best_q < 0 ||
-		     (__int128)lv.quota_us * best_p < (__int128)best_q * lv.period_us)) {
-			best_q = lv.quota_us;
-			best_p = lv.period_us;
-			info->limit_level =
-			        info->n_levels < PN_CPU_LEVELS_MAX ? info->n_levels : -1;
-			snprintf(info->limit_path, sizeof(info->limit_path), "%s", lv.path);
-		}
-		if (info->n_levels < PN_CPU_LEVELS_MAX)
-			info->levels[info->n_levels] = lv;
-		info->n_levels++;
+		read_rel(root, &m, rel, v2, lean, &lv);
+		add_level(info, &lv, &best_q, &best_p, note, note_size);
 		char *slash = strrchr(rel, '/');
 		if (!slash || depth > 4096)
 			break;

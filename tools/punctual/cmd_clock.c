@@ -283,6 +283,53 @@ static void render_text(const struct host *host, const struct pn_cycles_info *ci
 
 /* ---- the command ------------------------------------------------------------------ */
 
+/* Fills avail and returns how many: the current clocksource, or every one (root only). */
+static int list_clocksources(const struct host *host, bool all_cs, char avail[][64])
+{
+	int navail = 0;
+	if (!all_cs) {
+		snprintf(avail[navail++], sizeof(avail[0]), "%.63s", host->clocksource);
+		return navail;
+	}
+	if (geteuid() != 0)
+		die(EXIT_USAGE, "--clocksources needs root: it writes %s", CS_CURRENT);
+	if (read_sysfs_line(CS_CURRENT, cs_original, sizeof(cs_original)) < 0)
+		die(1, "cannot read %s: %s", CS_CURRENT, strerror(errno));
+	char tmp[sizeof(host->clocksources)];
+	snprintf(tmp, sizeof(tmp), "%s", host->clocksources);
+	/* The original first, so the first table is the machine as it is. */
+	snprintf(avail[navail++], sizeof(avail[0]), "%s", cs_original);
+	for (char *save, *t = strtok_r(tmp, " ", &save); t && navail < MAX_CS;
+	     t = strtok_r(NULL, " ", &save))
+		if (strcmp(t, cs_original) != 0)
+			snprintf(avail[navail++], sizeof(avail[0]), "%.63s", t);
+	cs_guard();
+	return navail;
+}
+
+/* Measures under each clocksource in avail; the original is back on return or at exit. */
+static void measure_runs(struct cs_run *runs, char avail[][64], int navail, bool all_cs,
+                         int64_t duration)
+{
+	int n = clock_sources_count();
+	for (int k = 0; k < navail; k++) {
+		snprintf(runs[k].name, sizeof(runs[k].name), "%.63s", avail[k]);
+		runs[k].res = calloc((size_t)n, sizeof(struct clock_result));
+		if (!runs[k].res)
+			die(1, "out of memory");
+		if (all_cs) {
+			progress("clock: switching to clocksource %s", avail[k]);
+			int r = cs_switch(avail[k]);
+			if (r < 0)
+				die(1, "cannot switch to clocksource %s: %s", avail[k],
+				    strerror(-r));
+		}
+		if (clock_measure_all(runs[k].res, duration) < 0)
+			die(1, "out of memory"); /* the clocksource is put back at exit */
+	}
+	cs_restore();
+}
+
 int cmd_clock(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -320,43 +367,9 @@ int cmd_clock(int argc, char **argv)
 	struct host host;
 	host_read(&host);
 	char avail[MAX_CS][64];
-	int navail = 0;
-	if (all_cs) {
-		if (geteuid() != 0)
-			die(EXIT_USAGE, "--clocksources needs root: it writes %s", CS_CURRENT);
-		if (read_sysfs_line(CS_CURRENT, cs_original, sizeof(cs_original)) < 0)
-			die(1, "cannot read %s: %s", CS_CURRENT, strerror(errno));
-		char tmp[sizeof(host.clocksources)];
-		snprintf(tmp, sizeof(tmp), "%s", host.clocksources);
-		/* The original first, so the first table is the machine as it is. */
-		snprintf(avail[navail++], sizeof(avail[0]), "%s", cs_original);
-		for (char *save, *t = strtok_r(tmp, " ", &save); t && navail < MAX_CS;
-		     t = strtok_r(NULL, " ", &save))
-			if (strcmp(t, cs_original) != 0)
-				snprintf(avail[navail++], sizeof(avail[0]), "%.63s", t);
-		cs_guard();
-	} else {
-		snprintf(avail[navail++], sizeof(avail[0]), "%.63s", host.clocksource);
-	}
-
-	int n = clock_sources_count();
+	int navail = list_clocksources(&host, all_cs, avail);
 	struct cs_run runs[MAX_CS];
-	for (int k = 0; k < navail; k++) {
-		snprintf(runs[k].name, sizeof(runs[k].name), "%.63s", avail[k]);
-		runs[k].res = calloc((size_t)n, sizeof(struct clock_result));
-		if (!runs[k].res)
-			die(1, "out of memory");
-		if (all_cs) {
-			progress("clock: switching to clocksource %s", avail[k]);
-			int r = cs_switch(avail[k]);
-			if (r < 0)
-				die(1, "cannot switch to clocksource %s: %s", avail[k],
-				    strerror(-r));
-		}
-		if (clock_measure_all(runs[k].res, duration) < 0)
-			die(1, "out of memory"); /* the clocksource is put back at exit */
-	}
-	cs_restore();
+	measure_runs(runs, avail, navail, all_cs, duration);
 
 	struct pn_cycles_info ci;
 	pn_cycles_info(&ci);

@@ -255,6 +255,57 @@ static int watch(bool json, int64_t interval_ns)
 
 /* ---- the command ---------------------------------------------------------------------- */
 
+/* Sets the rounding --rounding names; exit 2 on any other name. */
+static void set_rounding(const char *name)
+{
+	int p = -1;
+	for (int k = PN_CPU_ROUND_CEIL; k <= PN_CPU_ROUND_NEAREST; k++)
+		if (strcmp(name, pn_cpu_rounding_name(k)) == 0)
+			p = k;
+	if (p < 0)
+		usage_error("--rounding must be ceil, floor or nearest, not '%s'", name);
+	pn_cpu_set_rounding(p);
+}
+
+/* The JSON report; b is NULL without --bench, which prints "bench": null. */
+static void json_report(const struct pn_cpu_info *info, const struct bench *b)
+{
+	struct json j;
+	json_report_begin(&j, out, "cpus");
+	json_info(&j, info);
+	if (b) {
+		json_obj(&j, "bench");
+		json_num(&j, "cached_calls_per_s", b->cached_per_s);
+		json_num(&j, "cached_ns_per_call", 1e9 / b->cached_per_s);
+		json_num(&j, "fresh_calls_per_s", b->fresh_per_s);
+		json_num(&j, "fresh_us_per_call", 1e6 / b->fresh_per_s);
+		json_obj_end(&j);
+	} else {
+		json_none(&j, "bench");
+	}
+	json_end(&j);
+}
+
+/* The one-shot report; all is measured before the first byte is written. */
+static int report(bool json, bool do_bench)
+{
+	static struct pn_cpu_info info;
+	pn_cpu_info(&info);
+	struct bench b = {0};
+	if (do_bench)
+		run_bench(&b);
+	out_open();
+	if (json) {
+		json_report(&info, do_bench ? &b : NULL);
+	} else {
+		text_info(out, &info);
+		if (do_bench)
+			text_bench(out, &b);
+	}
+	out_commit();
+	return 0;
+}
+
 int cmd_cpus(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -269,17 +320,9 @@ int cmd_cpus(int argc, char **argv)
 	int c;
 	while ((c = next_opt(argc, argv, ":r:wi:bjqh", opts, usage)) != -1) {
 		switch (c) {
-		case 'r': {
-			int p = -1;
-			for (int k = PN_CPU_ROUND_CEIL; k <= PN_CPU_ROUND_NEAREST; k++)
-				if (strcmp(optarg, pn_cpu_rounding_name(k)) == 0)
-					p = k;
-			if (p < 0)
-				usage_error("--rounding must be ceil, floor or nearest, not '%s'",
-				            optarg);
-			pn_cpu_set_rounding(p);
+		case 'r':
+			set_rounding(optarg);
 			break;
-		}
 		case 'w':
 			do_watch = true;
 			break;
@@ -315,33 +358,5 @@ int cmd_cpus(int argc, char **argv)
 	}
 	if (do_watch)
 		return watch(json, interval);
-
-	static struct pn_cpu_info info;
-	pn_cpu_info(&info);
-	struct bench b = {0};
-	if (do_bench)
-		run_bench(&b);
-	out_open();
-	if (json) {
-		struct json j;
-		json_report_begin(&j, out, "cpus");
-		json_info(&j, &info);
-		if (do_bench) {
-			json_obj(&j, "bench");
-			json_num(&j, "cached_calls_per_s", b.cached_per_s);
-			json_num(&j, "cached_ns_per_call", 1e9 / b.cached_per_s);
-			json_num(&j, "fresh_calls_per_s", b.fresh_per_s);
-			json_num(&j, "fresh_us_per_call", 1e6 / b.fresh_per_s);
-			json_obj_end(&j);
-		} else {
-			json_none(&j, "bench");
-		}
-		json_end(&j);
-	} else {
-		text_info(out, &info);
-		if (do_bench)
-			text_bench(out, &b);
-	}
-	out_commit();
-	return 0;
+	return report(json, do_bench);
 }

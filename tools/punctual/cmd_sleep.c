@@ -269,121 +269,142 @@ static void check_periodic(struct opts *o, bool have_duration)
 	sleep_periodic_check(p);
 }
 
+/* The getopt table: the matrix's options, then the --periodic ones. */
+static const struct option long_opts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"csv", no_argument, NULL, 'C'},
+        {"duration", required_argument, NULL, 'd'},
+        {"interval", required_argument, NULL, 'i'},
+        {"ladder", required_argument, NULL, 'l'},
+        {"slack", required_argument, NULL, 's'},
+        {"mech", required_argument, NULL, 'm'},
+        {"list", no_argument, NULL, 'L'},
+        {"samples", required_argument, NULL, 'n'},
+        {"cpu", required_argument, NULL, 'c'},
+        {"fifo", required_argument, NULL, 'f'},
+        {"dma-latency", required_argument, NULL, 'D'},
+        {"periodic", no_argument, NULL, 'p'},
+        {"explain", optional_argument, NULL, OPT_EXPLAIN},
+        {"smp", no_argument, NULL, OPT_SMP},
+        {"threads", required_argument, NULL, OPT_THREADS},
+        {"affinity", required_argument, NULL, OPT_AFFINITY},
+        {"priority", required_argument, NULL, OPT_PRIORITY},
+        {"mlock", no_argument, NULL, OPT_MLOCK},
+        {"histogram", required_argument, NULL, OPT_HISTOGRAM},
+        {"histogram-max", required_argument, NULL, OPT_HISTOGRAM_MAX},
+        {"stop-above", required_argument, NULL, OPT_STOP_ABOVE},
+        {"help", no_argument, NULL, 'h'},
+        {0},
+};
+
+/* Which options were given, for the checks that only make sense once all are read. */
+struct seen {
+	bool duration, ladder;
+};
+
+/* Applies one option of the matrix (and --periodic itself); false if c is not one. */
+static bool parse_matrix_opt(int c, struct opts *o, struct seen *seen)
+{
+	switch (c) {
+	case 'j':
+		o->json = true;
+		return true;
+	case 'C':
+		o->csv = true;
+		return true;
+	case 'd':
+		o->duration = opt_duration("--duration", optarg);
+		if (o->duration < 1000000 || o->duration > 24 * 3600 * 1000000000LL)
+			usage_error("--duration: %s is out of range [1ms, 24h]", optarg);
+		seen->duration = true;
+		return true;
+	case 'i':
+		parse_intervals(o, optarg);
+		return true;
+	case 'l':
+		parse_ladder(o, optarg);
+		seen->ladder = true;
+		return true;
+	case 's':
+		parse_slacks(o, optarg);
+		return true;
+	case 'm':
+		parse_mechs(o, optarg);
+		return true;
+	case 'L':
+		o->list = true;
+		return true;
+	case 'n':
+		o->samples = opt_long("--samples", optarg, 1, 100000000);
+		return true;
+	case 'c':
+		o->cpu = opt_long("--cpu", optarg, 0, CPU_SETSIZE - 1);
+		return true;
+	case 'f':
+		o->fifo = opt_long("--fifo", optarg, 1, 99);
+		return true;
+	case 'p':
+		o->periodic = true;
+		return true;
+	case 'D':
+		o->dma_latency = opt_us("--dma-latency", optarg, 0, 2000000000);
+		return true;
+	}
+	return false;
+}
+
+/* Applies one long-only option of --periodic; anything else is ignored. */
+static void parse_periodic_opt(int argc, char **argv, int c, struct opts *o)
+{
+	switch (c) {
+	case OPT_EXPLAIN:
+		parse_explain(argc, argv, o);
+		break;
+	case OPT_SMP:
+		o->p.smp = true;
+		break;
+	case OPT_THREADS:
+		o->p.threads = opt_long("--threads", optarg, 1, 4096);
+		break;
+	case OPT_AFFINITY:
+		if (!*optarg)
+			usage_error("--affinity: an empty CPU list");
+		o->p.affinity = optarg;
+		break;
+	case OPT_PRIORITY:
+		o->fifo = opt_long("--priority", optarg, 1, 99);
+		break;
+	case OPT_MLOCK:
+		o->p.mlock = true;
+		break;
+	case OPT_HISTOGRAM:
+		if (!*optarg)
+			usage_error("--histogram needs a file name");
+		o->p.histogram = optarg;
+		break;
+	case OPT_HISTOGRAM_MAX:
+		o->p.histogram_max_us = (int)opt_us("--histogram-max", optarg, 1, 1000000);
+		break;
+	case OPT_STOP_ABOVE:
+		o->p.stop_above = positive("--stop-above", optarg);
+		break;
+	}
+}
+
 static void parse(int argc, char **argv, struct opts *o)
 {
-	static const struct option lo[] = {
-	        {"json", no_argument, NULL, 'j'},
-	        {"csv", no_argument, NULL, 'C'},
-	        {"duration", required_argument, NULL, 'd'},
-	        {"interval", required_argument, NULL, 'i'},
-	        {"ladder", required_argument, NULL, 'l'},
-	        {"slack", required_argument, NULL, 's'},
-	        {"mech", required_argument, NULL, 'm'},
-	        {"list", no_argument, NULL, 'L'},
-	        {"samples", required_argument, NULL, 'n'},
-	        {"cpu", required_argument, NULL, 'c'},
-	        {"fifo", required_argument, NULL, 'f'},
-	        {"dma-latency", required_argument, NULL, 'D'},
-	        {"periodic", no_argument, NULL, 'p'},
-	        {"explain", optional_argument, NULL, OPT_EXPLAIN},
-	        {"smp", no_argument, NULL, OPT_SMP},
-	        {"threads", required_argument, NULL, OPT_THREADS},
-	        {"affinity", required_argument, NULL, OPT_AFFINITY},
-	        {"priority", required_argument, NULL, OPT_PRIORITY},
-	        {"mlock", no_argument, NULL, OPT_MLOCK},
-	        {"histogram", required_argument, NULL, OPT_HISTOGRAM},
-	        {"histogram-max", required_argument, NULL, OPT_HISTOGRAM_MAX},
-	        {"stop-above", required_argument, NULL, OPT_STOP_ABOVE},
-	        {"help", no_argument, NULL, 'h'},
-	        {0},
-	};
-	bool have_duration = false, have_ladder = false;
+	struct seen seen = {0};
 	int c;
-	while ((c = next_opt(argc, argv, ":jd:i:l:s:m:n:c:f:h", lo, usage)) != -1) {
-		switch (c) {
-		case 'j':
-			o->json = true;
-			break;
-		case 'C':
-			o->csv = true;
-			break;
-		case 'd':
-			o->duration = opt_duration("--duration", optarg);
-			if (o->duration < 1000000 || o->duration > 24 * 3600 * 1000000000LL)
-				usage_error("--duration: %s is out of range [1ms, 24h]", optarg);
-			have_duration = true;
-			break;
-		case 'i':
-			parse_intervals(o, optarg);
-			break;
-		case 'l':
-			parse_ladder(o, optarg);
-			have_ladder = true;
-			break;
-		case 's':
-			parse_slacks(o, optarg);
-			break;
-		case 'm':
-			parse_mechs(o, optarg);
-			break;
-		case 'L':
-			o->list = true;
-			break;
-		case 'n':
-			o->samples = opt_long("--samples", optarg, 1, 100000000);
-			break;
-		case 'c':
-			o->cpu = opt_long("--cpu", optarg, 0, CPU_SETSIZE - 1);
-			break;
-		case 'f':
-			o->fifo = opt_long("--fifo", optarg, 1, 99);
-			break;
-		case 'p':
-			o->periodic = true;
-			break;
-		case 'D':
-			o->dma_latency = opt_us("--dma-latency", optarg, 0, 2000000000);
-			break;
-		case OPT_EXPLAIN:
-			parse_explain(argc, argv, o);
-			break;
-		case OPT_SMP:
-			o->p.smp = true;
-			break;
-		case OPT_THREADS:
-			o->p.threads = opt_long("--threads", optarg, 1, 4096);
-			break;
-		case OPT_AFFINITY:
-			if (!*optarg)
-				usage_error("--affinity: an empty CPU list");
-			o->p.affinity = optarg;
-			break;
-		case OPT_PRIORITY:
-			o->fifo = opt_long("--priority", optarg, 1, 99);
-			break;
-		case OPT_MLOCK:
-			o->p.mlock = true;
-			break;
-		case OPT_HISTOGRAM:
-			if (!*optarg)
-				usage_error("--histogram needs a file name");
-			o->p.histogram = optarg;
-			break;
-		case OPT_HISTOGRAM_MAX:
-			o->p.histogram_max_us = (int)opt_us("--histogram-max", optarg, 1, 1000000);
-			break;
-		case OPT_STOP_ABOVE:
-			o->p.stop_above = positive("--stop-above", optarg);
-			break;
-		}
-	}
+	while ((c = next_opt(argc, argv, ":jd:i:l:s:m:n:c:f:h", long_opts, usage)) != -1)
+		if (!parse_matrix_opt(c, o, &seen))
+			parse_periodic_opt(argc, argv, c, o);
 	no_more_args(argc, argv);
 	if (o->json && o->csv)
 		usage_error("--json and --csv exclude each other");
 	if (o->periodic) {
-		if (have_ladder)
+		if (seen.ladder)
 			usage_error("--periodic takes one --interval");
-		check_periodic(o, have_duration);
+		check_periodic(o, seen.duration);
 	} else if (periodic_only(o)) {
 		usage_error("%s needs --periodic", periodic_only(o));
 	}

@@ -99,118 +99,159 @@ static void parent_of(char *buf, size_t n, const char *dir, const char *rest)
 		slash[slash == buf] = '\0'; /* "/x" -> "/" */
 }
 
+/* A walk in progress; a step that fails closes dir, so walk returns at once. */
+struct walker {
+	char rest[2 * PATH_MAX];
+	const char *p;          /* the next name in rest */
+	int dir;                /* O_PATH descriptor the next name is looked up in */
+	int links;              /* links followed so far, at most MAX_LINKS */
+	bool through_last_link; /* the last name came from a link: missing is dangling */
+};
+
+/* An O_PATH descriptor of name in dir, not followed, with st filled; or -errno. */
+static int open_name(int dir, const char *name, struct stat *st)
+{
+	int fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) != 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+/* A name open_name failed on (errno e): 1 for a new last name not reached by a link, or -errno. */
+static int walk_missing(struct walker *w, struct place *pl, struct failure *fl, int e, bool last)
+{
+	if (e == ENOENT && w->through_last_link) {
+		join(fl->what, sizeof(fl->what), pl->shown, w->p);
+		close(w->dir);
+		return refuse(fl, R_DANGLING, ENOENT);
+	}
+	if (e == ENOENT && last) { /* a new name */
+		pl->exists = false;
+		return 1;
+	}
+	if (e == ENOENT)
+		parent_of(fl->what, sizeof(fl->what), pl->shown, w->p);
+	close(w->dir);
+	return refuse(fl, e == ENOENT ? R_NO_DIR : R_ERRNO, e);
+}
+
+/* Follows a trusted link (fd, closed here) by splicing its target into rest: 0 or -errno. */
+static int walk_link(struct walker *w, struct place *pl, struct failure *fl, int fd,
+                     const struct stat *st, bool last, const char *next)
+{
+	char target[PATH_MAX], next_rest[2 * PATH_MAX];
+	join(fl->what, sizeof(fl->what), pl->shown, pl->name);
+	ssize_t len = 0;
+	enum refusal why = R_ERRNO;
+	int e = 0;
+	if (!trusted(st->st_uid)) {
+		fl->uid = st->st_uid;
+		why = R_LINK_OWNER;
+		e = EACCES;
+	} else if (++w->links > MAX_LINKS) {
+		e = ELOOP;
+	} else if ((len = readlinkat(fd, "", target, sizeof(target) - 1)) <= 0) {
+		e = len < 0 ? errno : ENOENT;
+	}
+	close(fd);
+	if (e) {
+		close(w->dir);
+		return refuse(fl, why, e);
+	}
+	target[len] = '\0';
+	if ((size_t)snprintf(next_rest, sizeof(next_rest), "%s%s%s", target, last ? "" : "/",
+	                     next) >= sizeof(next_rest)) {
+		close(w->dir);
+		return refuse(fl, R_ERRNO, ENAMETOOLONG);
+	}
+	memcpy(w->rest, next_rest, sizeof(w->rest));
+	w->p = w->rest;
+	w->through_last_link |= last;
+	if (*target == '/') {
+		close(w->dir);
+		w->dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (w->dir < 0)
+			return refuse(fl, R_ERRNO, errno);
+		snprintf(pl->shown, sizeof(pl->shown), "/");
+	}
+	return 0;
+}
+
+/* Descends into fd, the next dir: 0, or -ENOTDIR (fd closed) when it is not a directory. */
+static int walk_into(struct walker *w, struct place *pl, struct failure *fl, int fd,
+                     const struct stat *st, const char *next)
+{
+	if (!S_ISDIR(st->st_mode)) {
+		join(fl->what, sizeof(fl->what), pl->shown, pl->name);
+		close(fd);
+		close(w->dir);
+		return refuse(fl, R_NOT_DIR, ENOTDIR);
+	}
+	close(w->dir);
+	w->dir = fd;
+	char shown[PATH_MAX];
+	join(shown, sizeof(shown), pl->shown, pl->name);
+	memcpy(pl->shown, shown, sizeof(shown));
+	w->p = next;
+	return 0;
+}
+
+/* Looks up the next name: 1 when the walk is over (pl says where), 0 to go on, or -errno. */
+static int walk_step(struct walker *w, struct place *pl, struct failure *fl)
+{
+	while (*w->p == '/')
+		w->p++;
+	size_t n = strcspn(w->p, "/");
+	const char *next = w->p + n;
+	while (*next == '/')
+		next++;
+	bool last = !*next;
+	if (n > NAME_MAX) {
+		close(w->dir);
+		return refuse(fl, R_ERRNO, ENAMETOOLONG);
+	}
+	/* no name at all ("/"): the directory itself */
+	snprintf(pl->name, sizeof(pl->name), "%.*s", n ? (int)n : 1, n ? w->p : ".");
+	struct stat st;
+	int fd = open_name(w->dir, pl->name, &st);
+	if (fd < 0)
+		return walk_missing(w, pl, fl, -fd, last);
+	if (S_ISLNK(st.st_mode))
+		return walk_link(w, pl, fl, fd, &st, last, next);
+	if (last) {
+		close(fd);
+		pl->exists = true;
+		pl->st = st;
+		return 1;
+	}
+	return walk_into(w, pl, fl, fd, &st, next);
+}
+
 /* Walks path from at (a directory descriptor or AT_FDCWD) under the rules above, up to
  * its last name; a link there is followed too (a trusted one). 0, pl->dir open; or
  * -errno with fl saying why. The holding directory's owner is not checked here. */
 static int walk(int at, const char *path, struct place *pl, struct failure *fl)
 {
-	char rest[2 * PATH_MAX], next_rest[2 * PATH_MAX];
+	struct walker w = {.links = 0, .through_last_link = false};
 	if (strlen(path) >= PATH_MAX)
 		return refuse(fl, R_ERRNO, ENAMETOOLONG);
-	snprintf(rest, sizeof(rest), "%s", path);
+	snprintf(w.rest, sizeof(w.rest), "%s", path);
 	snprintf(pl->shown, sizeof(pl->shown), "%s", *path == '/' ? "/" : "");
-	int dir = openat(at, *path == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dir < 0)
+	w.dir = openat(at, *path == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (w.dir < 0)
 		return refuse(fl, R_ERRNO, errno);
-	int links = 0;
-	bool through_last_link = false; /* the last name came from a link: missing is dangling */
-	const char *p = rest;
-	for (;;) {
-		while (*p == '/')
-			p++;
-		size_t n = strcspn(p, "/");
-		const char *next = p + n;
-		while (*next == '/')
-			next++;
-		bool last = !*next;
-		if (n > NAME_MAX) {
-			close(dir);
-			return refuse(fl, R_ERRNO, ENAMETOOLONG);
-		}
-		/* no name at all ("/"): the directory itself */
-		snprintf(pl->name, sizeof(pl->name), "%.*s", n ? (int)n : 1, n ? p : ".");
-		int fd = openat(dir, pl->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		struct stat st;
-		if (fd >= 0 && fstat(fd, &st) != 0) {
-			int e = errno;
-			close(fd);
-			fd = -1;
-			errno = e;
-		}
-		if (fd < 0) {
-			int e = errno;
-			if (e == ENOENT && through_last_link) {
-				join(fl->what, sizeof(fl->what), pl->shown, p);
-				close(dir);
-				return refuse(fl, R_DANGLING, ENOENT);
-			}
-			if (e == ENOENT && last) { /* a new name */
-				pl->exists = false;
-				break;
-			}
-			if (e == ENOENT)
-				parent_of(fl->what, sizeof(fl->what), pl->shown, p);
-			close(dir);
-			return refuse(fl, e == ENOENT ? R_NO_DIR : R_ERRNO, e);
-		}
-		if (S_ISLNK(st.st_mode)) {
-			join(fl->what, sizeof(fl->what), pl->shown, pl->name);
-			char target[PATH_MAX];
-			ssize_t len = 0;
-			enum refusal why = R_ERRNO;
-			int e = 0;
-			if (!trusted(st.st_uid)) {
-				fl->uid = st.st_uid;
-				why = R_LINK_OWNER;
-				e = EACCES;
-			} else if (++links > MAX_LINKS) {
-				e = ELOOP;
-			} else if ((len = readlinkat(fd, "", target, sizeof(target) - 1)) <= 0) {
-				e = len < 0 ? errno : ENOENT;
-			}
-			close(fd);
-			if (e) {
-				close(dir);
-				return refuse(fl, why, e);
-			}
-			target[len] = '\0';
-			if ((size_t)snprintf(next_rest, sizeof(next_rest), "%s%s%s", target,
-			                     last ? "" : "/", next) >= sizeof(next_rest)) {
-				close(dir);
-				return refuse(fl, R_ERRNO, ENAMETOOLONG);
-			}
-			memcpy(rest, next_rest, sizeof(rest));
-			p = rest;
-			through_last_link |= last;
-			if (*target == '/') {
-				close(dir);
-				dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-				if (dir < 0)
-					return refuse(fl, R_ERRNO, errno);
-				snprintf(pl->shown, sizeof(pl->shown), "/");
-			}
-			continue;
-		}
-		if (last) {
-			close(fd);
-			pl->exists = true;
-			pl->st = st;
-			break;
-		}
-		if (!S_ISDIR(st.st_mode)) {
-			join(fl->what, sizeof(fl->what), pl->shown, pl->name);
-			close(fd);
-			close(dir);
-			return refuse(fl, R_NOT_DIR, ENOTDIR);
-		}
-		close(dir);
-		dir = fd;
-		char shown[PATH_MAX];
-		join(shown, sizeof(shown), pl->shown, pl->name);
-		memcpy(pl->shown, shown, sizeof(shown));
-		p = next;
-	}
-	pl->dir = dir;
+	w.p = w.rest;
+	int r;
+	while ((r = walk_step(&w, pl, fl)) == 0)
+		;
+	if (r < 0)
+		return r;
+	pl->dir = w.dir;
 	return 0;
 }
 
