@@ -7,9 +7,9 @@
  * kernel wait ends early enough, then the final stretch polls the fds with a zero
  * timeout until the deadline, so an fd that becomes ready ends the wait at once in every
  * phase. The last of those polls ends at the deadline rather than starting there (a
- * system call after the deadline would make the wait late by 1-2 us at the p99 on a
- * VM): an fd that becomes ready in the last microsecond may be reported by the next
- * wait instead, as one that becomes ready while the real call returns.
+ * system call after the deadline makes the wait late by that call): an fd that becomes
+ * ready in the last microsecond may be reported by the next wait instead, as one that
+ * becomes ready while the real call returns.
  *
  * Unlike pn_sleep_until, a signal handler that runs during the wait ends it with -EINTR,
  * as the real calls do (event loops rely on it): in the final stretch the thread blocks

@@ -102,7 +102,7 @@ static int read_level(const char *root, const char *dir, bool v2, bool lean, str
 		/* any negative quota is "no limit" (the kernel writes -1) */
 		if (r == 0 && q < 0)
 			q = -1;
-		/* without a quota the count needs no period: one file less a level (~3 us) */
+		/* without a quota the count needs no period: one file less a level */
 		if (r == 0 && (q > 0 || !lean))
 			r = read_num(root, dir, "cpu.cfs_period_us", &p);
 		if (r == 0 && (q == 0 || (q > 0 && p <= 0)))
@@ -120,11 +120,11 @@ static int read_level(const char *root, const char *dir, bool v2, bool lean, str
 /* ---- the mount cache ------------------------------------------------------------------- */
 
 /* The mount found for what /proc/self/cgroup said, kept between evaluations: mountinfo
- * costs ~18 us to generate, most of a fresh evaluation, and cgroup mounts almost never
- * change. Reused only for the same /proc/self/cgroup answer and only while statx says
- * the same mount (by ID) is still at the mount point, as its root: an unmount, a remount
- * or a mount on top is seen at once. Not seen: another mount of the hierarchy appearing
- * elsewhere while this one stays. Not used under a root prefix (fixture trees have no
+ * costs most of a fresh evaluation to generate (docs/DESIGN.md, "The CPU count's
+ * costs"), and cgroup mounts almost never change. Reused only for the same /proc/self/cgroup answer
+ * and only while statx says the same mount (by ID) is still at the mount point, as its root: an
+ * unmount, a remount or a mount on top is seen at once. Not seen: another mount of the hierarchy
+ * appearing elsewhere while this one stays. Not used under a root prefix (fixture trees have no
  * mount IDs) nor without STATX_MNT_ID (Linux < 5.8). A trylock: a thread finding it busy,
  * or a child forked while another thread held it, reads mountinfo instead of waiting. */
 static struct {

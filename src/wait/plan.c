@@ -31,12 +31,16 @@
 #include "kernel.h"
 #include "wait/state.h"
 
-#define PROBES        8
-#define PROBE_ROOM    4     /* a probe needs this many times the worst wakeup seen */
-#define EXPLORE       1024  /* spin-only sleeps before a class tries the kernel again */
-#define EXPLORE_CHEAP 16    /* ... when the probes say wakeups got cheap */
-#define AGE_STEPS     4     /* a spin-only sleep ages its class by this many samples... */
-#define AGE_FLOOR     64.0f /* ... while it holds more than this many */
+#define PROBES     8
+#define PROBE_ROOM 4 /* a probe needs this many times the worst wakeup seen */
+/* The least a shortest kernel wait is reckoned to take before one is seen, 10 us: the order
+ * of a wakeup's own path (a timer interrupt, a context switch), so that the first probe
+ * never starts where it cannot end before the deadline. */
+#define PROBE_WORST_MIN 10000
+#define EXPLORE         1024  /* spin-only sleeps before a class tries the kernel again */
+#define EXPLORE_CHEAP   16    /* ... when the probes say wakeups got cheap */
+#define AGE_STEPS       4     /* a spin-only sleep ages its class by this many samples... */
+#define AGE_FLOOR       64.0f /* ... while it holds more than this many */
 
 /* Sets the slack for the kernel part of p: with PN__PLAN_KEEP_SLACK, from what the thread
  * has now (read every time: the program may have changed it behind our back) and
@@ -113,7 +117,7 @@ static int probe_once(struct pn__state *t, struct pn__plan *p, int64_t deadline,
  * costs here, learned into class 0. Returns -1 when the plan must end. */
 static int probe_all(struct pn__state *t, struct pn__plan *p, int64_t deadline)
 {
-	int64_t worst = 10000;
+	int64_t worst = PROBE_WORST_MIN;
 	for (int i = 0, r; i < PROBES; i++)
 		if ((r = probe_once(t, p, deadline, &worst)) <= 0)
 			return r;
@@ -129,8 +133,8 @@ static bool spin_only_learn(struct pn__state *t, struct pn__plan *p, int k, int6
 	struct pn__sleep_class *c = &t->cls[k], *c0 = &t->cls[0]; /* class 0: the probes */
 	double level = pn__policy_level(0);
 	int64_t worst = c0->wake.n ? pn__policy_quantile(c0, level) : 0;
-	if (worst < 10000)
-		worst = 10000;
+	if (worst < PROBE_WORST_MIN)
+		worst = PROBE_WORST_MIN;
 	if (probe_once(t, p, pn_now() + len, &worst) < 0)
 		return false;
 	int64_t q0 = c0->wake.n ? pn__policy_quantile(c0, level) : 0;

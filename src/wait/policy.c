@@ -40,8 +40,12 @@
 #include <punctual/clock.h>
 #include "wait/policy.h"
 
-#define LEVEL_FINE 0.999 /* the spin margin's level at a fine precision */
-#define LEVEL_WIDE 0.996 /* ... and at a wider one */
+/* A class that knows nothing spins one tick: a timer without high-resolution timers is
+ * late by up to one. Where the coarse clock's resolution cannot be read, the longest
+ * common tick, 4 ms (HZ=250). */
+#define TICK_UNKNOWN_NS 4000000
+#define LEVEL_FINE      0.999 /* the spin margin's level at a fine precision */
+#define LEVEL_WIDE      0.996 /* ... and at a wider one */
 /* A fine precision's margin while its class is too young for a p99.9 is at least YOUNG_X
  * times its p99, the raise capped at half the sleep so that it never makes the class
  * spin-only: the second latest wakeup seen is only a p99-p99.5 in a class's first few
@@ -166,7 +170,7 @@ static void expected_at(const struct pn__sleep_class *cls, int k, int64_t len, d
 	const struct pn__sleep_class *nb = neighbour(cls, k);
 	if (!own->wake.n && !nb) {
 		int64_t tick = pn_now_coarse_resolution();
-		*kernel_q = *margin = tick > 0 ? tick : 4000000;
+		*kernel_q = *margin = tick > 0 ? tick : TICK_UNKNOWN_NS;
 		return;
 	}
 	*kernel_q = *margin = 0;

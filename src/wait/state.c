@@ -26,6 +26,13 @@
 
 #include "wait/state.h"
 
+/* A wait's overhead (its CPU besides its spin) is read every OVERHEAD_EVERY-th wait, since
+ * the two reads of the thread's CPU clock are system calls that cost about what the plan
+ * does; and kept as a mean decayed by 1/OVERHEAD_DECAY a reading, over the last few dozen
+ * waits. */
+#define OVERHEAD_EVERY 8
+#define OVERHEAD_DECAY 8
+
 static PN_TLS struct pn__state *T;
 static PN_TLS bool gone; /* the thread's state was unmapped at its exit: map no other */
 static pthread_key_t state_key;
@@ -277,14 +284,14 @@ void pn__state_overhead(struct pn__state *t, int64_t cpu0)
 {
 	int64_t other = pn__state_cpu() - cpu0;
 	other = other > 0 ? other : 0;
-	t->overhead += (other - t->overhead) / 8;
+	t->overhead += (other - t->overhead) / OVERHEAD_DECAY;
 }
 
 int64_t pn__state_begin(struct pn__state *t, int64_t now)
 {
 	if (!t->first)
 		t->first = now;
-	return (t->waits++ & 7) == 0 ? pn__state_cpu() : 0;
+	return t->waits++ % OVERHEAD_EVERY == 0 ? pn__state_cpu() : 0;
 }
 
 void pn__state_settle(struct pn__state *t)

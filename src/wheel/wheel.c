@@ -38,9 +38,7 @@
  * neighbours' lines that unlinking writes. What follows a miss is kept short and free of
  * data dependences on it: the bookkeeping that depends on the timer's fields (bitmap
  * bit, stale minimum) is done under predicted branches, not computed into shared words,
- * so the next add does not wait for the miss (measured: computing it branch-free made
- * add + cancel at 10^6 timers about 10% slower, and bookkeeping stores on every add
- * rather than only when something changes about 15% slower).
+ * so the next add does not wait for the miss (docs/DESIGN.md, "The wheel's costs").
  *
  * Coalescing rule (the greedy one, which is optimal for a known set of windows
  * [d, d + p]: sort by right end, wake at the smallest, fire every window already open,
@@ -71,9 +69,8 @@
  * holds, the records' sort for a crowded one (a cluster of deadlines;
  * pn__wheel_sort_list). Insertion order survives: timers with equal keys come from one
  * list, in its order, into one bucket. A callback that cancels or re-adds a timer still to
- * fire unlinks it from its bucket, so freeing it after is safe. Measured against
- * wahern/timeout (built outside the project, side by side), which pops due timers
- * unsorted: the cascade's walk is what costs, so LANES of the passed slots' lists are
+ * fire unlinks it from its bucket, so freeing it after is safe. The cascade's walk is
+ * what costs (docs/DESIGN.md, "The wheel's costs"), so LANES of the passed slots' lists are
  * walked side by side (a lane a list: the timers of a long jump sit mostly in a few coarse
  * slots). When the expiry does not move cur (a caller's clock behind an earlier call), the
  * due list is sorted instead (sort_due: records and the bucket sort, or without memory a
@@ -307,8 +304,8 @@ static void advance(struct pn_wheel *w, uint64_t nk)
  * of one (a lane per list, not a run of lists per lane: a few coarse slots often hold
  * most of the timers). Each list is walked in its order (timers with equal keys share a
  * slot, so they are collected in insertion order, which is all that the buckets' stable
- * order needs). Measured against a first pass that only walks and a second that files:
- * no faster at 10^5 timers, slower at 10^6 (the second pass misses again). */
+ * order needs). One pass walks and files: a second pass would miss again (docs/DESIGN.md,
+ * "The wheel's costs"). */
 static void advance_expire(struct pn_wheel *w, uint64_t nk, struct due_set ds)
 {
 	struct pn_timer_link *chain[NSLOT];

@@ -3,8 +3,9 @@
 # test_layout.sh SOURCE_DIR BUILD_DIR: the house rules of docs/HACKING.md that a machine can
 # check: no two object files of the library, the shim or the tool use each other, directly
 # or through others (scripts/circles.py), and no file under src/ or tools/ has more than 800
-# lines; every environment variable the code reads is documented; the wait engine is the
-# only driver of a plan and reaches the kernel through one table (docs/HACKING.md).
+# lines, no function over 80; every environment variable the code reads is documented; the
+# wait engine is the only driver of a plan and reaches the kernel through one table
+# (docs/HACKING.md).
 SRC=$1 BUILD=$2
 fails=0
 for t in punctual_objects punctual_preload punctual_tool; do
@@ -62,6 +63,18 @@ own=$(nm --defined-only $shim | awk 'NF == 3 {print $3}' | sort -u)
 imp=$(nm -u $shim | awk '$1 == "U" && $2 ~ /^pn__/ {print $2}' | sort -u | comm -23 - <(echo "$own"))
 if [ "$(echo "$imp" | grep -c .)" -gt 6 ]; then
 	echo "FAIL: the shim uses $(echo "$imp" | grep -c .) internal symbols of the library (at most 6): $(echo $imp)"
+	fails=$((fails + 1))
+fi
+# no function over 80 lines (Universal Ctags finds each function's first and last line)
+if command -v ctags >/dev/null && ctags --version 2>/dev/null | grep -q Universal; then
+	long=$(ctags -x --kinds-C=f --_xformat='%{end} %{line} %F:%{line} %N' -R "$SRC/src" "$SRC/tools" |
+		awk '$1 - $2 + 1 > 80 {print $1 - $2 + 1 " lines: " $3 " " $4}' | sed "s#$SRC/##")
+	if [ -n "$long" ]; then
+		echo "FAIL: functions over 80 lines: $(echo "$long" | tr '\n' ';')"
+		fails=$((fails + 1))
+	fi
+else
+	echo "FAIL: Universal Ctags is not installed (scripts/bootstrap installs universal-ctags)"
 	fails=$((fails + 1))
 fi
 top=$(find "$SRC/src" -maxdepth 1 -name '*.c' | wc -l)

@@ -65,6 +65,14 @@ static double cell_spin(const struct sleep_cell *c)
 	return n ? (double)c->spun_ns / (double)n : 0;
 }
 
+/* Advice only for a gain a program feels: slack 1 ns when it saves over SLACK_GAIN_MIN and
+ * a fifth of the median; precise sleeps when the kernel's best p99 is over PRECISE_P99_MIN
+ * and pn_sleep_until halves it; epoll's rounding when a 1 us timeout lasts over
+ * EPOLL_ROUNDED_MIN (half of epoll_wait's 1 ms unit) and 4 times nanosleep's. */
+#define SLACK_GAIN_MIN    5000
+#define PRECISE_P99_MIN   10000
+#define EPOLL_ROUNDED_MIN 500000
+
 static void sleeps_recommend(struct probe *p)
 {
 	char a[32], b[32], c[32], e4[32];
@@ -73,7 +81,7 @@ static void sleeps_recommend(struct probe *p)
 	if (d && s1 && p->slack_self > 1) {
 		int64_t md = pn_hist_percentile(&d->late, 50),
 		        m1 = pn_hist_percentile(&s1->late, 50);
-		if (md - m1 > 5000 && md - m1 > md / 5)
+		if (md - m1 > SLACK_GAIN_MIN && md - m1 > md / 5)
 			probe_reco_measured(
 			        probe_reco_add(
 			                p, "slack", "punctual run --slack 1ns -- APP",
@@ -94,7 +102,7 @@ static void sleeps_recommend(struct probe *p)
 	if (k && pr) {
 		int64_t kp = pn_hist_percentile(&k->late, 99),
 		        pp = pn_hist_percentile(&pr->late, 99);
-		if (kp > 10000 && pp * 2 < kp)
+		if (kp > PRECISE_P99_MIN && pp * 2 < kp)
 			probe_reco_measured(
 			        probe_reco_add(
 			                p, "precise", "punctual run --precise=1us -- APP",
@@ -118,7 +126,7 @@ static void sleeps_recommend(struct probe *p)
 	if (ep && ns) {
 		int64_t e = pn_hist_percentile(&ep->duration, 50),
 		        n = pn_hist_percentile(&ns->duration, 50);
-		if (e > 4 * n && e > 500000)
+		if (e > 4 * n && e > EPOLL_ROUNDED_MIN)
 			probe_reco_add(
 			        p, "epoll", "",
 			        "epoll_wait takes milliseconds: a 1 us timeout lasted %s at the "

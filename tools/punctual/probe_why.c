@@ -76,15 +76,19 @@ static void measure_qos(struct probe_why *w, bool quick, struct periodic_result 
 	periodic_free(r);
 }
 
-/* PM QoS cut the late wakeups to half or fewer (per cycle), or the median by a fifth. */
+/* PM QoS helps when it cut the late wakeups to half or fewer (per cycle), from at least
+ * QOS_LATE_MIN of them (fewer are chance), or a median over QOS_P50_MIN by a fifth or more
+ * (a median under it is the wakeup's own path, which no idle state lengthens). */
+#define QOS_LATE_MIN 5
+#define QOS_P50_MIN  10000
 static bool qos_helps(const struct probe_why *w)
 {
 	if (w->qos.status < 0 || !w->qos.cycles || !w->cycles)
 		return false;
 	double before = (double)w->qos.late_before / (double)w->cycles,
 	       with = (double)w->qos.late / (double)w->qos.cycles;
-	return (w->qos.late_before >= 5 && with <= before / 2) ||
-	       (w->p50 > 10000 && w->qos.p50 <= w->p50 * 4 / 5);
+	return (w->qos.late_before >= QOS_LATE_MIN && with <= before / 2) ||
+	       (w->p50 > QOS_P50_MIN && w->qos.p50 <= w->p50 * 4 / 5);
 }
 
 static void probe_why_measure(struct probe_why *w, bool quick)
