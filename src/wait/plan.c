@@ -106,8 +106,7 @@ static int probe_once(struct pn__state *t, struct pn__plan *p, int64_t deadline,
 		return -1;
 	}
 	int64_t late = pn_now() - (now + 1) - p->slack;
-	pn__decay_hist_add(&t->cls[0].wake, late);
-	t->st.probes++;
+	pn__state_learn_probe(t, late);
 	if (late > *worst)
 		*worst = late;
 	return 1;
@@ -251,15 +250,13 @@ void pn__plan_woke(struct pn__plan *p, bool learn)
 	if (p->budget_cut_ns && woke - p->deadline > p->precision &&
 	    woke - p->budget_cut_ns - p->deadline <= p->precision)
 		t->st.late_budget++;
-	if (learn) {
-		pn__policy_learn(t->cls, p->k, woke - p->target - p->slack, p->deadline - p->start);
-		t->cls[p->k].spins = 0;
-	}
+	if (learn)
+		pn__state_learn_wake(t, p->k, woke - p->target - p->slack, p->deadline - p->start);
 }
 
 void pn__plan_learn(int64_t len, int64_t late)
 {
 	struct pn__state *t = pn__state_make();
 	if (t)
-		pn__policy_learn(t->cls, pn__policy_class(len), late, len);
+		pn__state_learn_wake(t, pn__policy_class(len), late, len);
 }

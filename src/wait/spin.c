@@ -75,7 +75,7 @@ static void spin_end(struct pn__state *t, struct pn__plan *p, int64_t start, int
 	                          .k = p->k};
 	if (start < p->deadline) {
 		g->watched = end - start;
-		pn__policy_loss_add(&t->loss, g);
+		pn__state_learn_gaps(t, g);
 	}
 	if (pend)
 		pn__state_pend(t, p, &e);

@@ -346,3 +346,20 @@ void pn__state_stats(const struct pn__state *t, struct pn_sleep_stats *st)
 		st->class_margin_ns[k] = c->wake.n ? pn__policy_fine(c, 1000LL << k) : 0;
 	}
 }
+
+void pn__state_learn_wake(struct pn__state *t, int k, int64_t late, int64_t len)
+{
+	pn__policy_learn(t->cls, k, late, len);
+	t->cls[k].spins = 0; /* a class that woke in the kernel explores anew */
+}
+
+void pn__state_learn_probe(struct pn__state *t, int64_t late)
+{
+	pn__decay_hist_add(&t->cls[0].wake, late);
+	t->st.probes++;
+}
+
+void pn__state_learn_gaps(struct pn__state *t, const struct pn__spin_gaps *g)
+{
+	pn__policy_loss_add(&t->loss, g);
+}

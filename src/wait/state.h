@@ -102,6 +102,13 @@ void pn__state_settle(struct pn__state *t);
  * p->tail_to and p->tail_seq. */
 void pn__state_pend(struct pn__state *t, struct pn__plan *p, const struct pn__sleep_end *e);
 
+/* What a thread learns enters here, and only here: a kernel wakeup's lateness (late ns past
+ * the kernel part's target, in class k, for a wait of len), a probe's (class 0), a spin's
+ * gaps (what spins lose to stalls). */
+void pn__state_learn_wake(struct pn__state *t, int k, int64_t late, int64_t len);
+void pn__state_learn_probe(struct pn__state *t, int64_t late);
+void pn__state_learn_gaps(struct pn__state *t, const struct pn__spin_gaps *g);
+
 /* PUNCTUAL_STATS: called with each thread's state as the thread exits (and, by the shim,
  * at the process's exit for those still running); NULL: nothing. */
 extern void (*pn__state_on_exit)(const struct pn__state *t);
