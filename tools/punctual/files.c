@@ -217,7 +217,7 @@ static int walk_step(struct walker *w, struct place *pl, struct failure *fl)
 	}
 	/* no name at all ("/"): the directory itself */
 	snprintf(pl->name, sizeof(pl->name), "%.*s", n ? (int)n : 1, n ? w->p : ".");
-	struct stat st;
+	struct stat st = {0}; /* filled when fd >= 0 (scan-build cannot tell) */
 	int fd = open_name(w->dir, pl->name, &st);
 	if (fd < 0)
 		return walk_missing(w, pl, fl, -fd, last);
