@@ -11,31 +11,40 @@
 #include "internal.h"
 #include "kernel.h"
 
+/* syscall(2) takes its arguments as longs: an int passed to it leaves the register's upper
+ * half to chance (clang -O2 does), so every int is widened, and a mask's size is the
+ * kernel's sigset (_NSIG / 8 bytes) or 0 without one. */
+static long sigsetsize(const sigset_t *mask)
+{
+	return mask ? _NSIG / 8 : 0;
+}
+
 static int raw_sleep_abs(clockid_t clk, int64_t target)
 {
 	struct timespec ts = {target / PN_NSEC, target % PN_NSEC};
 	int e = errno;
-	int r = syscall(SYS_clock_nanosleep, clk, TIMER_ABSTIME, &ts, NULL) ? -errno : 0;
+	int r = syscall(SYS_clock_nanosleep, (long)clk, (long)TIMER_ABSTIME, &ts, NULL) ? -errno
+	                                                                                : 0;
 	errno = e;
 	return r;
 }
 
 static int raw_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
 {
-	return pn__neg_errno(syscall(SYS_ppoll, fds, n, ts, mask, mask ? _NSIG / 8 : 0));
+	return pn__neg_errno(syscall(SYS_ppoll, fds, (unsigned long)n, ts, mask, sigsetsize(mask)));
 }
 
 static int raw_epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *ts,
                             const sigset_t *mask)
 {
 	return pn__neg_errno(
-	        syscall(SYS_epoll_pwait2, epfd, ev, max, ts, mask, mask ? _NSIG / 8 : 0));
+	        syscall(SYS_epoll_pwait2, (long)epfd, ev, (long)max, ts, mask, sigsetsize(mask)));
 }
 
 static int raw_epoll_pwait(int epfd, struct epoll_event *ev, int max, int ms, const sigset_t *mask)
 {
-	return pn__neg_errno(
-	        syscall(SYS_epoll_pwait, epfd, ev, max, ms, mask, mask ? _NSIG / 8 : 0));
+	return pn__neg_errno(syscall(SYS_epoll_pwait, (long)epfd, ev, (long)max, (long)ms, mask,
+	                             sigsetsize(mask)));
 }
 
 /* pselect6's last argument: the mask and its size, as the kernel takes them */
@@ -51,7 +60,7 @@ static int raw_pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct time
 		t = *ts;
 		tp = &t;
 	}
-	return pn__neg_errno(syscall(SYS_pselect6, n, r, w, e, tp, mask ? &m : NULL));
+	return pn__neg_errno(syscall(SYS_pselect6, (long)n, r, w, e, tp, mask ? &m : NULL));
 }
 
 const struct pn__kernel pn__kernel_raw = {raw_sleep_abs, raw_ppoll, raw_epoll_pwait2,

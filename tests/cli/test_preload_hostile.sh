@@ -62,9 +62,11 @@ check "exits: PUNCTUAL_STATS at exit beside 400 exiting threads crashed $crashed
 	test $crashed -eq 0
 
 # a library built with TSan cannot be dlopened by a program without it (its runtime needs
-# static TLS at load)
-if readelf -d "$SO" 2>/dev/null | grep -q 'libtsan'; then
-	skip "dlclose: $SO is built with ThreadSanitizer, which a plain program cannot dlopen"
+# static TLS at load), nor one with clang's UBSan (its runtime is the executable's)
+needed=$(readelf -d "$SO" 2>/dev/null | grep NEEDED)
+if grep -q libtsan <<<"$needed" || { ! grep -q libubsan <<<"$needed" &&
+	nm -D --undefined-only "$SO" 2>/dev/null | grep -q '__ubsan_'; }; then
+	skip "dlclose: $SO is built with a sanitizer whose runtime a plain program lacks"
 else
 	"$HOSTILE" dlclose "$SO" >"$TMP/dl" 2>&1
 	rc=$?
