@@ -539,9 +539,10 @@ int sleep_ctx_prepare(struct sleep_ctx *c, const struct sleep_mech *m, const cha
 
 /* ---- the cut: a budget kept whatever the slack --------------------------------------- */
 
-/* The signal that interrupts a sleep being cut (any handler makes the kernel end a wait with
- * EINTR; SIGRTMAX is the sigtimedwait mechanism's, kept blocked). */
-#define CUT_SIGNAL (SIGRTMAX - 1)
+/* The signal that interrupts a sleep being cut: any handler makes the kernel end a wait with
+ * EINTR. SIGURG: no mechanism waits for it (sigtimedwait's is SIGRTMAX, kept blocked), and,
+ * unlike the real-time signals, qemu-user passes it to an emulated program. */
+#define CUT_SIGNAL SIGURG
 
 static void on_cut(int sig)
 {
