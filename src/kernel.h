@@ -2,7 +2,7 @@
 /*
  * kernel.h: the kernel's waits behind one table (Redis ae's one-backend model): the
  * library's raw system calls (pn__kernel_raw, kernel.c), which never reach the preload
- * shim's own functions, or the real libc functions the shim looked up (shim_real.c). Every
+ * shim's own functions, or the real libc functions the shim looked up (shim/real.c). Every
  * wait the engine makes goes through one; the system calls the library adds to a caller's
  * wait (its probes, the spin's look at signals) are the raw table's, and where a filter
  * denies one the process does without it. Internal.

@@ -59,7 +59,7 @@ __attribute__((constructor)) static void core_init(void)
 
 bool pn__shim_active(void)
 {
-	if (pn__shim_precision < 0 || pn__kernel_denied() || pn__real_poll_denied())
+	if (pn__shim_precision < 0 || pn__kernel_denied())
 		return false;
 	if (inside) {
 		nested++;

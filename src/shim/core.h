@@ -5,8 +5,8 @@
  * of libpunctual-preload.so uses and none of them uses another's. Internal to the shim,
  * whose version script (preload.map) exports only the interposed calls and test hooks.
  */
-#ifndef PUNCTUAL_PRELOAD_CORE_H
-#define PUNCTUAL_PRELOAD_CORE_H
+#ifndef PUNCTUAL_SHIM_CORE_H
+#define PUNCTUAL_SHIM_CORE_H
 
 #include <stdbool.h>
 #include <stdint.h>

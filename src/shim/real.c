@@ -6,7 +6,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
-#include <stdatomic.h>
 
 #include "internal.h"
 #include "shim/real.h"
@@ -86,13 +85,6 @@ static int real_pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct tim
 const struct pn__kernel pn__real_kernel = {real_sleep_abs, real_ppoll, real_epoll_pwait2,
                                            real_epoll_pwait, real_pselect};
 
-static _Atomic bool poll_denied;
-
-bool pn__real_poll_denied(void)
-{
-	return atomic_load_explicit(&poll_denied, memory_order_relaxed);
-}
-
 /* A timeout in whole ms, rounded up (poll's unit), at most INT_MAX. */
 static int ts_ms_ceil(const struct timespec *ts)
 {
@@ -100,12 +92,15 @@ static int ts_ms_ceil(const struct timespec *ts)
 	return ms < INT_MAX ? (int)ms : INT_MAX;
 }
 
+/* poll()'s waits: a ppoll denied (whatever its mask: the kernel part's, a look's) falls back
+ * to the program's own poll, and marks the process (pn__kernel_deny), whose spin then gives
+ * the rest of the wait back and whose later calls go to libc as they are. */
 static int poll_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
 {
 	int r = pn__real.ppoll(fds, n, ts, mask);
-	if (r >= 0 || mask || !pn__kernel_denial(errno))
+	if (r >= 0 || !pn__kernel_denial(errno))
 		return pn__neg_errno(r);
-	atomic_store_explicit(&poll_denied, true, memory_order_relaxed);
+	pn__kernel_deny();
 	return pn__neg_errno(pn__real.poll(fds, n, ts ? ts_ms_ceil(ts) : -1));
 }
 

@@ -5,8 +5,8 @@
  * kernel table (kernel.h) through which the engine waits in the kernel the program's way
  * (cancellation points, as the program's calls were). Internal to the shim.
  */
-#ifndef PUNCTUAL_PRELOAD_REAL_H
-#define PUNCTUAL_PRELOAD_REAL_H
+#ifndef PUNCTUAL_SHIM_REAL_H
+#define PUNCTUAL_SHIM_REAL_H
 
 #include <poll.h>
 #include <pthread.h>
@@ -66,8 +66,7 @@ static inline const struct pn__real *pn__real_get(void)
 extern const struct pn__kernel pn__real_kernel;
 /* poll() made precise waits with ppoll, a call the program did not make: this table's ppoll
  * is the program's own poll where a filter denies ppoll (rounded up to the ms, never
- * early), and then pn__real_poll_denied says so for good. */
+ * early), and the process does without ppoll from then on (pn__kernel_deny). */
 extern const struct pn__kernel pn__real_poll_kernel;
-bool pn__real_poll_denied(void);
 
 #endif

@@ -80,9 +80,11 @@ __attribute__((noinline)) static int precise_wait(struct pn__waiter *w, int64_t 
 	pn__shim_enter(&p);
 	r = pn__wait(w, &p, CLOCK_MONOTONIC, deadline, pn__shim_precision,
 	             PN__PLAN_KEEP_SLACK | PN__PLAN_LIBC_CLOCK | PN__PLAN_TAIL | PN__PLAN_CANCEL);
+	r = pn__wait_tail(w, &p, r); /* before the close: a new plan would wait on it again */
 	if (held >= 0)
 		close(held); /* a duplicate: never the last reference, never an error to report */
-	r = pn__shim_leave(pn__wait_tail(w, &p, r));
+	u.held = -1;
+	r = pn__shim_leave(r);
 	if (w->mask)
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_cleanup_pop(0);

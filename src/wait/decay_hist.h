@@ -7,8 +7,8 @@
  * largest value, so a margin taken from them errs on the safe side. 404 bytes, no
  * allocation, not thread-safe (the sleep state keeps one per thread and length class).
  */
-#ifndef PUNCTUAL_DECAY_HIST_H
-#define PUNCTUAL_DECAY_HIST_H
+#ifndef PUNCTUAL_WAIT_DECAY_HIST_H
+#define PUNCTUAL_WAIT_DECAY_HIST_H
 
 #include <stdbool.h>
 #include <stdint.h>

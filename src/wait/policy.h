@@ -6,8 +6,8 @@
  * teaches. Functions of their arguments alone (no thread state, no clock), so that tests
  * drive them with synthetic histories. Internal.
  */
-#ifndef PUNCTUAL_SLEEP_MARGIN_H
-#define PUNCTUAL_SLEEP_MARGIN_H
+#ifndef PUNCTUAL_WAIT_POLICY_H
+#define PUNCTUAL_WAIT_POLICY_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * spin.c: a precise sleep's final spin (plan.h's pn__spin_finish and
- * pn__spin_checked): on the plan's clock to the deadline, never before it, with the CPU's
- * pause between reads; signals blocked but let in at each check, so that a handler runs
+ * spin.c: a precise wait's final spin (spin.h: pn__spin_finish and pn__spin_checked): on
+ * the plan's clock to the deadline, never before it, with the CPU's pause between reads;
+ * signals blocked but let in at each check, so that a handler runs
  * where the real call would have run it; the checks (a look at the caller's fds) timed to
  * end before the deadline; a cancellation point where the plan says so. It counts the sleep
  * in the thread's state (state.h).

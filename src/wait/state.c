@@ -2,11 +2,11 @@
 /*
  * state.c: the thread's precise-sleep state (state.h). Mapped, not in static
  * TLS: glibc carves a preloaded library's static TLS out of every new thread's stack, so
- * the state's 10.7 KB there would keep a PTHREAD_STACK_MIN thread from being created under
- * the shim. mmap, not malloc: a plan may run in a signal handler. A key's destructor unmaps
- * it at the thread's exit. Nothing here is shared between threads but the process's
- * default budget (an atomic) and the list of live states (atomic slots, for a report at
- * exit).
+ * the state's kilobytes there would keep a PTHREAD_STACK_MIN thread from being created
+ * under the shim (docs/DESIGN.md, "The shim's footprint"). mmap, not malloc: a plan may run in a
+ * signal handler. A key's destructor unmaps it at the thread's exit. Nothing here is shared between
+ * threads but the process's default budget (an atomic) and the list of live states (atomic slots,
+ * for a report at exit).
  *
  * Lifetimes, each a rule a test holds:
  * - A state in the list belongs to whoever takes it out: its thread's exit, or the report
@@ -75,8 +75,11 @@ void pn__state_drain(void (*fn)(const struct pn__state *t))
 		struct pn__state *s = __atomic_exchange_n(&live[i], NULL, __ATOMIC_ACQ_REL);
 		if (!s)
 			continue;
-		pn__state_settle(s); /* its last sleep (a running thread's: racy, as the read) */
-		fn(s);
+		/* its last sleep, settled in a copy: a running thread's state is only read */
+		static struct pn__state copy; /* the report at exit runs once, in one thread */
+		copy = *s;
+		pn__state_settle(&copy);
+		fn(&copy);
 	}
 }
 

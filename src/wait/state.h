@@ -5,8 +5,8 @@
  * statistics, and the sleep whose caller is spinning its last stretch. Mapped at the
  * thread's first plan, unmapped when the thread exits. Internal.
  */
-#ifndef PUNCTUAL_SLEEP_STATE_H
-#define PUNCTUAL_SLEEP_STATE_H
+#ifndef PUNCTUAL_WAIT_STATE_H
+#define PUNCTUAL_WAIT_STATE_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -3,8 +3,8 @@
  * stats.h: PUNCTUAL_STATS (stats.c), each thread's precise waits as one line
  * on stderr. Internal.
  */
-#ifndef PUNCTUAL_STATS_REPORT_H
-#define PUNCTUAL_STATS_REPORT_H
+#ifndef PUNCTUAL_WAIT_STATS_H
+#define PUNCTUAL_WAIT_STATS_H
 
 #include <stdint.h>
 

@@ -67,8 +67,9 @@ static int spin(struct pn__waiter *w, struct pn__plan *p)
 {
 	if (w->wait) {
 		int r = pn__spin_checked(p, look_fds, w, 0);
-		if (r == 0 && !p->looked && !p->away)
-			r = look_fds(w, NULL);
+		struct timespec zero = {0, 0};
+		if (r == 0 && !p->looked && !p->away) /* the real call's last look, no more */
+			r = w->look ? w->look(w, w->mask) : w->wait(w, &zero, w->mask);
 		return r;
 	}
 	if (w->sigcheck)
@@ -85,7 +86,10 @@ static int rest(struct pn__waiter *w, struct pn__plan *p)
 	/* a wait on fds whose timeout the kernel rounded down to the ms ends early: again */
 	while ((r = until(w, p->clk, p->deadline)) == 0 && pn__clock_now(p->clk) < p->deadline)
 		;
-	return r;
+	if (r < 0 && w->resume) /* a library sleep never fails: to the deadline by the clock */
+		while (pn__clock_now(p->clk) < p->deadline)
+			pn__arch_relax();
+	return r < 0 && w->resume ? 0 : r;
 }
 
 /* After the kernel part (or none): the spin, with what the waiter lets go of let go. */
@@ -124,7 +128,11 @@ int pn__wait(struct pn__waiter *w, struct pn__plan *p, clockid_t clk, int64_t de
 		r = w->wait || w->past_once ? until(w, clk, deadline) : 0;
 	} else if (p->kernel || w->kernel_first) {
 		r = until(w, clk, p->kernel ? p->target : p->start);
-		if (r != 0) {
+		if (r < 0 && w->resume) { /* a library sleep never fails: a denied kernel part
+			                   * leaves the spin the whole of it */
+			pn__plan_cancel(p);
+			r = finish(w, p);
+		} else if (r != 0) {
 			pn__plan_cancel(p);
 		} else {
 			if (p->kernel)

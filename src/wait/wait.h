@@ -6,8 +6,8 @@
  * cond wait), how its spin looks at what it waits for, what it must let go of while it
  * spins. Internal.
  */
-#ifndef PUNCTUAL_ENGINE_H
-#define PUNCTUAL_ENGINE_H
+#ifndef PUNCTUAL_WAIT_WAIT_H
+#define PUNCTUAL_WAIT_WAIT_H
 
 #include <poll.h>
 #include <signal.h>

@@ -33,14 +33,16 @@
 static pthread_barrier_t exit_b;
 static struct {
 	pthread_t t;
-	int tid, seen;
+	int tid, seen, tid_after;
 	uint64_t sleeps;
+	const struct pn__state *state; /* the thread's own, which its exit must leave mapped */
 } exiting;
 
 static void *exiter(void *a)
 {
 	assert_int_equal(pn_sleep_for(MS, 0), 0);
 	exiting.tid = (int)syscall(SYS_gettid);
+	exiting.state = pn__state_get();
 	pthread_barrier_wait(&exit_b); /* the report starts */
 	pthread_barrier_wait(&exit_b); /* the report holds this thread's state: exit now */
 	return a;
@@ -55,9 +57,10 @@ static void read_late(const struct pn__state *s)
 	pthread_barrier_wait(&exit_b);
 	pthread_join(exiting.t, NULL);
 	exiting.seen++;
-	/* unmapped memory, were the exit to unmap it; a wait whose deadline passed before its
-	 * plan (a thread's first maps its state) counts as past */
+	/* the report's copy, settled; a wait whose deadline passed before its plan (a thread's
+	 * first maps its state) counts as past */
 	exiting.sleeps = s->st.sleeps + s->st.past;
+	exiting.tid_after = exiting.state->tid; /* unmapped memory, were the exit to unmap it */
 }
 
 static void test_drain_while_exiting(void **state)
@@ -69,6 +72,7 @@ static void test_drain_while_exiting(void **state)
 	pn__state_drain(read_late);
 	assert_int_equal(exiting.seen, 1);
 	assert_int_equal(exiting.sleeps, 1); /* its last sleep settled by the report */
+	assert_int_equal(exiting.tid_after, exiting.tid);
 	pthread_barrier_destroy(&exit_b);
 }
 

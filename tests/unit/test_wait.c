@@ -359,10 +359,12 @@ static void test_pwait2_denied(void **state)
 	(void)state;
 	pn_skip_if_emulated("qemu-user refuses seccomp filters (they would deny its own calls)");
 	static const int errs[] = {ENOSYS, EPERM, EACCES};
-	/* epoll_pwait2 (the wait's own call, replaced by epoll_pwait), and ppoll (the probes'
-	 * and the spin's looks: the library does without them) */
-	static const long nrs[] = {SYS_epoll_pwait2, SYS_ppoll};
-	for (size_t k = 0; k < 2; k++)
+	/* epoll_pwait2 (the wait's own call, replaced by epoll_pwait), ppoll (the probes' and
+	 * the spin's looks: the library does without them), and clock_nanosleep (a sleep's
+	 * kernel part: pn_sleep_until never fails, it spins) */
+	static const long nrs[] = {SYS_epoll_pwait2, SYS_ppoll, SYS_clock_nanosleep};
+	static const char *names[] = {"epoll_pwait2", "ppoll", "clock_nanosleep"};
+	for (size_t k = 0; k < 3; k++)
 		for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++) {
 			pid_t c = fork();
 			assert_true(c >= 0);
@@ -372,9 +374,8 @@ static void test_pwait2_denied(void **state)
 			assert_int_equal(waitpid(c, &st, 0), c);
 			assert_true(WIFEXITED(st));
 			if (WEXITSTATUS(st) != 0)
-				print_error("%s denied with %s: step %d failed\n",
-				            k ? "ppoll" : "epoll_pwait2", strerror(errs[i]),
-				            WEXITSTATUS(st));
+				print_error("%s denied with %s: step %d failed\n", names[k],
+				            strerror(errs[i]), WEXITSTATUS(st));
 			assert_int_equal(WEXITSTATUS(st), 0);
 		}
 }

@@ -29,9 +29,9 @@
 #include "probe_schema.h"
 #include "tool.h"
 
-/* A probe report is some kilobytes (a full one about 100 KB); a file this large is
- * something else. The bound of memory: jansson's tree and the figures take about 14 bytes
- * per byte of input, so two reports at the cap take about 450 MB. */
+/* A probe report is some kilobytes; a file this large is something else. The cap bounds
+ * the memory: jansson's tree and the figures grow with the input (docs/DESIGN.md,
+ * "--compare's memory"). */
 #define MAX_INPUT (16 << 20)
 /* A probe report nests 5 levels; the walk recurses once or twice a level. */
 #define MAX_DEPTH 64
@@ -170,7 +170,7 @@ const char *compare_str(struct report *r, const char *fmt, ...)
 	va_end(ap);
 	size_t len = strlen(buf) + 1, lead = sizeof(char *);
 	if (r->arena_used + len > r->arena_size) {
-		size_t size = 1 << 20; /* a block: 1 MiB, against ~220 MB for a report at the cap */
+		size_t size = 1 << 20; /* a block: 1 MiB, small beside a report at the cap */
 		char *b = malloc(size);
 		if (!b)
 			die(1, "out of memory");

@@ -67,7 +67,9 @@ void cleanup_on_signal(void (*fn)(void))
 		return;
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		struct sigaction old, sa = {.sa_handler = cleanup_signal};
-		sigemptyset(&sa.sa_mask);
+		sigemptyset(&sa.sa_mask); /* one cleanup at a time: the others wait */
+		for (size_t k = 0; k < sizeof(sigs) / sizeof(sigs[0]); k++)
+			sigaddset(&sa.sa_mask, sigs[k]);
 		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
 			sigaction(sigs[i], &sa, NULL);
 	}

@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -401,9 +402,10 @@ static int open_in_place(struct file_out *o)
 
 /* The temporary files in existence: a signal that ends the tool (SIGINT, SIGTERM, SIGHUP)
  * removes them, so that an interrupted write leaves the directory as it was. A name is
- * noted before its file is created and forgotten once it is renamed or removed (a signal
- * in between removes nothing, or a name that no longer exists). TEMPS: more than the
- * files one command writes at once (probe --plot stages its charts' files together). */
+ * noted once its file is created (those signals blocked from the create to the note, so
+ * that no name is ever another's file) and forgotten once it is renamed or removed (a
+ * signal in between removes a name that no longer exists). TEMPS: more than the files one
+ * command writes at once (probe --plot stages its charts' files together). */
 #define TEMPS 256
 static struct {
 	int dir;
@@ -432,6 +434,7 @@ static void temp_note(struct file_out *o)
 		if (!temp_used[i]) {
 			temps[i].dir = o->dir;
 			memcpy(temps[i].name, o->tmp, sizeof(temps[i].name));
+			atomic_signal_fence(memory_order_release); /* the name before the flag */
 			temp_used[i] = 1;
 			o->temp = i;
 			return;
@@ -454,15 +457,23 @@ static int open_temporary(struct file_out *o)
 			r = (unsigned)getpid() * 2654435761u + i;
 		/* at most NAME_MAX: a long name is shortened in its temporary file */
 		snprintf(o->tmp, sizeof(o->tmp), "%.*s.tmp.%08x", NAME_MAX - 13, o->name, r);
-		temp_note(o);
+		sigset_t ends, old;
+		sigemptyset(&ends);
+		sigaddset(&ends, SIGINT);
+		sigaddset(&ends, SIGTERM);
+		sigaddset(&ends, SIGHUP);
+		sigprocmask(SIG_BLOCK, &ends, &old);
 		o->fd = openat(o->dir, o->tmp,
 		               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
 		               0600);
+		int e = errno;
+		if (o->fd >= 0)
+			temp_note(o);
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		if (o->fd >= 0)
 			return 0;
-		temp_forget(o);
-		if (errno != EEXIST)
-			return -errno;
+		if (e != EEXIST)
+			return -e;
 	}
 	return -EEXIST;
 }
