@@ -14,20 +14,11 @@
 #include "kernel.h"
 #include "wait/state.h"
 
-static int sleep_until(int64_t deadline, int64_t precision, const void *ret)
-{
-	/* a library sleep never fails: it sleeps on after a handler */
-	struct pn__waiter w = {.kind = PN__WAIT_SLEEP, .k = &pn__kernel_raw, .resume = true};
-	w.ret[0] = ret;
-	struct pn__plan p = PN__PLAN_INIT;
-	return pn__wait(&w, &p, CLOCK_MONOTONIC, deadline, precision, 0);
-}
-
 PN_API int pn_sleep_until(int64_t deadline, int64_t precision)
 {
 	if (precision < 0)
 		return -EINVAL;
-	return sleep_until(deadline, precision, __builtin_return_address(0));
+	return pn__wait_sleep(deadline, precision, __builtin_return_address(0));
 }
 
 PN_API int pn_sleep_for(int64_t ns, int64_t precision)
@@ -37,7 +28,7 @@ PN_API int pn_sleep_for(int64_t ns, int64_t precision)
 	int64_t now = pn_now(), deadline;
 	if (__builtin_add_overflow(now, ns, &deadline))
 		deadline = INT64_MAX;
-	return sleep_until(deadline, precision, __builtin_return_address(0));
+	return pn__wait_sleep(deadline, precision, __builtin_return_address(0));
 }
 
 PN_API int pn_sleep_stats(struct pn_sleep_stats *st)

@@ -110,24 +110,20 @@ static int finish(struct pn__waiter *w, struct pn__plan *p)
 	return r;
 }
 
-int pn__wait(struct pn__waiter *w, struct pn__plan *p, clockid_t clk, int64_t deadline,
-             int64_t precision, int flags)
+/* The wait after its plan: the kernel part, woke or cancel, the spin. n0: the thread's
+ * nested count at the plan. */
+static int run(struct pn__waiter *w, struct pn__plan *p, unsigned n0)
 {
 	int *errp = &errno, e = *errp, r; /* found now, not after the deadline */
-	struct pn__probe probe = {probe_fds, w};
-	unsigned n0 = w->nested ? *w->nested : 0;
-	pn__waiter_bind(w);
-	pn__plan_make(p, clk, deadline, precision, w->wait ? flags | PN__PLAN_EINTR : flags,
-	              w->wait ? &probe : NULL);
 	p->warm[0] = w->ret[0];
 	p->warm[1] = w->ret[1];
 	p->warm[2] = __builtin_return_address(0);
 	if (p->stop) {
 		r = p->stop;
 	} else if (p->past) {
-		r = w->wait || w->past_once ? until(w, clk, deadline) : 0;
+		r = w->wait || w->past_once ? until(w, p->clk, p->deadline) : 0;
 	} else if (p->kernel || w->kernel_first) {
-		r = until(w, clk, p->kernel ? p->target : p->start);
+		r = until(w, p->clk, p->kernel ? p->target : p->start);
 		if (r < 0 && w->resume) { /* a library sleep never fails: a denied kernel part
 			                   * leaves the spin the whole of it */
 			pn__plan_cancel(p);
@@ -144,6 +140,29 @@ int pn__wait(struct pn__waiter *w, struct pn__plan *p, clockid_t clk, int64_t de
 	}
 	*errp = e;
 	return r;
+}
+
+int pn__wait(struct pn__waiter *w, struct pn__plan *p, clockid_t clk, int64_t deadline,
+             int64_t precision, int flags)
+{
+	pn__waiter_bind(w);
+	struct pn__probe probe = {probe_fds, w};
+	unsigned n0 = w->nested ? *w->nested : 0;
+	pn__plan_make(p, clk, deadline, precision, w->wait ? flags | PN__PLAN_EINTR : flags,
+	              w->wait ? &probe : NULL);
+	return run(w, p, n0);
+}
+
+int pn__wait_sleep(int64_t deadline, int64_t precision, const void *ret)
+{
+	struct pn__plan p; /* the plan fills it; nothing jumps out of a library sleep */
+	pn__plan_make(&p, CLOCK_MONOTONIC, deadline, precision, 0, NULL);
+	if (p.past)
+		return 0; /* a deadline already past costs the plan alone */
+	struct pn__waiter w = {
+	        .kind = PN__WAIT_SLEEP, .k = &pn__kernel_raw, .resume = true, .ret = {ret, NULL}};
+	pn__waiter_bind(&w);
+	return run(&w, &p, 0);
 }
 
 void pn__wait_cancel(struct pn__plan *p)
