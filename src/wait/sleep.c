@@ -18,7 +18,10 @@ PN_API int pn_sleep_until(int64_t deadline, int64_t precision)
 {
 	if (precision < 0)
 		return -EINVAL;
-	return pn__wait_sleep(deadline, precision, __builtin_return_address(0));
+	struct pn__plan p;
+	int r = pn__wait_sleep(&p, deadline, precision, __builtin_return_address(0));
+	pn__spin_tail(&p); /* CLOCK_MONOTONIC never steps back: no p->away to wait out */
+	return r;
 }
 
 PN_API int pn_sleep_for(int64_t ns, int64_t precision)
@@ -28,7 +31,10 @@ PN_API int pn_sleep_for(int64_t ns, int64_t precision)
 	int64_t now = pn_now(), deadline;
 	if (__builtin_add_overflow(now, ns, &deadline))
 		deadline = INT64_MAX;
-	return pn__wait_sleep(deadline, precision, __builtin_return_address(0));
+	struct pn__plan p;
+	int r = pn__wait_sleep(&p, deadline, precision, __builtin_return_address(0));
+	pn__spin_tail(&p); /* CLOCK_MONOTONIC never steps back: no p->away to wait out */
+	return r;
 }
 
 PN_API int pn_sleep_stats(struct pn_sleep_stats *st)

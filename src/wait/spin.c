@@ -98,6 +98,9 @@ int pn__spin_finish(struct pn__plan *p)
 	struct pn__spin_gaps g = {0};
 	struct spin_cpu c;
 	cpu_start(&c, start, p->deadline);
+	/* with PN__PLAN_TAIL, the last PN__LOOK_WINDOW_NS are the caller's (pn__spin_tail) */
+	int64_t hand =
+	        t && (p->flags & PN__PLAN_TAIL) ? p->deadline - PN__LOOK_WINDOW_NS : INT64_MAX;
 	while (now < p->deadline) {
 		warm(p);
 		pn__arch_relax();
@@ -108,6 +111,11 @@ int pn__spin_finish(struct pn__plan *p)
 		}
 		spin_gap(&g, prev, now);
 		prev = now = cpu_mid(&c, p, now);
+		if (now >= hand && now < p->deadline) {
+			p->now = now;
+			spin_end(t, p, start, now, &g, &c, true);
+			return 0;
+		}
 	}
 	if (t)
 		spin_end(t, p, start, now, &g, &c, false);

@@ -11,7 +11,9 @@
 
 #include "wait/plan.h"
 
-/* Spins to p's deadline on its clock, signals as they come, and counts the sleep. 0.
+/* Spins to p's deadline on its clock, signals as they come, and counts the sleep; with
+ * PN__PLAN_TAIL to within PN__LOOK_WINDOW_NS of it, p->tail set (the caller spins the rest:
+ * pn__spin_tail, one return from the deadline). 0.
  *
  * Every spin (finish, spin, tail) gives the CPU back rather than spin on when it cannot
  * end by the deadline as planned: when its clock reads below the plan's last read (p->now:

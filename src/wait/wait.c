@@ -153,16 +153,15 @@ int pn__wait(struct pn__waiter *w, struct pn__plan *p, clockid_t clk, int64_t de
 	return run(w, p, n0);
 }
 
-int pn__wait_sleep(int64_t deadline, int64_t precision, const void *ret)
+int pn__wait_sleep(struct pn__plan *p, int64_t deadline, int64_t precision, const void *ret)
 {
-	struct pn__plan p; /* the plan fills it; nothing jumps out of a library sleep */
-	pn__plan_make(&p, CLOCK_MONOTONIC, deadline, precision, 0, NULL);
-	if (p.past)
+	pn__plan_make(p, CLOCK_MONOTONIC, deadline, precision, PN__PLAN_TAIL, NULL);
+	if (p->past)
 		return 0; /* a deadline already past costs the plan alone */
 	struct pn__waiter w = {
 	        .kind = PN__WAIT_SLEEP, .k = &pn__kernel_raw, .resume = true, .ret = {ret, NULL}};
 	pn__waiter_bind(&w);
-	return run(&w, &p, 0);
+	return run(&w, p, 0);
 }
 
 void pn__wait_cancel(struct pn__plan *p)

@@ -76,9 +76,11 @@ void pn__waiter_bind(struct pn__waiter *w);
 int pn__wait(struct pn__waiter *w, struct pn__plan *p, clockid_t clk, int64_t deadline,
              int64_t precision, int flags);
 /* The library's sleep (pn_sleep_until) on CLOCK_MONOTONIC through the raw kernel table,
- * never failing (it resumes after a handler, spins where the kernel part is denied): 0 at a
- * time >= deadline. ret: where the caller's call returns (the spin's warm). */
-int pn__wait_sleep(int64_t deadline, int64_t precision, const void *ret);
+ * never failing (it resumes after a handler, spins where the kernel part is denied): 0,
+ * with p->tail for the caller to spin to the deadline in its own frame (pn__spin_tail: one
+ * return from the deadline to the program). p: the caller's, which the plan fills (nothing
+ * jumps out of a library sleep). ret: where the caller's call returns (the spin's warm). */
+int pn__wait_sleep(struct pn__plan *p, int64_t deadline, int64_t precision, const void *ret);
 /* A wait left without ending (a cancellation or a longjmp unwinds it): puts the slack back.
  * Idempotent. */
 void pn__wait_cancel(struct pn__plan *p);
