@@ -286,9 +286,14 @@ static int t_denied(int err)
 
 static int ep, other_ep;
 static int pipe_fds[2];
+static volatile int entering; /* the main thread is about to call epoll_wait */
 
+/* 20 ms after the main thread reaches its epoll_wait (on a loaded machine the thread may
+ * start much later than its creator, and a close before the call is another case). */
 static void *closer(void *reuse)
 {
+	while (!entering)
+		usleep(100);
 	usleep(20000);
 	close(ep);
 	if (reuse) { /* the number again, for another set with a ready one-shot event */
@@ -311,6 +316,7 @@ static int t_close(int reuse)
 	epoll_ctl(ep, EPOLL_CTL_ADD, idle[0], &ev);
 	pthread_t t;
 	pthread_create(&t, NULL, closer, reuse ? &t : NULL);
+	entering = 1;
 	int r = epoll_wait(ep, out, 4, 100), e = r < 0 ? errno : 0;
 	pthread_join(t, NULL);
 	printf("%s: the wait: %d %s%s\n", reuse ? "reuse" : "close", r, err_name(e),
