@@ -97,6 +97,7 @@ struct pn_sleep_stats {
 	/* the lateness of every sleep past its deadline, ns: p50, p99, p99.9, max; -1: no
 	 * sleeps (a quantile that 100 or 1000 sleeps cannot show is the max so far) */
 	int64_t late_p50_ns, late_p99_ns, late_p999_ns, late_max_ns;
+	int64_t slice_ns;  /* pn_sleep_slice() as the thread's last wait left it */
 	int32_t spend_ppm; /* the share of the last sleep's length its margin was planned to
 	                    * spend spinning (ppm): within the budget, or the measured
 	                    * default's choice under PN_SLEEP_BUDGET_AUTO */
@@ -121,6 +122,26 @@ PN_API int pn_sleep_set_default_budget(int32_t budget_ppm);
 /* The calling thread's budget: its own, else the process's default (ppm, or
  * PN_SLEEP_BUDGET_AUTO). */
 PN_API int32_t pn_sleep_budget(void);
+
+/* The EEVDF slice a thread that waits precisely asks for (Linux 6.12+: sched_attr's
+ * sched_runtime for a SCHED_OTHER thread, no privilege needed): its wakeup then preempts a
+ * thread with a longer slice, while its CPU share stays its weight's. PN_SLEEP_SLICE_AUTO
+ * (the default) learns it from the thread's runs between waits (about their p95, between
+ * 0.1 and 100 ms); PN_SLEEP_SLICE_OFF leaves the kernel's own (and puts it back). The
+ * process's default comes from PUNCTUAL_SLICE at load ("auto", "off", or a duration). A
+ * thread of another policy (SCHED_FIFO, RR, DEADLINE, BATCH, IDLE) is never touched; its
+ * nice value, reset-on-fork flag and utilization clamps stay as they are. */
+#define PN_SLEEP_SLICE_AUTO (-1)
+#define PN_SLEEP_SLICE_OFF  0
+
+/* Sets the calling thread's slice: PN_SLEEP_SLICE_AUTO, PN_SLEEP_SLICE_OFF, or slice_ns in
+ * [100 us, 100 ms], asked for at once. 0; -EINVAL out of range; -EOPNOTSUPP where the kernel
+ * keeps its own (before 6.12) or denies it, or the thread is not SCHED_OTHER; -ENOMEM when
+ * the thread's state cannot be mapped. */
+PN_API int pn_sleep_set_slice(int64_t slice_ns);
+/* The slice the calling thread runs with since the library asked for it, in ns; 0: the
+ * kernel's own (never asked, or put back). */
+PN_API int64_t pn_sleep_slice(void);
 
 /* Copies the calling thread's statistics. -EINVAL for NULL. */
 PN_API int pn_sleep_stats(struct pn_sleep_stats *st);

@@ -91,6 +91,7 @@ struct pn__state *pn__state_new(void)
 		return NULL;
 	struct pn__state *s = m;
 	s->budget_ppm = PN_SLEEP_BUDGET_AUTO;
+	s->slice.want_ns = PN__SLICE_DEFAULT;
 	return s;
 }
 
@@ -205,6 +206,20 @@ PN_API int pn_sleep_set_budget(int32_t budget_ppm)
 		return -ENOMEM;
 	t->budget_ppm = budget_ppm;
 	return 0;
+}
+
+PN_API int pn_sleep_set_slice(int64_t slice_ns)
+{
+	if (slice_ns != PN_SLEEP_SLICE_AUTO && slice_ns != PN_SLEEP_SLICE_OFF &&
+	    (slice_ns < PN__SLICE_MIN_NS || slice_ns > PN__SLICE_MAX_NS))
+		return -EINVAL;
+	struct pn__state *t = pn__state_make();
+	return t ? pn__slice_want(&t->slice, slice_ns) : -ENOMEM;
+}
+
+PN_API int64_t pn_sleep_slice(void)
+{
+	return T ? T->slice.set_ns : 0;
 }
 
 PN_API int32_t pn_sleep_budget(void)
@@ -335,6 +350,7 @@ static int64_t late_quantile(const struct pn__state *t, uint64_t n, double q)
 void pn__state_stats(const struct pn__state *t, struct pn_sleep_stats *st)
 {
 	*st = t->st;
+	st->slice_ns = t->slice.set_ns;
 	st->wall_ns = t->first ? pn_now() - t->first : 0;
 	uint64_t n = 0;
 	for (int b = 0; b < PN__DECAY_HIST_BUCKETS; b++)

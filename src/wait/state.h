@@ -14,6 +14,7 @@
 #include <punctual/sleep.h>
 #include "wait/policy.h"
 #include "wait/plan.h"
+#include "wait/slice.h"
 
 /* How a sleep ended, for pn__state_count. */
 struct pn__sleep_end {
@@ -56,6 +57,7 @@ struct pn__state {
 	uint64_t late[PN__DECAY_HIST_BUCKETS]; /* the sleeps' lateness, counted */
 	struct pn_sleep_stats st;
 	struct pn__state_pending pend;
+	struct pn__slice slice;
 };
 
 /* The calling thread's state, or NULL: none yet (or its mapping failed). */

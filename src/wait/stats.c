@@ -19,16 +19,20 @@ static void stats_line(const struct pn__state *t)
 	uint64_t waits = st.sleeps + st.past; /* a wait that found its deadline passed too */
 	if (!waits)
 		return;
-	char a[16], b[16], c[16], d[16], e[16], f[16], g[16], line[512];
+	char a[16], b[16], c[16], d[16], e[16], f[16], g[16], h[24], line[512];
 	int32_t budget_ppm = pn__state_budget(t);
 	if (budget_ppm == PN_SLEEP_BUDGET_AUTO)
 		snprintf(g, sizeof(g), "auto");
 	else
 		snprintf(g, sizeof(g), "%g%%", budget_ppm / 1e4);
+	if (st.slice_ns) /* the slice its waits asked for; the kernel's own otherwise */
+		pn__duration_format(h, sizeof(h), st.slice_ns);
+	else
+		snprintf(h, sizeof(h), "the kernel's");
 	int n = snprintf(line, sizeof(line),
 	                 "punctual: thread %d: %llu waits, late p50 %s, p99 %s, p99.9 %s, max %s; "
 	                 "%llu late beyond %s (%llu for the budget); spin %.1f%% of %s (budget "
-	                 "%s)\n",
+	                 "%s, slice %s)\n",
 	                 t->tid, (unsigned long long)waits,
 	                 pn__duration_format(a, sizeof(a), (double)st.late_p50_ns),
 	                 pn__duration_format(b, sizeof(b), st.late_p99_ns),
@@ -38,7 +42,7 @@ static void stats_line(const struct pn__state *t)
 	                 pn__duration_format(e, sizeof(e), report_precision),
 	                 (unsigned long long)st.late_budget,
 	                 st.wall_ns ? 100.0 * (double)st.spun_ns / (double)st.wall_ns : 0.0,
-	                 pn__duration_format(f, sizeof(f), st.wall_ns), g);
+	                 pn__duration_format(f, sizeof(f), st.wall_ns), g, h);
 	if (n > 0 && write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
 		return;
 }

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include <punctual/clock.h>
+#include "wait/state.h"
 #include "wait/wait.h"
 
 /* A wait on fds until target on CLOCK_MONOTONIC: its relative timeout, from now. */
@@ -118,6 +119,9 @@ static int run(struct pn__waiter *w, struct pn__plan *p, unsigned n0)
 	p->warm[0] = w->ret[0];
 	p->warm[1] = w->ret[1];
 	p->warm[2] = __builtin_return_address(0);
+	struct pn__state *t = pn__state_get();
+	if (t && !p->past && !p->stop)
+		pn__slice_apply(&t->slice); /* before the wait: the wakeup is what it serves */
 	if (p->stop) {
 		r = p->stop;
 	} else if (p->past) {

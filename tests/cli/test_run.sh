@@ -126,6 +126,26 @@ exit_is 2 "unknown option '--bogus'" run --slack 1ns --bogus cat "$SELF"
 exit_is 2 "unknown option '-x'" run -x --slack 1ns cat "$SELF"
 exit_is 2 "try 'punctual run --help'" run --nope
 
+# --budget and --slice: passed on to the shim (PUNCTUAL_BUDGET, PUNCTUAL_SLICE) in their
+# checked form; bad values and either without --precise exit 2 with one line
+ASAN_OPTIONS=$A out_is "auto 250us" run --precise --budget=auto --slice=250us -- \
+	sh -c 'echo "$PUNCTUAL_BUDGET $PUNCTUAL_SLICE"'
+ASAN_OPTIONS=$A out_is "10.0000% off" run --precise --budget=10 --slice=off -- \
+	sh -c 'echo "$PUNCTUAL_BUDGET $PUNCTUAL_SLICE"'
+for bad in 101% -1% x% ""; do
+	exit_is 2 "^punctual run: --budget: " run --precise --budget="$bad" -- true
+done
+for bad in 10us 1s 250 fast ""; do
+	exit_is 2 "^punctual run: --slice: " run --precise --slice="$bad" -- true
+done
+exit_is 2 "--budget needs --precise" run --budget=10% -- true
+exit_is 2 "--slice needs --precise" run --slice=1ms -- true
+# --stats names the slice the waits ran with: the one given where the kernel takes one
+# (6.12+), else the kernel's own
+ASAN_OPTIONS=$A run run --precise --stats --slice=2ms -- \
+	python3 -c 'import time; [time.sleep(0.001) for i in range(20)]'
+check "--slice=2ms: the stats line names a slice: $(tail -1 "$ERR")" grep -Eq 'slice (2 ms|the kernel.s)\)' "$ERR"
+
 ok run --help
 check "--help has usage" grep -q '^usage: punctual run \[--slack VALUE\] \[--precise' "$OUT"
 

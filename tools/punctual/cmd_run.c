@@ -26,13 +26,14 @@
 #include <punctual/slack.h>
 #include <punctual/sleep.h>
 #include "tool.h"
+#include "wait/slice.h"
 
 /* env(1)'s statuses when the command cannot be run. */
 enum { EXIT_CANNOT_INVOKE = 126, EXIT_NOT_FOUND = 127 };
 
 static const char usage[] =
-        "usage: punctual run [--slack VALUE] [--precise[=PRECISION] [--budget=B%] [--stats]]\n"
-        "                    [--cpus[=N]] [--] CMD [ARGS...]\n"
+        "usage: punctual run [--slack VALUE] [--precise[=PRECISION] [--budget=B%]\n"
+        "                    [--slice=S] [--stats]] [--cpus[=N]] [--] CMD [ARGS...]\n"
         "\n"
         "Runs CMD with the given settings, which it and its threads and children inherit.\n"
         "The exit status is CMD's; 127 if CMD is not found, 126 if it cannot be run.\n"
@@ -56,6 +57,12 @@ static const char usage[] =
         "                     spins; 100% is precision at any cost). Default: measured,\n"
         "                     the margin grows while 1% more CPU puts 0.1% more waits on\n"
         "                     time, up to 25% at sleeps of 1 ms or more (PUNCTUAL_BUDGET)\n"
+        "      --slice=S      with --precise: the EEVDF slice each waiting thread asks\n"
+        "                     for (Linux 6.12+), so that its wakeup preempts threads with\n"
+        "                     longer ones on a shared CPU, its CPU share unchanged: a\n"
+        "                     duration in [100us, 100ms], 'off' (the kernel's own), or\n"
+        "                     'auto' (default: learned, about the p95 of its runs)\n"
+        "                     (PUNCTUAL_SLICE)\n"
         "      --stats        with --precise: at exit, each thread's waits, lateness,\n"
         "                     waits late beyond P and spin share, on stderr\n"
         "      --cpus[=N]     CMD sees N CPUs (default: what `punctual cpus` counts, the\n"
@@ -76,6 +83,7 @@ struct run_settings {
 	bool precise;
 	int64_t precision_ns;
 	const char *budget; /* PUNCTUAL_BUDGET's value, or NULL */
+	const char *slice;  /* PUNCTUAL_SLICE's value, or NULL */
 	bool stats;
 	bool cpus;
 	int cpus_n; /* 0: pn_cpu_count()'s answer */
@@ -85,6 +93,8 @@ static void run_check(const struct run_settings *s)
 {
 	if (s->budget && !s->precise)
 		usage_error("--budget needs --precise: it is the precise waits' CPU budget");
+	if (s->slice && !s->precise)
+		usage_error("--slice needs --precise: it is the precise waiters' slice");
 	if (s->stats && !s->precise)
 		usage_error("--stats needs --precise: it reports the precise waits");
 	if (!s->slack && !s->precise && !s->cpus)
@@ -224,6 +234,8 @@ static void apply_precise(const struct run_settings *s)
 	set_env("PUNCTUAL_PRECISION", prec);
 	if (s->budget)
 		set_env("PUNCTUAL_BUDGET", s->budget);
+	if (s->slice)
+		set_env("PUNCTUAL_SLICE", s->slice);
 	if (s->stats)
 		set_env("PUNCTUAL_STATS", "1");
 }
@@ -245,6 +257,21 @@ static const char *opt_budget(const char *s)
 		return "auto";
 	snprintf(share, sizeof(share), "%.4f%%", budget_ppm / 1e4);
 	return share;
+}
+
+/* --slice's value: a duration in the kernel's bounds, "auto" or "off"; checked, passed on
+ * as given (PUNCTUAL_SLICE's grammar is the same), or exit 2. */
+static const char *opt_slice(const char *s)
+{
+	if (!s)
+		usage_error("--slice needs a value");
+	int64_t slice_ns;
+	int r = pn__slice_parse(s, &slice_ns);
+	if (r == -ERANGE)
+		usage_error("--slice: %s is out of the kernel's range [100us, 100ms]", s);
+	if (r < 0)
+		usage_error("--slice: '%s' is not a duration with its unit, auto or off", s);
+	return s;
 }
 
 /* The variables runtimes size themselves from, set to n unless the user set them (a
@@ -344,6 +371,7 @@ int cmd_run(int argc, char **argv)
 	        {"precise", optional_argument, NULL, 'P'},
 	        {"cpus", optional_argument, NULL, 'C'},
 	        {"budget", required_argument, NULL, 'B'},
+	        {"slice", required_argument, NULL, 'L'},
 	        {"stats", no_argument, NULL, 'S'},
 	        {"help", no_argument, NULL, 'h'},
 	        {0},
@@ -364,6 +392,9 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'B':
 			set.budget = opt_budget(optarg);
+			break;
+		case 'L':
+			set.slice = opt_slice(optarg);
 			break;
 		case 'S':
 			set.stats = true;

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slice.c: the EEVDF slice of a thread that waits precisely (slice.h). The kernel's own
+ * guidance ("sched/eevdf: Use sched_attr::sched_runtime to set request/slice suggestion"):
+ * a slice near the p95 of the thread's runs between waits; shorter brings undue
+ * preemptions of the thread, longer a later wakeup. So the learned slice is the p95 of the
+ * thread's mean run per switch-in (read from /proc/thread-self/schedstat every
+ * SAMPLE_WAITS waits), in the kernel's bounds, PN__SLICE_MIN_NS until it has one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <punctual/sleep.h>
+#include "internal.h"
+#include "wait/slice.h"
+
+/* The kernel's struct sched_attr (linux/sched/types.h, SCHED_ATTR_SIZE_VER1). */
+struct sched_attr_k {
+	uint32_t size, policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t priority;
+	uint64_t runtime, deadline, period;
+	uint32_t util_min, util_max;
+};
+#define FLAG_RESET_ON_FORK 0x01
+
+/* The thread's runs are read every SAMPLE_WAITS waits: three system calls (open, read,
+ * close), a small share of the waits' own cost. */
+#define SAMPLE_WAITS 64
+/* A learned slice is asked for again when it moves by this factor either way. */
+#define RESET_FACTOR 2
+
+static _Atomic int support;    /* 0 not known yet, 1 yes, -1 no: stop asking */
+static int64_t default_want_ns = PN_SLEEP_SLICE_AUTO;
+
+int pn__slice_parse(const char *s, int64_t *slice_ns)
+{
+	if (!s || !*s)
+		return -EINVAL;
+	if (!strcmp(s, "auto")) {
+		*slice_ns = PN_SLEEP_SLICE_AUTO;
+		return 0;
+	}
+	if (!strcmp(s, "off")) {
+		*slice_ns = PN_SLEEP_SLICE_OFF;
+		return 0;
+	}
+	int64_t v;
+	int r = pn__duration_parse(s, 0, &v);
+	if (r < 0)
+		return -EINVAL;
+	if (v < PN__SLICE_MIN_NS || v > PN__SLICE_MAX_NS)
+		return -ERANGE;
+	*slice_ns = v;
+	return 0;
+}
+
+__attribute__((constructor)) static void slice_init(void)
+{
+	int64_t v;
+	const char *env = getenv("PUNCTUAL_SLICE");
+	if (env && pn__slice_parse(env, &v) == 0) /* malformed: auto */
+		default_want_ns = v;
+}
+
+int64_t pn__slice_default(void)
+{
+	return default_want_ns;
+}
+
+static int get_attr(struct sched_attr_k *a)
+{
+	memset(a, 0, sizeof(*a));
+	return syscall(SYS_sched_getattr, 0L, a, (long)sizeof(*a), 0L) ? -errno : 0;
+}
+
+/* Asks for ns as the calling thread's slice, its other attributes as they are: ns read
+ * back, or -errno. */
+static int64_t set_slice(int64_t ns)
+{
+	struct sched_attr_k a;
+	int r = get_attr(&a);
+	if (r < 0)
+		return r;
+	if (a.policy != SCHED_OTHER)
+		return -EOPNOTSUPP;
+	a.size = sizeof(a);
+	a.runtime = (uint64_t)ns;
+	a.flags &= FLAG_RESET_ON_FORK; /* kept as it was; no utilization clamp changed */
+	if (syscall(SYS_sched_setattr, 0L, &a, 0L) != 0)
+		return -errno;
+	return (r = get_attr(&a)) < 0 ? r : (int64_t)a.runtime;
+}
+
+/* Looks at the thread once: ours to set (a SCHED_OTHER thread), its own slice noted. */
+static int8_t look(struct pn__slice *s)
+{
+	struct sched_attr_k a;
+	if (get_attr(&a) < 0) {
+		atomic_store_explicit(&support, -1, memory_order_relaxed);
+		return s->status = -1;
+	}
+	s->orig_ns = (int64_t)a.runtime;
+	return s->status = a.policy == SCHED_OTHER ? 1 : -1;
+}
+
+/* Reads the thread's time on a CPU and its switch-ins; the mean run since the last reading
+ * into the histogram. */
+static void sample(struct pn__slice *s)
+{
+	char buf[128];
+	int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	char *end;
+	unsigned long long exec = strtoull(buf, &end, 10);
+	strtoull(end, &end, 10); /* the time it waited on a runqueue */
+	unsigned long long runs = strtoull(end, &end, 10);
+	if (s->runs && runs > s->runs && exec >= s->exec_ns)
+		pn__decay_hist_add(&s->run, (int64_t)((exec - s->exec_ns) / (runs - s->runs)));
+	s->exec_ns = exec;
+	s->runs = runs;
+}
+
+/* The slice the thread should have now: 0 for its own (OFF). */
+static int64_t wanted(struct pn__slice *s)
+{
+	int64_t w = s->want_ns == PN__SLICE_DEFAULT ? default_want_ns : s->want_ns;
+	if (w != PN_SLEEP_SLICE_AUTO)
+		return w;
+	int64_t q = s->run.n ? pn__decay_hist_quantile(&s->run, 0.95, 1) : 0;
+	return q < PN__SLICE_MIN_NS ? PN__SLICE_MIN_NS : q > PN__SLICE_MAX_NS ? PN__SLICE_MAX_NS : q;
+}
+
+/* Puts w (> 0) in place, or the thread's own back (w 0): 0, or -errno. */
+static int put(struct pn__slice *s, int64_t w)
+{
+	if (w == 0 && !s->set_ns)
+		return 0;
+	int64_t got = set_slice(w ? w : s->orig_ns);
+	if (got < 0) {
+		if (got != -EOPNOTSUPP)
+			atomic_store_explicit(&support, -1, memory_order_relaxed);
+		return (int)got;
+	}
+	if (w && got != w) { /* the kernel keeps its own (< 6.12): stop asking */
+		atomic_store_explicit(&support, -1, memory_order_relaxed);
+		set_slice(s->orig_ns);
+		s->set_ns = 0;
+		return -EOPNOTSUPP;
+	}
+	s->set_ns = w ? got : 0;
+	return 0;
+}
+
+void pn__slice_apply(struct pn__slice *s)
+{
+	if (PN_LIKELY(s->status < 0) || atomic_load_explicit(&support, memory_order_relaxed) < 0)
+		return;
+	if (PN_UNLIKELY(s->status == 0) && look(s) < 0)
+		return;
+	int64_t want = s->want_ns == PN__SLICE_DEFAULT ? default_want_ns : s->want_ns;
+	if (want == PN_SLEEP_SLICE_AUTO && ++s->waits >= SAMPLE_WAITS) {
+		s->waits = 0;
+		sample(s);
+	}
+	int64_t w = wanted(s);
+	if (s->set_ns == w)
+		return;
+	if (want == PN_SLEEP_SLICE_AUTO && s->set_ns && w < RESET_FACTOR * s->set_ns &&
+	    RESET_FACTOR * w > s->set_ns)
+		return; /* close enough: no system call */
+	put(s, w);
+}
+
+int pn__slice_want(struct pn__slice *s, int64_t slice_ns)
+{
+	if (slice_ns != PN_SLEEP_SLICE_AUTO && slice_ns != PN_SLEEP_SLICE_OFF &&
+	    (slice_ns < PN__SLICE_MIN_NS || slice_ns > PN__SLICE_MAX_NS))
+		return -EINVAL;
+	if (atomic_load_explicit(&support, memory_order_relaxed) < 0)
+		return -EOPNOTSUPP;
+	if (s->status == 0)
+		look(s);
+	if (s->status < 0)
+		return -EOPNOTSUPP;
+	s->want_ns = slice_ns;
+	return put(s, wanted(s));
+}

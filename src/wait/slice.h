@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * slice.h: the EEVDF slice a thread that waits precisely asks for (slice.c). Linux 6.12+
+ * lets a SCHED_OTHER thread ask for a shorter slice (sched_attr.sched_runtime, clamped to
+ * [0.1 ms, 100 ms], no privilege needed): its wakeup then gets an earlier virtual deadline
+ * and preempts a thread with a longer slice, while its share of the CPU stays its weight's.
+ * Internal.
+ */
+#ifndef PUNCTUAL_WAIT_SLICE_H
+#define PUNCTUAL_WAIT_SLICE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "wait/decay_hist.h"
+
+/* A thread's want before it says one: the process's default (PUNCTUAL_SLICE). */
+#define PN__SLICE_DEFAULT (-2)
+/* The kernel's bounds on a requested slice. */
+#define PN__SLICE_MIN_NS 100000
+#define PN__SLICE_MAX_NS 100000000
+
+/* A thread's slice. */
+struct pn__slice {
+	int64_t want_ns;  /* PN__SLICE_DEFAULT, PN_SLEEP_SLICE_AUTO, PN_SLEEP_SLICE_OFF, or ns */
+	int64_t set_ns;   /* what the thread runs with since we set it, read back; 0: untouched */
+	int64_t orig_ns;  /* the thread's own before the first set (put back by OFF) */
+	int8_t status;    /* 0 not looked at; 1 ours to set; -1 not (its policy, or denied) */
+	uint32_t waits;   /* waits since the last reading of its runs */
+	uint64_t exec_ns; /* /proc/thread-self/schedstat at that reading: time on a CPU, */
+	uint64_t runs;    /* and times it was put on one */
+	struct pn__decay_hist run; /* the mean run between switch-ins, sampled */
+};
+
+/* Before a precise wait's kernel part: the thread asks for the slice it should have (its
+ * own, the process's default from PUNCTUAL_SLICE, or learned: about the p95 of its runs
+ * between waits), once, and again when what it learns moves it by half or double. Only a
+ * SCHED_OTHER thread's slice is touched; its nice, reset-on-fork flag and utilization
+ * clamps stay. Where the kernel lacks it (< 6.12: the value does not read back) or denies
+ * it, the process stops asking. Costs nothing else. */
+void pn__slice_apply(struct pn__slice *s);
+/* Sets want_ns (the API's pn_sleep_set_slice): applied now. 0, or -EINVAL out of range,
+ * -EOPNOTSUPP where the kernel lacks it or the thread is not SCHED_OTHER, -errno. */
+int pn__slice_want(struct pn__slice *s, int64_t slice_ns);
+/* The process's default want (PUNCTUAL_SLICE at load: "off", "auto", or a duration). */
+int64_t pn__slice_default(void);
+/* PUNCTUAL_SLICE's grammar: 0 with *slice_ns set (AUTO, OFF, or a duration in the kernel's
+ * bounds), -EINVAL or -ERANGE. */
+int pn__slice_parse(const char *s, int64_t *slice_ns);
+
+#endif

@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_slice.c: the EEVDF slice a precise waiter asks for (src/wait/slice.c). It is set and
+ * reads back (sched_getattr); learned in the kernel's bounds; put back by
+ * PN_SLEEP_SLICE_OFF; the thread's nice value and reset-on-fork flag stay; a SCHED_BATCH or
+ * SCHED_IDLE thread is left alone; a seccomp filter that denies sched_setattr (EPERM,
+ * ENOSYS) leaves every wait working and never early; PUNCTUAL_SLICE's grammar. Each case
+ * runs in a thread of its own (a slice is per thread). Skips where the kernel keeps its own
+ * slice (before Linux 6.12).
+ */
+#include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include <punctual/clock.h>
+#include <punctual/sleep.h>
+#include "wait/slice.h"
+#include "runner.h"
+
+#define MS 1000000LL
+
+struct attr {
+	uint32_t size, policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t priority;
+	uint64_t runtime, deadline, period;
+	uint32_t util_min, util_max;
+};
+
+static struct attr get(void)
+{
+	struct attr a;
+	memset(&a, 0, sizeof(a));
+	syscall(SYS_sched_getattr, 0L, &a, (long)sizeof(a), 0L);
+	return a;
+}
+
+static int set(struct attr a)
+{
+	a.size = sizeof(a);
+	return syscall(SYS_sched_setattr, 0L, &a, 0L) ? -errno : 0;
+}
+
+/* A few precise waits, never early. */
+static const char *waits(int n)
+{
+	for (int i = 0; i < n; i++) {
+		int64_t d = pn_now() + (i % 2 ? MS : 100000);
+		if (pn_sleep_until(d, 1000) != 0 || pn_now() < d)
+			return "a wait failed or returned early";
+	}
+	return NULL;
+}
+
+struct job {
+	const char *(*fn)(void);
+	const char *failure;
+};
+
+static void *in_thread_run(void *arg)
+{
+	struct job *j = arg;
+	j->failure = j->fn();
+	return NULL;
+}
+
+static void in_thread(const char *(*fn)(void))
+{
+	pthread_t t;
+	struct job j = {fn, NULL};
+	assert_int_equal(pthread_create(&t, NULL, in_thread_run, &j), 0);
+	pthread_join(t, NULL);
+	if (j.failure)
+		fail_msg("%s", j.failure);
+}
+
+/* Whether this kernel takes a slice: set one on this thread, read it back, put back its own. */
+static bool supported(void)
+{
+	static int known; /* 1 yes, -1 no */
+	if (!known) {
+		struct attr a = get();
+		uint64_t own = a.runtime;
+		a.runtime = 200000;
+		known = set(a) == 0 && get().runtime == 200000 ? 1 : -1;
+		a.runtime = own;
+		set(a);
+	}
+	return known > 0;
+}
+
+static const char *learned(void)
+{
+	const char *e = waits(200);
+	if (e)
+		return e;
+	int64_t s = pn_sleep_slice();
+	if (s < PN__SLICE_MIN_NS || s > PN__SLICE_MAX_NS)
+		return "the learned slice is outside the kernel's bounds";
+	if ((int64_t)get().runtime != s)
+		return "the learned slice does not read back";
+	struct pn_sleep_stats st;
+	pn_sleep_stats(&st);
+	return st.slice_ns == s ? NULL : "pn_sleep_stats does not show the slice";
+}
+
+static const char *explicit_and_off(void)
+{
+	uint64_t own = get().runtime;
+	if (pn_sleep_set_slice(500000) != 0 || get().runtime != 500000 ||
+	    pn_sleep_slice() != 500000)
+		return "an explicit slice is not set";
+	const char *e = waits(20);
+	if (e)
+		return e;
+	if (get().runtime != 500000)
+		return "the waits moved an explicit slice";
+	if (pn_sleep_set_slice(PN_SLEEP_SLICE_OFF) != 0 || get().runtime != own ||
+	    pn_sleep_slice() != 0)
+		return "OFF does not put the thread's own slice back";
+	if ((e = waits(20)) != NULL)
+		return e;
+	if (get().runtime != own)
+		return "waits after OFF set a slice";
+	if (pn_sleep_set_slice(5) != -EINVAL || pn_sleep_set_slice(PN__SLICE_MAX_NS + 1) != -EINVAL)
+		return "a slice out of the kernel's bounds is not -EINVAL";
+	return NULL;
+}
+
+static const char *keeps_nice_and_reset_on_fork(void)
+{
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 7) != 0)
+		return "cannot lower the thread's priority";
+	struct attr a = get();
+	a.flags = 0x01; /* SCHED_FLAG_RESET_ON_FORK */
+	if (set(a) != 0)
+		return "cannot set reset-on-fork";
+	if (pn_sleep_set_slice(300000) != 0)
+		return "the slice is not set";
+	const char *e = waits(20);
+	a = get();
+	if (e)
+		return e;
+	if (a.nice != 7)
+		return "the slice changed the thread's nice value";
+	if (!(a.flags & 0x01))
+		return "the slice dropped reset-on-fork";
+	return a.runtime == 300000 ? NULL : "the slice does not read back";
+}
+
+static const char *other_policy(int policy)
+{
+	struct sched_param sp = {0};
+	if (sched_setscheduler(0, policy, &sp) != 0)
+		return "cannot take the policy";
+	uint64_t own = get().runtime;
+	/* A few: the first wait looks at the policy; a SCHED_IDLE thread beside a hog runs
+	 * rarely. */
+	const char *e = waits(4);
+	if (e)
+		return e;
+	if (get().runtime != own || pn_sleep_slice() != 0)
+		return "a thread of another policy had its slice set";
+	return pn_sleep_set_slice(300000) == -EOPNOTSUPP ? NULL
+	                                                 : "setting another policy's slice is not -EOPNOTSUPP";
+}
+
+static const char *batch(void)
+{
+	return other_policy(SCHED_BATCH);
+}
+
+static const char *idle(void)
+{
+	return other_policy(SCHED_IDLE);
+}
+
+static void test_learned(void **state)
+{
+	(void)state;
+	if (!supported())
+		pn_skip("the kernel keeps its own slice (sched_runtime does not read back)");
+	in_thread(learned);
+}
+
+static void test_explicit_and_off(void **state)
+{
+	(void)state;
+	if (!supported())
+		pn_skip("the kernel keeps its own slice");
+	in_thread(explicit_and_off);
+}
+
+static void test_keeps_nice_and_reset_on_fork(void **state)
+{
+	(void)state;
+	if (!supported())
+		pn_skip("the kernel keeps its own slice");
+	in_thread(keeps_nice_and_reset_on_fork);
+}
+
+static void test_other_policies(void **state)
+{
+	(void)state;
+	in_thread(batch);
+	in_thread(idle);
+}
+
+/* In a child: sched_setattr denied with err; waits still work, never early, no slice. */
+static int denied_child(int err)
+{
+	struct sock_filter f[] = {
+	        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sched_setattr, 0, 1),
+	        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)err),
+	        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof f / sizeof f[0], f};
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return 10;
+	if (waits(50))
+		return 11;
+	if (pn_sleep_slice() != 0)
+		return 12;
+	if (pn_sleep_set_slice(300000) != -EOPNOTSUPP)
+		return 13;
+	return waits(50) ? 14 : 0;
+}
+
+static void test_denied(void **state)
+{
+	(void)state;
+	pn_skip_if_emulated("qemu-user refuses seccomp filters (they would deny its own calls)");
+	static const int errs[] = {EPERM, ENOSYS};
+	for (size_t i = 0; i < 2; i++) {
+		pid_t c = fork();
+		assert_true(c >= 0);
+		if (c == 0)
+			_exit(denied_child(errs[i]));
+		int st;
+		assert_int_equal(waitpid(c, &st, 0), c);
+		assert_true(WIFEXITED(st));
+		if (WEXITSTATUS(st))
+			print_error("sched_setattr denied (%s): step %d\n", strerror(errs[i]),
+			            WEXITSTATUS(st));
+		assert_int_equal(WEXITSTATUS(st), 0);
+	}
+}
+
+static void test_parse(void **state)
+{
+	(void)state;
+	int64_t v = 42;
+	assert_int_equal(pn__slice_parse("auto", &v), 0);
+	assert_int_equal(v, PN_SLEEP_SLICE_AUTO);
+	assert_int_equal(pn__slice_parse("off", &v), 0);
+	assert_int_equal(v, PN_SLEEP_SLICE_OFF);
+	assert_int_equal(pn__slice_parse("250us", &v), 0);
+	assert_int_equal(v, 250000);
+	assert_int_equal(pn__slice_parse("100ms", &v), 0);
+	assert_int_equal(v, 100000000);
+	v = 42;
+	assert_int_equal(pn__slice_parse("10us", &v), -ERANGE);
+	assert_int_equal(pn__slice_parse("1s", &v), -ERANGE);
+	assert_int_equal(pn__slice_parse("", &v), -EINVAL);
+	assert_int_equal(pn__slice_parse("250", &v), -EINVAL); /* a duration needs its unit */
+	assert_int_equal(pn__slice_parse("fast", &v), -EINVAL);
+	assert_int_equal(v, 42);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_parse),
+	        cmocka_unit_test(test_learned),
+	        cmocka_unit_test(test_explicit_and_off),
+	        cmocka_unit_test(test_keeps_nice_and_reset_on_fork),
+	        cmocka_unit_test(test_other_policies),
+	        cmocka_unit_test(test_denied),
+	};
+	return pn_run("slice", tests, argc, argv);
+}
