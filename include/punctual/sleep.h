@@ -101,6 +101,12 @@ struct pn_sleep_stats {
 	int32_t spend_ppm; /* the share of the last sleep's length its margin was planned to
 	                    * spend spinning (ppm): within the budget, or the measured
 	                    * default's choice under PN_SLEEP_BUDGET_AUTO */
+	/* the thread's wait on a run queue per switch-in, read every 64 waits from
+	 * /proc/thread-self/schedstat and averaged (0: not read): above 10 us its CPU is
+	 * shared (until below 5 us) */
+	int64_t queued_ns;
+	uint64_t shared_waits; /* waits that did not spin because the CPU is shared (a spin
+	                        * loses its CPU to the tasks that share it: a later p99) */
 };
 
 /* Spinning's CPU budget, in parts per million of the thread's time: PN_SLEEP_BUDGET_FULL is

@@ -64,7 +64,7 @@ PN_API void pn_sleep_stats_reset(void)
 	pn__state_settle(t);
 	struct pn_sleep_stats *s = &t->st;
 	s->sleeps = s->past = s->early = s->late = s->kernel_only = s->slack_changes = 0;
-	s->probes = s->late_budget = 0;
+	s->probes = s->late_budget = s->shared_waits = 0;
 	s->slept_ns = s->spun_ns = s->late_max_ns = 0;
 	memset(t->late, 0, sizeof(t->late));
 	t->first = pn_now();

@@ -34,6 +34,11 @@ struct sched_attr_k {
 /* The thread's runs are read every SAMPLE_WAITS waits: three system calls (open, read,
  * close), a small share of the waits' own cost. */
 #define SAMPLE_WAITS 64
+/* The readings' mean waits are averaged with weight 1/SHARED_DECAY for the newest: one
+ * reading is SAMPLE_WAITS waits, too few alone (beside two hogs per CPU, 1-3% of wakeups
+ * wait out another task's slice, ~0.7 ms; alone, one stall of the vCPU is as long). The
+ * thread shares its CPU above PN__SLICE_CONTENDED_NS, and again alone below half of it. */
+#define SHARED_DECAY 4
 /* A learned slice is asked for again when it moves by this factor either way. */
 #define RESET_FACTOR 2
 
@@ -111,8 +116,24 @@ static int8_t look(struct pn__slice *s)
 	return s->status = a.policy == SCHED_OTHER ? 1 : -1;
 }
 
-/* Reads the thread's time on a CPU and its switch-ins; the mean run since the last reading
- * into the histogram. */
+void pn__slice_note(struct pn__slice *s, uint64_t exec_ns, uint64_t queued_ns, uint64_t runs)
+{
+	if (s->runs && runs > s->runs && exec_ns >= s->exec_ns && queued_ns >= s->queued_ns) {
+		uint64_t n = runs - s->runs;
+		pn__decay_hist_add(&s->run, (int64_t)((exec_ns - s->exec_ns) / n));
+		int64_t d = (int64_t)((queued_ns - s->queued_ns) / n);
+		s->delay_ns += (d - s->delay_ns) / SHARED_DECAY;
+		if (s->delay_ns > PN__SLICE_CONTENDED_NS)
+			s->shared = true;
+		else if (s->delay_ns < PN__SLICE_CONTENDED_NS / 2)
+			s->shared = false;
+	}
+	s->exec_ns = exec_ns;
+	s->queued_ns = queued_ns;
+	s->runs = runs;
+}
+
+/* Reads the thread's time on a CPU, on a run queue, and its switch-ins. */
 static void sample(struct pn__slice *s)
 {
 	char buf[128];
@@ -126,12 +147,9 @@ static void sample(struct pn__slice *s)
 	buf[n] = '\0';
 	char *end;
 	unsigned long long exec = strtoull(buf, &end, 10);
-	strtoull(end, &end, 10); /* the time it waited on a runqueue */
+	unsigned long long queued = strtoull(end, &end, 10);
 	unsigned long long runs = strtoull(end, &end, 10);
-	if (s->runs && runs > s->runs && exec >= s->exec_ns)
-		pn__decay_hist_add(&s->run, (int64_t)((exec - s->exec_ns) / (runs - s->runs)));
-	s->exec_ns = exec;
-	s->runs = runs;
+	pn__slice_note(s, exec, queued, runs);
 }
 
 /* The slice the thread should have now: 0 for its own (OFF). */
@@ -167,15 +185,17 @@ static int put(struct pn__slice *s, int64_t w)
 
 void pn__slice_apply(struct pn__slice *s)
 {
-	if (PN_LIKELY(s->status < 0) || atomic_load_explicit(&support, memory_order_relaxed) < 0)
+	if (PN_UNLIKELY(s->status == 0))
+		look(s);
+	if (PN_LIKELY(s->status < 0))
 		return;
-	if (PN_UNLIKELY(s->status == 0) && look(s) < 0)
-		return;
-	int64_t want = s->want_ns == PN__SLICE_DEFAULT ? default_want_ns : s->want_ns;
-	if (want == PN_SLEEP_SLICE_AUTO && ++s->waits >= SAMPLE_WAITS) {
+	if (++s->waits >= SAMPLE_WAITS) {
 		s->waits = 0;
 		sample(s);
 	}
+	if (atomic_load_explicit(&support, memory_order_relaxed) < 0)
+		return;
+	int64_t want = s->want_ns == PN__SLICE_DEFAULT ? default_want_ns : s->want_ns;
 	int64_t w = wanted(s);
 	if (s->set_ns == w)
 		return;
@@ -198,4 +218,9 @@ int pn__slice_want(struct pn__slice *s, int64_t slice_ns)
 		return -EOPNOTSUPP;
 	s->want_ns = slice_ns;
 	return put(s, wanted(s));
+}
+
+bool pn__slice_shared(const struct pn__slice *s)
+{
+	return s->shared;
 }

@@ -29,6 +29,9 @@ struct pn__slice {
 	uint32_t waits;   /* waits since the last reading of its runs */
 	uint64_t exec_ns; /* /proc/thread-self/schedstat at that reading: time on a CPU, */
 	uint64_t runs;    /* and times it was put on one */
+	uint64_t queued_ns; /* and its time waiting on a run queue */
+	int64_t delay_ns;   /* the wait on a run queue per switch-in, readings averaged */
+	bool shared;        /* the thread shares its CPU (pn__slice_shared) */
 	struct pn__decay_hist run; /* the mean run between switch-ins, sampled */
 };
 
@@ -37,11 +40,23 @@ struct pn__slice {
  * between waits), once, and again when what it learns moves it by half or double. Only a
  * SCHED_OTHER thread's slice is touched; its nice, reset-on-fork flag and utilization
  * clamps stay. Where the kernel lacks it (< 6.12: the value does not read back) or denies
- * it, the process stops asking. Costs nothing else. */
+ * it, the process stops asking. Every SAMPLE_WAITS-th wait of a SCHED_OTHER thread also
+ * reads its runs and its waits on a run queue (pn__slice_shared), whatever its slice. */
 void pn__slice_apply(struct pn__slice *s);
 /* Sets want_ns (the API's pn_sleep_set_slice): applied now. 0, or -EINVAL out of range,
  * -EOPNOTSUPP where the kernel lacks it or the thread is not SCHED_OTHER, -errno. */
 int pn__slice_want(struct pn__slice *s, int64_t slice_ns);
+/* A thread whose switch-ins wait on a run queue longer than this on average shares its
+ * CPU with runnable tasks (measured on 2 vCPUs, 1 ms sleeps: 0-3 us alone or beside one CPU
+ * hog on its CPU, 34-230 us beside two hogs per CPU). */
+#define PN__SLICE_CONTENDED_NS 10000
+/* Whether the thread shares its CPU (its readings' averaged wait per switch-in above
+ * PN__SLICE_CONTENDED_NS, and not yet below half of it since): then a precise wait does not spin (docs/DESIGN.md, "When the CPU
+ * is shared": any spin, even of 15 us, put the p99 at ~950 us against ~735 us without). */
+bool pn__slice_shared(const struct pn__slice *s);
+/* Notes a reading of the thread's /proc/thread-self/schedstat (time on a CPU, time on a run
+ * queue, switch-ins): what the slice learns and pn__slice_shared decide from. */
+void pn__slice_note(struct pn__slice *s, uint64_t exec_ns, uint64_t queued_ns, uint64_t runs);
 /* The process's default want (PUNCTUAL_SLICE at load: "off", "auto", or a duration). */
 int64_t pn__slice_default(void);
 /* PUNCTUAL_SLICE's grammar: 0 with *slice_ns set (AUTO, OFF, or a duration in the kernel's

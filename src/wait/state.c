@@ -351,6 +351,7 @@ void pn__state_stats(const struct pn__state *t, struct pn_sleep_stats *st)
 {
 	*st = t->st;
 	st->slice_ns = t->slice.set_ns;
+	st->queued_ns = t->slice.delay_ns;
 	st->wall_ns = t->first ? pn_now() - t->first : 0;
 	uint64_t n = 0;
 	for (int b = 0; b < PN__DECAY_HIST_BUCKETS; b++)

@@ -29,10 +29,14 @@ static void stats_line(const struct pn__state *t)
 		pn__duration_format(h, sizeof(h), st.slice_ns);
 	else
 		snprintf(h, sizeof(h), "the kernel's");
+	char shared[64] = ""; /* the CPU shared with runnable tasks, and the waits it kept from spinning */
+	if (st.shared_waits)
+		snprintf(shared, sizeof(shared), ", CPU shared: %llu waits without a spin",
+		         (unsigned long long)st.shared_waits);
 	int n = snprintf(line, sizeof(line),
 	                 "punctual: thread %d: %llu waits, late p50 %s, p99 %s, p99.9 %s, max %s; "
 	                 "%llu late beyond %s (%llu for the budget); spin %.1f%% of %s (budget "
-	                 "%s, slice %s)\n",
+	                 "%s, slice %s%s)\n",
 	                 t->tid, (unsigned long long)waits,
 	                 pn__duration_format(a, sizeof(a), (double)st.late_p50_ns),
 	                 pn__duration_format(b, sizeof(b), st.late_p99_ns),
@@ -42,7 +46,7 @@ static void stats_line(const struct pn__state *t)
 	                 pn__duration_format(e, sizeof(e), report_precision),
 	                 (unsigned long long)st.late_budget,
 	                 st.wall_ns ? 100.0 * (double)st.spun_ns / (double)st.wall_ns : 0.0,
-	                 pn__duration_format(f, sizeof(f), st.wall_ns), g, h);
+	                 pn__duration_format(f, sizeof(f), st.wall_ns), g, h, shared);
 	if (n > 0 && write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
 		return;
 }

@@ -6,7 +6,9 @@
  * SCHED_IDLE thread is left alone; a seccomp filter that denies sched_setattr (EPERM,
  * ENOSYS) leaves every wait working and never early; PUNCTUAL_SLICE's grammar. Each case
  * runs in a thread of its own (a slice is per thread). Skips where the kernel keeps its own
- * slice (before Linux 6.12).
+ * slice (before Linux 6.12). Whether a thread shares its CPU follows its readings of
+ * /proc/thread-self/schedstat (synthetic here: the scheduler's are not ours to choose), and
+ * a thread that shares it waits without a spin, never early.
  */
 #include <errno.h>
 #include <linux/filter.h>
@@ -28,6 +30,7 @@
 #include <punctual/clock.h>
 #include <punctual/sleep.h>
 #include "wait/slice.h"
+#include "wait/state.h"
 #include "runner.h"
 
 #define MS 1000000LL
@@ -262,6 +265,72 @@ static void test_denied(void **state)
 	}
 }
 
+/* Feeds readings of mean run-queue wait delay_ns per switch-in (64 switch-ins each). */
+static void readings(struct pn__slice *s, int n, uint64_t delay_ns)
+{
+	for (int i = 0; i < n; i++)
+		pn__slice_note(s, s->exec_ns + 64 * 20000, s->queued_ns + 64 * delay_ns,
+		               s->runs + 64);
+}
+
+static void test_shared_readings(void **state)
+{
+	(void)state;
+	struct pn__slice s = {0};
+	assert_false(pn__slice_shared(&s));
+	pn__slice_note(&s, 1000, 1000, 10); /* the first reading: a start, nothing learned */
+	assert_false(pn__slice_shared(&s));
+	readings(&s, 20, 2000); /* alone on its CPU: 2 us a switch-in */
+	assert_false(pn__slice_shared(&s));
+	readings(&s, 1, 2000 + 700000 / 64); /* one stall of 0.7 ms alone: still alone */
+	assert_false(pn__slice_shared(&s));
+	readings(&s, 1, 2000);
+	readings(&s, 4, 40000); /* beside runnable tasks: 40 us a switch-in */
+	assert_true(pn__slice_shared(&s));
+	assert_true(s.delay_ns > PN__SLICE_CONTENDED_NS);
+	readings(&s, 1, 2000); /* one quiet reading does not end it */
+	assert_true(pn__slice_shared(&s));
+	readings(&s, 20, 2000);
+	assert_false(pn__slice_shared(&s));
+	/* counters that do not move forward (no switch-in, a reused state) teach nothing */
+	int64_t d = s.delay_ns;
+	pn__slice_note(&s, s.exec_ns, s.queued_ns + 1000000000, s.runs);
+	pn__slice_note(&s, s.exec_ns - 1, s.queued_ns, s.runs + 5);
+	assert_int_equal(s.delay_ns, d);
+}
+
+/* A thread whose readings say it shares its CPU waits without a spin, never early. */
+static const char *shared_waits(void)
+{
+	const char *e = waits(8); /* learn a little first */
+	if (e)
+		return e;
+	struct pn__state *t = pn__state_make();
+	if (!t)
+		return "no state";
+	readings(&t->slice, 1, 0);
+	readings(&t->slice, 8, 100000);
+	if (!pn__slice_shared(&t->slice))
+		return "readings of 100 us a switch-in did not make the thread shared";
+	pn_sleep_stats_reset();
+	for (int i = 0; i < 32; i++) { /* fewer than a reading's waits: the readings stay ours */
+		int64_t d = pn_now() + 200000;
+		if (pn_sleep_until(d, 1) != 0 || pn_now() < d)
+			return "a wait failed or returned early";
+	}
+	struct pn_sleep_stats st;
+	pn_sleep_stats(&st);
+	if (st.early || !st.shared_waits || st.shared_waits > st.sleeps)
+		return "the waits of a thread that shares its CPU spun, or came early";
+	return NULL;
+}
+
+static void test_shared_waits(void **state)
+{
+	(void)state;
+	in_thread(shared_waits);
+}
+
 static void test_parse(void **state)
 {
 	(void)state;
@@ -292,6 +361,8 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_keeps_nice_and_reset_on_fork),
 	        cmocka_unit_test(test_other_policies),
 	        cmocka_unit_test(test_denied),
+	        cmocka_unit_test(test_shared_readings),
+	        cmocka_unit_test(test_shared_waits),
 	};
 	return pn_run("slice", tests, argc, argv);
 }
