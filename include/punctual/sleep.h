@@ -107,6 +107,7 @@ struct pn_sleep_stats {
 	int64_t queued_ns;
 	uint64_t shared_waits; /* waits that did not spin because the CPU is shared (a spin
 	                        * loses its CPU to the tasks that share it: a later p99) */
+	int32_t rt_prio;        /* the SCHED_FIFO priority pn_sleep_set_rt gave it; 0: none */
 };
 
 /* Spinning's CPU budget, in parts per million of the thread's time: PN_SLEEP_BUDGET_FULL is
@@ -148,6 +149,17 @@ PN_API int pn_sleep_set_slice(int64_t slice_ns);
 /* The slice the calling thread runs with since the library asked for it, in ns; 0: the
  * kernel's own (never asked, or put back). */
 PN_API int64_t pn_sleep_slice(void);
+
+/* Opt-in real time for the calling thread's precise waits: SCHED_FIFO at prio (1-99) with
+ * SCHED_RESET_ON_FORK (its children start as SCHED_OTHER), where permitted (CAP_SYS_NICE,
+ * or RLIMIT_RTPRIO >= prio). The process's RLIMIT_RTTIME is lowered to 1 s (hard 2 s)
+ * where it was higher: a thread that runs that long without a blocking call gets SIGXCPU,
+ * then SIGKILL, instead of holding its CPU. 0 puts back the scheduling it had before. A
+ * SCHED_FIFO thread wins its wakeups against every SCHED_OTHER task, so this is never a
+ * default; under the shim, PUNCTUAL_RT=PRIO (`punctual run --precise --rt`) tries it on
+ * each thread before its first precise wait. 0; -EINVAL out of range; -EPERM where not
+ * permitted (nothing changed); -ENOMEM if the thread's state cannot be mapped. */
+PN_API int pn_sleep_set_rt(int prio);
 
 /* Copies the calling thread's statistics. -EINVAL for NULL. */
 PN_API int pn_sleep_stats(struct pn_sleep_stats *st);

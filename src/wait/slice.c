@@ -20,16 +20,6 @@
 #include "internal.h"
 #include "wait/slice.h"
 
-/* The kernel's struct sched_attr (linux/sched/types.h, SCHED_ATTR_SIZE_VER1). */
-struct sched_attr_k {
-	uint32_t size, policy;
-	uint64_t flags;
-	int32_t nice;
-	uint32_t priority;
-	uint64_t runtime, deadline, period;
-	uint32_t util_min, util_max;
-};
-#define FLAG_RESET_ON_FORK 0x01
 
 /* The thread's runs are read every SAMPLE_WAITS waits: three system calls (open, read,
  * close), a small share of the waits' own cost. */
@@ -80,35 +70,40 @@ int64_t pn__slice_default(void)
 	return default_want_ns;
 }
 
-static int get_attr(struct sched_attr_k *a)
+int pn__sched_get(struct pn__sched_attr *a)
 {
 	memset(a, 0, sizeof(*a));
 	return syscall(SYS_sched_getattr, 0L, a, (long)sizeof(*a), 0L) ? -errno : 0;
+}
+
+int pn__sched_set(struct pn__sched_attr *a)
+{
+	a->size = sizeof(*a);
+	return syscall(SYS_sched_setattr, 0L, a, 0L) ? -errno : 0;
 }
 
 /* Asks for ns as the calling thread's slice, its other attributes as they are: ns read
  * back, or -errno. */
 static int64_t set_slice(int64_t ns)
 {
-	struct sched_attr_k a;
-	int r = get_attr(&a);
+	struct pn__sched_attr a;
+	int r = pn__sched_get(&a);
 	if (r < 0)
 		return r;
 	if (a.policy != SCHED_OTHER)
 		return -EOPNOTSUPP;
-	a.size = sizeof(a);
 	a.runtime = (uint64_t)ns;
-	a.flags &= FLAG_RESET_ON_FORK; /* kept as it was; no utilization clamp changed */
-	if (syscall(SYS_sched_setattr, 0L, &a, 0L) != 0)
-		return -errno;
-	return (r = get_attr(&a)) < 0 ? r : (int64_t)a.runtime;
+	a.flags &= PN__SCHED_RESET_ON_FORK; /* kept as it was; no utilization clamp changed */
+	if ((r = pn__sched_set(&a)) < 0)
+		return r;
+	return (r = pn__sched_get(&a)) < 0 ? r : (int64_t)a.runtime;
 }
 
 /* Looks at the thread once: ours to set (a SCHED_OTHER thread), its own slice noted. */
 static int8_t look(struct pn__slice *s)
 {
-	struct sched_attr_k a;
-	if (get_attr(&a) < 0) {
+	struct pn__sched_attr a;
+	if (pn__sched_get(&a) < 0) {
 		atomic_store_explicit(&support, -1, memory_order_relaxed);
 		return s->status = -1;
 	}

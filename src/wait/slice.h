@@ -14,6 +14,20 @@
 
 #include "wait/decay_hist.h"
 
+/* The kernel's struct sched_attr (linux/sched/types.h, SCHED_ATTR_SIZE_VER1), and the
+ * calling thread's: 0 or -errno. pn__sched_set sets size and takes the flags as given. */
+struct pn__sched_attr {
+	uint32_t size, policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t priority;
+	uint64_t runtime, deadline, period;
+	uint32_t util_min, util_max;
+};
+#define PN__SCHED_RESET_ON_FORK 0x01
+int pn__sched_get(struct pn__sched_attr *a);
+int pn__sched_set(struct pn__sched_attr *a);
+
 /* A thread's want before it says one: the process's default (PUNCTUAL_SLICE). */
 #define PN__SLICE_DEFAULT (-2)
 /* The kernel's bounds on a requested slice. */

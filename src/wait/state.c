@@ -222,6 +222,14 @@ PN_API int64_t pn_sleep_slice(void)
 	return T ? T->slice.set_ns : 0;
 }
 
+PN_API int pn_sleep_set_rt(int prio)
+{
+	if (prio < 0 || prio > 99)
+		return -EINVAL;
+	struct pn__state *t = pn__state_make();
+	return t ? pn__rt_set(&t->rt, prio) : -ENOMEM;
+}
+
 PN_API int32_t pn_sleep_budget(void)
 {
 	return pn__state_budget(T);
@@ -352,6 +360,7 @@ void pn__state_stats(const struct pn__state *t, struct pn_sleep_stats *st)
 	*st = t->st;
 	st->slice_ns = t->slice.set_ns;
 	st->queued_ns = t->slice.delay_ns;
+	st->rt_prio = t->rt.prio;
 	st->wall_ns = t->first ? pn_now() - t->first : 0;
 	uint64_t n = 0;
 	for (int b = 0; b < PN__DECAY_HIST_BUCKETS; b++)

@@ -14,6 +14,7 @@
 #include <punctual/sleep.h>
 #include "wait/policy.h"
 #include "wait/plan.h"
+#include "wait/rt.h"
 #include "wait/slice.h"
 
 /* How a sleep ended, for pn__state_count. */
@@ -58,6 +59,7 @@ struct pn__state {
 	struct pn_sleep_stats st;
 	struct pn__state_pending pend;
 	struct pn__slice slice;
+	struct pn__rt rt;
 };
 
 /* The calling thread's state, or NULL: none yet (or its mapping failed). */

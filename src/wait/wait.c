@@ -120,8 +120,10 @@ static int run(struct pn__waiter *w, struct pn__plan *p, unsigned n0)
 	p->warm[1] = w->ret[1];
 	p->warm[2] = __builtin_return_address(0);
 	struct pn__state *t = pn__state_get();
-	if (t && !p->past && !p->stop)
-		pn__slice_apply(&t->slice); /* before the wait: the wakeup is what it serves */
+	if (t && !p->past && !p->stop) { /* before the wait: the wakeup is what they serve */
+		pn__rt_apply(&t->rt);
+		pn__slice_apply(&t->slice);
+	}
 	if (p->stop) {
 		r = p->stop;
 	} else if (p->past) {

@@ -146,6 +146,36 @@ ASAN_OPTIONS=$A run run --precise --stats --slice=2ms -- \
 	python3 -c 'import time; [time.sleep(0.001) for i in range(20)]'
 check "--slice=2ms: the stats line names a slice: $(tail -1 "$ERR")" grep -Eq 'slice (2 ms|the kernel.s)(, CPU shared: [0-9]+ waits without a spin)?\)' "$ERR"
 
+# --rt: SCHED_FIFO with reset-on-fork for each waiting thread, RLIMIT_RTTIME bounded; refused
+# with one line where not permitted, and without --precise or out of range
+exit_is 2 "--rt needs --precise" run --rt -- true
+for bad in 0 100 x ""; do
+	exit_is 2 "^punctual run: --rt" run --precise --rt="$bad" -- true
+done
+RTPROBE='import os, time, resource
+time.sleep(0.002)
+pid = os.fork()
+if pid == 0:
+    os._exit(os.sched_getscheduler(0))
+child = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+print(os.sched_getscheduler(0) & 0xff, os.sched_getparam(0).sched_priority,
+      resource.getrlimit(resource.RLIMIT_RTTIME)[0], child)'
+if [ "$(id -u)" -eq 0 ]; then
+	ASAN_OPTIONS=$A out_is "1 20 1000000 0" run --precise --rt=20 -- python3 -c "$RTPROBE"
+	# a tighter RLIMIT_RTTIME of the caller's is kept
+	ASAN_OPTIONS=$A run_cmd prlimit --rttime=50000:50000 "$PN" run --precise --rt -- \
+		python3 -c "$RTPROBE"
+	check "--rt keeps a tighter RLIMIT_RTTIME: $(cat "$OUT") $(cat "$ERR")" \
+		test "$(cat "$OUT")" = "1 10 50000 0"
+	if command -v setpriv >/dev/null; then
+		run_cmd setpriv --reuid=65534 --regid=65534 --clear-groups "$PN" run --precise --rt \
+			-- true
+		check "--rt refused as nobody: exit $RC, $(cat "$ERR")" \
+			test "$RC" -eq 2 -a "$(wc -l <"$ERR")" -eq 1 -a ! -s "$OUT"
+		check "--rt refused as nobody says why" grep -q "SCHED_FIFO is not permitted" "$ERR"
+	fi
+fi
+
 ok run --help
 check "--help has usage" grep -q '^usage: punctual run \[--slack VALUE\] \[--precise' "$OUT"
 

@@ -8,7 +8,8 @@
  * runs in a thread of its own (a slice is per thread). Skips where the kernel keeps its own
  * slice (before Linux 6.12). Whether a thread shares its CPU follows its readings of
  * /proc/thread-self/schedstat (synthetic here: the scheduler's are not ours to choose), and
- * a thread that shares it waits without a spin, never early.
+ * a thread that shares it waits without a spin, never early. pn_sleep_set_rt's SCHED_FIFO
+ * comes with reset-on-fork and a bounded RLIMIT_RTTIME, and is refused without permission.
  */
 #include <errno.h>
 #include <linux/filter.h>
@@ -265,6 +266,55 @@ static void test_denied(void **state)
 	}
 }
 
+/* In a child: pn_sleep_set_rt's SCHED_FIFO with reset-on-fork and a bounded RLIMIT_RTTIME,
+ * waits working and never early under it, the thread's own scheduling put back by 0 (its
+ * nice value with it); refused with -EPERM and nothing changed without the permission. */
+static int rt_child(void)
+{
+	if (pn_sleep_set_rt(-1) != -EINVAL || pn_sleep_set_rt(100) != -EINVAL)
+		return 10;
+	if (setpriority(PRIO_PROCESS, 0, 3) != 0)
+		return 11;
+	if (pn_sleep_set_rt(20) != 0)
+		return 12;
+	struct attr a = get();
+	struct rlimit rl;
+	if (a.policy != SCHED_FIFO || a.priority != 20 || !(a.flags & 1) ||
+	    getrlimit(RLIMIT_RTTIME, &rl) != 0 || rl.rlim_cur > 1000000)
+		return 13;
+	struct pn_sleep_stats st;
+	if (waits(20) || pn_sleep_stats(&st) != 0 || st.rt_prio != 20)
+		return 14;
+	if (pn_sleep_set_rt(0) != 0)
+		return 15;
+	a = get();
+	if (a.policy != SCHED_OTHER || a.nice != 3)
+		return 16;
+	if (setresuid(65534, 65534, 65534) != 0) /* no CAP_SYS_NICE, RLIMIT_RTPRIO 0 */
+		return 17;
+	if (pn_sleep_set_rt(20) != -EPERM || get().policy != SCHED_OTHER)
+		return 18;
+	return waits(20) ? 19 : 0;
+}
+
+static void test_rt(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		pn_skip("SCHED_FIFO and the drop of permission need root");
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_RTPRIO, &rl) == 0 && rl.rlim_cur != 0)
+		pn_skip("RLIMIT_RTPRIO is not 0: an unprivileged thread may take SCHED_FIFO");
+	pid_t c = fork();
+	assert_true(c >= 0);
+	if (c == 0)
+		_exit(rt_child());
+	int st;
+	assert_int_equal(waitpid(c, &st, 0), c);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* Feeds readings of mean run-queue wait delay_ns per switch-in (64 switch-ins each). */
 static void readings(struct pn__slice *s, int n, uint64_t delay_ns)
 {
@@ -361,6 +411,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_keeps_nice_and_reset_on_fork),
 	        cmocka_unit_test(test_other_policies),
 	        cmocka_unit_test(test_denied),
+	        cmocka_unit_test(test_rt),
 	        cmocka_unit_test(test_shared_readings),
 	        cmocka_unit_test(test_shared_waits),
 	};

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,7 @@
 #include <punctual/slack.h>
 #include <punctual/sleep.h>
 #include "tool.h"
+#include "wait/rt.h"
 #include "wait/slice.h"
 
 /* env(1)'s statuses when the command cannot be run. */
@@ -33,7 +35,8 @@ enum { EXIT_CANNOT_INVOKE = 126, EXIT_NOT_FOUND = 127 };
 
 static const char usage[] =
         "usage: punctual run [--slack VALUE] [--precise[=PRECISION] [--budget=B%]\n"
-        "                    [--slice=S] [--stats]] [--cpus[=N]] [--] CMD [ARGS...]\n"
+        "                    [--slice=S] [--rt[=PRIO]] [--stats]] [--cpus[=N]]\n"
+        "                    [--] CMD [ARGS...]\n"
         "\n"
         "Runs CMD with the given settings, which it and its threads and children inherit.\n"
         "The exit status is CMD's; 127 if CMD is not found, 126 if it cannot be run.\n"
@@ -63,6 +66,12 @@ static const char usage[] =
         "                     duration in [100us, 100ms], 'off' (the kernel's own), or\n"
         "                     'auto' (default: learned, about the p95 of its runs)\n"
         "                     (PUNCTUAL_SLICE)\n"
+        "      --rt[=PRIO]    with --precise: each waiting thread becomes SCHED_FIFO at\n"
+        "                     PRIO (1-99, default 10) before its first precise wait, its\n"
+        "                     children SCHED_OTHER (reset on fork); RLIMIT_RTTIME at most\n"
+        "                     1 s (SIGXCPU for a thread that runs 1 s without blocking).\n"
+        "                     Refused unless permitted: CAP_SYS_NICE or RLIMIT_RTPRIO\n"
+        "                     >= PRIO (PUNCTUAL_RT)\n"
         "      --stats        with --precise: at exit, each thread's waits, lateness,\n"
         "                     waits late beyond P and spin share, on stderr\n"
         "      --cpus[=N]     CMD sees N CPUs (default: what `punctual cpus` counts, the\n"
@@ -84,6 +93,7 @@ struct run_settings {
 	int64_t precision_ns;
 	const char *budget; /* PUNCTUAL_BUDGET's value, or NULL */
 	const char *slice;  /* PUNCTUAL_SLICE's value, or NULL */
+	int rt;             /* PUNCTUAL_RT's priority; 0: none */
 	bool stats;
 	bool cpus;
 	int cpus_n; /* 0: pn_cpu_count()'s answer */
@@ -95,6 +105,8 @@ static void run_check(const struct run_settings *s)
 		usage_error("--budget needs --precise: it is the precise waits' CPU budget");
 	if (s->slice && !s->precise)
 		usage_error("--slice needs --precise: it is the precise waiters' slice");
+	if (s->rt && !s->precise)
+		usage_error("--rt needs --precise: it is the precise waiters' policy");
 	if (s->stats && !s->precise)
 		usage_error("--stats needs --precise: it reports the precise waits");
 	if (!s->slack && !s->precise && !s->cpus)
@@ -227,6 +239,30 @@ static void set_env(const char *name, const char *val)
 		die(1, "cannot set the environment: %s", strerror(errno));
 }
 
+/* --rt: refused where this process may not take SCHED_FIFO at prio (tried on itself, its
+ * own scheduling put back), else RLIMIT_RTTIME bounded for CMD and PUNCTUAL_RT set. */
+static void apply_rt(int prio)
+{
+	struct pn__sched_attr own, fifo = {.policy = SCHED_FIFO,
+	                                   .priority = (uint32_t)prio,
+	                                   .flags = PN__SCHED_RESET_ON_FORK};
+	int r = pn__sched_get(&own);
+	if (r == 0 && (r = pn__sched_set(&fifo)) == 0)
+		r = pn__sched_set(&own);
+	if (r == -EPERM)
+		die(EXIT_USAGE,
+		    "--rt=%d: SCHED_FIFO is not permitted here (it needs CAP_SYS_NICE, or "
+		    "RLIMIT_RTPRIO >= %d)",
+		    prio, prio);
+	if (r < 0)
+		die(EXIT_USAGE, "--rt=%d: %s", prio, strerror(-r));
+	if ((r = pn__rt_limit()) < 0)
+		die(1, "--rt: cannot bound RLIMIT_RTTIME: %s", strerror(-r));
+	char v[8];
+	snprintf(v, sizeof(v), "%d", prio);
+	set_env("PUNCTUAL_RT", v);
+}
+
 static void apply_precise(const struct run_settings *s)
 {
 	char prec[32];
@@ -236,6 +272,8 @@ static void apply_precise(const struct run_settings *s)
 		set_env("PUNCTUAL_BUDGET", s->budget);
 	if (s->slice)
 		set_env("PUNCTUAL_SLICE", s->slice);
+	if (s->rt)
+		apply_rt(s->rt);
 	if (s->stats)
 		set_env("PUNCTUAL_STATS", "1");
 }
@@ -372,6 +410,7 @@ int cmd_run(int argc, char **argv)
 	        {"cpus", optional_argument, NULL, 'C'},
 	        {"budget", required_argument, NULL, 'B'},
 	        {"slice", required_argument, NULL, 'L'},
+	        {"rt", optional_argument, NULL, 'R'},
 	        {"stats", no_argument, NULL, 'S'},
 	        {"help", no_argument, NULL, 'h'},
 	        {0},
@@ -395,6 +434,9 @@ int cmd_run(int argc, char **argv)
 			break;
 		case 'L':
 			set.slice = opt_slice(optarg);
+			break;
+		case 'R':
+			set.rt = optarg ? (int)opt_long("--rt", optarg, 1, 99) : 10;
 			break;
 		case 'S':
 			set.stats = true;
