@@ -34,6 +34,7 @@
 
 static _Atomic int support;    /* 0 not known yet, 1 yes, -1 no: stop asking */
 static int64_t default_want_ns = PN_SLEEP_SLICE_AUTO;
+static bool default_from_env; /* PUNCTUAL_SLICE gave it */
 
 int pn__slice_parse(const char *s, int64_t *slice_ns)
 {
@@ -61,8 +62,16 @@ __attribute__((constructor)) static void slice_init(void)
 {
 	int64_t v;
 	const char *env = getenv("PUNCTUAL_SLICE");
-	if (env && pn__slice_parse(env, &v) == 0) /* malformed: auto */
+	if (env && pn__slice_parse(env, &v) == 0) { /* malformed: auto */
 		default_want_ns = v;
+		default_from_env = true;
+	}
+}
+
+void pn__slice_set_default(int64_t want)
+{
+	if (!default_from_env)
+		default_want_ns = want;
 }
 
 int64_t pn__slice_default(void)

@@ -73,6 +73,9 @@ bool pn__slice_shared(const struct pn__slice *s);
 void pn__slice_note(struct pn__slice *s, uint64_t exec_ns, uint64_t queued_ns, uint64_t runs);
 /* The process's default want (PUNCTUAL_SLICE at load: "off", "auto", or a duration). */
 int64_t pn__slice_default(void);
+/* Sets the process's default want (the tool's measurements: OFF), unless PUNCTUAL_SLICE
+ * gave one. Before the first wait. */
+void pn__slice_set_default(int64_t want);
 /* PUNCTUAL_SLICE's grammar: 0 with *slice_ns set (AUTO, OFF, or a duration in the kernel's
  * bounds), -EINVAL or -ERANGE. */
 int pn__slice_parse(const char *s, int64_t *slice_ns);

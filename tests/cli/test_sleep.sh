@@ -83,6 +83,22 @@ jq_check "--periodic --slack 7us: the loop's slack" '.slack_ns == 7000 and .cycl
 ok sleep --periodic --interval 1ms --duration 200ms --slack 3ns
 check "--periodic --slack as text" grep -q 'slack 3 ns' "$OUT"
 
+# --slice D: every measuring thread asks for that slice (recorded in --json and the text);
+# without it, the kernel's own: slice_ns 0. A kernel before 6.12 refuses it in one line.
+ok sleep --periodic --interval 1ms --duration 100ms --json
+jq_check "--periodic without --slice: the kernel's" '.slice_ns == 0' "$OUT"
+run sleep --periodic --interval 1ms --duration 100ms --threads 2 --slice 250us --json
+if [ "$RC" -eq 2 ] && grep -q "keeps its own slice" "$ERR"; then
+	pass
+else
+	check "--periodic --slice: exit $RC $(cat "$ERR")" test "$RC" -eq 0
+	jq_check "--periodic --slice 250us: recorded, never early" '.slice_ns == 250000 and .early == 0' "$OUT"
+	ok sleep --slice 100us --duration 300ms --interval 100us --mech nanosleep,precise:1us --json
+	jq_check "--slice 100us: the matrix's" '.slice_ns == 100000 and .early_total == 0' "$OUT"
+	ok sleep --slice 100us --duration 200ms --interval 100us --mech nanosleep
+	check "--slice as text" grep -q 'slice 100 us' "$OUT"
+fi
+
 if [ "$(id -u)" -eq 0 ]; then
 	ok sleep --fifo 10 --cpu 0 --json --duration 200ms --interval 10us --mech nanosleep
 	jq_check "SCHED_FIFO run" '.policy == "SCHED_FIFO" and .priority == 10 and .cpu == 0 and .early_total == 0' "$OUT"
@@ -113,6 +129,11 @@ usage_error "unknown ladder" sleep --ladder foo
 usage_error "out of range" sleep --samples 0
 usage_error "is not a number" sleep --samples ten
 usage_error "out of range" sleep --fifo 0
+usage_error "out of the kernel's range" sleep --slice 50us
+usage_error "out of the kernel's range" sleep --slice 1s
+usage_error "not a duration" sleep --slice auto
+usage_error "not a duration" sleep --slice fast
+usage_error "excludes --fifo" sleep --slice 1ms --fifo 5
 usage_error "out of range" sleep --fifo 100
 usage_error "out of range" sleep --cpu 99999
 usage_error "exclude each other" sleep --json --csv

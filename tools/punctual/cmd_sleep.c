@@ -17,10 +17,12 @@
 #include <punctual/clock.h>
 #include <punctual/hist.h>
 #include <punctual/slack.h>
+#include <punctual/sleep.h>
 #include "measure/matrix.h"
 #include "measure/sleeps.h"
 #include "sleep_periodic.h"
 #include "tool.h"
+#include "wait/slice.h"
 
 #define MAX_INTERVALS 32
 #define MAX_SLACKS    8
@@ -30,7 +32,7 @@ static const char usage[] =
         "usage: punctual sleep [OPTIONS]\n"
         "       punctual sleep --periodic [--interval D] [--duration D] [--explain[=D]]\n"
         "                      [--smp | --threads N | --affinity LIST | --cpu N] [--fifo PRIO]\n"
-        "                      [--mlock] [--histogram FILE] [--stop-above D]\n"
+        "                      [--slice D] [--mlock] [--histogram FILE] [--stop-above D]\n"
         "\n"
         "How late every sleep mechanism wakes: for each interval and timer slack value, the\n"
         "actual duration and the overshoot past the deadline (median, p99, max) and the count\n"
@@ -54,6 +56,9 @@ static const char usage[] =
         "  -c, --cpu N           pin to CPU N\n"
         "  -f, --fifo PRIO       run as SCHED_FIFO at PRIO (1-99; root). The kernel ignores\n"
         "                        timer slack for realtime threads.\n"
+        "      --slice D         every measuring thread asks for an EEVDF slice of D\n"
+        "                        (100us-100ms; Linux 6.12+), pn_sleep_until's included;\n"
+        "                        default: the kernel's own, for every mechanism\n"
         "      --dma-latency D   hold /dev/cpu_dma_latency at D (whole us) while measuring, as\n"
         "                        cyclictest does with 0 (keeps CPUs out of deep idle states;\n"
         "                        released when punctual exits)\n"
@@ -93,6 +98,7 @@ struct opts {
 	long samples;
 	long cpu;
 	long fifo;
+	int64_t slice_ns; /* --slice; 0: the kernel's own */
 	long dma_latency; /* -1: leave /dev/cpu_dma_latency alone */
 };
 
@@ -196,6 +202,7 @@ enum {
 	OPT_HISTOGRAM,
 	OPT_HISTOGRAM_MAX,
 	OPT_STOP_ABOVE,
+	OPT_SLICE,
 };
 
 /* A positive lateness threshold. */
@@ -264,6 +271,7 @@ static void check_periodic(struct opts *o, bool have_duration)
 	p->have_slack = o->nslacks == 1;
 	p->slack = o->slacks[0];
 	p->fifo = o->fifo;
+	p->slice_ns = o->slice_ns;
 	p->cpu = o->cpu;
 	p->dma_latency = o->dma_latency;
 	sleep_periodic_check(p);
@@ -283,6 +291,7 @@ static const struct option long_opts[] = {
         {"cpu", required_argument, NULL, 'c'},
         {"fifo", required_argument, NULL, 'f'},
         {"dma-latency", required_argument, NULL, 'D'},
+        {"slice", required_argument, NULL, OPT_SLICE},
         {"periodic", no_argument, NULL, 'p'},
         {"explain", optional_argument, NULL, OPT_EXPLAIN},
         {"smp", no_argument, NULL, OPT_SMP},
@@ -343,6 +352,14 @@ static bool parse_matrix_opt(int c, struct opts *o, struct seen *seen)
 	case 'f':
 		o->fifo = opt_long("--fifo", optarg, 1, 99);
 		return true;
+	case OPT_SLICE: {
+		int r = pn__slice_parse(optarg, &o->slice_ns);
+		if (r == -ERANGE)
+			usage_error("--slice: %s is out of the kernel's range [100us, 100ms]", optarg);
+		if (r < 0 || o->slice_ns <= 0)
+			usage_error("--slice: '%s' is not a duration with its unit", optarg);
+		return true;
+	}
 	case 'p':
 		o->periodic = true;
 		return true;
@@ -401,6 +418,8 @@ static void parse(int argc, char **argv, struct opts *o)
 	no_more_args(argc, argv);
 	if (o->json && o->csv)
 		usage_error("--json and --csv exclude each other");
+	if (o->slice_ns && o->fifo)
+		usage_error("--slice excludes --fifo (a SCHED_FIFO thread has no EEVDF slice)");
 	if (o->periodic) {
 		if (seen.ladder)
 			usage_error("--periodic takes one --interval");
@@ -428,6 +447,17 @@ static const char *policy_name(const struct opts *o)
 	return o->fifo ? "SCHED_FIFO" : "SCHED_OTHER";
 }
 
+/* ", slice 100 us" (--slice), or nothing: the kernel's own. */
+static const char *slice_text(int64_t slice_ns)
+{
+	static char t[40];
+	char d[24];
+	t[0] = '\0';
+	if (slice_ns)
+		snprintf(t, sizeof(t), ", slice %s", fmt_ns(d, sizeof(d), (double)slice_ns));
+	return t;
+}
+
 static void render_json(struct sleep_matrix *x, const struct opts *o, const struct host *host)
 {
 	struct json j;
@@ -437,6 +467,7 @@ static void render_json(struct sleep_matrix *x, const struct opts *o, const stru
 	json_str(&j, "policy", policy_name(o));
 	if (o->fifo)
 		json_int(&j, "priority", o->fifo);
+	json_int(&j, "slice_ns", o->slice_ns);
 	json_int_if(&j, "cpu", o->cpu >= 0, o->cpu);
 	json_int(&j, "slack_before_ns", x->original_slack);
 	/* read back after the matrix put it back: equal to slack_before_ns */
@@ -531,8 +562,9 @@ static void render_text(struct sleep_matrix *x, const struct opts *o)
 	char b[32];
 	fprintf(out,
 	        "punctual sleep: how late each mechanism wakes (overshoot past deadline, us)\n");
-	fprintf(out, "policy %s%s, timer slack before: %s", policy_name(o),
+	fprintf(out, "policy %s%s%s, timer slack before: %s", policy_name(o),
 	        o->fifo ? " (the kernel ignores slack for realtime threads)" : "",
+	        slice_text(o->slice_ns),
 	        fmt_ns(b, sizeof(b), (double)x->original_slack));
 	if (o->cpu >= 0)
 		fprintf(out, ", pinned to CPU %ld", o->cpu);
@@ -626,6 +658,13 @@ static void setup_sched(const struct opts *o)
 		CPU_SET((int)o->cpu, &set);
 		if (sched_setaffinity(0, sizeof(set), &set) != 0)
 			die(EXIT_USAGE, "--cpu %ld: %s", o->cpu, strerror(errno));
+	}
+	if (o->slice_ns) {
+		int r = pn_sleep_set_slice(o->slice_ns);
+		if (r < 0)
+			die(EXIT_USAGE, "--slice: %s%s", pn_strerror(r),
+			    r == -EOPNOTSUPP ? " (this kernel keeps its own slice: Linux 6.12+ takes one)"
+			                     : "");
 	}
 	if (o->fifo) {
 		struct sched_param sp = {.sched_priority = (int)o->fifo};

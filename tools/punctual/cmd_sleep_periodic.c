@@ -117,6 +117,17 @@ static const char *policy_name(const struct periodic_opts *o)
 	return o->fifo ? "SCHED_FIFO" : "SCHED_OTHER";
 }
 
+/* ", slice 100 us" (--slice), or nothing: the kernel's own. */
+static const char *slice_text(const struct periodic_opts *o)
+{
+	static char t[40];
+	char d[24];
+	t[0] = '\0';
+	if (o->slice_ns)
+		snprintf(t, sizeof(t), ", slice %s", fmt_ns(d, sizeof(d), (double)o->slice_ns));
+	return t;
+}
+
 static void json_thread(struct json *j, const struct run *u, int i)
 {
 	const struct periodic_result *r = &u->r[i];
@@ -173,6 +184,7 @@ static void render_json(const struct run *u)
 	json_obj_end(&j);
 	json_str(&j, "policy", policy_name(o));
 	json_int(&j, "priority", o->fifo);
+	json_int(&j, "slice_ns", o->slice_ns);
 	json_int(&j, "interval_ns", o->interval);
 	json_int(&j, "duration_ns", o->duration);
 	int64_t elapsed = 0;
@@ -272,10 +284,10 @@ static void render_text(const struct run *u)
 	const struct pn_hist *h = &u->merged;
 	fprintf(out,
 	        "p50 %.1f us, p99 %.1f us, p99.9 %.1f us; missed periods %llu; early %llu; "
-	        "slack %lld ns; %s\n",
+	        "slack %lld ns; %s%s\n",
 	        (double)pn_hist_percentile(h, 50) / 1e3, (double)pn_hist_percentile(h, 99) / 1e3,
 	        (double)pn_hist_percentile(h, 99.9) / 1e3, (unsigned long long)missed,
-	        (unsigned long long)early, (long long)u->slack, policy_name(o));
+	        (unsigned long long)early, (long long)u->slack, policy_name(o), slice_text(o));
 	if (u->stopped >= 0) {
 		const struct periodic_result *r = &u->r[u->stopped];
 		char a[32], lv[700] = "";
@@ -382,6 +394,7 @@ int sleep_periodic(struct periodic_opts *o)
 	                               .explain = o->explain,
 	                               .threshold = o->explain_above,
 	                               .stop_above = o->stop_above,
+	                               .slice_ns = o->slice_ns,
 	                               .hist_us = o->histogram ? (int)o->histogram_max_us : 0,
 	                               .cg = &u.cg,
 	                               .stop = &stop};

@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <punctual/sleep.h>
 #include <punctual/version.h>
 #include "tool.h"
+#include "wait/slice.h"
 
 struct subcmd {
 	const char *name;
@@ -69,6 +71,10 @@ static int run(const struct subcmd *c, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	/* what the tool measures, it measures with the kernel's slice unless told (PUNCTUAL_SLICE,
+	 * sleep --slice, the probe's shared-CPU variants): a slice the library set on a thread
+	 * for a precise cell would stay for the cells after it */
+	pn__slice_set_default(PN_SLEEP_SLICE_OFF);
 	if (argc < 2)
 		return run(find("probe"), 1, (char *[]){"probe", NULL});
 	const char *a = argv[1];

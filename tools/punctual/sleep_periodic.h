@@ -16,6 +16,7 @@ struct periodic_opts {
 	bool have_slack;
 	int64_t slack;
 	long fifo; /* --fifo / --priority; 0: SCHED_OTHER */
+	int64_t slice_ns; /* --slice; 0: the kernel's own */
 	long cpu;  /* --cpu; -1: none */
 	long dma_latency;
 	bool explain;

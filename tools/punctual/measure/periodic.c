@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <punctual/clock.h>
+#include <punctual/sleep.h>
 #include "measure/periodic.h"
 #include "tool.h"
 
@@ -56,6 +57,11 @@ static int setup(const struct periodic_config *c, int idx, struct periodic_resul
 		CPU_SET(r->cpu, &set);
 		if (sched_setaffinity(0, sizeof(set), &set) != 0)
 			return -errno;
+	}
+	if (c->slice_ns) {
+		int e = pn_sleep_set_slice(c->slice_ns);
+		if (e < 0)
+			return e;
 	}
 	if (c->hist_us > 0) {
 		r->hist = calloc((size_t)c->hist_us, sizeof(*r->hist));

@@ -19,6 +19,7 @@ struct periodic_config {
 	int hist_us;        /* rows of the 1 us histogram (cyclictest -h); 0: none */
 	const struct causes_cgroup *cg; /* with explain */
 	int nthreads;
+	int64_t slice_ns;  /* each thread's EEVDF slice (pn_sleep_set_slice); 0: the kernel's */
 	const int *cpus;   /* nthreads entries: the CPU to pin each thread to, or -1 */
 	atomic_bool *stop; /* set by the thread that hits stop_above */
 };
