@@ -208,8 +208,10 @@ void pn__plan_make(struct pn__plan *p, clockid_t clk, int64_t deadline, int64_t 
 	choose(t, k, deadline - now, precision, &c);
 	int64_t kernel_q = c.kernel_q, margin = c.margin;
 	/* on a shared CPU a spin loses the CPU and costs the p99 (slice.h), but where the
-	 * budget is precision at any cost, which the caller chose */
-	if (margin && t->st.budget_ppm != PN_SLEEP_BUDGET_FULL && pn__slice_shared(&t->slice)) {
+	 * budget is precision at any cost, which the caller chose, and for a SCHED_FIFO
+	 * thread, which no SCHED_OTHER task preempts */
+	if (margin && t->st.budget_ppm != PN_SLEEP_BUDGET_FULL && !t->rt.prio &&
+	    pn__slice_shared(&t->slice)) {
 		margin = 0;
 		t->st.shared_waits++;
 	}

@@ -8,6 +8,10 @@
  * each learns as a program that sleeps so would.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +23,7 @@
 #include <punctual/slack.h>
 #include <punctual/sleep.h>
 #include "measure/frontier.h"
+#include "wait/slice.h"
 #include "wait/state.h"
 
 #define US 1000LL
@@ -49,7 +54,10 @@ const char *frontier_name(const struct frontier_variant *v, char *buf, size_t n)
 {
 	switch (v->kind) {
 	case FR_KERNEL:
-		snprintf(buf, n, "kernel");
+		if (v->arg)
+			snprintf(buf, n, "plain, slack %lld us", (long long)(v->arg / US));
+		else
+			snprintf(buf, n, "kernel");
 		break;
 	case FR_FIXED:
 		snprintf(buf, n, "fixed %lld us", (long long)(v->arg / US));
@@ -62,6 +70,12 @@ const char *frontier_name(const struct frontier_variant *v, char *buf, size_t n)
 		break;
 	case FR_SPIN:
 		snprintf(buf, n, "spin");
+		break;
+	case FR_SLICE:
+		snprintf(buf, n, "kernel, slice %lld us", (long long)(v->arg / US));
+		break;
+	case FR_RT:
+		snprintf(buf, n, "default, FIFO %lld", (long long)v->arg);
 		break;
 	}
 	return buf;
@@ -79,6 +93,19 @@ const char *frontier_id(const struct frontier_variant *v, char *buf, size_t n)
 	case FR_AUTO:
 		snprintf(buf, n, "auto");
 		break;
+	case FR_SLICE:
+		snprintf(buf, n, "slice%lldus", (long long)(v->arg / US));
+		break;
+	case FR_KERNEL:
+		if (v->arg) {
+			snprintf(buf, n, "plain%lldus", (long long)(v->arg / US));
+			break;
+		}
+		frontier_name(v, buf, n);
+		break;
+	case FR_RT:
+		snprintf(buf, n, "rt%lld", (long long)v->arg);
+		break;
 	default:
 		frontier_name(v, buf, n);
 	}
@@ -88,6 +115,19 @@ const char *frontier_id(const struct frontier_variant *v, char *buf, size_t n)
 double frontier_cpu_pct(const struct frontier_cell *c)
 {
 	return c->wall_ns ? 100.0 * (double)c->cpu_ns / (double)c->wall_ns : 0;
+}
+
+double frontier_hog_pct(const struct frontier *f, const struct frontier_cell *c)
+{
+	return f->hog_ncpus && c->hog_wall_ns ? 100.0 * (double)c->hog_ns /
+	                                                ((double)c->hog_wall_ns * f->hog_ncpus)
+	                                      : 0;
+}
+
+double frontier_fair_pct(const struct frontier *f, const struct frontier_cell *c)
+{
+	double left = (double)c->hog_wall_ns * f->hog_ncpus - (double)c->cpu_ns;
+	return f->hog_ncpus && left > 0 ? 100.0 * (double)c->hog_ns / left : 0;
 }
 
 static int64_t p99_of(const struct frontier_cell *c)
@@ -118,7 +158,7 @@ int frontier_kernel(const struct frontier_config *c)
 {
 	int k = -1;
 	for (int v = 0; v < c->nvar; v++)
-		if (c->var[v].kind == FR_KERNEL)
+		if (c->var[v].kind == FR_KERNEL && !c->var[v].arg)
 			k = v;
 	return k;
 }
@@ -185,13 +225,14 @@ static void spin_until(int64_t t)
 		;
 }
 
-/* One sleep of variant v to deadline; s: its state (FR_BUDGET, FR_AUTO). */
+/* One sleep of variant v to deadline; s: its state (FR_BUDGET, FR_AUTO, FR_RT). */
 static void sleep_one(const struct frontier_variant *v, struct pn__state *s, int64_t deadline,
                       int64_t precision)
 {
 	switch (v->kind) {
 	case FR_KERNEL:
-		pn_slack_set(1);
+	case FR_SLICE:
+		pn_slack_set(v->kind == FR_KERNEL && v->arg ? v->arg : 1);
 		kernel_until(deadline);
 		break;
 	case FR_FIXED:
@@ -202,6 +243,7 @@ static void sleep_one(const struct frontier_variant *v, struct pn__state *s, int
 		break;
 	case FR_BUDGET:
 	case FR_AUTO:
+	case FR_RT:
 		pn__state_use(s);
 		pn_sleep_until(deadline, precision);
 		break;
@@ -211,43 +253,245 @@ static void sleep_one(const struct frontier_variant *v, struct pn__state *s, int
 	}
 }
 
-int frontier_run(const struct frontier_config *c, struct frontier *f)
+/* ---- the thread's scheduling, per variant ---------------------------------------------- */
+
+/* Before a sleep of v (outside its time): FR_SLICE's slice, FR_RT's SCHED_FIFO; false
+ * where the variant cannot run (SCHED_FIFO not permitted). */
+static bool sched_enter(const struct frontier_variant *v, const struct pn__sched_attr *base,
+                        struct frontier *f)
 {
-	struct pn__state *state[FRONTIER_MAX_VARIANTS] = {0};
-	int e = 0;
-	memset(f, 0, sizeof(*f));
-	f->c = *c;
-	for (int v = 0; v < c->nvar; v++) {
-		if (c->var[v].kind != FR_BUDGET && c->var[v].kind != FR_AUTO)
-			continue;
-		if (!(state[v] = pn__state_new())) {
-			e = -ENOMEM;
-			goto out;
+	struct pn__sched_attr a = *base;
+	if (v->kind == FR_SLICE) {
+		a.runtime = (uint64_t)v->arg;
+		pn__sched_set(&a); /* a kernel that keeps its own: the kernel alone's figures */
+	} else if (v->kind == FR_RT) {
+		if (f->rt_refused)
+			return false;
+		memset(&a, 0, sizeof(a));
+		a.policy = SCHED_FIFO;
+		a.priority = (uint32_t)v->arg;
+		if (pn__sched_set(&a) < 0) {
+			f->rt_refused = true;
+			return false;
 		}
-		state[v]->budget_ppm =
-		        c->var[v].kind == FR_AUTO ? PN_SLEEP_BUDGET_AUTO : (int32_t)c->var[v].arg;
 	}
-	for (int l = 0; l < c->nlen; l++)
-		for (int v = 0; v < c->nvar; v++)
-			pn_hist_init(&f->cell[l][v].late);
-	int64_t slack = pn_slack_get();
-	struct pn__state *own = pn__state_use(NULL);
+	return true;
+}
+
+/* After it: the thread's own scheduling back, also where punctual's wait set a slice (its
+ * state asks again at its next sleep: a system call or three inside that sleep's time). */
+static void sched_leave(const struct frontier_variant *v, struct pn__state *s,
+                        struct pn__sched_attr *base)
+{
+	if (v->kind == FR_SLICE || v->kind == FR_RT || (s && s->slice.set_ns)) {
+		pn__sched_set(base);
+		if (s)
+			s->slice.set_ns = 0;
+	}
+}
+
+/* ---- what punctual's variants learn of the CPU's sharing ---------------------------------- */
+
+/* The thread's schedstat: time on a CPU, on a run queue, switch-ins. */
+struct runs {
+	uint64_t exec, queued, n;
+};
+
+static void runs_read(struct runs *r)
+{
+	char buf[128];
+	FILE *f = fopen("/proc/thread-self/schedstat", "re");
+	if (!f || !fgets(buf, sizeof(buf), f) ||
+	    sscanf(buf, "%" SCNu64 " %" SCNu64 " %" SCNu64, &r->exec, &r->queued, &r->n) != 3)
+		memset(r, 0, sizeof(*r));
+	if (f)
+		fclose(f);
+}
+
+/* A punctual variant learns whether its CPU is shared from its own sleeps alone, as a
+ * thread that sleeps only so would (the thread's readings would mix in the spin's and the
+ * fixed margins' preemptions): the runs across its sleeps are added up, and every
+ * SAMPLE_SLEEPS of them noted as a reading, the library's own readings kept off. */
+#define SAMPLE_SLEEPS 64
+struct own_runs {
+	struct runs sum;
+	uint32_t sleeps;
+};
+
+static void own_runs_add(struct own_runs *o, struct pn__state *s, const struct runs *a,
+                         const struct runs *b)
+{
+	s->slice.waits = 0; /* the library's reading never comes */
+	if (!a->n || b->n < a->n)
+		return;
+	o->sum.exec += b->exec - a->exec;
+	o->sum.queued += b->queued - a->queued;
+	o->sum.n += b->n - a->n;
+	if (++o->sleeps % SAMPLE_SLEEPS == 0)
+		pn__slice_note(&s->slice, o->sum.exec, o->sum.queued, o->sum.n);
+}
+
+/* ---- the hogs ---------------------------------------------------------------------------- */
+
+#define MAX_HOGS 64
+
+struct hogs {
+	pthread_t t[MAX_HOGS];
+	clockid_t clk[MAX_HOGS]; /* each one's thread CPU clock: exact while it runs */
+	atomic_bool stop;
+	cpu_set_t own; /* the sleeper's CPUs before it was pinned */
+};
+
+/* A hog: threads of the measuring process, so that they end with it whatever ends it, and
+ * their CPU clocks read exactly (another process's clock adds a running task's time only at
+ * ticks and switches: a wakeup's switch would be credited with the hog's time since its
+ * last tick). */
+static void *hog(void *arg)
+{
+	atomic_bool *stop = arg;
+	while (!atomic_load_explicit(stop, memory_order_relaxed))
+		for (volatile int x = 0; x < 1000; x++)
+			;
+	return NULL;
+}
+
+/* Pins the calling thread to the last CPU it may use and starts the hogs c asks for on
+ * the last hog_cpus of its CPUs (or one on its own CPU): 0, or -errno (f->nhogs started). */
+static int hogs_start(const struct frontier_config *c, struct frontier *f, struct hogs *h)
+{
+	cpu_set_t set, me;
+	if (sched_getaffinity(0, sizeof(h->own), &h->own) != 0)
+		return -errno;
+	int last = -1, taken = 0;
+	CPU_ZERO(&set);
+	for (int cpu = CPU_SETSIZE - 1; cpu >= 0; cpu--)
+		if (CPU_ISSET(cpu, &h->own) && taken < (c->hog_pinned ? 1 : c->hog_cpus)) {
+			CPU_SET(cpu, &set);
+			taken++;
+			last = last < 0 ? cpu : last;
+		}
+	CPU_ZERO(&me);
+	CPU_SET(last, &me);
+	if (sched_setaffinity(0, sizeof(me), &me) != 0)
+		return -errno;
+	f->sleeper_cpu = last;
+	f->hog_ncpus = taken;
+	int n = c->hog_pinned ? 1 : c->hogs * taken;
+	pthread_attr_t a;
+	if (pthread_attr_init(&a) != 0)
+		return -ENOMEM;
+	pthread_attr_setaffinity_np(&a, sizeof(set), &set);
+	int e = 0;
+	for (f->nhogs = 0; e == 0 && f->nhogs < (n > MAX_HOGS ? MAX_HOGS : n); f->nhogs++) {
+		if ((e = -pthread_create(&h->t[f->nhogs], &a, hog, &h->stop)) < 0)
+			break;
+		if ((e = -pthread_getcpuclockid(h->t[f->nhogs], &h->clk[f->nhogs])) < 0) {
+			f->nhogs++; /* started: stopped with the others */
+			break;
+		}
+	}
+	pthread_attr_destroy(&a);
+	return e;
+}
+
+static void hogs_stop(struct frontier *f, struct hogs *h)
+{
+	atomic_store(&h->stop, true);
+	for (int i = 0; i < f->nhogs; i++)
+		pthread_join(h->t[i], NULL);
+	if (f->sleeper_cpu >= 0)
+		sched_setaffinity(0, sizeof(h->own), &h->own);
+}
+
+/* The hogs' CPU time so far, ns. */
+static int64_t hogs_cpu(const struct frontier *f, const struct hogs *h)
+{
+	int64_t sum = 0;
+	struct timespec t;
+	for (int i = 0; i < f->nhogs; i++)
+		if (clock_gettime(h->clk[i], &t) == 0)
+			sum += (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+	return sum;
+}
+
+/* ---- the run ----------------------------------------------------------------------------- */
+
+/* The states of punctual's variants, each its own: 0 or -ENOMEM. */
+static int states_new(const struct frontier_config *c, struct pn__state **state)
+{
+	for (int v = 0; v < c->nvar; v++) {
+		enum frontier_kind k = c->var[v].kind;
+		if (k != FR_BUDGET && k != FR_AUTO && k != FR_RT)
+			continue;
+		if (!(state[v] = pn__state_new()))
+			return -ENOMEM;
+		state[v]->budget_ppm = k == FR_BUDGET ? (int32_t)c->var[v].arg : PN_SLEEP_BUDGET_AUTO;
+		state[v]->slice.want_ns = c->slice_auto ? PN_SLEEP_SLICE_AUTO : PN_SLEEP_SLICE_OFF;
+	}
+	return 0;
+}
+
+/* Every round of every length, each variant once in turn. */
+static void rounds(const struct frontier_config *c, struct frontier *f, struct pn__state **state,
+                   const struct hogs *h)
+{
+	struct pn__sched_attr base;
+	pn__sched_get(&base);
+	struct own_runs own[FRONTIER_MAX_VARIANTS] = {0};
+	struct runs r0, r1;
 	for (int l = 0; l < c->nlen; l++)
 		for (int r = 0; r < c->rounds[l]; r++)
 			for (int v = 0; v < c->nvar; v++) {
 				struct frontier_cell *cell = &f->cell[l][v];
+				if (!sched_enter(&c->var[v], &base, f))
+					continue;
+				bool learns = state[v] && c->var[v].kind != FR_RT; /* FIFO: not shared */
+				if (learns)
+					runs_read(&r0);
+				/* the hogs' time between two readings inside [w0, w1] */
+				int64_t w0 = f->nhogs ? pn_now() : 0, h0 = hogs_cpu(f, h);
 				int64_t c0 = thread_cpu(), t0 = pn_now(), d = t0 + c->len[l];
 				sleep_one(&c->var[v], state[v], d, c->precision);
 				int64_t t = pn_now();
 				cell->cpu_ns += thread_cpu() - c0;
 				cell->wall_ns += t - t0;
+				if (f->nhogs) {
+					cell->hog_ns += hogs_cpu(f, h) - h0;
+					cell->hog_wall_ns += pn_now() - w0;
+				}
+				sched_leave(&c->var[v], state[v], &base);
+				if (learns) {
+					runs_read(&r1);
+					own_runs_add(&own[v], state[v], &r0, &r1);
+				}
 				if (t < d)
 					cell->early++;
 				pn_hist_record(&cell->late, (uint64_t)(t > d ? t - d : 0));
 			}
-	pn__state_use(own);
-	pn_slack_set(slack > 0 ? slack : 0);
-out:
+}
+
+int frontier_run(const struct frontier_config *c, struct frontier *f)
+{
+	struct pn__state *state[FRONTIER_MAX_VARIANTS] = {0};
+	static struct hogs h; /* one run at a time: the tool's and the bench's */
+	memset(f, 0, sizeof(*f));
+	f->c = *c;
+	f->sleeper_cpu = -1;
+	atomic_init(&h.stop, false);
+	int e = states_new(c, state);
+	for (int l = 0; l < c->nlen; l++)
+		for (int v = 0; v < c->nvar; v++)
+			pn_hist_init(&f->cell[l][v].late);
+	if (e == 0 && (c->hogs || c->hog_pinned))
+		e = hogs_start(c, f, &h);
+	if (e == 0) {
+		int64_t slack = pn_slack_get();
+		struct pn__state *mine = pn__state_use(NULL);
+		rounds(c, f, state, &h);
+		pn__state_use(mine);
+		pn_slack_set(slack > 0 ? slack : 0);
+	}
+	hogs_stop(f, &h);
 	for (int v = 0; v < c->nvar; v++)
 		pn__state_free(state[v]);
 	return e;

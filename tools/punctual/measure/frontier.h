@@ -10,13 +10,17 @@
 #ifndef PUNCTUAL_MEASURE_FRONTIER_H
 #define PUNCTUAL_MEASURE_FRONTIER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <punctual/hist.h>
 
-enum frontier_kind { FR_KERNEL, FR_FIXED, FR_BUDGET, FR_AUTO, FR_SPIN };
+enum frontier_kind { FR_KERNEL, FR_FIXED, FR_BUDGET, FR_AUTO, FR_SPIN, FR_SLICE, FR_RT };
 
-/* A variant: its kind, and the fixed margin (FR_FIXED) or the budget (FR_BUDGET, ppm). */
+/* A variant: its kind, and the kernel alone's slack (FR_KERNEL: 0 is 1 ns, the kernel at its
+ * best; 50 us is a plain program's), the fixed margin (FR_FIXED), the budget (FR_BUDGET, ppm), the
+ * EEVDF slice of the kernel alone (FR_SLICE, ns) or the SCHED_FIFO priority of punctual's
+ * default (FR_RT; no sleeps where this process may not take it). */
 struct frontier_variant {
 	enum frontier_kind kind;
 	int64_t arg;
@@ -35,6 +39,8 @@ struct frontier_cell {
 	int64_t cpu_ns;      /* the thread's CPU time over the variant's sleeps */
 	int64_t wall_ns;     /* their time, from each call to its return */
 	int64_t early;       /* returns before the deadline: stays 0 */
+	int64_t hog_ns;      /* the hogs' CPU time across the variant's sleeps, */
+	int64_t hog_wall_ns; /* and the time it was read over (the sleeps and the readings) */
 };
 
 struct frontier_config {
@@ -43,11 +49,22 @@ struct frontier_config {
 	int rounds[FRONTIER_MAX_LENGTHS]; /* sleeps per variant at each length */
 	struct frontier_variant var[FRONTIER_MAX_VARIANTS];
 	int64_t precision; /* punctual's variants' precision */
+	/* CPU hogs beside the sleeps, processes of its own started before and killed and
+	 * reaped after (and killed by the kernel should the tool die first): hogs per CPU of
+	 * the hog set, the last hog_cpus CPUs this thread may use, the sleeper's among them
+	 * (it is pinned to the last one); or, with hog_pinned, one hog pinned to the sleeper's
+	 * CPU. 0: none. */
+	int hogs, hog_cpus;
+	bool hog_pinned;
+	bool slice_auto; /* punctual's variants ask for their learned slice (the library's
+	                  * default); else they keep the kernel's own, as the tool does */
 };
 
 struct frontier {
 	struct frontier_config c;
 	struct frontier_cell cell[FRONTIER_MAX_LENGTHS][FRONTIER_MAX_VARIANTS];
+	int nhogs, hog_ncpus, sleeper_cpu; /* as run; sleeper_cpu -1: not pinned */
+	bool rt_refused; /* FR_RT's SCHED_FIFO was not permitted: its cells are empty */
 };
 
 /* The probe's configuration: 100 us, 1 ms and 10 ms; the kernel, fixed margins of 125 us
@@ -63,7 +80,13 @@ const char *frontier_name(const struct frontier_variant *v, char *buf, size_t n)
 const char *frontier_id(const struct frontier_variant *v, char *buf, size_t n);
 /* The CPU share of a cell, % of its sleeps' time. */
 double frontier_cpu_pct(const struct frontier_cell *c);
-/* The index of c's kernel variant (the last, if several), or -1. */
+/* The hogs' share of the hog CPUs in a cell, %, and their CPU time against what the sleeper
+ * left them (the hog CPUs' time less the sleeper's CPU time): 100 is fair, less means they
+ * lost more than the sleeper took. 0 without hogs. Both over the sleeps and their
+ * readings: a spin is often preempted at its first system call after the deadline. */
+double frontier_hog_pct(const struct frontier *f, const struct frontier_cell *c);
+double frontier_fair_pct(const struct frontier *f, const struct frontier_cell *c);
+/* The index of c's kernel variant at 1 ns slack (the last, if several), or -1. */
 int frontier_kernel(const struct frontier_config *c);
 /* The punctual variant (a budget, or the default) at length index l whose p99 gain over the
  * kernel alone's, per point of CPU beyond the kernel's (at least half a point), is the
