@@ -126,7 +126,7 @@ void pn__slice_note(struct pn__slice *s, uint64_t exec_ns, uint64_t queued_ns, u
 		uint64_t n = runs - s->runs;
 		pn__decay_hist_add(&s->run, (int64_t)((exec_ns - s->exec_ns) / n));
 		int64_t d = (int64_t)((queued_ns - s->queued_ns) / n);
-		s->delay_ns += (d - s->delay_ns) / SHARED_DECAY;
+		s->delay_ns = s->readings++ ? s->delay_ns + (d - s->delay_ns) / SHARED_DECAY : d;
 		if (s->delay_ns > PN__SLICE_CONTENDED_NS)
 			s->shared = true;
 		else if (s->delay_ns < PN__SLICE_CONTENDED_NS / 2)

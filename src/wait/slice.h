@@ -46,6 +46,7 @@ struct pn__slice {
 	uint64_t queued_ns; /* and its time waiting on a run queue */
 	int64_t delay_ns;   /* the wait on a run queue per switch-in, readings averaged */
 	bool shared;        /* the thread shares its CPU (pn__slice_shared) */
+	uint32_t readings;  /* readings averaged into delay_ns (the first is taken whole) */
 	struct pn__decay_hist run; /* the mean run between switch-ins, sampled */
 };
 

@@ -347,6 +347,11 @@ static void test_shared_readings(void **state)
 	pn__slice_note(&s, s.exec_ns, s.queued_ns + 1000000000, s.runs);
 	pn__slice_note(&s, s.exec_ns - 1, s.queued_ns, s.runs + 5);
 	assert_int_equal(s.delay_ns, d);
+	/* a thread's first reading is taken whole: beside hogs from its start, shared at once */
+	struct pn__slice fresh = {0};
+	pn__slice_note(&fresh, 1000, 1000, 10);
+	readings(&fresh, 1, 40000);
+	assert_true(pn__slice_shared(&fresh));
 }
 
 /* A thread whose readings say it shares its CPU waits without a spin, never early. */

@@ -23,11 +23,12 @@ static const char usage[] =
         "how late sleeps wake (current timer slack, 1 ns, pn_sleep_until), timer\n"
         "coalescing, how many CPUs this process may use, why sleeps wake late (the causes\n"
         "of a 1 ms loop's late tail: CFS throttling, preemption, ...), and recommendations,\n"
-        "each with the figure measured in this run, and what precision costs here (lateness\n"
-        "against CPU). About 26 s; --quick about 7 s (more on a busy machine). Changes\n"
-        "nothing it does not put back.\n"
+        "each with the figure measured in this run, what precision costs here (lateness\n"
+        "against CPU), and when the CPUs are shared (1 ms sleeps beside CPU hogs of its own,\n"
+        "two per CPU on up to four CPUs, for about 2 s). About 28 s; --quick about 8 s (more\n"
+        "on a busy machine). Changes nothing it does not put back.\n"
         "\n"
-        "      --quick       shorter measurements (about 7 s)\n"
+        "      --quick       shorter measurements (about 8 s)\n"
         "  -j, --json        JSON (its schema: " PN_SCHEMA_PATH ")\n"
         "      --prom FILE   also write Prometheus text metrics to FILE, atomically, for\n"
         "                    node_exporter's textfile collector (man punctual, FILES: how\n"
@@ -40,7 +41,7 @@ static const char usage[] =
 /* The report's sections, in order: each measures, recommends and renders (probe.h). */
 static const struct probe_section *const sections[] = {
         &probe_system, &probe_clocks,   &probe_sleeps, &probe_timers,
-        &probe_cpus,   &probe_frontier, &probe_why,
+        &probe_cpus,   &probe_frontier, &probe_shared, &probe_why,
 };
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
 

@@ -34,6 +34,12 @@ struct probe_timers {
 	int64_t late_p99;             /* ns, coalesced run */
 };
 
+/* probe_shared.c: 1 ms sleeps beside CPU hogs, four variants. */
+struct probe_shared {
+	bool run;
+	struct frontier *f; /* NULL until measured */
+};
+
 struct probe {
 	bool quick;
 	struct host host;
@@ -54,6 +60,7 @@ struct probe {
 	struct probe_timers timers;
 	struct probe_why why;           /* probe_why.c */
 	struct probe_frontier frontier; /* probe_frontier.c */
+	struct probe_shared shared;     /* probe_shared.c */
 	struct probe_reco recos[PROBE_RECOS];
 	int nrecos;
 	int64_t elapsed;
@@ -72,7 +79,7 @@ struct probe_section {
 	void (*done)(struct probe *p);
 };
 extern const struct probe_section probe_system, probe_clocks, probe_sleeps, probe_timers,
-        probe_cpus, probe_frontier, probe_why;
+        probe_cpus, probe_frontier, probe_shared, probe_why;
 
 /* Index of a mechanism or a clock source in the probe's results, or -1 (probe_sleeps.c,
  * probe_clocks.c). */

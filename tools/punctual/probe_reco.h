@@ -8,8 +8,8 @@
 #include <stdbool.h>
 
 struct probe_reco {
-	const char *kind;   /* slack, precise, budget, epoll, clock, cpus, pm_qos, throttling,
-	                     * preemption, busy, host, timers */
+	const char *kind;   /* slack, precise, budget, shared, epoll, clock, cpus, pm_qos,
+	                     * throttling, preemption, busy, host, timers */
 	char command[160];  /* what to run or set; "" when none */
 	bool measured;      /* the probe measured the change: figure, before, after */
 	const char *figure; /* e.g. "p50_ns", "p99_ns", "late_share" */

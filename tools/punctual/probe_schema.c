@@ -48,6 +48,17 @@ const struct probe_key probe_keys[] = {
         {.section = "cpus", .key = "affinity_list", .role = PK_FACT},
         {.section = "cpus", .key = "reason", .role = PK_FACT},
         {.section = "cpus", .role = PK_FIGURE, .exact = true, .higher = true},
+        /* the shared-CPU run: its hogs and CPUs are what it was given; the hogs' share and
+         * fairness are better higher */
+        {.section = "shared", .key = "hogs", .role = PK_PARAM},
+        {.section = "shared", .key = "hog_cpus", .role = PK_PARAM},
+        {.section = "shared", .key = "sleeper_cpu", .role = PK_PARAM},
+        {.section = "shared", .key = "length_ns", .role = PK_PARAM},
+        {.section = "shared", .key = "precision_ns", .role = PK_PARAM},
+        {.section = "shared", .key = "best", .role = PK_IGNORED},
+        {.section = "shared", .key = "hog_pct", .role = PK_FIGURE, .higher = true},
+        {.section = "shared", .key = "fair_pct", .role = PK_FIGURE, .higher = true},
+        {.section = "shared", .key = "variant", .role = PK_IDENTITY},
         /* what a run was given: the timer demo's workload, a run's length and samples */
         {.key = "timers", .role = PK_PARAM},
         {.key = "min_delay_ns", .role = PK_PARAM},
