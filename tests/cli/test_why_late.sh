@@ -195,8 +195,15 @@ taskset -c "$cpu0" sh -c 'exec timeout 30 sh -c "while :; do :; done"' &
 HOG=$!
 sleep 0.2
 run_cmd nice -n 10 "$PN" sleep --periodic --interval 1ms --duration 3s --cpu "$cpu0" --explain --json
-cleanup
 J=$OUT
+run_cmd nice -n 10 "$PN" sleep --periodic --interval 1ms --duration 1s --cpu "$cpu0" --explain
+cleanup
+# the text: where the table has preempted wakeups, a line says what would show whether a
+# short slice wins them
+if grep -Eq '^preempted +[0-9]' "$OUT"; then
+	check "preempted: the slice hint ($(grep '^preempted' "$OUT"))" \
+		grep -q '^preempted: behind tasks with longer slices; --slice 100us' "$OUT"
+fi
 json_ok "$J"
 t=$(top "$J")
 check "busy loop on CPU $cpu0: the top cause is preempted (got $t: $(jq -c '[.causes[] | select(.count > 0) | {cause, count}]' "$J" 2>/dev/null))" test "$t" = preempted

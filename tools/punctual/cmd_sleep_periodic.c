@@ -250,6 +250,15 @@ static void render_explain(const struct run *u)
 	        "they overran\n",
 	        (unsigned long long)t->late_wakeups, a, (unsigned long long)t->late);
 	cause_text_table(out, t, &u->cg, "");
+	/* preempted wakeups waited for a task with a longer slice (or a realtime one) */
+	char sl[24];
+	if (t->c[CAUSE_PREEMPTED].count && !u->o->fifo && !u->o->slice_ns)
+		fprintf(out, "preempted: behind tasks with longer slices; --slice 100us shows whether a\n"
+		             "  short EEVDF slice wins these wakeups, --fifo whether real time does\n");
+	else if (t->c[CAUSE_PREEMPTED].count && !u->o->fifo)
+		fprintf(out, "preempted: even with a slice of %s; --fifo shows whether real time wins "
+		             "them\n",
+		        fmt_ns(sl, sizeof(sl), (double)u->o->slice_ns));
 	if (u->cg.n)
 		for (int i = 0; i < u->cg.n; i++) {
 			cause_level_text(lv, sizeof(lv), &u->cg, i);

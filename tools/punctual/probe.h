@@ -86,6 +86,11 @@ extern const struct probe_section probe_system, probe_clocks, probe_sleeps, prob
 int probe_mech(const struct probe *p, const char *id);
 int probe_clock(const struct probe *p, const char *id);
 
+/* probe_shared.c: appends to buf (of n) whether the shared-CPU run saw a short EEVDF slice
+ * win the wakeups a plain program lost (why-late's preemption advice); nothing when it did
+ * not run. */
+void probe_shared_note(const struct probe *p, char *buf, size_t n);
+
 /* probe_reco.c: appends a recommendation of kind (naming command, "" none), its text from
  * fmt; returns it, so that a measured one can say what it moved (NULL when the list is
  * full). */

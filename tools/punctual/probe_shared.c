@@ -74,6 +74,29 @@ static int shared_best(const struct probe_shared *ps)
 	return p99(ps, best) < plain ? best : -1;
 }
 
+void probe_shared_note(const struct probe *p, char *buf, size_t n)
+{
+	const struct probe_shared *ps = &p->shared;
+	int best = ps->run ? shared_best(ps) : -1;
+	size_t used = strlen(buf);
+	char a[16], b[16];
+	if (used >= n)
+		return;
+	if (best < 0) {
+		if (ps->run)
+			snprintf(buf + used, n - used,
+			         " A short EEVDF slice did not win such wakeups here (the section "
+			         "\"when the CPUs are shared\").");
+		return;
+	}
+	snprintf(buf + used, n - used,
+	         " A short EEVDF slice wins such wakeups here: beside CPU hogs, 1 ms sleeps' "
+	         "p99 went from %s (a plain program) to %s (%s).",
+	         fmt_ns(a, sizeof(a), (double)p99(ps, PLAIN)),
+	         fmt_ns(b, sizeof(b), (double)p99(ps, best)),
+	         best == DEFAULT ? "`punctual run --precise`" : "the kernel with a 100 us slice");
+}
+
 /* Whether chrt(1) sets a SCHED_OTHER slice (-o -T NS: util-linux 2.41 and later). */
 static bool chrt_has_slice(void)
 {

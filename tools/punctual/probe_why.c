@@ -235,7 +235,7 @@ static int probe_why_reco(const struct probe_why *w, struct probe_reco *r)
 		         "other processes during the loop%s, on %d CPUs). Give the "
 		         "latency-sensitive threads their own CPUs (taskset, cpusets), a better "
 		         "nice "
-		         "value, or SCHED_FIFO.",
+		         "value, a short EEVDF slice, or SCHED_FIFO.",
 		         share, a, w->others.cpus, others_names(names, sizeof(names), &w->others),
 		         w->cpus);
 		return 1;
@@ -421,8 +421,11 @@ static void why_measure(struct probe *p)
 static void why_recommend(struct probe *p)
 {
 	struct probe_reco *r = probe_reco_next(p);
-	if (r && probe_why_reco(&p->why, r))
+	if (r && probe_why_reco(&p->why, r)) {
+		if (!strcmp(r->kind, "preemption")) /* would a short slice have won them? */
+			probe_shared_note(p, r->text, sizeof(r->text));
 		p->nrecos++;
+	}
 }
 
 static void why_text(const struct probe *p)
