@@ -97,10 +97,10 @@ struct pn_sleep_stats {
 	/* the lateness of every sleep past its deadline, ns: p50, p99, p99.9, max; -1: no
 	 * sleeps (a quantile that 100 or 1000 sleeps cannot show is the max so far) */
 	int64_t late_p50_ns, late_p99_ns, late_p999_ns, late_max_ns;
-	int64_t slice_ns;  /* pn_sleep_slice() as the thread's last wait left it */
 	int32_t spend_ppm; /* the share of the last sleep's length its margin was planned to
 	                    * spend spinning (ppm): within the budget, or the measured
 	                    * default's choice under PN_SLEEP_BUDGET_AUTO */
+	int64_t slice_ns;  /* pn_sleep_slice() as the thread's last wait left it */
 	/* the thread's wait on a run queue per switch-in, read every 64 waits from
 	 * /proc/thread-self/schedstat and averaged (0: not read): above 10 us its CPU is
 	 * shared (until below 5 us) */
@@ -137,7 +137,10 @@ PN_API int32_t pn_sleep_budget(void);
  * 0.1 and 100 ms); PN_SLEEP_SLICE_OFF leaves the kernel's own (and puts it back). The
  * process's default comes from PUNCTUAL_SLICE at load ("auto", "off", or a duration). A
  * thread of another policy (SCHED_FIFO, RR, DEADLINE, BATCH, IDLE) is never touched; its
- * nice value, reset-on-fork flag and utilization clamps stay as they are. */
+ * nice value and utilization clamps stay as they are. Linux copies a slice to the threads
+ * and children a thread creates: at nice 0 or more the thread also gets
+ * SCHED_RESET_ON_FORK, so that they start with the kernel's own (the flag then changes
+ * nothing else; an unprivileged thread cannot clear it again). */
 #define PN_SLEEP_SLICE_AUTO (-1)
 #define PN_SLEEP_SLICE_OFF  0
 

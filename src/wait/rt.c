@@ -53,6 +53,21 @@ int pn__rt_limit(void)
 	return setrlimit(RLIMIT_RTTIME, &n) ? -errno : 0;
 }
 
+/* Puts a back: a SCHED_OTHER thread's slice as the kernel's own (a slice read back and
+ * written would stay fixed); where an unprivileged thread may not clear the
+ * SCHED_RESET_ON_FORK the FIFO setting added, with it. */
+static int put_back(struct pn__sched_attr a)
+{
+	if (a.policy == SCHED_OTHER)
+		a.runtime = 0;
+	int e = pn__sched_set(&a);
+	if (e == -EPERM && !(a.flags & PN__SCHED_RESET_ON_FORK)) {
+		a.flags |= PN__SCHED_RESET_ON_FORK;
+		e = pn__sched_set(&a);
+	}
+	return e;
+}
+
 int pn__rt_set(struct pn__rt *r, int prio)
 {
 	if (prio < 0 || prio > 99)
@@ -60,25 +75,27 @@ int pn__rt_set(struct pn__rt *r, int prio)
 	if (prio == 0) {
 		if (!r->prio)
 			return 0;
-		int e = pn__sched_set(&r->orig);
+		int e = put_back(r->orig);
 		if (e == 0)
 			r->prio = 0;
 		return e;
 	}
-	struct pn__sched_attr a;
-	int e = pn__sched_get(&a);
+	struct pn__sched_attr a, was;
+	int e = pn__sched_get(&was);
 	if (e < 0)
-		return e;
-	if (!r->prio)
-		r->orig = a;
-	if ((e = pn__rt_limit()) < 0)
 		return e;
 	memset(&a, 0, sizeof(a));
 	a.policy = SCHED_FIFO;
 	a.priority = (uint32_t)prio;
 	a.flags = PN__SCHED_RESET_ON_FORK;
 	if ((e = pn__sched_set(&a)) < 0)
+		return e; /* not permitted: nothing changed */
+	if ((e = pn__rt_limit()) < 0) { /* no bound, no real time */
+		put_back(was);
 		return e;
+	}
+	if (!r->prio)
+		r->orig = was;
 	r->prio = prio;
 	return 0;
 }

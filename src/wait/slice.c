@@ -91,8 +91,12 @@ int pn__sched_set(struct pn__sched_attr *a)
 	return syscall(SYS_sched_setattr, 0L, a, 0L) ? -errno : 0;
 }
 
-/* Asks for ns as the calling thread's slice, its other attributes as they are: ns read
- * back, or -errno. */
+/* Asks for ns as the calling thread's slice (0: the kernel's own, which follows its base
+ * slice), its other attributes as they are: ns read back, or -errno. With a slice asked
+ * for, SCHED_RESET_ON_FORK is set where the thread's nice is 0 or more: Linux copies a
+ * slice to the threads and children a thread creates, and the flag, which then changes
+ * nothing else, keeps a short slice the waiter's own; an unprivileged thread cannot clear
+ * it again, so that it stays. */
 static int64_t set_slice(int64_t ns)
 {
 	struct pn__sched_attr a;
@@ -102,7 +106,9 @@ static int64_t set_slice(int64_t ns)
 	if (a.policy != SCHED_OTHER)
 		return -EOPNOTSUPP;
 	a.runtime = (uint64_t)ns;
-	a.flags &= PN__SCHED_RESET_ON_FORK; /* kept as it was; no utilization clamp changed */
+	a.flags &= PN__SCHED_RESET_ON_FORK; /* no utilization clamp changed */
+	if (ns && a.nice >= 0)
+		a.flags |= PN__SCHED_RESET_ON_FORK;
 	if ((r = pn__sched_set(&a)) < 0)
 		return r;
 	return (r = pn__sched_get(&a)) < 0 ? r : (int64_t)a.runtime;
@@ -116,7 +122,6 @@ static int8_t look(struct pn__slice *s)
 		atomic_store_explicit(&support, -1, memory_order_relaxed);
 		return s->status = -1;
 	}
-	s->orig_ns = (int64_t)a.runtime;
 	return s->status = a.policy == SCHED_OTHER ? 1 : -1;
 }
 
@@ -166,20 +171,21 @@ static int64_t wanted(struct pn__slice *s)
 	return q < PN__SLICE_MIN_NS ? PN__SLICE_MIN_NS : q > PN__SLICE_MAX_NS ? PN__SLICE_MAX_NS : q;
 }
 
-/* Puts w (> 0) in place, or the thread's own back (w 0): 0, or -errno. */
+/* Puts w (> 0) in place, or the kernel's own back (w 0): 0, or -EOPNOTSUPP where the
+ * kernel keeps its own or refuses (then the process stops asking). */
 static int put(struct pn__slice *s, int64_t w)
 {
 	if (w == 0 && !s->set_ns)
 		return 0;
-	int64_t got = set_slice(w ? w : s->orig_ns);
-	if (got < 0) {
+	int64_t got = set_slice(w);
+	if (got < 0) { /* denied (seccomp: EPERM, ENOSYS): stop asking */
 		if (got != -EOPNOTSUPP)
 			atomic_store_explicit(&support, -1, memory_order_relaxed);
-		return (int)got;
+		return -EOPNOTSUPP;
 	}
 	if (w && got != w) { /* the kernel keeps its own (< 6.12): stop asking */
 		atomic_store_explicit(&support, -1, memory_order_relaxed);
-		set_slice(s->orig_ns);
+		set_slice(0);
 		s->set_ns = 0;
 		return -EOPNOTSUPP;
 	}

@@ -38,7 +38,6 @@ int pn__sched_set(struct pn__sched_attr *a);
 struct pn__slice {
 	int64_t want_ns;  /* PN__SLICE_DEFAULT, PN_SLEEP_SLICE_AUTO, PN_SLEEP_SLICE_OFF, or ns */
 	int64_t set_ns;   /* what the thread runs with since we set it, read back; 0: untouched */
-	int64_t orig_ns;  /* the thread's own before the first set (put back by OFF) */
 	int8_t status;    /* 0 not looked at; 1 ours to set; -1 not (its policy, or denied) */
 	uint32_t waits;   /* waits since the last reading of its runs */
 	uint64_t exec_ns; /* /proc/thread-self/schedstat at that reading: time on a CPU, */

@@ -142,6 +142,11 @@ static void state_forked(void)
 	memset(T->late, 0, sizeof(T->late));
 	T->first = 0;
 	T->pend.on = false;
+	/* the child's scheduling is its own: SCHED_RESET_ON_FORK put it back to SCHED_OTHER
+	 * and the kernel's slice where the parent had set them */
+	T->rt = (struct pn__rt){0};
+	T->slice.status = 0;
+	T->slice.set_ns = 0;
 }
 
 /* At load time: pthread_key_create is not async-signal-safe, a thread's first plan may be;

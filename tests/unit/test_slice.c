@@ -2,8 +2,9 @@
 /*
  * test_slice.c: the EEVDF slice a precise waiter asks for (src/wait/slice.c). It is set and
  * reads back (sched_getattr); learned in the kernel's bounds; put back by
- * PN_SLEEP_SLICE_OFF; the thread's nice value and reset-on-fork flag stay; a SCHED_BATCH or
- * SCHED_IDLE thread is left alone; a seccomp filter that denies sched_setattr (EPERM,
+ * PN_SLEEP_SLICE_OFF; the thread's nice value and reset-on-fork flag stay (but that the flag
+ * is set at nice >= 0: threads and children the waiter creates do not inherit its slice); a
+ * SCHED_BATCH or SCHED_IDLE thread is left alone; a seccomp filter that denies sched_setattr (EPERM,
  * ENOSYS) leaves every wait working and never early; PUNCTUAL_SLICE's grammar. Each case
  * runs in a thread of its own (a slice is per thread). Skips where the kernel keeps its own
  * slice (before Linux 6.12). Whether a thread shares its CPU follows its readings of
@@ -164,6 +165,55 @@ static const char *keeps_nice_and_reset_on_fork(void)
 	if (!(a.flags & 0x01))
 		return "the slice dropped reset-on-fork";
 	return a.runtime == 300000 ? NULL : "the slice does not read back";
+}
+
+static void *runtime_of_new_thread(void *arg)
+{
+	*(uint64_t *)arg = get().runtime;
+	return NULL;
+}
+
+/* A slice asked for stays the waiter's: the threads it creates and the children it forks
+ * start with the kernel's own (SCHED_RESET_ON_FORK, set at nice >= 0); at a negative nice
+ * the flag, which would reset the children's nice too, is left as it was. */
+static const char *not_inherited(void)
+{
+	uint64_t own = get().runtime, theirs = 0;
+	if (pn_sleep_set_slice(300000) != 0 || get().runtime != 300000)
+		return "the slice is not set";
+	pthread_t t;
+	if (pthread_create(&t, NULL, runtime_of_new_thread, &theirs) != 0)
+		return "no thread";
+	pthread_join(t, NULL);
+	if (theirs != own)
+		return "a thread created by a waiter inherited its slice";
+	pid_t c = fork();
+	if (c == 0)
+		_exit(get().runtime == own ? 0 : 1);
+	int st;
+	if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return "a child forked by a waiter inherited its slice";
+	if (geteuid() == 0) { /* a negative nice needs the privilege */
+		struct attr a = get();
+		a.nice = -3;
+		a.runtime = 0;
+		a.flags = 0;
+		if (set(a) != 0 || pn_sleep_set_slice(PN_SLEEP_SLICE_OFF) != 0 ||
+		    pn_sleep_set_slice(250000) != 0)
+			return "cannot set a negative nice and a slice";
+		a = get();
+		if (a.nice != -3 || (a.flags & 0x01))
+			return "at a negative nice the slice set reset-on-fork or changed the nice";
+	}
+	return NULL;
+}
+
+static void test_not_inherited(void **state)
+{
+	(void)state;
+	if (!supported())
+		pn_skip("the kernel keeps its own slice");
+	in_thread(not_inherited);
 }
 
 static const char *other_policy(int policy)
@@ -357,6 +407,9 @@ static void test_shared_readings(void **state)
 /* A thread whose readings say it shares its CPU waits without a spin, never early. */
 static const char *shared_waits(void)
 {
+	/* a fixed budget plans a margin whatever the load (auto might plan none) */
+	if (pn_sleep_set_budget(500000) != 0)
+		return "cannot set a budget";
 	const char *e = waits(8); /* learn a little first */
 	if (e)
 		return e;
@@ -414,6 +467,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_learned),
 	        cmocka_unit_test(test_explicit_and_off),
 	        cmocka_unit_test(test_keeps_nice_and_reset_on_fork),
+	        cmocka_unit_test(test_not_inherited),
 	        cmocka_unit_test(test_other_policies),
 	        cmocka_unit_test(test_denied),
 	        cmocka_unit_test(test_rt),

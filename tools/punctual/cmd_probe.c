@@ -38,10 +38,12 @@ static const char usage[] =
         "                    --help)\n"
         "  -h, --help        this text\n";
 
-/* The report's sections, in order: each measures, recommends and renders (probe.h). */
+/* The report's sections, in order: each measures, recommends and renders (probe.h). The
+ * shared-CPU run comes after why-late: its hogs would spend a cgroup's CPU quota, and the
+ * why-late loop would then blame the probe's own throttling. */
 static const struct probe_section *const sections[] = {
         &probe_system, &probe_clocks,   &probe_sleeps, &probe_timers,
-        &probe_cpus,   &probe_frontier, &probe_shared, &probe_why,
+        &probe_cpus,   &probe_frontier, &probe_why,    &probe_shared,
 };
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
 

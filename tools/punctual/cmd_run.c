@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -239,23 +240,29 @@ static void set_env(const char *name, const char *val)
 		die(1, "cannot set the environment: %s", strerror(errno));
 }
 
-/* --rt: refused where this process may not take SCHED_FIFO at prio (tried on itself, its
- * own scheduling put back), else RLIMIT_RTTIME bounded for CMD and PUNCTUAL_RT set. */
+/* --rt: refused where this process may not take SCHED_FIFO at prio (tried in a child, so
+ * that its own scheduling is never touched), else RLIMIT_RTTIME bounded for CMD and
+ * PUNCTUAL_RT set. */
 static void apply_rt(int prio)
 {
-	struct pn__sched_attr own, fifo = {.policy = SCHED_FIFO,
-	                                   .priority = (uint32_t)prio,
-	                                   .flags = PN__SCHED_RESET_ON_FORK};
-	int r = pn__sched_get(&own);
-	if (r == 0 && (r = pn__sched_set(&fifo)) == 0)
-		r = pn__sched_set(&own);
-	if (r == -EPERM)
+	struct pn__sched_attr fifo = {.policy = SCHED_FIFO,
+	                              .priority = (uint32_t)prio,
+	                              .flags = PN__SCHED_RESET_ON_FORK};
+	fflush(NULL);
+	pid_t c = fork();
+	if (c == 0)
+		_exit(-pn__sched_set(&fifo) & 0xff);
+	int st = 0;
+	if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st))
+		die(1, "--rt: cannot try SCHED_FIFO: %s", strerror(c < 0 ? errno : EINVAL));
+	int r = WEXITSTATUS(st);
+	if (r == EPERM)
 		die(EXIT_USAGE,
 		    "--rt=%d: SCHED_FIFO is not permitted here (it needs CAP_SYS_NICE, or "
 		    "RLIMIT_RTPRIO >= %d)",
 		    prio, prio);
-	if (r < 0)
-		die(EXIT_USAGE, "--rt=%d: %s", prio, strerror(-r));
+	if (r)
+		die(EXIT_USAGE, "--rt=%d: %s", prio, strerror(r));
 	if ((r = pn__rt_limit()) < 0)
 		die(1, "--rt: cannot bound RLIMIT_RTTIME: %s", strerror(-r));
 	char v[8];

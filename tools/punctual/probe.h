@@ -37,6 +37,7 @@ struct probe_timers {
 /* probe_shared.c: 1 ms sleeps beside CPU hogs, four variants. */
 struct probe_shared {
 	bool run;
+	int error;          /* -errno: the hogs could not be started, nothing measured */
 	struct frontier *f; /* NULL until measured */
 };
 

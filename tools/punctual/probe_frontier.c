@@ -143,7 +143,9 @@ static int probe_frontier_reco(const struct probe_frontier *pf, struct probe_rec
 
 static const char *kind_name(enum frontier_kind k)
 {
-	static const char *const names[] = {"kernel", "fixed", "budget", "auto", "spin"};
+	static const char *const names[] = {"kernel", "fixed", "budget", "auto",
+	                                    "spin",   "slice", "rt"};
+	_Static_assert(sizeof(names) / sizeof(names[0]) == FR_RT + 1, "a name per kind");
 	return names[k];
 }
 

@@ -255,13 +255,18 @@ static void sleep_one(const struct frontier_variant *v, struct pn__state *s, int
 
 /* ---- the thread's scheduling, per variant ---------------------------------------------- */
 
-/* Before a sleep of v (outside its time): FR_SLICE's slice, FR_RT's SCHED_FIFO; false
- * where the variant cannot run (SCHED_FIFO not permitted). */
-static bool sched_enter(const struct frontier_variant *v, const struct pn__sched_attr *base,
-                        struct frontier *f)
+/* Before a sleep of v (outside its time): FR_SLICE's slice, FR_RT's SCHED_FIFO, the slice
+ * a punctual variant's state asks for (which a program asks for once: the system call, and
+ * the switch it may bring, stay out of the sleep's time); false where the variant cannot
+ * run (SCHED_FIFO not permitted). */
+static bool sched_enter(const struct frontier_variant *v, struct pn__state *s,
+                        const struct pn__sched_attr *base, struct frontier *f)
 {
 	struct pn__sched_attr a = *base;
-	if (v->kind == FR_SLICE) {
+	if (s && v->kind != FR_RT) {
+		s->slice.waits = 0; /* its readings are the frontier's (own_runs_add) */
+		pn__slice_apply(&s->slice);
+	} else if (v->kind == FR_SLICE) {
 		a.runtime = (uint64_t)v->arg;
 		pn__sched_set(&a); /* a kernel that keeps its own: the kernel alone's figures */
 	} else if (v->kind == FR_RT) {
@@ -278,8 +283,8 @@ static bool sched_enter(const struct frontier_variant *v, const struct pn__sched
 	return true;
 }
 
-/* After it: the thread's own scheduling back, also where punctual's wait set a slice (its
- * state asks again at its next sleep: a system call or three inside that sleep's time). */
+/* After it: the thread's own scheduling back, also where punctual's state set a slice (set
+ * again before its next sleep). */
 static void sched_leave(const struct frontier_variant *v, struct pn__state *s,
                         struct pn__sched_attr *base)
 {
@@ -443,7 +448,7 @@ static void rounds(const struct frontier_config *c, struct frontier *f, struct p
 		for (int r = 0; r < c->rounds[l]; r++)
 			for (int v = 0; v < c->nvar; v++) {
 				struct frontier_cell *cell = &f->cell[l][v];
-				if (!sched_enter(&c->var[v], &base, f))
+				if (!sched_enter(&c->var[v], state[v], &base, f))
 					continue;
 				bool learns = state[v] && c->var[v].kind != FR_RT; /* FIFO: not shared */
 				if (learns)

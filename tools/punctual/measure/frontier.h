@@ -49,9 +49,9 @@ struct frontier_config {
 	int rounds[FRONTIER_MAX_LENGTHS]; /* sleeps per variant at each length */
 	struct frontier_variant var[FRONTIER_MAX_VARIANTS];
 	int64_t precision; /* punctual's variants' precision */
-	/* CPU hogs beside the sleeps, processes of its own started before and killed and
-	 * reaped after (and killed by the kernel should the tool die first): hogs per CPU of
-	 * the hog set, the last hog_cpus CPUs this thread may use, the sleeper's among them
+	/* CPU hogs beside the sleeps, threads of the measuring process started before and
+	 * stopped and joined after (they end with the process however it ends): hogs per CPU
+	 * of the hog set, the last hog_cpus CPUs this thread may use, the sleeper's among them
 	 * (it is pinned to the last one); or, with hog_pinned, one hog pinned to the sleeper's
 	 * CPU. 0: none. */
 	int hogs, hog_cpus;
