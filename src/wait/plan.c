@@ -207,6 +207,9 @@ void pn__plan_make(struct pn__plan *p, clockid_t clk, int64_t deadline, int64_t 
 	struct pn__policy_choice c;
 	choose(t, k, deadline - now, precision, &c);
 	int64_t kernel_q = c.kernel_q, margin = c.margin;
+	if (margin >= deadline - now && spin_only_learn(t, p, k, deadline - now))
+		margin = (deadline - now) / 2;
+	int64_t planned = margin; /* what the budget's cut is counted against */
 	/* on a shared CPU a spin loses the CPU and costs the p99 (slice.h), but where the
 	 * budget is precision at any cost, which the caller chose, and for a SCHED_FIFO
 	 * thread, which no SCHED_OTHER task preempts */
@@ -215,8 +218,6 @@ void pn__plan_make(struct pn__plan *p, clockid_t clk, int64_t deadline, int64_t 
 		margin = 0;
 		t->st.shared_waits++;
 	}
-	if (margin >= deadline - now && spin_only_learn(t, p, k, deadline - now))
-		margin = (deadline - now) / 2;
 	if (p->stop) {
 		pn__plan_cancel(p);
 		return;
@@ -232,7 +233,7 @@ void pn__plan_make(struct pn__plan *p, clockid_t clk, int64_t deadline, int64_t 
 	pn__policy_kernel(pn__policy_lost(&t->cls[k]), precision, kernel_q, margin, deadline - now,
 	                  &slack, &lead);
 	t->st.margin_ns = margin;
-	p->budget_cut_ns = c.wanted > c.margin ? c.wanted - c.margin : 0;
+	p->budget_cut_ns = c.wanted > planned ? c.wanted - planned : 0;
 	p->target = deadline - lead;
 	p->k = k;
 	p->start = p->now = now;

@@ -130,12 +130,16 @@ static void *spin_share(void *arg)
 	int64_t spun = b.spun_ns - a.spun_ns;
 	if (cpu < 10 * MS)
 		return "the sleeps hardly spun: nothing to compare";
-	/* the CPU time read itself (two system calls a sleep) is in cpu, not in spun */
-	if (spun > cpu + cpu / 10 || spun < cpu - cpu / 10) {
+	/* Never more than the spin's CPU (the CPU time read itself, two system calls a sleep,
+	 * is in cpu, not in spun): a spin preempted, its stretch counted, would exceed it.
+	 * Less, within reason: a gap of over PN__GAP_NS between two clock reads is taken as
+	 * the CPU taken away, but an interrupt handled on the thread's own CPU is charged to
+	 * its CPU time too (beside stress-ng under TSan: spun 82% of cpu). */
+	if (spun > cpu + cpu / 10 || spun < cpu / 2) {
 		static char why[160];
 		snprintf(why, sizeof(why),
 		         "spun_ns grew by %lld ns, the spin phase took %lld ns of CPU: not within "
-		         "10%%",
+		         "[50%%, 110%%]",
 		         (long long)spun, (long long)cpu);
 		return why;
 	}
