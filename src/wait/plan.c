@@ -216,6 +216,7 @@ void pn__plan_make(struct pn__plan *p, clockid_t clk, int64_t deadline, int64_t 
 	if (margin && t->st.budget_ppm != PN_SLEEP_BUDGET_FULL && !t->rt.prio &&
 	    pn__slice_shared(&t->slice)) {
 		margin = 0;
+		planned = c.wanted; /* the shared CPU, not the budget, took the spin */
 		t->st.shared_waits++;
 	}
 	if (p->stop) {
