@@ -345,6 +345,7 @@ struct hogs {
 	clockid_t clk[MAX_HOGS]; /* each one's thread CPU clock: exact while it runs */
 	atomic_bool stop;
 	cpu_set_t own; /* the sleeper's CPUs before it was pinned */
+	cpu_set_t set; /* the hogs' CPUs, which each takes itself (musl has no attribute) */
 };
 
 /* A hog: threads of the measuring process, so that they end with it whatever ends it, and
@@ -353,8 +354,9 @@ struct hogs {
  * last tick). */
 static void *hog(void *arg)
 {
-	atomic_bool *stop = arg;
-	while (!atomic_load_explicit(stop, memory_order_relaxed))
+	struct hogs *h = arg;
+	sched_setaffinity(0, sizeof(h->set), &h->set);
+	while (!atomic_load_explicit(&h->stop, memory_order_relaxed))
 		for (volatile int x = 0; x < 1000; x++)
 			;
 	return NULL;
@@ -364,14 +366,14 @@ static void *hog(void *arg)
  * the last hog_cpus of its CPUs (or one on its own CPU): 0, or -errno (f->nhogs started). */
 static int hogs_start(const struct frontier_config *c, struct frontier *f, struct hogs *h)
 {
-	cpu_set_t set, me;
+	cpu_set_t me;
 	if (sched_getaffinity(0, sizeof(h->own), &h->own) != 0)
 		return -errno;
 	int last = -1, taken = 0;
-	CPU_ZERO(&set);
+	CPU_ZERO(&h->set);
 	for (int cpu = CPU_SETSIZE - 1; cpu >= 0; cpu--)
 		if (CPU_ISSET(cpu, &h->own) && taken < (c->hog_pinned ? 1 : c->hog_cpus)) {
-			CPU_SET(cpu, &set);
+			CPU_SET(cpu, &h->set);
 			taken++;
 			last = last < 0 ? cpu : last;
 		}
@@ -382,20 +384,15 @@ static int hogs_start(const struct frontier_config *c, struct frontier *f, struc
 	f->sleeper_cpu = last;
 	f->hog_ncpus = taken;
 	int n = c->hog_pinned ? 1 : c->hogs * taken;
-	pthread_attr_t a;
-	if (pthread_attr_init(&a) != 0)
-		return -ENOMEM;
-	pthread_attr_setaffinity_np(&a, sizeof(set), &set);
 	int e = 0;
 	for (f->nhogs = 0; e == 0 && f->nhogs < (n > MAX_HOGS ? MAX_HOGS : n); f->nhogs++) {
-		if ((e = -pthread_create(&h->t[f->nhogs], &a, hog, &h->stop)) < 0)
+		if ((e = -pthread_create(&h->t[f->nhogs], NULL, hog, h)) < 0)
 			break;
 		if ((e = -pthread_getcpuclockid(h->t[f->nhogs], &h->clk[f->nhogs])) < 0) {
 			f->nhogs++; /* started: stopped with the others */
 			break;
 		}
 	}
-	pthread_attr_destroy(&a);
 	return e;
 }
 
