@@ -142,23 +142,29 @@ void pn__slice_note(struct pn__slice *s, uint64_t exec_ns, uint64_t queued_ns, u
 	s->runs = runs;
 }
 
-/* Reads the thread's time on a CPU, on a run queue, and its switch-ins. */
-static void sample(struct pn__slice *s)
+int pn__slice_read_runs(uint64_t *exec_ns, uint64_t *queued_ns, uint64_t *runs)
 {
 	char buf[128];
 	int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return;
+		return -errno;
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
 	if (n <= 0)
-		return;
+		return n < 0 ? -errno : -ENODATA;
 	buf[n] = '\0';
 	char *end;
-	unsigned long long exec = strtoull(buf, &end, 10);
-	unsigned long long queued = strtoull(end, &end, 10);
-	unsigned long long runs = strtoull(end, &end, 10);
-	pn__slice_note(s, exec, queued, runs);
+	*exec_ns = strtoull(buf, &end, 10);
+	*queued_ns = strtoull(end, &end, 10);
+	*runs = strtoull(end, &end, 10);
+	return 0;
+}
+
+static void sample(struct pn__slice *s)
+{
+	uint64_t exec, queued, runs;
+	if (pn__slice_read_runs(&exec, &queued, &runs) == 0)
+		pn__slice_note(s, exec, queued, runs);
 }
 
 /* The slice the thread should have now: 0 for its own (OFF). */

@@ -71,6 +71,8 @@ bool pn__slice_shared(const struct pn__slice *s);
 /* Notes a reading of the thread's /proc/thread-self/schedstat (time on a CPU, time on a run
  * queue, switch-ins): what the slice learns and pn__slice_shared decide from. */
 void pn__slice_note(struct pn__slice *s, uint64_t exec_ns, uint64_t queued_ns, uint64_t runs);
+/* Reads the calling thread's /proc/thread-self/schedstat: 0, or -errno. */
+int pn__slice_read_runs(uint64_t *exec_ns, uint64_t *queued_ns, uint64_t *runs);
 /* The process's default want (PUNCTUAL_SLICE at load: "off", "auto", or a duration). */
 int64_t pn__slice_default(void);
 /* Sets the process's default want (the tool's measurements: OFF), unless PUNCTUAL_SLICE

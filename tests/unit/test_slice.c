@@ -13,8 +13,6 @@
  * comes with reset-on-fork and a bounded RLIMIT_RTTIME, and is refused without permission.
  */
 #include <errno.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -22,7 +20,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -33,6 +30,7 @@
 #include <punctual/sleep.h>
 #include "wait/slice.h"
 #include "wait/state.h"
+#include "deny.h"
 #include "runner.h"
 
 #define MS 1000000LL
@@ -277,15 +275,7 @@ static void test_other_policies(void **state)
 /* In a child: sched_setattr denied with err; waits still work, never early, no slice. */
 static int denied_child(int err)
 {
-	struct sock_filter f[] = {
-	        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-	        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sched_setattr, 0, 1),
-	        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)err),
-	        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = {sizeof f / sizeof f[0], f};
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+	if (pn_deny_syscall(SYS_sched_setattr, err) != 0)
 		return 10;
 	if (waits(50))
 		return 11;

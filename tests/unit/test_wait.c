@@ -20,10 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <sys/epoll.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -36,6 +33,7 @@
 #include <punctual/wait.h>
 #include "wait/plan.h"
 #include "wait/wait.h"
+#include "deny.h"
 #include "runner.h"
 #include "splitmix.h"
 
@@ -319,15 +317,7 @@ static void test_invalid(void **state)
  * pn_sleep_for sleeps; the child's exit status says which step failed. */
 static int denied_child(long nr, int err)
 {
-	struct sock_filter f[] = {
-	        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-	        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 1),
-	        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)err),
-	        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = {sizeof f / sizeof f[0], f};
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+	if (pn_deny_syscall(nr, err) != 0)
 		return 10;
 	if (syscall(nr, -1, NULL, 1, NULL, NULL, 0) != -1 || errno != err)
 		return 11;             /* the filter does not deny it */

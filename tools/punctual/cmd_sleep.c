@@ -447,17 +447,6 @@ static const char *policy_name(const struct opts *o)
 	return o->fifo ? "SCHED_FIFO" : "SCHED_OTHER";
 }
 
-/* ", slice 100 us" (--slice), or nothing: the kernel's own. */
-static const char *slice_text(int64_t slice_ns)
-{
-	static char t[40];
-	char d[24];
-	t[0] = '\0';
-	if (slice_ns)
-		snprintf(t, sizeof(t), ", slice %s", fmt_ns(d, sizeof(d), (double)slice_ns));
-	return t;
-}
-
 static void render_json(struct sleep_matrix *x, const struct opts *o, const struct host *host)
 {
 	struct json j;
@@ -564,7 +553,7 @@ static void render_text(struct sleep_matrix *x, const struct opts *o)
 	        "punctual sleep: how late each mechanism wakes (overshoot past deadline, us)\n");
 	fprintf(out, "policy %s%s%s, timer slack before: %s", policy_name(o),
 	        o->fifo ? " (the kernel ignores slack for realtime threads)" : "",
-	        slice_text(o->slice_ns),
+	        sleep_slice_text(o->slice_ns),
 	        fmt_ns(b, sizeof(b), (double)x->original_slack));
 	if (o->cpu >= 0)
 		fprintf(out, ", pinned to CPU %ld", o->cpu);

@@ -117,14 +117,13 @@ static const char *policy_name(const struct periodic_opts *o)
 	return o->fifo ? "SCHED_FIFO" : "SCHED_OTHER";
 }
 
-/* ", slice 100 us" (--slice), or nothing: the kernel's own. */
-static const char *slice_text(const struct periodic_opts *o)
+const char *sleep_slice_text(int64_t slice_ns)
 {
 	static char t[40];
 	char d[24];
 	t[0] = '\0';
-	if (o->slice_ns)
-		snprintf(t, sizeof(t), ", slice %s", fmt_ns(d, sizeof(d), (double)o->slice_ns));
+	if (slice_ns)
+		snprintf(t, sizeof(t), ", slice %s", fmt_ns(d, sizeof(d), (double)slice_ns));
 	return t;
 }
 
@@ -296,7 +295,7 @@ static void render_text(const struct run *u)
 	        "slack %lld ns; %s%s\n",
 	        (double)pn_hist_percentile(h, 50) / 1e3, (double)pn_hist_percentile(h, 99) / 1e3,
 	        (double)pn_hist_percentile(h, 99.9) / 1e3, (unsigned long long)missed,
-	        (unsigned long long)early, (long long)u->slack, policy_name(o), slice_text(o));
+	        (unsigned long long)early, (long long)u->slack, policy_name(o), sleep_slice_text(o->slice_ns));
 	if (u->stopped >= 0) {
 		const struct periodic_result *r = &u->r[u->stopped];
 		char a[32], lv[700] = "";

@@ -32,6 +32,8 @@ struct periodic_opts {
 /* Checks what can be checked before measuring (the CPU list, the histogram file): exits 2
  * with one line. */
 void sleep_periodic_check(struct periodic_opts *o);
+/* ", slice 100 us" for sleep's --slice, or "" (0: the kernel's own); a static buffer. */
+const char *sleep_slice_text(int64_t slice_ns);
 /* Runs and renders: 0, or EXIT_STOPPED when --stop-above stopped it; exits 1 on failure. */
 int sleep_periodic(struct periodic_opts *o);
 

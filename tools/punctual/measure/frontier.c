@@ -8,7 +8,6 @@
  * each learns as a program that sleeps so would.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -304,13 +303,8 @@ struct runs {
 
 static void runs_read(struct runs *r)
 {
-	char buf[128];
-	FILE *f = fopen("/proc/thread-self/schedstat", "re");
-	if (!f || !fgets(buf, sizeof(buf), f) ||
-	    sscanf(buf, "%" SCNu64 " %" SCNu64 " %" SCNu64, &r->exec, &r->queued, &r->n) != 3)
+	if (pn__slice_read_runs(&r->exec, &r->queued, &r->n) < 0)
 		memset(r, 0, sizeof(*r));
-	if (f)
-		fclose(f);
 }
 
 /* A punctual variant learns whether its CPU is shared from its own sleeps alone, as a
