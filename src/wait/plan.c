@@ -250,6 +250,11 @@ void pn__plan_woke(struct pn__plan *p, bool learn)
 	struct pn__state *t = pn__state_get();
 	int64_t woke = pn__clock_now(p->clk);
 	pn__plan_cancel(p);
+	/* a clock stepped back between the kernel's wakeup and this read (REALTIME, TAI) reads
+	 * below the plan's: p->now stays the spin's floor, whose first read gives the rest of
+	 * the wait back to the kernel (p->away), and the wakeup teaches nothing */
+	if (PN_UNLIKELY(woke < p->now))
+		return;
 	p->now = woke;
 	if (PN_UNLIKELY(!t))
 		return;

@@ -763,6 +763,25 @@ static void test_stats_learning(void **state)
 	assert_int_equal(st->slack_ns, touched ? 1 : 50000);
 }
 
+/* A clock stepped back between the kernel part's wakeup and the plan's read of it: the read
+ * is below the plan's, and the spin gives the rest back at its first read (p->away) rather
+ * than spin the second through. The step is the plan's read moved a second ahead, so no
+ * clock of the machine is touched. */
+static void test_woke_below_the_plan(void **state)
+{
+	(void)state;
+	struct pn__plan p;
+	plan_at(&p, 300 * MS, 10 * US, 0);
+	assert_true(p.kernel);
+	p.now = pn_now() + 1000 * MS; /* the clock read a second less since the plan */
+	int64_t floor = p.now;
+	pn__plan_woke(&p, true);
+	assert_int_equal(p.now, floor); /* the floor stays the plan's read */
+	assert_int_equal(pn__spin_finish(&p), 0);
+	assert_true(p.away); /* without: a spin to the deadline, p.away false */
+	pn__plan_cancel(&p);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -781,6 +800,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_spin_interrupted),
 	        cmocka_unit_test(test_probes_interrupted),
 	        cmocka_unit_test(test_stats_learning),
+	        cmocka_unit_test(test_woke_below_the_plan),
 	};
 	return pn_run("sleep", tests, argc, argv);
 }
