@@ -132,14 +132,38 @@ void pn__slice_note(struct pn__slice *s, uint64_t exec_ns, uint64_t queued_ns, u
 		pn__decay_hist_add(&s->run, (int64_t)((exec_ns - s->exec_ns) / n));
 		int64_t d = (int64_t)((queued_ns - s->queued_ns) / n);
 		s->delay_ns = s->readings++ ? s->delay_ns + (d - s->delay_ns) / SHARED_DECAY : d;
+		if (s->hold)
+			s->hold--;
 		if (s->delay_ns > PN__SLICE_CONTENDED_NS)
 			s->shared = true;
-		else if (s->delay_ns < PN__SLICE_CONTENDED_NS / 2)
+		else if (s->delay_ns < PN__SLICE_CONTENDED_NS / 2 && !s->hold)
 			s->shared = false;
 	}
 	s->exec_ns = exec_ns;
 	s->queued_ns = queued_ns;
 	s->runs = runs;
+}
+
+void pn__slice_lost(struct pn__slice *s, int64_t lost_ns, uint64_t queued_ns)
+{
+	if (lost_ns > PN__SLICE_LOST_NS && queued_ns >= (uint64_t)lost_ns / 2) {
+		s->shared = true;
+		s->hold = PN__SLICE_HOLD;
+	}
+}
+
+void pn__slice_spin_lost(struct pn__slice *s, int64_t lost_ns)
+{
+	uint64_t exec, queued, runs;
+	if (s->status <= 0 || s->external || !s->runs || s->shared)
+		return;
+	if (pn__slice_read_runs(&exec, &queued, &runs) < 0 || queued < s->queued_ns ||
+	    runs < s->runs)
+		return;
+	/* the run-queue wait beyond what its switch-ins since the reading wait on average */
+	uint64_t usual = (uint64_t)(s->delay_ns > 0 ? s->delay_ns : 0) * (runs - s->runs);
+	uint64_t q = queued - s->queued_ns;
+	pn__slice_lost(s, lost_ns, q > usual ? q - usual : 0);
 }
 
 int pn__slice_read_runs(uint64_t *exec_ns, uint64_t *queued_ns, uint64_t *runs)
@@ -205,7 +229,7 @@ void pn__slice_apply(struct pn__slice *s)
 		look(s);
 	if (PN_LIKELY(s->status < 0))
 		return;
-	if (++s->waits >= SAMPLE_WAITS) {
+	if (++s->waits >= SAMPLE_WAITS && !s->external) {
 		s->waits = 0;
 		sample(s);
 	}

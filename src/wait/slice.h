@@ -45,7 +45,9 @@ struct pn__slice {
 	uint64_t queued_ns; /* and its time waiting on a run queue */
 	int64_t delay_ns;   /* the wait on a run queue per switch-in, readings averaged */
 	bool shared;        /* the thread shares its CPU (pn__slice_shared) */
+	bool external;      /* its readings come from its caller (the tool's frontier) */
 	uint32_t readings;  /* readings averaged into delay_ns (the first is taken whole) */
+	uint32_t hold;      /* readings it stays shared whatever they say (a lost spin) */
 	struct pn__decay_hist run; /* the mean run between switch-ins, sampled */
 };
 
@@ -68,6 +70,26 @@ int pn__slice_want(struct pn__slice *s, int64_t slice_ns);
  * PN__SLICE_CONTENDED_NS, and not yet below half of it since): then a precise wait does not spin (docs/DESIGN.md, "When the CPU
  * is shared": any spin, even of 15 us, put the p99 at ~950 us against ~735 us without). */
 bool pn__slice_shared(const struct pn__slice *s);
+/* A spin that loses the CPU for longer than this (in its gaps, or past its deadline) is
+ * looked at: was it another task's turn? */
+#define PN__SLICE_LOST_NS 100000
+/* Readings a thread stays shared after a spin lost the CPU to another task: with a short
+ * slice its wakeups preempt, so its run-queue wait per switch-in falls to what it is alone
+ * (measured: under 5 us beside two hogs per CPU with a 100 us slice) although every spin
+ * would lose again; 16 readings are 1024 waits, so that the spin that finds the CPU still
+ * shared costs one late wakeup in a thousand. */
+#define PN__SLICE_HOLD 16
+/* A spin of the calling thread lost lost_ns (> PN__SLICE_LOST_NS) of the CPU, and the
+ * thread waited queued_ns on a run queue since its last reading (or across that wait): when
+ * the run queue took at least half of the loss, another task had the CPU (a vCPU taken
+ * away by the host does not queue the thread), and the thread is shared for
+ * PN__SLICE_HOLD readings. */
+void pn__slice_lost(struct pn__slice *s, int64_t lost_ns, uint64_t queued_ns);
+/* pn__slice_lost for a spin of the calling thread that has just ended: its run-queue wait
+ * since the last reading (/proc/thread-self/schedstat) beyond the average per switch-in
+ * times its switch-ins since (nothing for a thread already shared, whose readings are
+ * external or not taken yet). */
+void pn__slice_spin_lost(struct pn__slice *s, int64_t lost_ns);
 /* Notes a reading of the thread's /proc/thread-self/schedstat (time on a CPU, time on a run
  * queue, switch-ins): what the slice learns and pn__slice_shared decide from. */
 void pn__slice_note(struct pn__slice *s, uint64_t exec_ns, uint64_t queued_ns, uint64_t runs);

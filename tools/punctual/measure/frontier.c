@@ -263,7 +263,6 @@ static bool sched_enter(const struct frontier_variant *v, struct pn__state *s,
 {
 	struct pn__sched_attr a = *base;
 	if (s && v->kind != FR_RT) {
-		s->slice.waits = 0; /* its readings are the frontier's (own_runs_add) */
 		pn__slice_apply(&s->slice);
 	} else if (v->kind == FR_SLICE) {
 		a.runtime = (uint64_t)v->arg;
@@ -310,7 +309,8 @@ static void runs_read(struct runs *r)
 /* A punctual variant learns whether its CPU is shared from its own sleeps alone, as a
  * thread that sleeps only so would (the thread's readings would mix in the spin's and the
  * fixed margins' preemptions): the runs across its sleeps are added up, and every
- * SAMPLE_SLEEPS of them noted as a reading, the library's own readings kept off. */
+ * SAMPLE_SLEEPS of them noted as a reading (the state's readings are external: the
+ * library takes none). */
 #define SAMPLE_SLEEPS 64
 struct own_runs {
 	struct runs sum;
@@ -318,11 +318,15 @@ struct own_runs {
 };
 
 static void own_runs_add(struct own_runs *o, struct pn__state *s, const struct runs *a,
-                         const struct runs *b)
+                         const struct runs *b, int64_t late)
 {
-	s->slice.waits = 0; /* the library's reading never comes */
-	if (!a->n || b->n < a->n)
+	if (!a->n || b->n < a->n || b->queued < a->queued)
 		return;
+	/* a sleep late by a lost CPU: the library's rule on this sleep's own run-queue wait */
+	uint64_t usual = (uint64_t)(s->slice.delay_ns > 0 ? s->slice.delay_ns : 0) * (b->n - a->n);
+	uint64_t q = b->queued - a->queued;
+	if (!s->slice.shared && late > PN__SLICE_LOST_NS)
+		pn__slice_lost(&s->slice, late, q > usual ? q - usual : 0);
 	o->sum.exec += b->exec - a->exec;
 	o->sum.queued += b->queued - a->queued;
 	o->sum.n += b->n - a->n;
@@ -423,6 +427,7 @@ static int states_new(const struct frontier_config *c, struct pn__state **state)
 			return -ENOMEM;
 		state[v]->budget_ppm = k == FR_BUDGET ? (int32_t)c->var[v].arg : PN_SLEEP_BUDGET_AUTO;
 		state[v]->slice.want_ns = c->slice_auto ? PN_SLEEP_SLICE_AUTO : PN_SLEEP_SLICE_OFF;
+		state[v]->slice.external = true; /* its readings: own_runs_add */
 	}
 	return 0;
 }
@@ -458,7 +463,7 @@ static void rounds(const struct frontier_config *c, struct frontier *f, struct p
 				sched_leave(&c->var[v], state[v], &base);
 				if (learns) {
 					runs_read(&r1);
-					own_runs_add(&own[v], state[v], &r0, &r1);
+					own_runs_add(&own[v], state[v], &r0, &r1, t - d);
 				}
 				if (t < d)
 					cell->early++;
