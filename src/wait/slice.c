@@ -144,26 +144,30 @@ void pn__slice_note(struct pn__slice *s, uint64_t exec_ns, uint64_t queued_ns, u
 	s->runs = runs;
 }
 
-void pn__slice_lost(struct pn__slice *s, int64_t lost_ns, uint64_t queued_ns)
+void pn__slice_spun(struct pn__slice *s, int64_t lost_ns, uint64_t queued_ns)
 {
-	if (lost_ns > PN__SLICE_LOST_NS && queued_ns >= (uint64_t)lost_ns / 2) {
+	bool taken = lost_ns > PN__SLICE_LOST_NS && queued_ns >= (uint64_t)lost_ns / 2;
+	s->lost_rate += ((taken ? 1.0f : 0.0f) - s->lost_rate) / PN__SLICE_LOST_DECAY;
+	if (taken && s->lost_rate > PN__SLICE_LOST_RATE) {
 		s->shared = true;
 		s->hold = PN__SLICE_HOLD;
+		s->lost_rate = 0; /* after the hold, two losses again */
 	}
 }
 
-void pn__slice_spin_lost(struct pn__slice *s, int64_t lost_ns)
+void pn__slice_spin_end(struct pn__slice *s, int64_t lost_ns)
 {
-	uint64_t exec, queued, runs;
 	if (s->status <= 0 || s->external || !s->runs || s->shared)
 		return;
-	if (pn__slice_read_runs(&exec, &queued, &runs) < 0 || queued < s->queued_ns ||
-	    runs < s->runs)
-		return;
-	/* the run-queue wait beyond what its switch-ins since the reading wait on average */
-	uint64_t usual = (uint64_t)(s->delay_ns > 0 ? s->delay_ns : 0) * (runs - s->runs);
-	uint64_t q = queued - s->queued_ns;
-	pn__slice_lost(s, lost_ns, q > usual ? q - usual : 0);
+	uint64_t exec, queued, runs, q = 0;
+	if (lost_ns > PN__SLICE_LOST_NS && pn__slice_read_runs(&exec, &queued, &runs) == 0 &&
+	    queued >= s->queued_ns && runs >= s->runs) {
+		/* the run-queue wait beyond what its switch-ins since the reading wait on average */
+		uint64_t usual = (uint64_t)(s->delay_ns > 0 ? s->delay_ns : 0) * (runs - s->runs);
+		q = queued - s->queued_ns;
+		q = q > usual ? q - usual : 0;
+	}
+	pn__slice_spun(s, lost_ns, q);
 }
 
 int pn__slice_read_runs(uint64_t *exec_ns, uint64_t *queued_ns, uint64_t *runs)

@@ -47,7 +47,8 @@ struct pn__slice {
 	bool shared;        /* the thread shares its CPU (pn__slice_shared) */
 	bool external;      /* its readings come from its caller (the tool's frontier) */
 	uint32_t readings;  /* readings averaged into delay_ns (the first is taken whole) */
-	uint32_t hold;      /* readings it stays shared whatever they say (a lost spin) */
+	uint32_t hold;      /* readings it stays shared whatever they say (lost spins) */
+	float lost_rate;    /* share of its spins that lost the CPU to another task */
 	struct pn__decay_hist run; /* the mean run between switch-ins, sampled */
 };
 
@@ -73,23 +74,26 @@ bool pn__slice_shared(const struct pn__slice *s);
 /* A spin that loses the CPU for longer than this (in its gaps, or past its deadline) is
  * looked at: was it another task's turn? */
 #define PN__SLICE_LOST_NS 100000
-/* Readings a thread stays shared after a spin lost the CPU to another task: with a short
- * slice its wakeups preempt, so its run-queue wait per switch-in falls to what it is alone
- * (measured: under 5 us beside two hogs per CPU with a 100 us slice) although every spin
- * would lose again; 16 readings are 1024 waits, so that the spin that finds the CPU still
- * shared costs one late wakeup in a thousand. */
-#define PN__SLICE_HOLD 16
-/* A spin of the calling thread lost lost_ns (> PN__SLICE_LOST_NS) of the CPU, and the
- * thread waited queued_ns on a run queue since its last reading (or across that wait): when
- * the run queue took at least half of the loss, another task had the CPU (a vCPU taken
- * away by the host does not queue the thread), and the thread is shared for
- * PN__SLICE_HOLD readings. */
-void pn__slice_lost(struct pn__slice *s, int64_t lost_ns, uint64_t queued_ns);
-/* pn__slice_lost for a spin of the calling thread that has just ended: its run-queue wait
- * since the last reading (/proc/thread-self/schedstat) beyond the average per switch-in
- * times its switch-ins since (nothing for a thread already shared, whose readings are
- * external or not taken yet). */
-void pn__slice_spin_lost(struct pn__slice *s, int64_t lost_ns);
+/* The share of a thread's spins that lost the CPU to another task is averaged with weight
+ * 1/PN__SLICE_LOST_DECAY for the newest; above PN__SLICE_LOST_RATE (two such losses within
+ * about 80 spins; one alone is 1/64) its spins cost its p99, and the thread is shared for
+ * PN__SLICE_HOLD readings whatever they say: with a short slice its wakeups preempt, so its
+ * run-queue wait per switch-in falls to what it is alone (under 5 us beside two hogs per
+ * CPU with a 100 us slice) although its spins would lose again; 16 readings are 1024
+ * waits. Beside one hog pinned to its CPU its spins lose about 0.2% of the time: they stay. */
+#define PN__SLICE_LOST_DECAY 64
+#define PN__SLICE_LOST_RATE  0.02f
+#define PN__SLICE_HOLD       16
+/* One spin of the thread (or a wait, for a caller with external readings) that lost lost_ns
+ * of the CPU while the thread waited queued_ns on a run queue beyond its usual: a loss
+ * over PN__SLICE_LOST_NS of which the run queue took at least half was another task's
+ * turn (a vCPU taken away by the host does not queue the thread). */
+void pn__slice_spun(struct pn__slice *s, int64_t lost_ns, uint64_t queued_ns);
+/* pn__slice_spun for a spin of the calling thread that has just ended: a loss over
+ * PN__SLICE_LOST_NS is looked at in /proc/thread-self/schedstat, the run-queue wait since
+ * the last reading beyond the average per switch-in times the switch-ins since (nothing
+ * for a thread already shared, whose readings are external or not taken yet). */
+void pn__slice_spin_end(struct pn__slice *s, int64_t lost_ns);
 /* Notes a reading of the thread's /proc/thread-self/schedstat (time on a CPU, time on a run
  * queue, switch-ins): what the slice learns and pn__slice_shared decide from. */
 void pn__slice_note(struct pn__slice *s, uint64_t exec_ns, uint64_t queued_ns, uint64_t runs);

@@ -76,9 +76,8 @@ static void spin_end(struct pn__state *t, struct pn__plan *p, int64_t start, int
 	if (start < p->deadline) {
 		g->watched = end - start;
 		pn__state_learn_gaps(t, g);
-		int64_t lost = end - p->deadline > g->lost ? end - p->deadline : g->lost;
-		if (PN_UNLIKELY(lost > PN__SLICE_LOST_NS))
-			pn__slice_spin_lost(&t->slice, lost);
+		pn__slice_spin_end(&t->slice,
+		                   end - p->deadline > g->lost ? end - p->deadline : g->lost);
 	}
 	if (pend)
 		pn__state_pend(t, p, &e);

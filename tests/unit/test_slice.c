@@ -394,46 +394,67 @@ static void test_shared_readings(void **state)
 	assert_true(pn__slice_shared(&fresh));
 }
 
-/* A spin that lost the CPU to another task (the run queue took the loss) makes the thread
- * shared for PN__SLICE_HOLD readings, however alone its readings look (a short slice hides
- * the sharing); one the run queue did not take (a vCPU taken away) changes nothing. */
-static void test_lost_spin(void **state)
+/* Spins that lose the CPU to another task (the run queue took the loss) often enough make
+ * the thread shared for PN__SLICE_HOLD readings, however alone its readings look (a short
+ * slice hides the sharing); one now and then does not, nor losses the run queue did not
+ * take (a vCPU taken away). */
+static void spins(struct pn__slice *s, int n)
+{
+	for (int i = 0; i < n; i++)
+		pn__slice_spun(s, 20, 0);
+}
+
+static void test_lost_spins(void **state)
 {
 	(void)state;
 	struct pn__slice s = {0};
 	pn__slice_note(&s, 1000, 1000, 10);
 	readings(&s, 20, 2000);
 	assert_false(pn__slice_shared(&s));
-	pn__slice_lost(&s, 700000, 1000); /* 0.7 ms away, not on a run queue */
+	for (int i = 0; i < 10; i++) {
+		pn__slice_spun(&s, 700000, 1000); /* 0.7 ms away, not on a run queue */
+		pn__slice_spun(&s, PN__SLICE_LOST_NS, PN__SLICE_LOST_NS); /* not over the bound */
+	}
 	assert_false(pn__slice_shared(&s));
-	pn__slice_lost(&s, PN__SLICE_LOST_NS, PN__SLICE_LOST_NS); /* not over the bound */
+	for (int i = 0; i < 20; i++) { /* another task's turn, one in 200 spins (0.5%) */
+		pn__slice_spun(&s, 700000, 600000);
+		spins(&s, 199);
+	}
 	assert_false(pn__slice_shared(&s));
-	pn__slice_lost(&s, 700000, 600000); /* another task's turn */
+	pn__slice_spun(&s, 700000, 600000); /* two within 20 spins */
+	spins(&s, 20);
+	pn__slice_spun(&s, 700000, 600000);
 	assert_true(pn__slice_shared(&s));
+	assert_true(s.lost_rate == 0);
 	readings(&s, PN__SLICE_HOLD - 1, 2000);
 	assert_true(pn__slice_shared(&s));
 	readings(&s, 1, 2000);
 	assert_false(pn__slice_shared(&s));
 	/* readings that say shared still do, whatever the hold */
-	pn__slice_lost(&s, 700000, 600000);
+	pn__slice_spun(&s, 700000, 600000);
+	pn__slice_spun(&s, 700000, 600000);
 	readings(&s, 4, 40000);
 	readings(&s, PN__SLICE_HOLD, 40000);
 	assert_true(pn__slice_shared(&s));
 	/* the calling thread's look: nothing for a thread not looked at, or external */
 	struct pn__slice e = {0};
-	pn__slice_spin_lost(&e, 700000);
+	pn__slice_spin_end(&e, 700000);
+	pn__slice_spin_end(&e, 700000);
 	assert_false(pn__slice_shared(&e));
 	e.status = 1;
 	e.external = true;
 	pn__slice_note(&e, 1000, 1000, 10);
-	pn__slice_spin_lost(&e, 700000); /* the run queue since: the whole thread's, huge */
+	pn__slice_spin_end(&e, 700000); /* the run queue since: the whole thread's, huge */
+	pn__slice_spin_end(&e, 700000);
 	assert_false(pn__slice_shared(&e));
-	/* and for a thread that reads its own, a loss its run queue did not take */
+	assert_true(e.lost_rate == 0);
+	/* and for a thread that reads its own, losses its run queue did not take */
 	struct pn__slice own = {.status = 1};
 	uint64_t exec, queued, runs;
 	assert_int_equal(pn__slice_read_runs(&exec, &queued, &runs), 0);
 	pn__slice_note(&own, exec, queued, runs); /* a start */
-	pn__slice_spin_lost(&own, 700000);
+	pn__slice_spin_end(&own, 700000);
+	pn__slice_spin_end(&own, 700000);
 	assert_false(pn__slice_shared(&own));
 }
 
@@ -505,7 +526,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_denied),
 	        cmocka_unit_test(test_rt),
 	        cmocka_unit_test(test_shared_readings),
-	        cmocka_unit_test(test_lost_spin),
+	        cmocka_unit_test(test_lost_spins),
 	        cmocka_unit_test(test_shared_waits),
 	};
 	return pn_run("slice", tests, argc, argv);

@@ -325,8 +325,8 @@ static void own_runs_add(struct own_runs *o, struct pn__state *s, const struct r
 	/* a sleep late by a lost CPU: the library's rule on this sleep's own run-queue wait */
 	uint64_t usual = (uint64_t)(s->slice.delay_ns > 0 ? s->slice.delay_ns : 0) * (b->n - a->n);
 	uint64_t q = b->queued - a->queued;
-	if (!s->slice.shared && late > PN__SLICE_LOST_NS)
-		pn__slice_lost(&s->slice, late, q > usual ? q - usual : 0);
+	if (!s->slice.shared)
+		pn__slice_spun(&s->slice, late, q > usual ? q - usual : 0);
 	o->sum.exec += b->exec - a->exec;
 	o->sum.queued += b->queued - a->queued;
 	o->sum.n += b->n - a->n;
