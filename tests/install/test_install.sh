@@ -15,9 +15,10 @@ mkdir -p "$WORK"
 P=$WORK/prefix
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# configured for the prefix it is installed to: the systemd unit names its binary
+# configured for one prefix, installed to another (cmake --install --prefix): the systemd
+# unit names the binary of the prefix it is installed to
 cmake -S "$SRC" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Release -DPUNCTUAL_TESTS=OFF \
-	-DPUNCTUAL_BENCH=OFF -DCMAKE_C_COMPILER="$CC" -DCMAKE_INSTALL_PREFIX="$P" >/dev/null
+	-DPUNCTUAL_BENCH=OFF -DCMAKE_C_COMPILER="$CC" -DCMAKE_INSTALL_PREFIX="$WORK/configured" >/dev/null
 cmake --build "$WORK/build" -j 2 >/dev/null
 cmake --install "$WORK/build" --prefix "$P" >/dev/null
 

@@ -8,14 +8,17 @@
  * the system: only this process's own timer slack, which dies with it.
  */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <punctual/clock.h>
 #include "probe.h"
 #include "prom.h"
 
-static const char usage[] =
+static const char usage_fmt[] =
         "usage: punctual probe [--quick] [--json] [--prom FILE] [--plot DIR]\n"
         "       punctual probe --compare BEFORE.json AFTER.json [--json] [--fail-on-worse]\n"
         "\n"
@@ -29,7 +32,7 @@ static const char usage[] =
         "on a busy machine). Changes nothing it does not put back.\n"
         "\n"
         "      --quick       shorter measurements (about 8 s)\n"
-        "  -j, --json        JSON (its schema: " PN_SCHEMA_PATH ")\n"
+        "  -j, --json        JSON (its schema: %s)\n"
         "      --prom FILE   also write Prometheus text metrics to FILE, atomically, for\n"
         "                    node_exporter's textfile collector (man punctual, FILES: how\n"
         "                    links, owners and modes are treated)\n"
@@ -37,6 +40,25 @@ static const char usage[] =
         "      --compare     two --json reports side by side (punctual probe --compare\n"
         "                    --help)\n"
         "  -h, --help        this text\n";
+
+/* The report's JSON schema where this binary is installed (PREFIX/bin/punctual: PREFIX's
+ * share/punctual/probe.schema.json), else where the build was configured to install it. */
+static const char *schema_path(void)
+{
+	static char p[PATH_MAX], real[PATH_MAX];
+	const char *tail = PN_BIN_TO_DATA "/punctual/probe.schema.json";
+	ssize_t n = readlink("/proc/self/exe", p, sizeof(p) - strlen(tail) - 1);
+	if (n > 0) {
+		p[n] = '\0';
+		char *slash = strrchr(p, '/');
+		if (slash) {
+			strcpy(slash + 1, tail);
+			if (access(p, R_OK) == 0)
+				return realpath(p, real) ? real : p;
+		}
+	}
+	return PN_SCHEMA_PATH;
+}
 
 /* The report's sections, in order: each measures, recommends and renders (probe.h). The
  * shared-CPU run comes after why-late: its hogs would spend a cgroup's CPU quota, and the
@@ -130,6 +152,8 @@ int cmd_probe(int argc, char **argv)
 	const char *prom = NULL, *plot = NULL;
 	bool json = false;
 	int c;
+	static char usage[sizeof(usage_fmt) + PATH_MAX];
+	snprintf(usage, sizeof(usage), usage_fmt, schema_path());
 	while ((c = next_opt(argc, argv, ":jh", opts, usage)) != -1) {
 		switch (c) {
 		case 'q':
