@@ -47,8 +47,25 @@ for c in "clock --duration" "sleep --duration" "sleep --interval" "sleep --slack
 	case $c in *=|*:) usage_error "needs a unit" ${c}1000 ;; *) usage_error "needs a unit" $c 1000 ;; esac
 done
 ok sleep --periodic --interval 1ms --duration 0.05s --stop-above 0.5s
+# every help fits 80 columns: the top level's, that of each command it lists, and
+# probe --compare's
+run --help
+cmds=$(sed -n '/^commands:$/,/^$/s/^  \([a-z][a-z]*\) .*/\1/p' "$OUT")
+check "--help lists the seven commands, or more (got: $(tr '\n' ' ' <<<"$cmds"))" \
+	test "$(wc -l <<<"$cmds")" -ge 7
+for args in "" $cmds "probe --compare"; do
+	# shellcheck disable=SC2086
+	run_cmd env -u COLUMNS "$PN" $args --help
+	wide=$(awk 'length > 80 { printf "\n  %d: %s", length, $0 }' "$OUT")
+	if [ "$RC" -ne 0 ] || [ ! -s "$OUT" ]; then
+		fail "'punctual $args --help': exit $RC: $(cat "$ERR")"
+	else
+		check "'punctual $args --help' has lines over 80 columns:$wide" test -z "$wide"
+	fi
+done
 # a short option means one thing in every command
-for c in probe clock sleep slack run cpus timers; do "$PN" $c --help; done |
+# shellcheck disable=SC2086
+for c in $cmds; do "$PN" $c --help; done |
 	grep -oE '^ +-[a-zA-Z], --[a-z-]+' | sed 's/^ *//' | sort -u >"$TMP/shorts"
 check "each short option names one long option ($(cut -c1-2 "$TMP/shorts" | uniq -d | tr '\n' ' '))" \
 	test -z "$(cut -c1-2 "$TMP/shorts" | uniq -d)"

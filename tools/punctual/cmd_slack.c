@@ -34,7 +34,8 @@ static const char usage[] =
         "CMD'.\n"
         "\n"
         "  -p, --pid PID   the process (or thread id) to show or set\n"
-        "  -t, --threads   one line per thread: tid, name, slack; with VALUE, set them all\n"
+        "  -t, --threads   one line per thread: tid, name, slack; with VALUE, set\n"
+        "                  them all\n"
         "  -j, --json      print JSON instead of text\n"
         "Durations take a unit: ns, us, ms, s, m, h, or terms as 1m30s (0 needs none).\n"
         "  -h, --help      this text\n";

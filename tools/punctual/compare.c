@@ -19,7 +19,8 @@
 /* ---- the command ------------------------------------------------------------------ */
 
 static const char usage[] =
-        "usage: punctual probe --compare BEFORE.json AFTER.json [--json] [--fail-on-worse]\n"
+        "usage: punctual probe --compare BEFORE.json AFTER.json [--json]\n"
+        "                      [--fail-on-worse]\n"
         "\n"
         "Two reports of `punctual probe --json` (a file, or - for standard input) side by\n"
         "side: the system facts that differ, then every figure both have with the ratio\n"
