@@ -99,6 +99,40 @@ else
 	check "--slice as text" grep -q 'slice 100 us' "$OUT"
 fi
 
+# SIGINT or SIGTERM ends --periodic as its duration would: the figures so far, said to be
+# interrupted, exit 0 (as cyclictest); --duration 0 runs until then. The signal is sent
+# once the tool catches it (SigCgt), not on a timer a loaded machine could beat.
+# interrupt SIG ARGS...: runs the tool (RC, OUT, ERR), sends SIG once it has run 0.3 s
+# with its handler in place
+interrupt() {
+	local sig=$1 pid i
+	shift
+	NRUN=$((NRUN + 1))
+	OUT=$TMP/out.$NRUN ERR=$TMP/err.$NRUN
+	"$PN" "$@" >"$OUT" 2>"$ERR" &
+	pid=$!
+	for i in $(seq 200); do
+		# SIGINT is bit 1, SIGTERM bit 14 of the caught mask
+		[ $(((0x$(awk '/^SigCgt/ {print $2}' /proc/$pid/status 2>/dev/null || echo 0)) & 0x4002)) = $((0x4002)) ] && break
+		sleep 0.05
+	done
+	sleep 0.3
+	kill -"$sig" $pid
+	wait $pid
+	RC=$?
+	STATUS[$OUT]=$RC
+}
+interrupt INT sleep --periodic --duration 20s
+check "--periodic, SIGINT: exit 0 ($RC: $(head -c 200 "$ERR"))" test "$RC" -eq 0
+check "--periodic, SIGINT: its T: line" grep -q '^T: 0 ' "$OUT"
+check "--periodic, SIGINT: said" grep -q '^interrupted by SIGINT after' "$OUT"
+interrupt TERM sleep --periodic --duration 0 --threads 2 --json
+check "--periodic --duration 0, SIGTERM: exit 0 ($RC)" test "$RC" -eq 0
+jq_check "--duration 0 until SIGTERM: interrupted, every thread's cycles, never early" \
+	'.interrupted == true and .duration_ns == 0 and .cycles > 0 and .early == 0' "$OUT"
+ok sleep --periodic --duration 50ms --json
+jq_check "--periodic to its end: not interrupted" '.interrupted == false' "$OUT"
+
 if [ "$(id -u)" -eq 0 ]; then
 	ok sleep --fifo 10 --cpu 0 --json --duration 200ms --interval 10us --mech nanosleep
 	jq_check "SCHED_FIFO run" '.policy == "SCHED_FIFO" and .priority == 10 and .cpu == 0 and .early_total == 0' "$OUT"
@@ -141,6 +175,8 @@ usage_error "one --interval" sleep --periodic --interval 1ms,2ms
 usage_error "one --slack value" sleep --periodic --slack 1us,2us
 usage_error "must be positive" sleep --periodic --interval 0
 usage_error "no --csv or --mech" sleep --periodic --mech nanosleep
+usage_error "needs --periodic" sleep --duration 0
+usage_error "out of range" sleep --periodic --duration 0.5ms
 usage_error "not a duration" sleep --dma-latency -1
 usage_error "not a whole number of us" sleep --dma-latency 1.5us
 usage_error "needs a value" sleep --interval

@@ -65,7 +65,8 @@ static const char usage[] =
         "                        deep idle states; released when punctual exits)\n"
         "      --periodic        cyclictest's loop: absolute deadlines, next += interval,\n"
         "                        counting missed periods; default interval 1ms,\n"
-        "                        duration 5s\n"
+        "                        duration 5s (0: until Ctrl-C or SIGTERM, which print\n"
+        "                        the figures so far and exit 0, as cyclictest)\n"
         "Durations take a unit: ns, us, ms, s, m, h, or terms as 1m30s (0 needs none).\n"
         "  -h, --help            this text\n"
         "\n"
@@ -326,8 +327,10 @@ static bool parse_matrix_opt(int c, struct opts *o, struct seen *seen)
 		return true;
 	case 'd':
 		o->duration = opt_duration("--duration", optarg);
-		if (o->duration < 1000000 || o->duration > 24 * 3600 * 1000000000LL)
-			usage_error("--duration: %s is out of range [1ms, 24h]", optarg);
+		if ((o->duration && o->duration < 1000000) || o->duration > 24 * 3600 * 1000000000LL)
+			usage_error("--duration: %s is out of range [1ms, 24h] (or 0 with --periodic: "
+			            "until interrupted)",
+			            optarg);
 		seen->duration = true;
 		return true;
 	case 'i':
@@ -429,6 +432,8 @@ static void parse(int argc, char **argv, struct opts *o)
 		check_periodic(o, seen.duration);
 	} else if (periodic_only(o)) {
 		usage_error("%s needs --periodic", periodic_only(o));
+	} else if (seen.duration && !o->duration) {
+		usage_error("--duration 0 (until interrupted) needs --periodic");
 	}
 }
 

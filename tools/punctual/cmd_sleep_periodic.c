@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -32,7 +33,35 @@ struct run {
 	struct cause_table all;
 	struct pn_hist merged;
 	int stopped; /* the thread that hit --stop-above, or -1 */
+	int signal;  /* the signal that ended the run (SIGINT, SIGTERM), or 0 */
 };
+
+/* SIGINT and SIGTERM end the run as its duration would: the loops stop at their next
+ * wakeup (or at once, a sleep interrupted), the figures measured so far are printed,
+ * marked as interrupted, and the exit status is 0, as cyclictest's. */
+static atomic_bool *stop_flag;
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+	atomic_store(stop_flag, true); /* lock-free: async-signal-safe */
+}
+
+static void stop_on_signals(atomic_bool *stop, struct sigaction old[2])
+{
+	stop_flag = stop;
+	struct sigaction sa = {.sa_handler = on_stop}; /* no SA_RESTART: a sleep ends */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old[0]);
+	sigaction(SIGTERM, &sa, &old[1]);
+}
+
+static void stop_on_signals_end(const struct sigaction old[2])
+{
+	sigaction(SIGINT, &old[0], NULL);
+	sigaction(SIGTERM, &old[1], NULL);
+}
 
 /* ---- the CPUs ------------------------------------------------------------------------ */
 
@@ -194,6 +223,7 @@ static void render_json(const struct run *u)
 		early += u->r[i].early;
 	}
 	json_int(&j, "elapsed_ns", elapsed);
+	json_bool(&j, "interrupted", u->signal != 0); /* the figures up to a SIGINT/SIGTERM */
 	json_int(&j, "slack_ns", u->slack);
 	json_bool(&j, "mlock", o->mlock);
 	json_uint(&j, "cycles", pn_hist_count(&u->merged));
@@ -310,6 +340,13 @@ static void render_text(const struct run *u)
 		        (unsigned long long)r->stop_cycle,
 		        r->stop_cause >= 0 ? cause_name(r->stop_cause) : "cause unknown", lv);
 	}
+	if (u->signal) {
+		int64_t elapsed = 0;
+		for (int i = 0; i < u->c.nthreads; i++)
+			elapsed = u->r[i].elapsed > elapsed ? u->r[i].elapsed : elapsed;
+		fprintf(out, "interrupted by %s after %.1f s: the figures measured until then\n",
+		        u->signal == SIGINT ? "SIGINT" : "SIGTERM", (double)elapsed / 1e9);
+	}
 	if (u->tab)
 		render_explain(u);
 }
@@ -396,7 +433,6 @@ int sleep_periodic(struct periodic_opts *o)
 	if (o->mlock && mlockall(MCL_CURRENT | MCL_FUTURE) != 0)
 		die(EXIT_USAGE, "--mlock: mlockall: %s%s", strerror(errno),
 		    errno == EPERM ? " (needs root or CAP_IPC_LOCK)" : "");
-	atomic_bool stop = false;
 	u.c = (struct periodic_config){.interval = o->interval,
 	                               .duration = o->duration,
 	                               .explain = o->explain,
@@ -404,8 +440,7 @@ int sleep_periodic(struct periodic_opts *o)
 	                               .stop_above = o->stop_above,
 	                               .slice_ns = o->slice_ns,
 	                               .hist_us = o->histogram ? (int)o->histogram_max_us : 0,
-	                               .cg = &u.cg,
-	                               .stop = &stop};
+	                               .cg = &u.cg};
 	u.c.nthreads = plan_threads(o, &u.cpus);
 	u.c.cpus = u.cpus;
 	if (o->explain || o->stop_above)
@@ -413,7 +448,13 @@ int sleep_periodic(struct periodic_opts *o)
 	u.r = calloc((size_t)u.c.nthreads, sizeof(*u.r));
 	if (!u.r)
 		die(1, "out of memory");
+	static atomic_bool stop_static;
+	struct sigaction old[2];
+	stop_on_signals(&stop_static, old);
+	u.c.stop = &stop_static;
 	int e = periodic_run_threads(&u.c, u.r);
+	stop_on_signals_end(old);
+	u.signal = stop_signal;
 	if (e == -ENOMEM)
 		die(1, "out of memory");
 	if (e < 0)

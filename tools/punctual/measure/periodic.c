@@ -92,15 +92,21 @@ int periodic_run(const struct periodic_config *c, int idx, struct periodic_resul
 	if (e < 0)
 		return r->status = e;
 	struct pn_hist *h = &r->late;
-	int64_t start = pn_now(), next = start + c->interval, end = start + c->duration;
+	int64_t start = pn_now(), next = start + c->interval;
+	int64_t end = c->duration ? start + c->duration : INT64_MAX; /* 0: until stopped */
 	int64_t median = 0;
 	if (c->explain || c->stop_above)
 		r->causes_status = causes_thread_open(&r->causes, c->cg, start);
 	bool attribute = r->causes_status == 0;
 	while (next <= end && !(c->stop && atomic_load_explicit(c->stop, memory_order_relaxed))) {
 		struct timespec ts = {next / 1000000000LL, next % 1000000000LL};
-		while ((e = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL)) == EINTR)
+		while ((e = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL)) == EINTR &&
+		       !(c->stop && atomic_load_explicit(c->stop, memory_order_relaxed)))
 			;
+		if (e == EINTR) { /* stopped (a signal): the cycle in progress is not one */
+			e = 0;
+			break;
+		}
 		if (e != 0) {
 			e = -e; /* clock_nanosleep returns a positive errno */
 			break;

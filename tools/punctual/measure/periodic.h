@@ -47,7 +47,8 @@ struct periodic_result {
 };
 
 /* Sleeps with clock_nanosleep(TIMER_ABSTIME) to absolute deadlines start + interval,
- * next += interval, until duration has passed, and records how late each wakeup is;
+ * next += interval, until duration has passed (0: until *c->stop, which a signal sets),
+ * and records how late each wakeup is;
  * a deadline already past when the loop wakes is skipped and counted as missed (where
  * cyclictest says nothing). In the calling thread, pinned to c->cpus[idx] when >= 0; shows
  * progress for idx 0. Returns 0, or -errno with r->status set and r holding the cycles
