@@ -8,12 +8,15 @@
  * the thread's place inside it, the test hooks that count what it did, and PUNCTUAL_STATS
  * (set and not "0"): each thread's waits, lateness, waits late beyond the precision and
  * spin share, one line on stderr as the thread exits, and at the process's exit for the
- * threads still running (read as they are).
+ * threads still running (read as they are). PUNCTUAL_STATS without PUNCTUAL_PRECISION
+ * (`run --stats` alone) observes: every wait goes to the real function as the program made
+ * it, and each timed one is counted (pn__shim_observed) against the deadline it asked for.
  *
  * Async-signal-safe where the originals are: no locks, no allocation, state per thread. A
  * call made while the thread is already inside the shim (a signal handler's) goes to the
  * real function, and the outer call does not learn from a wakeup a handler delayed.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +30,8 @@
 #include "wait/stats.h"
 
 int64_t pn__shim_precision = -1; /* -1: inert */
-static PN_TLS bool inside;
+bool pn__shim_observing;
+PN_TLS bool pn__shim_inside; /* inside the shim: a call now is a handler's */
 static PN_TLS unsigned nested;              /* calls that came in while inside */
 static PN_TLS struct pn__plan *in_progress; /* the call's plan, while inside */
 static unsigned long handled; /* calls made precise, for tests: punctual_preload_handled */
@@ -53,15 +57,26 @@ __attribute__((constructor)) static void core_init(void)
 	const char *s = getenv("PUNCTUAL_PRECISION");
 	pn__shim_precision = s && pn__duration_parse(s, 1, &v) == 0 ? v : -1;
 	const char *stats = getenv("PUNCTUAL_STATS");
-	if (pn__shim_precision >= 0 && stats && *stats && strcmp(stats, "0") != 0)
-		pn__stats_report(pn__shim_precision);
+	if (!stats || !*stats || strcmp(stats, "0") == 0)
+		return;
+	pn__shim_observing = pn__shim_precision < 0;
+	pn__stats_report(pn__shim_precision); /* < 0: the program's waits as it makes them */
+}
+
+void pn__shim_observed(clockid_t clk, int64_t call, int64_t deadline, bool timed_out)
+{
+	int e = errno;
+	pn__shim_inside = true; /* a handler's wait meanwhile is not counted into this state */
+	pn__wait_observed(clk, call, deadline, timed_out);
+	pn__shim_inside = false;
+	errno = e;
 }
 
 bool pn__shim_active(void)
 {
 	if (pn__shim_precision < 0 || pn__kernel_denied())
 		return false;
-	if (inside) {
+	if (pn__shim_inside) {
 		nested++;
 		return false;
 	}
@@ -75,7 +90,7 @@ const unsigned *pn__shim_nested(void)
 
 void pn__shim_enter(struct pn__plan *p)
 {
-	inside = true;
+	pn__shim_inside = true;
 	in_progress = p;
 	__atomic_add_fetch(&handled, 1, __ATOMIC_RELAXED);
 }
@@ -83,13 +98,13 @@ void pn__shim_enter(struct pn__plan *p)
 int pn__shim_leave(int r)
 {
 	in_progress = NULL;
-	inside = false;
+	pn__shim_inside = false;
 	return r;
 }
 
 void pn__shim_unwound(void)
 {
-	if (!inside)
+	if (!pn__shim_inside)
 		return;
 	if (in_progress)
 		pn__wait_cancel(in_progress);

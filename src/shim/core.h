@@ -53,6 +53,38 @@ int pn__shim_leave(int r);
  * the call's slack goes back, and the thread's next calls are precise again. */
 void pn__shim_unwound(void);
 
+/* ---- core.c: observing (run --stats without --precise) ---- */
+
+/* PUNCTUAL_STATS without PUNCTUAL_PRECISION: the shim changes no wait and measures each
+ * timed one as the program made it. */
+extern bool pn__shim_observing;
+extern PN_TLS bool pn__shim_inside;
+/* Whether this call should be observed (observing, and not a handler's call made while the
+ * thread counts one). */
+static inline bool pn__shim_observes(void)
+{
+	return __builtin_expect(pn__shim_observing, 0) && !pn__shim_inside;
+}
+/* A timed wait the program made, called at call (ns on clk) with its deadline on clk, has
+ * just returned: by its timeout (timed_out) or not. Counted in the thread's statistics
+ * (pn__wait_observed); errno as it was. */
+void pn__shim_observed(clockid_t clk, int64_t call, int64_t deadline, bool timed_out);
+/* The real call expr, observed: the call time and deadline (ns on clk) taken before it,
+ * timed_out an expression of its result pn_r (errno as the call left it). */
+#define PN__OBSERVED(clk, call, deadline, expr, timed_out)                                     \
+	({                                                                                         \
+		int64_t pn_call_ = (call), pn_deadline_ = (deadline);                              \
+		int pn_r = (expr);                                                                 \
+		pn__shim_observed((clk), pn_call_, pn_deadline_, (timed_out));                     \
+		pn_r;                                                                              \
+	})
+/* call + ns, saturated. */
+static inline int64_t pn__shim_after(int64_t call, int64_t ns)
+{
+	int64_t d;
+	return __builtin_add_overflow(call, ns, &d) ? INT64_MAX : d;
+}
+
 /* clk's time in ns through libc (the shim reads the clocks the program reads, as it reads
  * them). */
 static inline int64_t pn__shim_clock(clockid_t clk)

@@ -118,8 +118,15 @@ EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
 {
 	uint64_t at = pn__calltime_entry();
 	const struct pn__real *real = pn__real_get();
-	if (!pn__shim_active() || !req || !pn__ts_valid(req))
+	if (!pn__shim_active() || !req || !pn__ts_valid(req)) {
+		if (pn__shim_observes() && req && pn__ts_valid(req)) {
+			int64_t call = pn__calltime_ns(at);
+			return PN__OBSERVED(CLOCK_MONOTONIC, call,
+			                    pn__shim_after(call, pn__ts_ns_sat(req)),
+			                    real->nanosleep(req, rem), pn_r == 0);
+		}
 		return real->nanosleep(req, rem);
+	}
 	return errno_result(
 	        precise_rel(CLOCK_MONOTONIC, pn__calltime_ns(at), pn__ts_ns_sat(req), rem, RET));
 }
@@ -131,8 +138,18 @@ EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req,
 	const struct pn__real *real = pn__real_get();
 	if (!pn__shim_active() || !req || !pn__ts_valid(req) || (flags & ~TIMER_ABSTIME) ||
 	    (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME && clk != CLOCK_BOOTTIME &&
-	     clk != CLOCK_TAI))
-		return real->clock_nanosleep(clk, flags, req, rem);
+	     clk != CLOCK_TAI)) {
+		if (!pn__shim_observes() || !req || !pn__ts_valid(req) || (flags & ~TIMER_ABSTIME) ||
+		    (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME && clk != CLOCK_BOOTTIME &&
+		     clk != CLOCK_TAI))
+			return real->clock_nanosleep(clk, flags, req, rem);
+		if (flags & TIMER_ABSTIME)
+			return PN__OBSERVED(clk, pn__shim_clock(clk), pn__ts_ns_sat(req),
+			                    real->clock_nanosleep(clk, flags, req, rem), pn_r == 0);
+		int64_t call = pn__calltime_ns(at); /* a relative sleep: a duration */
+		return PN__OBSERVED(CLOCK_MONOTONIC, call, pn__shim_after(call, pn__ts_ns_sat(req)),
+		                    real->clock_nanosleep(clk, flags, req, rem), pn_r == 0);
+	}
 	if (flags & TIMER_ABSTIME)
 		return -precise_abs(clk, pn__ts_ns_sat(req), RET);
 	return -precise_rel(clk, pn__calltime_ns(at), pn__ts_ns_sat(req), rem, RET);
@@ -142,8 +159,14 @@ EXPORT int usleep(useconds_t us)
 {
 	uint64_t at = pn__calltime_entry();
 	const struct pn__real *real = pn__real_get();
-	if (!pn__shim_active())
+	if (!pn__shim_active()) {
+		if (pn__shim_observes() && us > 0) {
+			int64_t call = pn__calltime_ns(at);
+			return PN__OBSERVED(CLOCK_MONOTONIC, call, call + (int64_t)us * 1000,
+			                    real->usleep(us), pn_r == 0);
+		}
 		return real->usleep(us);
+	}
 	return errno_result(
 	        precise_rel(CLOCK_MONOTONIC, pn__calltime_ns(at), (int64_t)us * 1000, NULL, RET));
 }
@@ -219,8 +242,14 @@ EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 {
 	const struct pn__real *real = pn__real_get();
 	if (!pn__shim_active() || pn__null_arg(c) || pn__null_arg(m) || pn__null_arg(abstime) ||
-	    !pn__ts_valid(abstime))
-		return real->cond_timedwait(c, m, abstime);
+	    !pn__ts_valid(abstime)) {
+		if (!pn__shim_observes() || pn__null_arg(c) || pn__null_arg(m) ||
+		    pn__null_arg(abstime) || !pn__ts_valid(abstime))
+			return real->cond_timedwait(c, m, abstime);
+		clockid_t clk = cond_clock(c);
+		return PN__OBSERVED(clk, pn__shim_clock(clk), pn__ts_ns_sat(abstime),
+		                    real->cond_timedwait(c, m, abstime), pn_r == ETIMEDOUT);
+	}
 	return -precise_cond(c, m, cond_clock(c), abstime, RET);
 }
 
@@ -231,8 +260,14 @@ EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid
 	if (!real->cond_clockwait)
 		return EINVAL;
 	if (!pn__shim_active() || pn__null_arg(c) || pn__null_arg(m) || pn__null_arg(abstime) ||
-	    !pn__ts_valid(abstime) || (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME))
-		return real->cond_clockwait(c, m, clk, abstime);
+	    !pn__ts_valid(abstime) || (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME)) {
+		if (!pn__shim_observes() || pn__null_arg(c) || pn__null_arg(m) ||
+		    pn__null_arg(abstime) || !pn__ts_valid(abstime) ||
+		    (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME))
+			return real->cond_clockwait(c, m, clk, abstime);
+		return PN__OBSERVED(clk, pn__shim_clock(clk), pn__ts_ns_sat(abstime),
+		                    real->cond_clockwait(c, m, clk, abstime), pn_r == ETIMEDOUT);
+	}
 	return -precise_cond(c, m, clk, abstime, RET);
 }
 

@@ -103,6 +103,10 @@ __attribute__((always_inline)) static inline uint64_t call_entry(bool timed)
 	return timed ? pn__calltime_entry() : 0;
 }
 
+/* A relative wait observed (run --stats alone): expr, the real call, timed out at 0. */
+#define OBSERVED_AFTER(at, deadline, expr)                                                     \
+	PN__OBSERVED(CLOCK_MONOTONIC, pn__calltime_ns(at), (deadline), (expr), pn_r == 0)
+
 static int64_t deadline_ms(uint64_t at, int ms)
 {
 	return pn__calltime_ns(at) + (int64_t)ms * 1000000;
@@ -133,8 +137,11 @@ static int64_t deadline_ts(uint64_t at, const struct timespec *ts)
 static int shim_poll(uint64_t at, struct pollfd *fds, nfds_t n, int timeout, const void *ret)
 {
 	const struct pn__real *real = pn__real_get();
-	if (!pn__shim_active() || timeout <= 0 || !real->ppoll)
+	if (!pn__shim_active() || timeout <= 0 || !real->ppoll) {
+		if (pn__shim_observes() && timeout > 0)
+			return OBSERVED_AFTER(at, deadline_ms(at, timeout), real->poll(fds, n, timeout));
 		return real->poll(fds, n, timeout);
+	}
 	struct pn__waiter w = {
 	        .kind = PN__WAIT_POLL, .k = &pn__real_poll_kernel, .fds = fds, .n = n};
 	return precise_wait(&w, deadline_ms(at, timeout), ret, -1);
@@ -150,8 +157,11 @@ static int shim_ppoll(uint64_t at, struct pollfd *fds, nfds_t n, const struct ti
 {
 	const struct pn__real *real = pn__real_get();
 	int64_t d;
-	if (!pn__shim_active() || (d = deadline_ts(at, tmo)) < 0)
+	if (!pn__shim_active() || (d = deadline_ts(at, tmo)) < 0) {
+		if (pn__shim_observes() && (d = deadline_ts(at, tmo)) >= 0)
+			return OBSERVED_AFTER(at, d, real->ppoll(fds, n, tmo, mask));
 		return real->ppoll(fds, n, tmo, mask);
+	}
 	struct pn__waiter w = {
 	        .kind = PN__WAIT_POLL, .k = &pn__real_kernel, .fds = fds, .n = n, .mask = mask};
 	return precise_wait(&w, d, ret, -1);
@@ -220,6 +230,9 @@ EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 	uint64_t at = call_entry(timeout > 0);
 	const struct pn__real *real = pn__real_get();
 	int held;
+	if (pn__shim_observes() && timeout > 0)
+		return OBSERVED_AFTER(at, deadline_ms(at, timeout),
+		                      real->epoll_wait(epfd, ev, max, timeout));
 	if (!pn__shim_active() || timeout <= 0 || max <= 0 || !real->epoll_pwait ||
 	    (held = epoll_hold(epfd)) < 0)
 		return real->epoll_wait(epfd, ev, max, timeout);
@@ -231,6 +244,9 @@ EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, c
 	uint64_t at = call_entry(timeout > 0);
 	const struct pn__real *real = pn__real_get();
 	int held;
+	if (pn__shim_observes() && timeout > 0)
+		return OBSERVED_AFTER(at, deadline_ms(at, timeout),
+		                      real->epoll_pwait(epfd, ev, max, timeout, mask));
 	if (!pn__shim_active() || timeout <= 0 || max <= 0 || (held = epoll_hold(epfd)) < 0)
 		return real->epoll_pwait(epfd, ev, max, timeout, mask);
 	return epoll_precise(held, ev, max, deadline_ms(at, timeout), mask, RET);
@@ -245,6 +261,8 @@ EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct 
 	if (!real->epoll_pwait2)
 		return (errno = ENOSYS), -1;
 	int held;
+	if (pn__shim_observes() && (d = deadline_ts(at, tmo)) >= 0)
+		return OBSERVED_AFTER(at, d, real->epoll_pwait2(epfd, ev, max, tmo, mask));
 	if (!pn__shim_active() || (d = deadline_ts(at, tmo)) < 0 || max <= 0 ||
 	    (held = epoll_hold(epfd)) < 0)
 		return real->epoll_pwait2(epfd, ev, max, tmo, mask);
@@ -313,6 +331,8 @@ static int shim_select(uint64_t at, int n, fd_set *r, fd_set *w, fd_set *e, stru
 {
 	const struct pn__real *real = pn__real_get();
 	int64_t d;
+	if (pn__shim_observes() && (d = deadline_tv(at, tv)) >= 0)
+		return OBSERVED_AFTER(at, d, real->select(n, r, w, e, tv));
 	if (!pn__shim_active() || (d = deadline_tv(at, tv)) < 0 || n < 0 || n > FD_SETSIZE ||
 	    !real->pselect)
 		return real->select(n, r, w, e, tv);
@@ -345,6 +365,8 @@ EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec
 	uint64_t at = call_entry(tmo != NULL);
 	const struct pn__real *real = pn__real_get();
 	int64_t d;
+	if (pn__shim_observes() && (d = deadline_ts(at, tmo)) >= 0)
+		return OBSERVED_AFTER(at, d, real->pselect(n, r, w, e, tmo, mask));
 	if (!pn__shim_active() || (d = deadline_ts(at, tmo)) < 0 || n < 0 || n > FD_SETSIZE)
 		return real->pselect(n, r, w, e, tmo, mask);
 	return precise_select(n, r, w, e, d, mask, RET);
@@ -417,6 +439,10 @@ EXPORT int sem_timedwait(sem_t *sem, const struct timespec *abstime)
 {
 	const struct pn__real *real = pn__real_get();
 	int64_t d;
+	if (pn__shim_observes() && !pn__null_arg(abstime) && pn__ts_valid(abstime))
+		return PN__OBSERVED(CLOCK_REALTIME, pn__shim_clock(CLOCK_REALTIME),
+		                    pn__ts_ns_sat(abstime), real->sem_timedwait(sem, abstime),
+		                    pn_r == -1 && errno == ETIMEDOUT);
 	if (!pn__shim_active() || !real->sem_trywait || pn__null_arg(sem) ||
 	    (d = deadline_abs(CLOCK_REALTIME, abstime)) < 0 || d <= pn_now())
 		return real->sem_timedwait(sem, abstime);
@@ -429,6 +455,11 @@ EXPORT int sem_clockwait(sem_t *sem, clockid_t clk, const struct timespec *absti
 	if (!real->sem_clockwait)
 		return (errno = ENOSYS), -1;
 	int64_t d;
+	if (pn__shim_observes() && (clk == CLOCK_MONOTONIC || clk == CLOCK_REALTIME) &&
+	    !pn__null_arg(abstime) && pn__ts_valid(abstime))
+		return PN__OBSERVED(clk, pn__shim_clock(clk), pn__ts_ns_sat(abstime),
+		                    real->sem_clockwait(sem, clk, abstime),
+		                    pn_r == -1 && errno == ETIMEDOUT);
 	if (!pn__shim_active() || !real->sem_trywait || pn__null_arg(sem) ||
 	    (clk != CLOCK_MONOTONIC && clk != CLOCK_REALTIME) ||
 	    (d = deadline_abs(clk, abstime)) < 0 || d <= pn_now())
@@ -498,6 +529,9 @@ EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct times
 	uint64_t at = call_entry(tmo != NULL);
 	const struct pn__real *real = pn__real_get();
 	int64_t d;
+	if (pn__shim_observes() && (d = deadline_ts(at, tmo)) >= 0)
+		return PN__OBSERVED(CLOCK_MONOTONIC, pn__calltime_ns(at), d,
+		                    real->sigtimedwait(set, info, tmo), pn_r == -1 && errno == EAGAIN);
 	if (!pn__shim_active() || pn__null_arg(set) || (d = deadline_ts(at, tmo)) < 0)
 		return real->sigtimedwait(set, info, tmo);
 	sigset_t old, block, discard;

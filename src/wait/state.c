@@ -24,6 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <punctual/slack.h>
 #include "wait/state.h"
 
 /* A wait's overhead (its CPU besides its spin) is read every OVERHEAD_EVERY-th wait, since
@@ -39,6 +40,7 @@ static pthread_key_t state_key;
 static bool state_key_ok;
 static int32_t default_budget_ppm = PN_SLEEP_BUDGET_AUTO; /* atomic */
 void (*pn__state_on_exit)(const struct pn__state *t);
+void (*pn__state_on_new)(void);
 
 /* The live states, for a report at exit; a state that finds no free slot is not listed.
  * 512: a thread per slot, more than a process that sleeps precisely runs at once; a thread
@@ -180,6 +182,8 @@ struct pn__state *pn__state_make(void)
 		pthread_setspecific(state_key, s);
 	s->tid = (int)syscall(SYS_gettid);
 	s->listed = live_add(s);
+	if (pn__state_on_new)
+		pn__state_on_new();
 	return T = s;
 }
 
@@ -280,6 +284,25 @@ void pn__state_spun(struct pn__state *t, int64_t spin, int64_t now)
 	spin = spin > 0 ? spin : 0;
 	t->st.spun_ns += spin;
 	window_add(t, now, spin + t->overhead);
+}
+
+void pn__state_observed(struct pn__state *t, int64_t call, int64_t deadline, int64_t end,
+                        bool timed_out)
+{
+	if (!t->first) {
+		t->first = call;
+		t->st.slack_ns = pn_slack_get(); /* the program's own, which it keeps */
+	}
+	if (!timed_out) {
+		t->events++;
+		return;
+	}
+	if (call >= deadline) {
+		t->st.past++;
+		return;
+	}
+	struct pn__sleep_end e = {.deadline = deadline, .spin_start = deadline, .end = end};
+	pn__state_count(t, &e);
 }
 
 int64_t pn__state_cpu(void)

@@ -56,6 +56,7 @@ struct pn__state {
 	int tid;            /* the thread's id (gettid) */
 	bool listed;        /* in the list of live states (a report at exit finds it) */
 	uint64_t late[PN__DECAY_HIST_BUCKETS]; /* the sleeps' lateness, counted */
+	uint64_t events; /* observed waits that their event ended before the deadline */
 	struct pn_sleep_stats st;
 	struct pn__state_pending pend;
 	struct pn__slice slice;
@@ -98,6 +99,14 @@ void pn__state_overhead(struct pn__state *t, int64_t cpu0);
 /* Counts a sleep that ended as e says: statistics, the lateness histogram, the window, the
  * class's lost share. */
 void pn__state_count(struct pn__state *t, const struct pn__sleep_end *e);
+/* Called with each new thread state (before its first wait), where set. */
+extern void (*pn__state_on_new)(void);
+/* A wait the program made as it is (observed, not made precise): to deadline, called at
+ * call, ended at end, by its timeout (timed_out) or by its event. One that timed out is
+ * counted as a sleep that did not spin (its lateness end - deadline), one whose deadline
+ * had passed at the call as past, one its event ended in t->events. */
+void pn__state_observed(struct pn__state *t, int64_t call, int64_t deadline, int64_t end,
+                        bool timed_out);
 /* Counts spin ns of a wait that an event ended before its deadline (at now). */
 void pn__state_spun(struct pn__state *t, int64_t spin, int64_t now);
 /* Counts the pending sleep (its caller's tail has ended), if there is one. */

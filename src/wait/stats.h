@@ -10,7 +10,15 @@
 
 /* From now on: one line on stderr for each thread's waits as the thread exits, and at the
  * process's exit for the threads still running (read as they are): waits, lateness
- * quantiles, waits late beyond precision (ns) and beyond it for the budget, spin share. */
+ * quantiles, waits late beyond precision (ns) and beyond it for the budget, spin share;
+ * with precision < 0, the waits the program made as it is (pn__wait_observed): those that
+ * timed out and their lateness, those their event ended, deadlines past at the call, the
+ * slack the thread waited with. The report at exit goes before the exit handlers
+ * registered until the process's first wait (atexit then) as well as after them all (a
+ * destructor): a program's own handler may close stderr (gnulib's close_stdout:
+ * coreutils). atexit takes a lock and may allocate: a process whose very first wait is
+ * made by a signal handler that interrupted atexit or malloc in the same thread would
+ * stop there. */
 void pn__stats_report(int64_t precision);
 
 #endif

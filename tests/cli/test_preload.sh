@@ -153,7 +153,7 @@ fi
 
 usage_error "is not a duration" run --precise=abc -- /bin/true
 usage_error "is not a duration" run --precise=-1us -- /bin/true
-usage_error "nothing to set" run -- /bin/true
+usage_error "nothing to do" run -- /bin/true
 usage_error "missing the command" run --precise
 
 finish

@@ -4,7 +4,8 @@
 # the real calls (tests/preload/semantics.c: small stacks, ignored signals, cancellation,
 # EINTR after the deadline, epoll_pwait2 denied by seccomp, an epoll fd closed or reused
 # mid-wait, sem_clockwait's clock, CLOCK_BOOTTIME and CLOCK_TAI): each prints the same
-# with and without `punctual run --precise`, and under `run --cpus` alone for the stack.
+# with and without `punctual run --precise` (and `run --stats` alone, which only observes),
+# and under `run --cpus` alone for the stack.
 # With strace: sem_clockwait(CLOCK_MONOTONIC) never waits on the realtime clock, and
 # without epoll_pwait2 (ENOSYS or EPERM) the library and the shim each try it once and give
 # the same results (tests/preload/pwait2.c).
@@ -19,7 +20,7 @@ for c in stack sigign cancel "eintr 1000" eperm enosys close reuse semclock cloc
 	rc=$?
 	check "$c: runs without the shim ($rc: $(head -c 200 "$TMP/plain.err"))" test $rc -eq 0
 	check "$c: printed its lines" test -s "$TMP/plain"
-	for args in "--precise" "--precise=1us"; do
+	for args in "--precise" "--precise=1us" "--stats"; do
 		# shellcheck disable=SC2086
 		"$PN" run $args -- "$SEM" $c >"$TMP/shim" 2>"$TMP/shim.err"
 		rc=$?

@@ -210,7 +210,7 @@ for bad in 0 -1 abc "" 1048576 99999999999999999999 2.5 " 3" 0x10; do
 	usage_error "--cpus" run --cpus="$bad" -- true
 done
 usage_error "give the count as --cpus=3" run --cpus 3 true
-usage_error "nothing to set" run -- true
+usage_error "nothing to do" run -- true
 usage_error "missing the command" run --cpus
 run run --cpus=2 -- /nonexistent/pn-cpus-cmd
 check "a command not found: 127 ($RC)" test "$RC" -eq 127

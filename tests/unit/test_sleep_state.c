@@ -22,6 +22,7 @@
 
 #include <punctual/clock.h>
 #include <punctual/sleep.h>
+#include <punctual/slack.h>
 #include "wait/state.h"
 #include "runner.h"
 
@@ -175,10 +176,35 @@ static void test_fork_keeps_own(void **state)
 	assert_int_equal(WEXITSTATUS(st), 0);
 }
 
+/* Waits observed as the program made them (run --stats alone): one that timed out counts
+ * its lateness and no spin, one whose deadline had passed at the call counts as past, one
+ * its event ended apart; the slack is the thread's own, read at the first. */
+static void test_observed(void **state)
+{
+	(void)state;
+	struct pn__state *t = pn__state_new();
+	assert_non_null(t);
+	pn__state_observed(t, 1000, 2000, 2500, true);
+	pn__state_observed(t, 3000, 2000, 3100, true);
+	pn__state_observed(t, 4000, 9000, 5000, false);
+	struct pn_sleep_stats st;
+	pn__state_stats(t, &st);
+	assert_int_equal(st.sleeps, 1);
+	assert_int_equal(st.kernel_only, 1);
+	assert_int_equal(st.past, 1);
+	assert_int_equal(st.spun_ns, 0);
+	assert_int_equal(st.early, 0);
+	assert_int_equal(st.late_max_ns, 500);
+	assert_int_equal(t->events, 1);
+	assert_int_equal(st.slack_ns, pn_slack_get());
+	pn__state_free(t);
+}
+
 int main(int argc, char **argv)
 {
 	/* the drain takes every state out of the list: it runs last */
 	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_observed),
 	        cmocka_unit_test(test_fork_keeps_own),
 	        cmocka_unit_test(test_key_destructor_sleeps),
 	        cmocka_unit_test(test_drain_while_exiting),

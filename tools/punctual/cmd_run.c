@@ -36,7 +36,7 @@ enum { EXIT_CANNOT_INVOKE = 126, EXIT_NOT_FOUND = 127 };
 
 static const char usage[] =
         "usage: punctual run [--slack VALUE] [--precise[=PRECISION] [--budget=B%]\n"
-        "                    [--slice=S] [--rt[=PRIO]] [--stats]] [--cpus[=N]]\n"
+        "                    [--slice=S] [--rt[=PRIO]]] [--stats] [--cpus[=N]]\n"
         "                    [--] CMD [ARGS...]\n"
         "\n"
         "Runs CMD with the given settings, which it and its threads and children inherit.\n"
@@ -73,8 +73,12 @@ static const char usage[] =
         "                     1 s (SIGXCPU for a thread that runs 1 s without blocking).\n"
         "                     Refused unless permitted: CAP_SYS_NICE or RLIMIT_RTPRIO\n"
         "                     >= PRIO (PUNCTUAL_RT)\n"
-        "      --stats        with --precise: at exit, each thread's waits, lateness,\n"
-        "                     waits late beyond P and spin share, on stderr\n"
+        "      --stats        at exit, on stderr, each thread's timed waits: how late\n"
+        "                     each woke past the deadline it asked for (p50, p99,\n"
+        "                     p99.9, max). Alone, CMD's waits stay as it makes them\n"
+        "                     (slack untouched; the shim only times them); with\n"
+        "                     --precise, its precise waits, those late beyond P, the\n"
+        "                     spin's share of the time, its budget and slice\n"
         "      --cpus[=N]     CMD sees N CPUs (default: what `punctual cpus` counts, the\n"
         "                     cgroup's quota included) wherever runtimes look: the shim\n"
         "                     answers sysconf(_SC_NPROCESSORS_ONLN) and get_nprocs(), and\n"
@@ -83,7 +87,7 @@ static const char usage[] =
         "                     DOTNET_PROCESSOR_COUNT and PYTHON_CPU_COUNT are set to N.\n"
         "                     A value already set is kept (said on stderr). The affinity\n"
         "                     mask is unchanged: CMD may still run on every CPU it had.\n"
-        "At least one of --slack, --precise and --cpus is needed.\n"
+        "At least one of --slack, --precise, --cpus and --stats is needed.\n"
         "Durations take a unit: ns, us, ms, s, m, h, or terms as 1m30s (0 needs none).\n"
         "  -h, --help         this text\n";
 
@@ -108,10 +112,8 @@ static void run_check(const struct run_settings *s)
 		usage_error("--slice needs --precise: it is the precise waiters' slice");
 	if (s->rt && !s->precise)
 		usage_error("--rt needs --precise: it is the precise waiters' policy");
-	if (s->stats && !s->precise)
-		usage_error("--stats needs --precise: it reports the precise waits");
-	if (!s->slack && !s->precise && !s->cpus)
-		usage_error("nothing to set: give --slack VALUE, --precise or --cpus");
+	if (!s->slack && !s->precise && !s->cpus && !s->stats)
+		usage_error("nothing to do: give --slack VALUE, --precise, --cpus or --stats");
 }
 
 /* The shim: $PUNCTUAL_PRELOAD, else beside this binary (a build tree), else in the lib
@@ -392,13 +394,19 @@ static void apply_cpus(const struct run_settings *s)
 
 static void run_apply(const struct run_settings *s, const char *cmd)
 {
-	if (s->precise || s->cpus)
-		add_preload(!s->cpus     ? "--precise"
-		            : s->precise ? "--precise and --cpus"
-		                         : "--cpus",
+	if (s->precise || s->cpus || s->stats)
+		add_preload(s->precise && s->cpus ? "--precise and --cpus"
+		            : s->precise          ? "--precise"
+		            : s->cpus             ? "--cpus"
+		                                  : "--stats",
 		            cmd);
-	if (s->precise)
+	if (s->precise) {
 		apply_precise(s);
+	} else if (s->stats) { /* observed only: the shim changes no wait */
+		if (unsetenv("PUNCTUAL_PRECISION") != 0)
+			die(1, "cannot set the environment: %s", strerror(errno));
+		set_env("PUNCTUAL_STATS", "1");
+	}
 	if (s->cpus)
 		apply_cpus(s);
 	if (s->slack) {
