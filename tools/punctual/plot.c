@@ -384,6 +384,11 @@ static int frontier_chart(const struct probe *p, struct frontier_rows *rows, str
 	static const char *colour[] = {"#4477aa", "#ee6677", "#228833", "#ccbb44", "#aa3377"};
 	char b[32];
 	for (int l = 0; l < fr->c.nlen && l < 5; l++) {
+		bool any = false; /* a length without a p99 (too few sleeps) has no points */
+		for (int v = 0; v < fr->c.nvar; v++)
+			any |= pn_hist_count(&fr->cell[l][v].late) >= FRONTIER_MIN_P99;
+		if (!any)
+			continue;
 		struct dataset *d = &c->set[c->nsets++];
 		rows[l] = (struct frontier_rows){fr, l};
 		snprintf(d->name, sizeof(d->name), "precision_cost_%lldus.dat",

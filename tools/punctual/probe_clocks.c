@@ -15,7 +15,7 @@ static void clocks_measure(struct probe *p)
 	p->clocks = calloc((size_t)p->nclocks, sizeof(*p->clocks));
 	if (!p->clocks)
 		die(1, "out of memory");
-	if (clock_measure_all(p->clocks, p->quick ? 300000000LL : 1500000000LL) < 0)
+	if (clock_measure_all(p->clocks, p->quick ? 200000000LL : 1000000000LL) < 0)
 		die(1, "out of memory");
 	pn_cycles_info(&p->cycles);
 }

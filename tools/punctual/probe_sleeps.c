@@ -29,8 +29,8 @@ static void sleeps_measure(struct probe *p)
 	        .nslacks = p->slack_self == 1 ? 1 : PROBE_SLACKS,
 	        .m = p->mechs,
 	        .nm = n,
-	        .samples = p->quick ? 300 : 1000,
-	        .duration = p->quick ? 2500000000LL : 12000000000LL,
+	        .samples = p->quick ? 200 : 1000,
+	        .duration = p->quick ? 800000000LL : 7000000000LL,
 	};
 	pn_sleep_stats_reset();
 	int r = sleep_matrix_run(&p->sleeps);

@@ -58,7 +58,7 @@ static void measure_qos(struct probe_why *w, bool quick, struct periodic_result 
 		return;
 	}
 	struct periodic_config c = {.interval = w->interval,
-	                            .duration = quick ? 500000000LL : 1000000000LL,
+	                            .duration = quick ? 350000000LL : 1000000000LL,
 	                            .nthreads = 1};
 	progress("probe: why late, with PM QoS (cpu_dma_latency 0)");
 	int e = periodic_run(&c, 0, r);
@@ -96,7 +96,7 @@ static void probe_why_measure(struct probe_why *w, bool quick)
 	memset(w, 0, sizeof(*w));
 	w->run = true;
 	w->interval = 1000000;
-	w->duration = quick ? 1000000000LL : 3000000000LL;
+	w->duration = quick ? 500000000LL : 2500000000LL;
 	causes_cgroup_init(&w->cg);
 	struct periodic_config c = {.interval = w->interval,
 	                            .duration = w->duration,

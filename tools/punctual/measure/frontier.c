@@ -42,10 +42,11 @@ void frontier_probe_config(struct frontier_config *c, int quick)
 	c->len[0] = 100 * US;
 	c->len[1] = 1 * MS;
 	c->len[2] = 10 * MS;
-	/* about 0.1 + 1 + 1.5 s quick, 0.6 + 2.7 + 4.5 s otherwise, for 9 variants */
-	c->rounds[0] = quick ? 120 : 600;
-	c->rounds[1] = quick ? 100 : 300;
-	c->rounds[2] = quick ? 16 : 50;
+	/* about 0.1 + 0.9 + 0.5 s quick, 0.4 + 1.8 + 2.9 s otherwise, for 9 variants; a p99
+	 * needs FRONTIER_MIN_P99 sleeps (at 10 ms quick has none) */
+	c->rounds[0] = quick ? 100 : 400;
+	c->rounds[1] = quick ? 100 : 200;
+	c->rounds[2] = quick ? 6 : 32;
 	c->precision = 1 * US;
 }
 
