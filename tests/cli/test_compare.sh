@@ -41,6 +41,12 @@ jq_check "clock costs, sleep cells (p50, p99), timers and CPUs are compared" \
 	'([.figures[].section] | unique) as $s | ($s | contains(["clocks","sleeps","timers","cpus"]))
 	 and any(.figures[]; .figure | endswith("overshoot_ns p50"))
 	 and any(.figures[]; .figure | endswith("overshoot_ns p99"))' "$J"
+# every figure both reports have joins: the frontier's variants under each length (the same
+# variant at three lengths is three figures), and the shared run's
+jq_check "two reports of this host: the frontier and the shared run joined, no pid compared" \
+	'([.figures[] | select(.section == "frontier")] | length) > 27
+	 and all(.skipped[]; .section != "frontier" and .section != "shared")
+	 and all(.figures[]; .figure | test("(^|[ ._])pid([ ._]|$)") | not)' "$J"
 jq_check "sleeps at the process's slack: some row better (50 us -> 1 ns)" \
 	'any(.figures[]; .section == "sleeps" and (.figure | test("process slack")) and .verdict == "better")' "$J"
 jq_check "... and none of the sleeps at the process's slack p50 worse" \

@@ -112,14 +112,16 @@ cat >"$TMP/abs-b.json" <<'EOF'
   {"cause": "wide", "count": 123456789012345678901234567890123456789012345678},
   {"cause": "max", "count": -1.7e308}, {"cause": "plain", "count": 40}]}}
 EOF
-ok probe --compare "$TMP/abs-a.json" "$TMP/abs-b.json"
+COLUMNS= ok probe --compare "$TMP/abs-a.json" "$TMP/abs-b.json"
 T=$OUT
-# a row: 2 + 58 name, then 12 + 1 + 12 + 1 + 8 right-aligned, 2 spaces, the verdict
+check "absurd values: within 80 columns" sh -c '! awk "length > 80" "$1" | grep -q .' sh "$T"
+# a row at 80 columns: 2 + 40 name, then 1 + 10 + 1 + 10 + 1 + 7 right-aligned, 2 spaces,
+# the verdict
 ROWS=$(grep -cE '^  [^ ].* (same|better|worse)$' "$T")
 check "absurd values: 8 rows (got $ROWS)" test "$ROWS" -eq 8
 check "absurd values: every verdict in its column" awk '
 	/^  [^ ].* (same|better|worse)$/ {
-		v = substr($0, 98); h = substr($0, 61, 37)
+		v = substr($0, 75); h = substr($0, 43, 32)
 		if (v !~ /^(same|better|worse)$/ || h !~ /^ +[^ ]+( [a-z]+)? +[^ ]+( [a-z]+)? +[^ ]+  $/)
 			bad = bad "\n" $0
 	}

@@ -427,6 +427,17 @@ static void element(struct report *r, const char *section, const char *path, siz
 	}
 	if (!n)
 		snprintf(id, sizeof(id), "%s#%zu", path, idx);
+	/* an element of an array inside an element (the frontier's variants of each length)
+	 * is named under its parent's name, which the array's own key follows in path: the
+	 * same variant at two lengths is two figures */
+	const char *last = strrchr(path, ' ');
+	if (n && last) {
+		char own[160];
+		memcpy(own, id, sizeof(own));
+		if (snprintf(id, sizeof(id), "%.*s %s", (int)(last - path), path, own) >=
+		    (int)sizeof(id))
+			id[sizeof(id) - 1] = '\0'; /* cut: FIG_NAME_MAX bounds a name anyway */
+	}
 	/* a sleep cell: at the process's slack (the report's first column) and at 1 ns;
 	 * a process whose slack is 1 ns has one column, both */
 	double slack;

@@ -2,6 +2,7 @@
 /* compare_render.c: `punctual probe --compare` as a table for people and as JSON. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "compare.h"
@@ -11,9 +12,23 @@ static const char *const rule_name[] = {"quantile", "range", "count",
                                         "factor",   "exact", "parameter"};
 static const char *const verdict_name[] = {"same", "better", "worse"};
 
-/* The columns of the table: a value, and the ratio of two. */
-#define VALUE_WIDTH 12
-#define RATIO_WIDTH 8
+/* The columns of the table: a value, the ratio of two, the verdict ("better"), and what
+ * they take with their spaces; the name gets the rest of the line (COLUMNS, else 80), and
+ * a longer name has a line of its own above its figures. */
+#define VALUE_WIDTH   10
+#define RATIO_WIDTH   7 /* "%.1g" of any double: "-3e+244" */
+#define VERDICT_WIDTH 6
+#define FIGURES_WIDTH (1 + VALUE_WIDTH + 1 + VALUE_WIDTH + 1 + RATIO_WIDTH + 2 + VERDICT_WIDTH)
+#define NAME_MIN      20
+
+static int name_width(void)
+{
+	const char *c = getenv("COLUMNS");
+	long cols = c && *c ? strtol(c, NULL, 10) : 0;
+	if (cols < NAME_MIN + 2 + FIGURES_WIDTH || cols > 1000)
+		cols = 80;
+	return (int)cols - 2 - FIGURES_WIDTH;
+}
 
 /* v with up to digits significant digits, as many as fit width: "%.1g" is 7 characters
  * at most ("-1e+308"), so an absurd value in a report never shifts the columns. */
@@ -27,12 +42,14 @@ static void fit(char *b, size_t n, double v, int digits, int width)
 
 const char *compare_value(char *b, size_t n, const struct fig *f)
 {
-	if (isnan(f->v))
+	if (isnan(f->v)) {
 		snprintf(b, n, "unsupported");
-	else if (f->time)
-		fmt_ns(b, n, f->v); /* VALUE_WIDTH at most */
-	else
+	} else if (!f->time) {
 		fit(b, n, f->v, 6, VALUE_WIDTH);
+	} else if (strlen(fmt_ns(b, n, f->v)) > VALUE_WIDTH) { /* an absurd one: in s */
+		fit(b, n, f->v / 1e9, 3, VALUE_WIDTH - 2);
+		strncat(b, " s", n - strlen(b) - 1);
+	}
 	return b;
 }
 
@@ -57,7 +74,7 @@ void compare_text(const struct report *a, const struct report *b, const struct f
 	/* every string of a report (or a file's name) through text_safe: a report is input */
 	char s1[1024], s2[1024], s3[1024];
 #define SAFE(b, s) text_safe(b, sizeof(b), s)
-	fprintf(out, "punctual probe --compare: %s -> %s\n\n", SAFE(s1, a->file),
+	fprintf(out, "punctual probe --compare\n  before: %s\n  after:  %s\n\n", SAFE(s1, a->file),
 	        SAFE(s2, b->file));
 	if (nf) {
 		fprintf(out, "facts that differ\n");
@@ -69,6 +86,7 @@ void compare_text(const struct report *a, const struct report *b, const struct f
 	}
 	const char *sect = "";
 	size_t zeros = 0;
+	int w = name_width();
 	for (size_t i = 0; i < nr; i++) {
 		const struct row *r = &rows[i];
 		if (r->a->fold && r->a->v == 0 && r->b->v == 0) {
@@ -77,15 +95,20 @@ void compare_text(const struct report *a, const struct report *b, const struct f
 		}
 		if (strcmp(sect, r->a->section) != 0) {
 			sect = r->a->section;
-			fprintf(out, "\n%-60s %*s %*s %*s  %s\n", SAFE(s1, sect), VALUE_WIDTH,
-			        "before", VALUE_WIDTH, "after", RATIO_WIDTH, "ratio", "verdict");
+			fprintf(out, "\n%-*.*s %*s %*s %*s  %s\n", w + 1, w + 1, SAFE(s1, sect),
+			        VALUE_WIDTH, "before", VALUE_WIDTH, "after", RATIO_WIDTH, "ratio",
+			        "verdict");
 		}
 		char name[192];
 		display(name, sizeof(name), SAFE(s1, r->a->name));
 		char x[48], y[48], q[24] = "-";
 		if (r->a->v != 0)
 			fit(q, sizeof(q), r->b->v / r->a->v, 3, RATIO_WIDTH);
-		fprintf(out, "  %-58.58s %*s %*s %*s  %s\n", name, VALUE_WIDTH,
+		if ((int)strlen(name) > w) { /* its own line, the figures under it */
+			fprintf(out, "  %s\n", name);
+			name[0] = '\0';
+		}
+		fprintf(out, "  %-*s %*s %*s %*s  %s\n", w, name, VALUE_WIDTH,
 		        compare_value(x, sizeof(x), r->a), VALUE_WIDTH,
 		        compare_value(y, sizeof(y), r->b), RATIO_WIDTH, q, verdict_name[r->v]);
 	}

@@ -59,6 +59,13 @@ const struct probe_key probe_keys[] = {
         {.section = "shared", .key = "hog_pct", .role = PK_FIGURE, .higher = true},
         {.section = "shared", .key = "fair_pct", .role = PK_FIGURE, .higher = true},
         {.section = "shared", .key = "variant", .role = PK_IDENTITY},
+        /* the processes that ran beside the why-late loop: what the run saw, not a
+         * figure of the host (a pid is an identifier; the share they took is compared) */
+        {.section = "why_late", .key = "top", .role = PK_IGNORED},
+        /* a recommendation's effect is the figure it quotes from its own section */
+        {.section = "recommendations", .key = "effect", .role = PK_IGNORED},
+        /* the frontier's lengths: their variants are named under them */
+        {.section = "frontier", .key = "length_ns", .role = PK_IDENTITY},
         /* what a run was given: the timer demo's workload, a run's length and samples */
         {.key = "timers", .role = PK_PARAM},
         {.key = "min_delay_ns", .role = PK_PARAM},
