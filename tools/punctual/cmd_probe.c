@@ -34,15 +34,17 @@ static const char usage_fmt[] =
         "does not put back.\n"
         "\n"
         "      --quick       shorter measurements (about 4 s)\n"
-        "  -j, --json        JSON; its schema:\n"
-        "                    %s\n"
+        "  -j, --json        JSON, valid against the schema named at the end\n"
         "      --prom FILE   also write Prometheus text metrics to FILE, atomically, for\n"
         "                    node_exporter's textfile collector (man punctual, FILES: how\n"
         "                    links, owners and modes are treated)\n"
         "      --plot DIR    also write PNG and SVG charts to DIR (needs gnuplot)\n"
         "      --compare     two --json reports side by side (punctual probe --compare\n"
         "                    --help)\n"
-        "  -h, --help        this text\n";
+        "  -h, --help        this text\n"
+        "\n"
+        "The JSON schema (JSON Schema 2020-12):\n"
+        "  %s\n";
 
 /* The report's JSON schema where this binary is installed (PREFIX/bin/punctual: PREFIX's
  * share/punctual/probe.schema.json), else where the build was configured to install it. */
