@@ -126,7 +126,10 @@ static int probe_all(struct pn__state *t, struct pn__plan *p, int64_t deadline)
 /* A class that spins every time (margin >= len): one probe instead of spinning that long,
  * and whether this sleep should explore (sleep half in the kernel). Only then: a class that
  * spins learns only from its explores, so a lower bar (margin > len / 2) would leave a class
- * that a few late wakeups pushed over it spinning whole sleeps for thousands of them. */
+ * that a few late wakeups pushed over it spinning whole sleeps for thousands of them. Under
+ * PN_SLEEP_BUDGET_FULL no probe: the CPU it would save is not wanted, and a probe's own
+ * tail (the vCPU halted, then not run again at once) put the p99 of 100 us sleeps at 2-16
+ * us where a pure spin's was under 1 us (docs/DESIGN.md, "Precision at any cost"). */
 static bool spin_only_learn(struct pn__state *t, struct pn__plan *p, int k, int64_t len)
 {
 	struct pn__sleep_class *c = &t->cls[k], *c0 = &t->cls[0]; /* class 0: the probes */
@@ -134,7 +137,8 @@ static bool spin_only_learn(struct pn__state *t, struct pn__plan *p, int k, int6
 	int64_t worst = c0->wake.n ? pn__policy_quantile(c0, level) : 0;
 	if (worst < PROBE_WORST_MIN)
 		worst = PROBE_WORST_MIN;
-	if (probe_once(t, p, pn_now() + len, &worst) < 0)
+	if (t->st.budget_ppm != PN_SLEEP_BUDGET_FULL &&
+	    probe_once(t, p, pn_now() + len, &worst) < 0)
 		return false;
 	int64_t q0 = c0->wake.n ? pn__policy_quantile(c0, level) : 0;
 	bool cheap = q0 > 0 && 2 * q0 <= len / 4;

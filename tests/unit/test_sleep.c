@@ -320,6 +320,9 @@ static void test_stall_never_spin_only(void **state)
 static void *spin_only(void *arg)
 {
 	(void)arg;
+	/* a budget short of FULL, which probes (FULL does not: below) */
+	if (pn_sleep_set_budget(990000) != 0)
+		return "cannot set a 99% budget";
 	learn_n(1000, 20 * US, 40);
 	learn_n(3 * MS, 10 * MS, 64);
 	struct pn_sleep_stats st;
@@ -339,6 +342,16 @@ static void *spin_only(void *arg)
 	}
 	if (i > 1024)
 		return "a spin-only class never explored the kernel in 1024 sleeps";
+	/* precision at any cost: no probe in the sleep, whose own tail would cost the p99 */
+	if (pn_sleep_set_budget(PN_SLEEP_BUDGET_FULL) != 0)
+		return "cannot set the budget to FULL";
+	pn_sleep_stats_reset();
+	for (i = 1; i <= 32; i++) /* its explores (half in the kernel) stay */
+		plan_for(3 * MS, 10 * US, 0);
+	pn_sleep_stats(&st);
+	pn_sleep_set_budget(PN_SLEEP_BUDGET_AUTO);
+	if (st.probes)
+		return "a spin-only sleep at budget FULL probed the kernel";
 	return NULL;
 }
 
