@@ -16,8 +16,8 @@ if ! command -v cyclictest >/dev/null; then
 	echo
 else
 	echo "Interval 1 ms, ${DUR} s each, one thread, run one after the other. Latency = wake-up"
-	echo "time - deadline, in us. cyclictest holds /dev/cpu_dma_latency at 0 unless --laptop;"
-	echo "punctual does the same only with --dma-latency 0, so each policy is shown both ways."
+	echo "time - deadline, in us. Both hold /dev/cpu_dma_latency at 0 by default (cyclictest"
+	echo "unless --laptop, punctual unless --dma-latency off); each policy is shown both ways."
 	echo "cyclictest skips overrun periods silently; punctual counts them (missed)."
 	echo
 	echo "| policy | cpu_dma_latency | tool | cycles | min | avg | p99 | max | missed |"
@@ -31,7 +31,7 @@ else
 			ctargs+=(-p 0 --policy=other)
 		fi
 		[ "$dma" = none ] && ctargs+=(--laptop)
-		[ "$dma" = 0 ] && pnargs+=(--dma-latency 0)
+		[ "$dma" = none ] && pnargs+=(--dma-latency off)
 		cyclictest -q -D "$DUR" -i 1000 -h 20000 "${ctargs[@]}" --json="$tmp/ct.json" >/dev/null 2>&1
 		python3 - "$tmp/ct.json" "$pol" "$dma" <<'PY'
 import json, sys

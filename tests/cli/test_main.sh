@@ -7,6 +7,10 @@ ok --help
 check "--help lists clock" grep -q '^  clock' "$OUT"
 ok --version
 check "--version names the version" grep -Eq '^punctual [0-9]+\.[0-9]+\.[0-9]+' "$OUT"
+ok --version --json
+jq_check "--version --json: the tool's and the library's versions" \
+	'.tool == "punctual" and .command == "--version" and (.version | test("^[0-9]+\\.[0-9]+\\.[0-9]+")) and (.libpunctual | length) > 0' "$OUT"
+usage_error "takes only --json" --version --csv
 ok clock --help
 check "clock --help has usage" grep -q '^usage: punctual clock' "$OUT"
 

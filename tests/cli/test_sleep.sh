@@ -139,6 +139,16 @@ if [ "$(id -u)" -eq 0 ]; then
 	if [ -e /dev/cpu_dma_latency ]; then
 		ok sleep --periodic --dma-latency 0 --duration 200ms --json
 		jq_check "--dma-latency recorded" '.dma_latency_us == 0' "$OUT"
+		# --periodic holds 0 by default where permitted, as cyclictest does
+		ok sleep --periodic --duration 100ms --json
+		jq_check "--periodic: cpu_dma_latency 0 by default" '.dma_latency_us == 0 and .dma_latency_note == null' "$OUT"
+		ok sleep --periodic --duration 100ms --dma-latency off
+		check "--dma-latency off: said in the summary" grep -q 'cpu_dma_latency off$' "$OUT"
+		if command -v setpriv >/dev/null; then
+			run_cmd setpriv --reuid=65534 --regid=65534 --clear-groups "$PN" sleep --periodic --duration 100ms --json
+			check "--periodic unprivileged: runs without it ($RC)" test "$RC" -eq 0
+			jq_check "--periodic unprivileged: not held, and why" '.dma_latency_us == -1 and (.dma_latency_note | startswith("not permitted"))' "$OUT"
+		fi
 	fi
 	if command -v setpriv >/dev/null; then
 		setpriv --reuid=65534 --regid=65534 --clear-groups "$PN" sleep --fifo 10 --duration 100ms >"$TMP/o" 2>"$TMP/e"

@@ -178,13 +178,18 @@ fi
 # idle before and after, and skipped saying so otherwise.
 load() { awk '{print $1}' /proc/loadavg; }
 running() { awk '/^procs_running/ {print $2}' /proc/stat; }
+# The loop lets the CPUs idle deeply (--dma-latency off, the setting this bound was set
+# with); of its 5-30 late wakeups a kworker's two or three are a share over 0.2, so the
+# bound is a fifth of them or 3, whichever is more.
 l1=$(load) r1=$(running)
-ok sleep --periodic --interval 1ms --duration 2s --explain --json
+ok sleep --periodic --interval 1ms --duration 2s --explain --dma-latency off --json
 J=$OUT
 l2=$(load) r2=$(running)
 if ge "$(nproc)" "$(python3 -c "print(4 * max($l1, $l2))")" && [ "$r1" -le 2 ] && [ "$r2" -le 2 ]; then
-	s=$(share preempted "$J")
-	check "idle machine: preempted share $s <= 0.2" ge 0.2 "$s"
+	late=$(jq '.explain.late_deadlines' "$J")
+	n=$(jq '[.causes[] | select(.cause == "preempted") | .count][0] // 0' "$J")
+	check "idle machine: $n of $late late wakeups preempted, <= max(3, a fifth)" \
+		test "$n" -le "$((late / 5 > 3 ? late / 5 : 3))"
 else
 	skip "machine loaded (loadavg $l1/$l2, runnable $r1/$r2 on $(nproc) CPUs): the idle preempted share is not asserted"
 fi

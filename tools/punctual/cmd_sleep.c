@@ -61,8 +61,9 @@ static const char usage[] =
         "                        (100us-100ms; Linux 6.12+), pn_sleep_until's included;\n"
         "                        default: the kernel's own, for every mechanism\n"
         "      --dma-latency D   hold /dev/cpu_dma_latency at D (whole us) while\n"
-        "                        measuring, as cyclictest does with 0 (keeps CPUs out of\n"
-        "                        deep idle states; released when punctual exits)\n"
+        "                        measuring (keeps CPUs out of deep idle states; released\n"
+        "                        when punctual exits); 'off': not held. --periodic holds\n"
+        "                        0 by default where permitted (root), as cyclictest does\n"
         "      --periodic        cyclictest's loop: absolute deadlines, next += interval,\n"
         "                        counting missed periods; default interval 1ms,\n"
         "                        duration 5s (0: until Ctrl-C or SIGTERM, which print\n"
@@ -89,6 +90,11 @@ static const char usage[] =
         "      --stop-above D    stop at the first wakeup later than D, print it with its\n"
         "                        cause and exit 3\n";
 
+/* --dma-latency not given (--periodic holds 0 where permitted, as cyclictest; the matrix
+ * nothing), and "off". */
+#define DMA_DEFAULT (-2)
+#define DMA_OFF     (-3)
+
 struct opts {
 	bool json, csv, periodic, list;
 	struct periodic_opts p; /* the --periodic options */
@@ -103,7 +109,7 @@ struct opts {
 	long cpu;
 	long fifo;
 	int64_t slice_ns; /* --slice; 0: the kernel's own */
-	long dma_latency; /* -1: leave /dev/cpu_dma_latency alone */
+	long dma_latency; /* -1: leave /dev/cpu_dma_latency alone; DMA_DEFAULT: --periodic's */
 };
 
 /* ---- option parsing ------------------------------------------------------------------ */
@@ -370,7 +376,9 @@ static bool parse_matrix_opt(int c, struct opts *o, struct seen *seen)
 		o->periodic = true;
 		return true;
 	case 'D':
-		o->dma_latency = opt_us("--dma-latency", optarg, 0, 2000000000);
+		o->dma_latency = strcmp(optarg, "off") == 0
+		                         ? DMA_OFF
+		                         : opt_us("--dma-latency", optarg, 0, 2000000000);
 		return true;
 	}
 	return false;
@@ -637,18 +645,33 @@ static void render_text(struct sleep_matrix *x, const struct opts *o)
 
 /* ---- the command --------------------------------------------------------------------- */
 
-static void setup_sched(const struct opts *o)
+static void setup_sched(struct opts *o)
 {
+	if (o->dma_latency == DMA_OFF) {
+		o->dma_latency = -1;
+		o->p.dma_note = "off";
+	}
+	bool soft = o->dma_latency == DMA_DEFAULT; /* --periodic's default: where permitted */
+	if (soft)
+		o->dma_latency = o->periodic ? 0 : -1;
 	if (o->dma_latency >= 0) {
 		/* The request lasts while the file stays open: the kernel drops it when
 		 * punctual exits, however it exits, so nothing is left changed. */
 		int fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
 		int32_t v = (int32_t)o->dma_latency;
-		if (fd < 0 || write(fd, &v, sizeof(v)) != sizeof(v))
-			die(EXIT_USAGE, "--dma-latency: /dev/cpu_dma_latency: %s%s",
-			    strerror(errno),
-			    errno == EACCES || errno == EPERM ? " (needs root)" : "");
+		if (fd < 0 || write(fd, &v, sizeof(v)) != sizeof(v)) {
+			int e = errno;
+			if (!soft)
+				die(EXIT_USAGE, "--dma-latency: /dev/cpu_dma_latency: %s%s",
+				    strerror(e), e == EACCES || e == EPERM ? " (needs root)" : "");
+			if (fd >= 0)
+				close(fd);
+			o->dma_latency = -1;
+			o->p.dma_note = e == EACCES || e == EPERM ? "not permitted (needs root)"
+			                                          : "not available";
+		} /* else held open until the process ends */
 	}
+	o->p.dma_latency = o->dma_latency;
 	if (o->cpu >= 0) {
 		cpu_set_t set;
 		CPU_ZERO(&set);
@@ -675,7 +698,8 @@ int cmd_sleep(int argc, char **argv)
 {
 	tool_cmd = "sleep";
 	struct opts o = {
-	        .duration = 20 * 1000000000LL, .samples = 1000, .cpu = -1, .dma_latency = -1};
+	        .duration = 20 * 1000000000LL, .samples = 1000, .cpu = -1,
+	        .dma_latency = DMA_DEFAULT};
 	parse(argc, argv, &o);
 	if (o.list) {
 		for (int m = 0; m < sleep_mechs_count(); m++)

@@ -228,7 +228,8 @@ static void render_json(const struct run *u)
 	json_bool(&j, "mlock", o->mlock);
 	json_uint(&j, "cycles", pn_hist_count(&u->merged));
 	json_uint(&j, "missed_periods", missed);
-	json_int(&j, "dma_latency_us", o->dma_latency);
+	json_int(&j, "dma_latency_us", o->dma_latency); /* -1: not held, dma_latency_note says why */
+	json_str(&j, "dma_latency_note", o->dma_latency >= 0 ? NULL : o->dma_note ? o->dma_note : "off");
 	json_uint(&j, "early", early);
 	json_hist(&j, "latency_ns", &u->merged, JSON_HIST_MEAN | JSON_HIST_BUCKETS);
 	if (o->stop_above) {
@@ -320,12 +321,18 @@ static void render_text(const struct run *u)
 		        (long long)pn_hist_max(h) / 1000);
 	}
 	const struct pn_hist *h = &u->merged;
+	char dma[48];
+	if (o->dma_latency >= 0)
+		snprintf(dma, sizeof(dma), "%ld us", o->dma_latency);
+	else
+		snprintf(dma, sizeof(dma), "%s", o->dma_note ? o->dma_note : "off");
 	fprintf(out,
 	        "p50 %.1f us, p99 %.1f us, p99.9 %.1f us; missed periods %llu; early %llu; "
-	        "slack %lld ns; %s%s\n",
+	        "slack %lld ns; %s%s; cpu_dma_latency %s\n",
 	        (double)pn_hist_percentile(h, 50) / 1e3, (double)pn_hist_percentile(h, 99) / 1e3,
 	        (double)pn_hist_percentile(h, 99.9) / 1e3, (unsigned long long)missed,
-	        (unsigned long long)early, (long long)u->slack, policy_name(o), sleep_slice_text(o->slice_ns));
+	        (unsigned long long)early, (long long)u->slack, policy_name(o),
+	        sleep_slice_text(o->slice_ns), dma);
 	if (u->stopped >= 0) {
 		const struct periodic_result *r = &u->r[u->stopped];
 		char a[32], lv[700] = "";

@@ -7,6 +7,7 @@
 
 #include <punctual/sleep.h>
 #include <punctual/version.h>
+#include "json.h"
 #include "tool.h"
 #include "wait/slice.h"
 
@@ -30,7 +31,7 @@ static const struct subcmd subcmds[] = {
 
 static void help(FILE *f)
 {
-	fprintf(f, "usage: punctual [--help | --version] [COMMAND] [OPTIONS]\n"
+	fprintf(f, "usage: punctual [--help | --version [--json]] [COMMAND] [OPTIONS]\n"
 	           "       punctual help COMMAND\n\n"
 	           "Measure and control time on Linux.\n\ncommands:\n");
 	for (size_t i = 0; i < N_SUBCMDS; i++)
@@ -93,7 +94,17 @@ int main(int argc, char **argv)
 		return run(c, 2, (char *[]){argv[2], "--help", NULL});
 	}
 	if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
-		printf("punctual %s (libpunctual %s)\n", PUNCTUAL_VERSION, pn_version());
+		bool json = argc == 3 && (strcmp(argv[2], "--json") == 0 || strcmp(argv[2], "-j") == 0);
+		if (argc > 2 && !json)
+			usage_error("--version takes only --json");
+		if (json) { /* {"tool", "version", "command", "libpunctual"} */
+			struct json j;
+			json_report_begin(&j, stdout, "--version");
+			json_str(&j, "libpunctual", pn_version());
+			json_end(&j);
+		} else {
+			printf("punctual %s (libpunctual %s)\n", PUNCTUAL_VERSION, pn_version());
+		}
 		stdout_close();
 		return 0;
 	}

@@ -18,7 +18,8 @@ struct periodic_opts {
 	long fifo; /* --fifo / --priority; 0: SCHED_OTHER */
 	int64_t slice_ns; /* --slice; 0: the kernel's own */
 	long cpu;  /* --cpu; -1: none */
-	long dma_latency;
+	long dma_latency;       /* held at this (us), or -1: not held */
+	const char *dma_note;   /* with -1: why ("off", "not permitted: ..."), or NULL */
 	bool explain;
 	int64_t explain_above; /* 0: 2x the median */
 	bool smp, mlock;
