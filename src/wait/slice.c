@@ -159,7 +159,7 @@ void pn__slice_spin_end(struct pn__slice *s, int64_t lost_ns)
 {
 	if (s->status <= 0 || s->external || !s->runs || s->shared)
 		return;
-	uint64_t exec, queued, runs, q = 0;
+	uint64_t exec = 0, queued = 0, runs = 0, q = 0;
 	if (lost_ns > PN__SLICE_LOST_NS && pn__slice_read_runs(&exec, &queued, &runs) == 0 &&
 	    queued >= s->queued_ns && runs >= s->runs) {
 		/* the run-queue wait beyond what its switch-ins since the reading wait on average */
@@ -190,7 +190,7 @@ int pn__slice_read_runs(uint64_t *exec_ns, uint64_t *queued_ns, uint64_t *runs)
 
 static void sample(struct pn__slice *s)
 {
-	uint64_t exec, queued, runs;
+	uint64_t exec = 0, queued = 0, runs = 0;
 	if (pn__slice_read_runs(&exec, &queued, &runs) == 0)
 		pn__slice_note(s, exec, queued, runs);
 }
