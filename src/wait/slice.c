@@ -157,7 +157,12 @@ void pn__slice_spun(struct pn__slice *s, int64_t lost_ns, uint64_t queued_ns)
 
 void pn__slice_spin_end(struct pn__slice *s, int64_t lost_ns)
 {
-	if (s->status <= 0 || s->external || !s->runs || s->shared)
+	if (s->external) { /* a kernel wakeup's run-queue wait includes the host's delay */
+		if (lost_ns > PN__SLICE_LOST_NS)
+			s->lost_ns = lost_ns;
+		return;
+	}
+	if (s->status <= 0 || !s->runs || s->shared)
 		return;
 	uint64_t exec = 0, queued = 0, runs = 0, q = 0;
 	if (lost_ns > PN__SLICE_LOST_NS && pn__slice_read_runs(&exec, &queued, &runs) == 0 &&

@@ -49,6 +49,8 @@ struct pn__slice {
 	uint32_t readings;  /* readings averaged into delay_ns (the first is taken whole) */
 	uint32_t hold;      /* readings it stays shared whatever they say (lost spins) */
 	float lost_rate;    /* share of its spins that lost the CPU to another task */
+	int64_t lost_ns;    /* external: the last spin's loss over PN__SLICE_LOST_NS, for the
+	                     * caller to weigh against its own readings; 0: none */
 	struct pn__decay_hist run; /* the mean run between switch-ins, sampled */
 };
 
@@ -92,7 +94,8 @@ void pn__slice_spun(struct pn__slice *s, int64_t lost_ns, uint64_t queued_ns);
 /* pn__slice_spun for a spin of the calling thread that has just ended: a loss over
  * PN__SLICE_LOST_NS is looked at in /proc/thread-self/schedstat, the run-queue wait since
  * the last reading beyond the average per switch-in times the switch-ins since (nothing
- * for a thread already shared, whose readings are external or not taken yet). */
+ * for a thread already shared or whose readings are not taken yet); with external
+ * readings the loss is left in lost_ns for the caller. */
 void pn__slice_spin_end(struct pn__slice *s, int64_t lost_ns);
 /* Notes a reading of the thread's /proc/thread-self/schedstat (time on a CPU, time on a run
  * queue, switch-ins): what the slice learns and pn__slice_shared decide from. */

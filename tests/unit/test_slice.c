@@ -448,6 +448,7 @@ static void test_lost_spins(void **state)
 	pn__slice_spin_end(&e, 700000);
 	assert_false(pn__slice_shared(&e));
 	assert_true(e.lost_rate == 0);
+	assert_int_equal(e.lost_ns, 700000); /* left for the caller's own readings */
 	/* and for a thread that reads its own, losses its run queue did not take */
 	struct pn__slice own = {.status = 1};
 	uint64_t exec, queued, runs;

@@ -319,15 +319,18 @@ struct own_runs {
 };
 
 static void own_runs_add(struct own_runs *o, struct pn__state *s, const struct runs *a,
-                         const struct runs *b, int64_t late)
+                         const struct runs *b)
 {
 	if (!a->n || b->n < a->n || b->queued < a->queued)
 		return;
-	/* a sleep late by a lost CPU: the library's rule on this sleep's own run-queue wait */
+	/* a spin that lost the CPU (the library left its loss): the library's rule on this
+	 * sleep's own run-queue wait; a sleep without one weighs as a spin that kept it (a
+	 * late kernel wakeup is no evidence: its run-queue wait includes the host's delay) */
 	uint64_t usual = (uint64_t)(s->slice.delay_ns > 0 ? s->slice.delay_ns : 0) * (b->n - a->n);
 	uint64_t q = b->queued - a->queued;
 	if (!s->slice.shared)
-		pn__slice_spun(&s->slice, late, q > usual ? q - usual : 0);
+		pn__slice_spun(&s->slice, s->slice.lost_ns, q > usual ? q - usual : 0);
+	s->slice.lost_ns = 0;
 	o->sum.exec += b->exec - a->exec;
 	o->sum.queued += b->queued - a->queued;
 	o->sum.n += b->n - a->n;
@@ -464,7 +467,7 @@ static void rounds(const struct frontier_config *c, struct frontier *f, struct p
 				sched_leave(&c->var[v], state[v], &base);
 				if (learns) {
 					runs_read(&r1);
-					own_runs_add(&own[v], state[v], &r0, &r1, t - d);
+					own_runs_add(&own[v], state[v], &r0, &r1);
 				}
 				if (t < d)
 					cell->early++;
