@@ -53,14 +53,11 @@ EXPORT int punctual_preload_sleep_stats(struct pn_sleep_stats *st)
 
 __attribute__((constructor)) static void core_init(void)
 {
-	int64_t v;
-	const char *s = getenv("PUNCTUAL_PRECISION");
-	pn__shim_precision = s && pn__duration_parse(s, 1, &v) == 0 ? v : -1;
 	const char *stats = getenv("PUNCTUAL_STATS");
-	if (!stats || !*stats || strcmp(stats, "0") == 0)
-		return;
-	pn__shim_observing = pn__shim_precision < 0;
-	pn__stats_report(pn__shim_precision); /* < 0: the program's waits as it makes them */
+	/* a report without a precision: the program's waits as it makes them */
+	pn__shim_precision = pn__stats_setup(getenv("PUNCTUAL_PRECISION"), stats);
+	pn__shim_observing =
+	        pn__shim_precision < 0 && stats && *stats && strcmp(stats, "0") != 0;
 }
 
 void pn__shim_observed(clockid_t clk, int64_t call, int64_t deadline, bool timed_out)

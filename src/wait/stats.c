@@ -7,9 +7,11 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <punctual/sleep.h>
+#include "internal.h"
 #include "wait/state.h"
 #include "wait/stats.h"
 
@@ -97,6 +99,16 @@ static void arm(void)
 	static _Atomic bool armed;
 	if (!atomic_exchange_explicit(&armed, true, memory_order_relaxed))
 		atexit(stats_at_exit);
+}
+
+int64_t pn__stats_setup(const char *precision, const char *stats)
+{
+	int64_t v;
+	if (!precision || pn__duration_parse(precision, 1, &v) != 0)
+		v = -1;
+	if (stats && *stats && strcmp(stats, "0") != 0)
+		pn__stats_report(v);
+	return v;
 }
 
 void pn__stats_report(int64_t precision)

@@ -20,5 +20,9 @@
  * made by a signal handler that interrupted atexit or malloc in the same thread would
  * stop there. */
 void pn__stats_report(int64_t precision);
+/* The shim's start: precision, PUNCTUAL_PRECISION's value (a duration, ns when bare), in
+ * ns, or -1 when NULL or malformed; and with stats set and not "0" (PUNCTUAL_STATS),
+ * pn__stats_report(that) from now on. */
+int64_t pn__stats_setup(const char *precision, const char *stats);
 
 #endif
