@@ -45,6 +45,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../unit/deny.h"
+
 static long long ns(clockid_t c)
 {
 	struct timespec t;
@@ -134,19 +136,6 @@ static int t_dup2(void)
 
 /* ---- ppoll denied ------------------------------------------------------------------- */
 
-static int deny(long nr, int err)
-{
-	struct sock_filter f[] = {
-	        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-	        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nr, 0, 1),
-	        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)err),
-	        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = {sizeof f / sizeof f[0], f};
-	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-	       prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
-}
-
 static struct timespec rt_in(long len)
 {
 	return ts_of(ns(CLOCK_REALTIME) + len);
@@ -222,7 +211,7 @@ static int t_noppoll(int first_wait)
 	sigemptyset(&ss);
 	sigaddset(&ss, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &ss, NULL);
-	if (deny(SYS_ppoll, EPERM)) {
+	if (pn_deny_syscall(SYS_ppoll, EPERM)) {
 		printf("noppoll: SKIP: seccomp: %s\n", err_name(errno));
 		return 77;
 	}
