@@ -34,6 +34,15 @@ done
 if command -v scdoc >/dev/null; then
 	[ -s "$P/share/man/man1/punctual.1" ] || fail "punctual.1 not installed"
 	[ -s "$P/share/man/man3/libpunctual.3" ] || fail "libpunctual.3 not installed"
+	# `man FUNC` for every function the library exports: a page (man-db follows the link
+	# pages' .so) that names it
+	for s in $(nm -D --defined-only "$LIB/libpunctual.so" | awk '$2 == "T" {print $3}'); do
+		[ -s "$P/share/man/man3/$s.3" ] || fail "no man page for $s"
+		if command -v man >/dev/null; then
+			MANWIDTH=200 man -M "$P/share/man" -P cat 3 "$s" 2>/dev/null | grep -qw "$s" ||
+				fail "man $s does not name it"
+		fi
+	done
 fi
 
 # -fvisibility=hidden: only pn_* without the internal pn__ prefix is exported.
@@ -63,6 +72,11 @@ awk '/<!-- example:begin -->/{on=1; next} /<!-- example:end -->/{on=0} on' "$SRC
 "$CC" -o "$WORK/example" "$WORK/example.c" $(pkg-config --cflags --libs punctual)
 LD_LIBRARY_PATH=$LIB "$WORK/example" >"$WORK/example.out" || fail "README example failed"
 [ -s "$WORK/example.out" ] || fail "README example printed nothing"
+
+# libpunctual(3)'s example, as a user would paste it
+sh "$SRC/tests/cli/man_example.sh" "$SRC/docs/libpunctual.3.scd" >"$WORK/man_example.c"
+"$CC" -o "$WORK/man_example" "$WORK/man_example.c" $(pkg-config --cflags --libs punctual)
+LD_LIBRARY_PATH=$LIB "$WORK/man_example" | grep -q '^slept ' || fail "libpunctual(3) example failed"
 
 # the preload shim, the probe's JSON schema and the bash completion are installed
 [ -e "$LIB/libpunctual-preload.so" ] || fail "libpunctual-preload.so not installed"
