@@ -78,10 +78,12 @@ sh "$SRC/tests/cli/man_example.sh" "$SRC/docs/libpunctual.3.scd" >"$WORK/man_exa
 "$CC" -o "$WORK/man_example" "$WORK/man_example.c" $(pkg-config --cflags --libs punctual)
 LD_LIBRARY_PATH=$LIB "$WORK/man_example" | grep -q '^slept ' || fail "libpunctual(3) example failed"
 
-# the preload shim, the probe's JSON schema and the bash completion are installed
+# the preload shim, the probe's JSON schema and the completions are installed
 [ -e "$LIB/libpunctual-preload.so" ] || fail "libpunctual-preload.so not installed"
 [ -s "$P/share/punctual/probe.schema.json" ] || fail "probe.schema.json not installed"
 [ -s "$P/share/bash-completion/completions/punctual" ] || fail "bash completion not installed"
+[ -s "$P/share/zsh/site-functions/_punctual" ] || fail "zsh completion not installed"
+[ -s "$P/share/fish/vendor_completions.d/punctual.fish" ] || fail "fish completion not installed"
 PUNCTUAL_PRELOAD= "$P/bin/punctual" run --precise -- sh -c 'echo "$LD_PRELOAD"' |
 	grep -q "libpunctual-preload.so" || fail "installed punctual run --precise"
 
