@@ -3,8 +3,9 @@
 # test_docs.sh PUNCTUAL SRC MANDIR STATIC SHARED CC [CFLAGS]: the docs a user follows
 # work. libpunctual(3)'s EXAMPLE, as the page shows it, compiles (CC, CFLAGS, the STATIC
 # library) without a warning and runs, and its figures keep the invariants it states: the
-# sleep never early, the counter's figure never below the clock's. Every function the
-# SHARED library exports has a page in MANDIR (the build's man tree) that names it.
+# sleep never early, the counter's figure never below the clock's. run --help points to
+# punctual(1)'s sections on --precise. Every function the SHARED library exports has a
+# page in MANDIR (the build's man tree) that names it.
 . "$(dirname "$0")/lib.sh"
 SRC=$2 MANDIR=$3 STATIC=$4 SHARED=$5 CC=$6 CFLAGS=${7:-}
 skip_emulated "the example is compiled and run on this host"
@@ -32,6 +33,14 @@ if "$CC" -std=gnu11 -Wall -Wextra -Werror -I"$SRC/include" -o "$TMP/example" \
 else
 	fail "the example does not compile: $(head -n 5 "$TMP/cc.err")"
 fi
+
+# run --help points to punctual(1)'s sections on --precise, which exist
+run run --help
+check "run --help names the sections \"run --precise: ...\"" grep -q 'sections "run --precise: \.\.\."' "$OUT"
+for sec in "the calls" "event loops and signals" "timer slack and learning" "shared CPUs" "limits"; do
+	check "punctual(1) has the section \"run --precise: $sec\"" \
+		grep -qx "## run --precise: $sec" "$SRC/docs/punctual.1.scd"
+done
 
 # every exported function has a page, which names it
 if [ ! -d "$MANDIR/man3" ]; then

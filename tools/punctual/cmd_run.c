@@ -56,6 +56,8 @@ static const char usage[] =
         "                     linked, setuid and setcap programs ignore LD_PRELOAD:\n"
         "                     punctual says so and runs them anyway. Raw system calls\n"
         "                     (Go, io_uring) and timerfd loops are out of its reach.\n"
+        "                     The calls, signals, learning, shared CPUs and limits:\n"
+        "                     man punctual, sections \"run --precise: ...\".\n"
         "      --budget=B%    with --precise: the CPU each of CMD's threads may spend in\n"
         "                     precise waits, B% of its time over any second (0% never\n"
         "                     spins; 100% is precision at any cost). Default: measured,\n"
