@@ -13,6 +13,7 @@
 
 #include "internal.h"
 #include "wait/plan.h"
+#include "wait/why.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -67,15 +68,26 @@ static inline bool pn__shim_observes(void)
 }
 /* A timed wait the program made, called at call (ns on clk) with its deadline on clk, has
  * just returned: by its timeout (timed_out) or not. Counted in the thread's statistics
- * (pn__wait_observed); errno as it was. */
-void pn__shim_observed(clockid_t clk, int64_t call, int64_t deadline, bool timed_out);
+ * (pn__wait_observed), with the cause of its lateness where why holds the counters read
+ * before it (PUNCTUAL_EXPLAIN; else NULL); errno as it was. */
+void pn__shim_observed(clockid_t clk, int64_t call, int64_t deadline, bool timed_out,
+                       const struct pn__why_snap *why);
+/* The counters before an observed wait, where PUNCTUAL_EXPLAIN asks for them: s, or NULL. */
+static inline struct pn__why_snap *pn__shim_why(struct pn__why_snap *s)
+{
+	if (PN_LIKELY(!pn__why_on))
+		return NULL;
+	pn__why_before(s);
+	return s;
+}
 /* The real call expr, observed: the call time and deadline (ns on clk) taken before it,
  * timed_out an expression of its result pn_r (errno as the call left it). */
-#define PN__OBSERVED(clk, call, deadline, expr, timed_out)                                     \
+#define PN__OBSERVED(clk, call, deadline, expr, timed_out)                                         \
 	({                                                                                         \
 		int64_t pn_call_ = (call), pn_deadline_ = (deadline);                              \
+		struct pn__why_snap pn_snap_, *pn_why_ = pn__shim_why(&pn_snap_);                  \
 		int pn_r = (expr);                                                                 \
-		pn__shim_observed((clk), pn_call_, pn_deadline_, (timed_out));                     \
+		pn__shim_observed((clk), pn_call_, pn_deadline_, (timed_out), pn_why_);            \
 		pn_r;                                                                              \
 	})
 /* call + ns, saturated. */

@@ -263,6 +263,7 @@ void pn__plan_woke(struct pn__plan *p, bool learn)
 	if (PN_UNLIKELY(!t))
 		return;
 	t->st.slept_ns += woke - p->start;
+	t->kwake[pn__decay_hist_bucket_of(woke > p->target ? woke - p->target : 0)]++;
 	if (p->cpu0)
 		pn__state_overhead(t, p->cpu0);
 	/* late from the kernel, where the margin the budget cut would have covered it */

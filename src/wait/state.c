@@ -26,6 +26,7 @@
 
 #include <punctual/slack.h>
 #include "wait/state.h"
+#include "wait/why.h"
 
 /* A wait's overhead (its CPU besides its spin) is read every OVERHEAD_EVERY-th wait, since
  * the two reads of the thread's CPU clock are system calls that cost about what the plan
@@ -123,6 +124,7 @@ static void state_exit(void *v)
 	pn__state_settle(s); /* the thread's last sleep, ended */
 	if (pn__state_on_exit)
 		pn__state_on_exit(s);
+	pn__why_free(s->why);
 	munmap(s, sizeof(struct pn__state));
 }
 
@@ -134,6 +136,7 @@ static void state_forked(void)
 		struct pn__state *s = __atomic_load_n(&live[i], __ATOMIC_RELAXED);
 		if (s && s != T) {
 			__atomic_store_n(&live[i], NULL, __ATOMIC_RELAXED);
+			pn__why_free(s->why);
 			munmap(s, sizeof(*s));
 		}
 	}
@@ -142,6 +145,9 @@ static void state_forked(void)
 	T->tid = (int)syscall(SYS_gettid);
 	T->st = (struct pn_sleep_stats){0};
 	memset(T->late, 0, sizeof(T->late));
+	memset(T->kwake, 0, sizeof(T->kwake));
+	T->events = 0;
+	pn__why_forked(T->why);
 	T->first = 0;
 	T->pend.on = false;
 	/* the child's scheduling is its own: SCHED_RESET_ON_FORK put it back to SCHED_OTHER
@@ -286,7 +292,7 @@ void pn__state_spun(struct pn__state *t, int64_t spin, int64_t now)
 	window_add(t, now, spin + t->overhead);
 }
 
-void pn__state_observed(struct pn__state *t, int64_t call, int64_t deadline, int64_t end,
+bool pn__state_observed(struct pn__state *t, int64_t call, int64_t deadline, int64_t end,
                         bool timed_out)
 {
 	if (!t->first) {
@@ -295,14 +301,15 @@ void pn__state_observed(struct pn__state *t, int64_t call, int64_t deadline, int
 	}
 	if (!timed_out) {
 		t->events++;
-		return;
+		return false;
 	}
 	if (call >= deadline) {
 		t->st.past++;
-		return;
+		return false;
 	}
 	struct pn__sleep_end e = {.deadline = deadline, .spin_start = deadline, .end = end};
 	pn__state_count(t, &e);
+	return end > deadline;
 }
 
 int64_t pn__state_cpu(void)

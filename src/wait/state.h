@@ -17,6 +17,8 @@
 #include "wait/rt.h"
 #include "wait/slice.h"
 
+struct pn__why;
+
 /* How a sleep ended, for pn__state_count. */
 struct pn__sleep_end {
 	int64_t deadline, precision;
@@ -57,6 +59,10 @@ struct pn__state {
 	bool listed;        /* in the list of live states (a report at exit finds it) */
 	uint64_t late[PN__DECAY_HIST_BUCKETS]; /* the sleeps' lateness, counted */
 	uint64_t events; /* observed waits that their event ended before the deadline */
+	/* the kernel parts' wakeups, late past the target they asked for: what the kernel
+	 * alone made of these waits (run --stats --precise's "lateness saved") */
+	uint32_t kwake[PN__DECAY_HIST_BUCKETS];
+	struct pn__why *why; /* PUNCTUAL_EXPLAIN's counts, mapped at its first wait; or NULL */
 	struct pn_sleep_stats st;
 	struct pn__state_pending pend;
 	struct pn__slice slice;
@@ -104,8 +110,9 @@ extern void (*pn__state_on_new)(void);
 /* A wait the program made as it is (observed, not made precise): to deadline, called at
  * call, ended at end, by its timeout (timed_out) or by its event. One that timed out is
  * counted as a sleep that did not spin (its lateness end - deadline), one whose deadline
- * had passed at the call as past, one its event ended in t->events. */
-void pn__state_observed(struct pn__state *t, int64_t call, int64_t deadline, int64_t end,
+ * had passed at the call as past, one its event ended in t->events. Returns whether it
+ * was counted late (end past the deadline it asked for). */
+bool pn__state_observed(struct pn__state *t, int64_t call, int64_t deadline, int64_t end,
                         bool timed_out);
 /* Counts spin ns of a wait that an event ended before its deadline (at now). */
 void pn__state_spun(struct pn__state *t, int64_t spin, int64_t now);

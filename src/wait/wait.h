@@ -18,6 +18,7 @@
 
 #include "kernel.h"
 #include "wait/spin.h"
+#include "wait/why.h"
 
 /* What a waiter waits for in the kernel (its kind): a sleep, fds (poll, epoll), or its own
  * functions. */
@@ -86,8 +87,10 @@ int pn__wait_sleep(struct pn__plan *p, int64_t deadline, int64_t precision, cons
 void pn__wait_cancel(struct pn__plan *p);
 /* A wait a program made as it is (the shim observing: `run --stats` alone), called at call
  * (ns on clk) to deadline on clk, has just returned, by its timeout (timed_out) or not:
- * counted in the thread's statistics (pn__state_observed), its end read first. */
-void pn__wait_observed(clockid_t clk, int64_t call, int64_t deadline, bool timed_out);
+ * counted in the thread's statistics (pn__state_observed), its end read first; with why
+ * (the counters read before it, PUNCTUAL_EXPLAIN), the cause of a late one too. */
+void pn__wait_observed(clockid_t clk, int64_t call, int64_t deadline, bool timed_out,
+                       const struct pn__why_snap *why);
 
 /* The caller's tail of a wait that pn__wait left with p->tail (and r 0): the last
  * microseconds spun in the caller's frame; if the clock stepped back meanwhile, the wait

@@ -28,6 +28,7 @@
 #include <punctual/slack.h>
 #include <punctual/sleep.h>
 #include "tool.h"
+#include "run_runs.h"
 #include "wait/rt.h"
 #include "wait/slice.h"
 
@@ -36,8 +37,8 @@ enum { EXIT_CANNOT_INVOKE = 126, EXIT_NOT_FOUND = 127 };
 
 static const char usage[] =
         "usage: punctual run [--slack VALUE] [--precise[=PRECISION] [--budget=B%]\n"
-        "                    [--slice=S] [--rt[=PRIO]]] [--stats] [--cpus[=N]]\n"
-        "                    [--] CMD [ARGS...]\n"
+        "                    [--slice=S] [--rt[=PRIO]]] [--stats [--explain[=D]]\n"
+        "                    [--runs N]] [--cpus[=N]] [--] CMD [ARGS...]\n"
         "\n"
         "Runs CMD with the given settings, which it and its threads and children inherit.\n"
         "The exit status is CMD's; 127 if CMD is not found, 126 if it cannot be run.\n"
@@ -80,7 +81,17 @@ static const char usage[] =
         "                     p99.9, max). Alone, CMD's waits stay as it makes them\n"
         "                     (slack untouched; the shim only times them); with\n"
         "                     --precise, its precise waits, those late beyond P, the\n"
-        "                     spin's share of the time, its budget and slice\n"
+        "                     spin's share of the time, its budget and slice, the\n"
+        "                     lateness saved (the kernel parts' own wakeups -> the\n"
+        "                     precise waits) and the CPU spun\n"
+        "      --explain[=D]  with --stats: the causes of each thread's waits later than\n"
+        "                     D (default: twice its median lateness; with --precise, P):\n"
+        "                     throttled, preempted, migrated, slack or wakeup, counted.\n"
+        "                     Reads the thread's schedstat around every timed wait\n"
+        "      --runs N       with --stats: runs CMD N times, one after the other; a line\n"
+        "                     per run and the spread (mean, sd, min, max) of its waits\n"
+        "                     and their p50, p99 and max lateness. A failing run stops\n"
+        "                     the series; its status is the exit status, else 0\n"
         "      --cpus[=N]     CMD sees N CPUs (default: what `punctual cpus` counts, the\n"
         "                     cgroup's quota included) wherever runtimes look: the shim\n"
         "                     answers sysconf(_SC_NPROCESSORS_ONLN) and get_nprocs(), and\n"
@@ -102,6 +113,8 @@ struct run_settings {
 	const char *slice;  /* PUNCTUAL_SLICE's value, or NULL */
 	int rt;             /* PUNCTUAL_RT's priority; 0: none */
 	bool stats;
+	const char *explain; /* PUNCTUAL_EXPLAIN's value ("auto" or ns), or NULL */
+	long runs;           /* --runs: 0 for one run by exec */
 	bool cpus;
 	int cpus_n; /* 0: pn_cpu_count()'s answer */
 };
@@ -114,6 +127,10 @@ static void run_check(const struct run_settings *s)
 		usage_error("--slice needs --precise: it is the precise waiters' slice");
 	if (s->rt && !s->precise)
 		usage_error("--rt needs --precise: it is the precise waiters' policy");
+	if (s->explain && !s->stats)
+		usage_error("--explain needs --stats: it explains the waits --stats measures");
+	if (s->runs && !s->stats)
+		usage_error("--runs needs --stats: it spreads the statistics across runs");
 	if (!s->slack && !s->precise && !s->cpus && !s->stats)
 		usage_error("nothing to do: give --slack VALUE, --precise, --cpus or --stats");
 }
@@ -249,9 +266,8 @@ static void set_env(const char *name, const char *val)
  * PUNCTUAL_RT set. */
 static void apply_rt(int prio)
 {
-	struct pn__sched_attr fifo = {.policy = SCHED_FIFO,
-	                              .priority = (uint32_t)prio,
-	                              .flags = PN__SCHED_RESET_ON_FORK};
+	struct pn__sched_attr fifo = {
+	        .policy = SCHED_FIFO, .priority = (uint32_t)prio, .flags = PN__SCHED_RESET_ON_FORK};
 	fflush(NULL);
 	pid_t c = fork();
 	if (c == 0)
@@ -289,6 +305,15 @@ static void apply_precise(const struct run_settings *s)
 		set_env("PUNCTUAL_STATS", "1");
 }
 
+/* PUNCTUAL_EXPLAIN: the given threshold, else the shim's own unset (none inherited). */
+static void apply_explain(const struct run_settings *s)
+{
+	if (s->explain)
+		set_env("PUNCTUAL_EXPLAIN", s->explain);
+	else if (unsetenv("PUNCTUAL_EXPLAIN") != 0)
+		die(1, "cannot set the environment: %s", strerror(errno));
+}
+
 /* --budget's value: "10%", "12.5%", "10" (a percentage too), "auto"; PUNCTUAL_BUDGET's
  * form of it, or exit 2. */
 static const char *opt_budget(const char *s)
@@ -321,6 +346,20 @@ static const char *opt_slice(const char *s)
 	if (r < 0)
 		usage_error("--slice: '%s' is not a duration with its unit, auto or off", s);
 	return s;
+}
+
+/* --explain's value: a positive duration (the waits later than it), or none ("auto": twice
+ * each thread's median lateness, its precision with --precise); PUNCTUAL_EXPLAIN's form. */
+static const char *opt_explain(const char *s)
+{
+	static char ns[32];
+	if (!s)
+		return "auto";
+	int64_t v = opt_duration("--explain", s);
+	if (v <= 0)
+		usage_error("--explain: '%s' must be positive", s);
+	snprintf(ns, sizeof(ns), "%lld", (long long)v);
+	return ns;
 }
 
 /* The variables runtimes size themselves from, set to n unless the user set them (a
@@ -409,6 +448,8 @@ static void run_apply(const struct run_settings *s, const char *cmd)
 			die(1, "cannot set the environment: %s", strerror(errno));
 		set_env("PUNCTUAL_STATS", "1");
 	}
+	if (s->stats)
+		apply_explain(s);
 	if (s->cpus)
 		apply_cpus(s);
 	if (s->slack) {
@@ -429,6 +470,8 @@ int cmd_run(int argc, char **argv)
 	        {"slice", required_argument, NULL, 'L'},
 	        {"rt", optional_argument, NULL, 'R'},
 	        {"stats", no_argument, NULL, 'S'},
+	        {"explain", optional_argument, NULL, 'E'},
+	        {"runs", required_argument, NULL, 'N'},
 	        {"help", no_argument, NULL, 'h'},
 	        {0},
 	};
@@ -458,6 +501,12 @@ int cmd_run(int argc, char **argv)
 		case 'S':
 			set.stats = true;
 			break;
+		case 'E':
+			set.explain = opt_explain(optarg);
+			break;
+		case 'N':
+			set.runs = opt_long("--runs", optarg, 1, 1000000);
+			break;
 		case 'C':
 			set.cpus = true;
 			set.cpus_n =
@@ -476,6 +525,8 @@ int cmd_run(int argc, char **argv)
 		        "--cpus %s: give the count as --cpus=%s (%s would be run as the command)",
 		        cmd[0], cmd[0], cmd[0]);
 	run_apply(&set, cmd[0]);
+	if (set.runs)
+		return run_runs(cmd, set.runs);
 	execvp(cmd[0], cmd);
 	int e = errno;
 	die(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_INVOKE, "%s: %s", cmd[0], strerror(e));

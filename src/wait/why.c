@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * why.c: the causes of a thread's late waits (why.h), for `run --stats --explain`. The
+ * rules are measure/causes.c's (`sleep --periodic --explain`), most specific first:
+ *
+ *   throttled  nr_throttled or the throttled time in cpu.stat rose during the wait, at a
+ *              cgroup level with a CFS quota (only those can throttle)
+ *   preempted  schedstat's run_delay (runnable, waiting for a CPU) rose during the wait by
+ *              half the lateness or more
+ *   migrated   it woke on another CPU than it waited on (sched_getcpu: no system call)
+ *   slack      the lateness is within the thread's timer slack (0 for realtime threads)
+ *   wakeup     none of these: the kernel's own wakeup latency
+ *
+ * Where a periodic loop can take one reading a period (after a wakeup, the next sleep's
+ * "before"), a program works between its waits, and a preemption then is not its wait's:
+ * the counters are read just before each wait and just after it. That is a pread of
+ * /proc/thread-self/schedstat each side (about a microsecond, kept open per thread), and
+ * one of cpu.stat per level with a quota (none without one), only while PUNCTUAL_EXPLAIN
+ * is set; the "before" read delays the program's call, so a relative wait's lateness
+ * includes it. A descriptor the program closed (close_range) is opened again; the file's
+ * text is checked, so one the program reused for another file gives no reading.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <punctual/cpus.h>
+#include "internal.h"
+#include "wait/state.h"
+#include "wait/why.h"
+
+#define WHY_LEVELS 4 /* cgroup levels with a quota watched, nearest the process first */
+
+bool pn__why_on;
+static int64_t threshold = -1; /* ns; -1: twice each thread's median */
+static int cg_fd[WHY_LEVELS] = {-1, -1, -1, -1};
+static int cg_n;
+
+const char *pn__why_name(int c)
+{
+	static const char *const names[PN__WHY_COUNT] = {"throttled", "preempted", "migrated",
+	                                                 "slack", "wakeup"};
+	return c >= 0 && c < PN__WHY_COUNT ? names[c] : "unknown";
+}
+
+void pn__why_setup(const char *explain)
+{
+	if (!explain || !*explain || strcmp(explain, "0") == 0)
+		return;
+	int64_t v;
+	if (strcmp(explain, "auto") != 0 && pn__duration_parse(explain, 1, &v) == 0 && v > 0)
+		threshold = v;
+	pn__why_on = true;
+	struct pn_cpu_info *info = malloc(sizeof(*info)); /* the constructor: not a handler */
+	if (!info)
+		return;
+	if (pn_cpu_info(info) == 0 && info->cgroup_dir[0]) {
+		char dir[sizeof(info->cgroup_dir)];
+		snprintf(dir, sizeof(dir), "%s", info->cgroup_dir);
+		int n = info->n_levels < PN_CPU_LEVELS_MAX ? info->n_levels : PN_CPU_LEVELS_MAX;
+		for (int i = 0; i < n && cg_n < WHY_LEVELS; i++) {
+			const struct pn_cpu_level *l = &info->levels[i];
+			char path[sizeof(dir) + 16];
+			if (l->status == 0 && l->quota_us > 0 &&
+			    snprintf(path, sizeof(path), "%s/cpu.stat", dir) < (int)sizeof(path) &&
+			    (cg_fd[cg_n] = open(path, O_RDONLY | O_CLOEXEC)) >= 0)
+				cg_n++;
+			char *slash = strrchr(dir, '/');
+			if (!slash || slash == dir)
+				break;
+			*slash = '\0';
+		}
+	}
+	free(info);
+}
+
+/* The sum of nr_throttled and the throttled time (either rises with a throttle) over the
+ * watched levels; v1's throttled_time and v2's throttled_usec alike. */
+static uint64_t read_throttled(void)
+{
+	uint64_t sum = 0;
+	for (int i = 0; i < cg_n; i++) {
+		char buf[1024];
+		ssize_t r = pread(cg_fd[i], buf, sizeof(buf) - 1, 0);
+		if (r <= 0)
+			continue;
+		buf[r] = '\0';
+		for (char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+			if (strncmp(p, "nr_throttled ", 13) == 0 ||
+			    strncmp(p, "throttled_", 10) == 0)
+				sum += strtoull(strchr(p, ' ') ? strchr(p, ' ') : p, NULL, 10);
+	}
+	return sum;
+}
+
+static int open_schedstat(void)
+{
+	return open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+}
+
+/* run_delay from schedstat's three numbers ("exec delay slices\n"), or -1. */
+static int64_t read_run_delay(struct pn__why *w)
+{
+	char buf[96];
+	ssize_t r = pread(w->fd, buf, sizeof(buf) - 1, 0);
+	if (r < 0 && errno == EBADF && (w->fd = open_schedstat()) >= 0)
+		r = pread(w->fd, buf, sizeof(buf) - 1, 0);
+	if (r <= 0 || buf[r - 1] != '\n')
+		return -1;
+	buf[r] = '\0';
+	unsigned long long exec, delay, slices;
+	char end;
+	if (sscanf(buf, "%llu %llu %llu%c", &exec, &delay, &slices, &end) != 4 || end != '\n')
+		return -1;
+	return (int64_t)delay;
+}
+
+/* The calling thread's why, mapped and opened at its first wait; NULL if that fails. */
+static struct pn__why *why_get(void)
+{
+	struct pn__state *t = pn__state_make();
+	if (!t)
+		return NULL;
+	if (PN_LIKELY(t->why != NULL))
+		return t->why;
+	void *m = mmap(NULL, sizeof(struct pn__why), PROT_READ | PROT_WRITE,
+	               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	struct pn__why *w = m;
+	int pol = sched_getscheduler(0);
+	w->rt = pol == SCHED_FIFO || pol == SCHED_RR;
+	w->fd = open_schedstat();
+	return t->why = w;
+}
+
+void pn__why_before(struct pn__why_snap *s)
+{
+	int e = errno;
+	struct pn__why *w = why_get();
+	s->run_delay = w ? read_run_delay(w) : -1;
+	s->throttled = read_throttled();
+	s->slack = w && !w->rt ? prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0) : 0;
+	s->cpu = sched_getcpu();
+	errno = e;
+}
+
+void pn__why_after(const struct pn__why_snap *s, int64_t late)
+{
+	int e = errno;
+	struct pn__why *w = why_get();
+	if (!w)
+		goto out;
+	int64_t rd = read_run_delay(w);
+	uint64_t thr = read_throttled();
+	int cpu = sched_getcpu();
+	if (threshold >= 0 && late <= threshold) /* given: counted exactly, not by bucket */
+		goto out;
+	if (rd < 0 || s->run_delay < 0) {
+		w->unread++;
+		goto out;
+	}
+	int c = thr != s->throttled               ? PN__WHY_THROTTLED
+	        : 2 * (rd - s->run_delay) >= late ? PN__WHY_PREEMPTED
+	        : cpu != s->cpu                   ? PN__WHY_MIGRATED
+	        : late <= s->slack                ? PN__WHY_SLACK
+	                                          : PN__WHY_WAKEUP;
+	w->n[c][pn__decay_hist_bucket_of(late)]++;
+	if (late > w->max[c])
+		w->max[c] = late;
+out:
+	errno = e;
+}
+
+size_t pn__why_render(const struct pn__why *why, int64_t above_auto, const char *prefix, char *buf,
+                      size_t n)
+{
+	int64_t above = threshold >= 0 ? threshold : above_auto > 0 ? above_auto : 0;
+	/* the buckets wholly above the threshold: their smallest value exceeds it */
+	int from = 0; /* a threshold given has been applied by pn__why_after */
+	while (threshold < 0 && from < PN__DECAY_HIST_BUCKETS &&
+	       (from == 0 ? above >= 0 : pn__decay_hist_bucket_hi(from - 1) < above))
+		from++;
+	uint64_t count[PN__WHY_COUNT] = {0}, all = 0;
+	for (int c = 0; c < PN__WHY_COUNT; c++) {
+		for (int b = from; b < PN__DECAY_HIST_BUCKETS; b++)
+			count[c] += why->n[c][b];
+		all += count[c];
+	}
+	if (!all || n == 0)
+		return 0;
+	char t[16];
+	int w = snprintf(buf, n, "%s%llu waits later than %s, why:\n", prefix,
+	                 (unsigned long long)all, pn__duration_format(t, sizeof(t), (double)above));
+	size_t len = w > 0 ? (size_t)w : 0;
+	for (int c = 0; c < PN__WHY_COUNT && len < n; c++) {
+		if (!count[c])
+			continue;
+		w = snprintf(buf + len, n - len, "%s  %-10s %8llu %5.1f%%  max %s\n", prefix,
+		             pn__why_name(c), (unsigned long long)count[c],
+		             100.0 * (double)count[c] / (double)all,
+		             pn__duration_format(t, sizeof(t), (double)why->max[c]));
+		len += w > 0 ? (size_t)w : 0;
+	}
+	return len < n ? len : n - 1;
+}
+
+void pn__why_free(struct pn__why *why)
+{
+	if (!why)
+		return;
+	if (why->fd >= 0)
+		close(why->fd);
+	munmap(why, sizeof(*why));
+}
+
+void pn__why_forked(struct pn__why *why)
+{
+	if (!why)
+		return;
+	if (why->fd >= 0) /* the parent's thread's */
+		close(why->fd);
+	memset(why, 0, sizeof(*why));
+	why->fd = open_schedstat();
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * why.h: PUNCTUAL_EXPLAIN (why.c), the cause of each late wait a thread made, named from
+ * counters the kernel keeps anyway: the classification of `punctual sleep --periodic
+ * --explain` applied to the program's own waits, for `run --stats --explain`. Internal.
+ */
+#ifndef PUNCTUAL_WAIT_WHY_H
+#define PUNCTUAL_WAIT_WHY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wait/decay_hist.h"
+
+/* Most specific first: the first that holds names a late wait. irq and stolen, which
+ * `sleep --periodic --explain` also names, need the per-CPU files (/proc/interrupts,
+ * /proc/stat): too dear around every wait of a program. */
+enum pn__why_cause {
+	PN__WHY_THROTTLED, /* a cgroup's CFS quota ran out during the wait */
+	PN__WHY_PREEMPTED, /* runqueue wait (schedstat run_delay) for half the lateness or more */
+	PN__WHY_MIGRATED,  /* it woke on another CPU than it waited on */
+	PN__WHY_SLACK,     /* within the thread's timer slack */
+	PN__WHY_WAKEUP,    /* none of these: the kernel's own wakeup latency */
+	PN__WHY_COUNT
+};
+
+/* A thread's causes: its late waits counted by cause and lateness bucket (so that the
+ * report picks its threshold at the end), and its schedstat, kept open. */
+struct pn__why {
+	int fd;  /* /proc/thread-self/schedstat; -1: not open */
+	bool rt; /* a realtime thread: the kernel gives it no slack */
+	int64_t max[PN__WHY_COUNT];
+	uint32_t n[PN__WHY_COUNT][PN__DECAY_HIST_BUCKETS];
+	uint64_t unread; /* late waits whose counters could not be read */
+};
+
+/* The counters before a wait. */
+struct pn__why_snap {
+	int64_t run_delay; /* -1: unread */
+	uint64_t throttled;
+	int64_t slack;
+	int cpu;
+};
+
+/* PUNCTUAL_EXPLAIN: set (a threshold: a duration, or "auto" for twice each thread's median
+ * lateness), the shim takes the counters around each timed wait. */
+extern bool pn__why_on;
+/* The shim's start: explain is PUNCTUAL_EXPLAIN's value (NULL: off). Opens the cpu.stat of
+ * the cgroup levels with a CFS quota (only those can throttle). */
+void pn__why_setup(const char *explain);
+/* Reads the counters before a wait, into *s (the thread's schedstat opened at its first). */
+void pn__why_before(struct pn__why_snap *s);
+/* After a wait that ended late ns past its deadline (late > 0): reads them again, names
+ * the cause and counts it in the calling thread's state. */
+void pn__why_after(const struct pn__why_snap *s, int64_t late);
+/* The causes of why's waits later than the threshold (above_auto for "auto"), as text
+ * lines, each after prefix, into buf (size n): the length, 0 without a late wait. */
+size_t pn__why_render(const struct pn__why *why, int64_t above_auto, const char *prefix, char *buf,
+                      size_t n);
+/* A thread's why, freed (its state's exit), or reset in a fork()ed child. */
+void pn__why_free(struct pn__why *why);
+void pn__why_forked(struct pn__why *why);
+/* The cause's name: "throttled", ..., "wakeup". */
+const char *pn__why_name(int c);
+
+#endif

@@ -1,0 +1,78 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# test_run_stats.sh: `punctual run --stats` measures a program's waits: every timed wait
+# counted (the first and the last included), the slack untouched; --explain names causes
+# from the documented set; --runs runs it N times, reports each run and the spread, and
+# exits with the first failing run's status; bad input exits 2 with one line.
+. "$(dirname "$0")/lib.sh"
+skip_emulated "the commands it runs are the host's x86_64 programs, which cannot load the aarch64 shim"
+COUNT=${2:?usage: $0 PUNCTUAL WAITS_COUNT}
+A=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+export ASAN_OPTIONS=$A
+CAUSES='throttled|preempted|migrated|slack|wakeup'
+
+# usage_error is lib.sh's: exit 2, one line, nothing on stdout
+usage_error "--runs: 0 is out of range" run --stats --runs 0 -- true
+usage_error "--runs: " run --stats --runs x -- true
+usage_error "--runs needs --stats" run --runs 2 -- true
+usage_error "--explain needs --stats" run --explain -- true
+usage_error "--explain: " run --stats --explain=0 -- true
+usage_error "--explain: " run --stats --explain=5x -- true
+
+# each of 1000 timed waits counted, whatever the call (issue 41: 999 once)
+for call in usleep nanosleep clock_nanosleep poll epoll_wait; do
+	run run --stats -- "$COUNT" "$call" 1000
+	check "$call: exit 0 ($RC: $(head -c 200 "$ERR"))" test "$RC" -eq 0
+	check "$call: 1000 waits counted: $(cat "$ERR")" \
+		grep -q '^punctual: thread [0-9]*: 1000 waits timed out, ' "$ERR"
+done
+# per thread: three threads, 200 each, three lines
+run run --stats -- "$COUNT" usleep 200 3
+check "three threads: three lines of 200: $(cat "$ERR")" \
+	test "$(grep -c '^punctual: thread [0-9]*: 200 waits timed out, ' "$ERR")" -eq 3
+
+# --explain: the slack untouched, a table whose causes are the documented ones, whose
+# counts add up to its header's
+run run --stats --explain=1ns -- sh -c "$COUNT usleep 200; cat /proc/\$\$/timerslack_ns"
+check "--explain: exit 0 ($RC)" test "$RC" -eq 0
+check "--explain: the slack as it was" test "$(cat "$OUT")" = "$(cat /proc/self/timerslack_ns)"
+check "--explain=1ns: a table: $(cat "$ERR")" grep -q '^  [0-9]* waits later than 1 ns, why:$' "$ERR"
+check "--explain: only documented causes" \
+	test "$(grep -c '^    ' "$ERR")" -eq "$(grep -Ec "^    ($CAUSES) +[0-9]+ +[0-9.]+%  max " "$ERR")"
+total=$(sed -n 's/^  \([0-9]*\) waits later than.*/\1/p' "$ERR")
+sum=$(awk '/^    / {s += $2} END {print s + 0}' "$ERR")
+check "--explain: the causes add up ($sum of $total)" test "${total:-x}" = "$sum"
+run run --stats --precise --explain -- "$COUNT" usleep 200
+check "--precise --explain: exit 0 ($RC: $(head -c 300 "$ERR"))" test "$RC" -eq 0
+check "--precise --stats: the lateness saved and the CPU spun: $(cat "$ERR")" \
+	grep -Eq '^  saved: late p50 .* -> .*, p99 .* -> .* \(kernel -> precise\)$' "$ERR"
+check "--precise --stats: the CPU spun" grep -q "^  CPU spun: .*% of the thread's " "$ERR"
+check "--precise --explain: only documented causes" \
+	test "$(grep -c '^    ' "$ERR")" -eq "$(grep -Ec "^    ($CAUSES) " "$ERR")"
+# without --explain: no table
+run run --stats -- "$COUNT" usleep 50
+check "no --explain, no table" test "$(grep -c 'why:' "$ERR")" -eq 0
+
+# --runs: a line per run, the spread, the counts exact; the records file removed
+TMPDIR=$TMP run run --stats --runs 3 -- "$COUNT" poll 100 2
+check "--runs 3: exit 0 ($RC)" test "$RC" -eq 0
+check "--runs 3: three run lines of 200 waits: $(cat "$ERR")" \
+	test "$(grep -Ec '^punctual: run [1-3]/3: 200 waits, late p50 ' "$ERR")" -eq 3
+check "--runs 3: the spread" grep -q '^  waits          200.0 ± 0.0 ' "$ERR"
+check "--runs 3: p50, p99, max" test "$(grep -Ec '^  late (p50|p99|max) ' "$ERR")" -eq 3
+check "--runs: the records file is gone" test -z "$(ls "$TMP" | grep punctual-runs)"
+check "--runs: within 80 columns" test "$(grep -v '^punctual: thread' "$ERR" | awk 'length > 80' | wc -l)" -eq 0
+check "--runs: nothing on stdout" test ! -s "$OUT"
+# a failing run stops the series with its status
+run run --stats --runs 5 -- sh -c "$COUNT usleep 10; exit 3"
+check "--runs: the failing run's status ($RC)" test "$RC" -eq 3
+check "--runs: stopped at the first: $(cat "$ERR")" \
+	test "$(grep -c '^punctual: run 1/5: .*, exit 3$' "$ERR")" -eq 1 -a "$(grep -c '^punctual: run ' "$ERR")" -eq 1
+run run --stats --runs 2 -- "$TMP/missing"
+check "--runs: a command not found: 127 ($RC)" test "$RC" -eq 127
+# children's waits count in the run (two processes)
+run run --stats --runs 2 -- sh -c "$COUNT usleep 10; $COUNT nanosleep 15"
+check "--runs: children's waits counted: $(cat "$ERR")" \
+	test "$(grep -c '^punctual: run [12]/2: 25 waits, ' "$ERR")" -eq 2
+
+finish
