@@ -94,17 +94,18 @@ static void observed_line(const struct pn__state *t)
 		return;
 	record(t, &st);
 	char a[16], b[16], c[16], d[16], e[16], line[1536];
+	/* 80 columns: the figures, then what ended the other waits */
 	int n = snprintf(line, sizeof(line),
-	                 "punctual: thread %d: %llu waits timed out, late p50 %s, p99 %s, p99.9 "
-	                 "%s, max %s; %llu ended by their event, %llu past at the call (as "
-	                 "made: slack %s)\n",
+	                 "punctual: thread %d: %llu waits timed out, late p50 %s, p99 %s\n"
+	                 "  p99.9 %s, max %s; slack %s as made\n"
+	                 "  %llu ended by their event, %llu past at the call\n",
 	                 t->tid, (unsigned long long)st.sleeps,
 	                 pn__duration_format(a, sizeof(a), (double)st.late_p50_ns),
 	                 pn__duration_format(b, sizeof(b), st.late_p99_ns),
 	                 pn__duration_format(c, sizeof(c), st.late_p999_ns),
 	                 pn__duration_format(d, sizeof(d), st.late_max_ns),
-	                 (unsigned long long)t->events, (unsigned long long)st.past,
-	                 pn__duration_format(e, sizeof(e), st.slack_ns));
+	                 pn__duration_format(e, sizeof(e), st.slack_ns),
+	                 (unsigned long long)t->events, (unsigned long long)st.past);
 	if (n <= 0)
 		return;
 	size_t len = (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
@@ -123,7 +124,7 @@ static void stats_line(const struct pn__state *t)
 	if (!waits)
 		return;
 	record(t, &st);
-	char a[16], b[16], c[16], d[16], e[16], f[16], g[16], h[24], line[1536];
+	char a[16], b[16], c[16], d[16], e[16], f[16], g[16], h[24], spun[16], line[1536];
 	int32_t budget_ppm = pn__state_budget(t);
 	if (budget_ppm == PN_SLEEP_BUDGET_AUTO)
 		snprintf(g, sizeof(g), "auto");
@@ -133,25 +134,26 @@ static void stats_line(const struct pn__state *t)
 		pn__duration_format(h, sizeof(h), st.slice_ns);
 	else
 		snprintf(h, sizeof(h), "the kernel's");
-	char shared[64] =
-	        ""; /* the CPU shared with runnable tasks, and the waits it kept from spinning */
+	char shared[64] = ""; /* the CPU shared with runnable tasks: waits kept from spinning */
 	if (st.shared_waits)
-		snprintf(shared, sizeof(shared), ", CPU shared: %llu waits without a spin",
+		snprintf(shared, sizeof(shared), "; CPU shared: %llu without a spin",
 		         (unsigned long long)st.shared_waits);
+	/* 80 columns: the figures; the late ones and the spin; the settings */
 	int n = snprintf(line, sizeof(line),
-	                 "punctual: thread %d: %llu waits, late p50 %s, p99 %s, p99.9 %s, max %s; "
-	                 "%llu late beyond %s (%llu for the budget); spin %.1f%% of %s (budget "
-	                 "%s, slice %s%s)\n",
+	                 "punctual: thread %d: %llu waits, late p50 %s, p99 %s, max %s\n"
+	                 "  p99.9 %s; %llu late beyond %s; spin %s, %.1f%% of %s\n"
+	                 "  budget %s (%llu late by it), slice %s%s\n",
 	                 t->tid, (unsigned long long)waits,
 	                 pn__duration_format(a, sizeof(a), (double)st.late_p50_ns),
 	                 pn__duration_format(b, sizeof(b), st.late_p99_ns),
-	                 pn__duration_format(c, sizeof(c), st.late_p999_ns),
 	                 pn__duration_format(d, sizeof(d), st.late_max_ns),
+	                 pn__duration_format(c, sizeof(c), st.late_p999_ns),
 	                 (unsigned long long)st.late,
 	                 pn__duration_format(e, sizeof(e), report_precision),
-	                 (unsigned long long)st.late_budget,
+	                 pn__duration_format(spun, sizeof(spun), (double)st.spun_ns),
 	                 st.wall_ns ? 100.0 * (double)st.spun_ns / (double)st.wall_ns : 0.0,
-	                 pn__duration_format(f, sizeof(f), st.wall_ns), g, h, shared);
+	                 pn__duration_format(f, sizeof(f), st.wall_ns), g,
+	                 (unsigned long long)st.late_budget, h, shared);
 	if (n <= 0)
 		return;
 	size_t len = (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
@@ -160,15 +162,11 @@ static void stats_line(const struct pn__state *t)
 	int64_t k50 = hist_quantile(t->kwake, 0.5), k99 = hist_quantile(t->kwake, 0.99);
 	if (k50 >= 0 && len < sizeof(line)) {
 		n = snprintf(line + len, sizeof(line) - len,
-		             "  saved: late p50 %s -> %s, p99 %s -> %s (kernel -> precise)\n"
-		             "  CPU spun: %s, %.1f%% of the thread's %s\n",
+		             "  saved: p50 %s -> %s, p99 %s -> %s (kernel -> precise)\n",
 		             pn__duration_format(a, sizeof(a), (double)k50),
 		             pn__duration_format(b, sizeof(b), (double)st.late_p50_ns),
 		             pn__duration_format(c, sizeof(c), (double)k99),
-		             pn__duration_format(d, sizeof(d), (double)st.late_p99_ns),
-		             pn__duration_format(e, sizeof(e), (double)st.spun_ns),
-		             st.wall_ns ? 100.0 * (double)st.spun_ns / (double)st.wall_ns : 0.0,
-		             pn__duration_format(f, sizeof(f), (double)st.wall_ns));
+		             pn__duration_format(d, sizeof(d), (double)st.late_p99_ns));
 		if (n > 0)
 			len = len + (size_t)n < sizeof(line) ? len + (size_t)n : sizeof(line) - 1;
 	}
