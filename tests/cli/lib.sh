@@ -137,6 +137,32 @@ jq_check() {
 	fi
 }
 
+# interrupt SIG ARGS...: runs the tool (RC, OUT, ERR), sends SIG once it has run
+# $INTERRUPT_AFTER s (default 0.3) with its handlers in place (SigCgt: SIGINT is bit 1,
+# SIGTERM bit 14 of the caught mask), not on a timer a loaded machine could beat; with
+# INTERRUPT_TWICE=1, SIG again 0.5 s later. PID: the tool's process id.
+interrupt() {
+	local sig=$1 i
+	shift
+	NRUN=$((NRUN + 1))
+	OUT=$TMP/out.$NRUN ERR=$TMP/err.$NRUN
+	"$PN" "$@" >"$OUT" 2>"$ERR" &
+	PID=$!
+	for i in $(seq 200); do
+		[ $(((0x$(awk '/^SigCgt/ {print $2}' /proc/$PID/status 2>/dev/null || echo 0)) & 0x4002)) = $((0x4002)) ] && break
+		sleep 0.05
+	done
+	sleep "${INTERRUPT_AFTER:-0.3}"
+	kill -"$sig" $PID 2>/dev/null
+	if [ "${INTERRUPT_TWICE:-0}" = 1 ]; then
+		sleep 0.5
+		kill -"$sig" $PID 2>/dev/null
+	fi
+	wait $PID
+	RC=$?
+	STATUS[$OUT]=$RC
+}
+
 # check DESCRIPTION COMMAND...: the command must succeed.
 check() {
 	d=$1

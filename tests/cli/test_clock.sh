@@ -72,4 +72,17 @@ elif [ "$(id -u)" -ne 0 ]; then
 	usage_error "needs root" clock --clocksources
 fi
 
+
+# SIGINT or SIGTERM: what was measured until then (one round of costs at least), marked,
+# exit 0; to its end: not interrupted.
+interrupt INT clock --json --duration 20s
+check "SIGINT: exit 0 ($RC: $(head -c 200 "$ERR"))" test "$RC" -eq 0
+jq_check "SIGINT: interrupted, every source's cost" \
+	'.interrupted == true and ([.sources[].ns_per_read.rounds] | min > 0)' "$OUT"
+interrupt TERM clock --duration 20s
+check "SIGTERM: exit 0 ($RC)" test "$RC" -eq 0
+check "SIGTERM: said" grep -q '^interrupted by SIGTERM' "$OUT"
+ok clock --json --duration 10ms
+jq_check "to its end: not interrupted" '.interrupted == false' "$OUT"
+
 finish

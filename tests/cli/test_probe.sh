@@ -167,4 +167,25 @@ if command -v gnuplot >/dev/null; then
 	check "... the charts are in that directory" test -s "$F/<mkdir pwned;/clock_cost.png"
 fi
 
+
+# SIGINT or SIGTERM, in whatever section it lands: exit 0, the sections it let finish,
+# valid against the schema, interrupted true, no recommendations; --prom not written.
+for at in 0.1 1.5 3; do
+	INTERRUPT_AFTER=$at interrupt INT probe --quick --json
+	check "SIGINT after $at s: exit 0 ($RC: $(head -c 200 "$ERR"))" test "$RC" -eq 0
+	jq_check "SIGINT after $at s: marked (unless it had ended)" \
+		'.interrupted == true and .recommendations == [] or .interrupted == false' "$OUT"
+	if /usr/bin/python3 -c 'import jsonschema' 2>/dev/null; then
+		check "SIGINT after $at s: valid against the schema" /usr/bin/python3 -c '
+import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])), cls=jsonschema.Draft202012Validator)' "$SCHEMA" "$OUT"
+	fi
+done
+INTERRUPT_AFTER=0.1 interrupt TERM probe --quick --prom "$TMP/interrupted.prom"
+check "SIGTERM: exit 0 ($RC)" test "$RC" -eq 0
+check "SIGTERM: said" grep -q '^interrupted by SIGTERM after' "$OUT"
+check "SIGTERM: --prom not written" test ! -e "$TMP/interrupted.prom"
+check "SIGTERM: ... and said so" grep -q 'not written' "$ERR"
+check "SIGTERM: nothing of it left running" test ! -e "/proc/$PID"
+
 finish

@@ -102,26 +102,6 @@ fi
 # SIGINT or SIGTERM ends --periodic as its duration would: the figures so far, said to be
 # interrupted, exit 0 (as cyclictest); --duration 0 runs until then. The signal is sent
 # once the tool catches it (SigCgt), not on a timer a loaded machine could beat.
-# interrupt SIG ARGS...: runs the tool (RC, OUT, ERR), sends SIG once it has run 0.3 s
-# with its handler in place
-interrupt() {
-	local sig=$1 pid i
-	shift
-	NRUN=$((NRUN + 1))
-	OUT=$TMP/out.$NRUN ERR=$TMP/err.$NRUN
-	"$PN" "$@" >"$OUT" 2>"$ERR" &
-	pid=$!
-	for i in $(seq 200); do
-		# SIGINT is bit 1, SIGTERM bit 14 of the caught mask
-		[ $(((0x$(awk '/^SigCgt/ {print $2}' /proc/$pid/status 2>/dev/null || echo 0)) & 0x4002)) = $((0x4002)) ] && break
-		sleep 0.05
-	done
-	sleep 0.3
-	kill -"$sig" $pid
-	wait $pid
-	RC=$?
-	STATUS[$OUT]=$RC
-}
 interrupt INT sleep --periodic --duration 20s
 check "--periodic, SIGINT: exit 0 ($RC: $(head -c 200 "$ERR"))" test "$RC" -eq 0
 check "--periodic, SIGINT: its T: line" grep -q '^T: 0 ' "$OUT"
@@ -132,6 +112,30 @@ jq_check "--duration 0 until SIGTERM: interrupted, every thread's cycles, never 
 	'.interrupted == true and .duration_ns == 0 and .cycles > 0 and .early == 0' "$OUT"
 ok sleep --periodic --duration 50ms --json
 jq_check "--periodic to its end: not interrupted" '.interrupted == false' "$OUT"
+
+# The matrix too: the cells measured until the signal, marked, exit 0; the timer slack put
+# back; --csv's rows as measured, the mark on stderr. A second signal (0.5 s later) ends
+# it at once, by that signal: a cond wait, which signals do not interrupt, holds the first.
+interrupt INT sleep
+check "matrix, SIGINT: exit 0 ($RC: $(head -c 200 "$ERR"))" test "$RC" -eq 0
+check "matrix, SIGINT: said" grep -q '^interrupted by SIGINT after' "$OUT"
+check "matrix, SIGINT: its table" grep -q '^interval 0 ' "$OUT"
+interrupt INT sleep --json --interval 1ms,100ms
+jq_check "matrix --json, SIGINT: interrupted, never early, slack put back" \
+	'.interrupted == true and .early_total == 0 and .slack_after_ns == .slack_before_ns' "$OUT"
+INTERRUPT_AFTER=1.5 interrupt TERM sleep --csv
+check "matrix --csv, SIGTERM: exit 0 ($RC)" test "$RC" -eq 0
+check "matrix --csv, SIGTERM: its header" grep -q '^mechanism,slack_ns,' "$OUT"
+check "matrix --csv, SIGTERM: said on stderr" grep -q 'interrupted by SIGTERM after' "$ERR"
+INTERRUPT_TWICE=1 interrupt INT sleep --mech cond_timedwait --interval 5s --duration 20s
+check "matrix, a second SIGINT: ends by it at once ($RC)" test "$RC" -eq 130
+ok sleep --json --interval 1ms --duration 100ms --mech nanosleep
+jq_check "matrix to its end: not interrupted" '.interrupted == false' "$OUT"
+
+# No figure from fewer than 100 sleeps: a 100 ms cell of a 1 s run shows its n and "-".
+ok sleep --interval 100ms --duration 1s --mech nanosleep --slack 1ns
+check "a cell of fewer than 100 sleeps: n, then no figure" \
+	grep -Eq '^nanosleep +ns \| +[0-9] +- +- ' "$OUT"
 
 if [ "$(id -u)" -eq 0 ]; then
 	ok sleep --fifo 10 --cpu 0 --json --duration 200ms --interval 10us --mech nanosleep

@@ -85,4 +85,16 @@ usage_error "beyond 1h" timers --delay fixed:3601s
 usage_error "beyond 1h" timers --delay uniform:1ms-3601s
 usage_error "beyond 1h" timers --delay bimodal:1ms,2401s
 
+
+# SIGINT or SIGTERM: the firings until then, marked, exit 0, never early.
+interrupt TERM timers --periodic --duration 20s --json
+check "SIGTERM: exit 0 ($RC: $(head -c 200 "$ERR"))" test "$RC" -eq 0
+jq_check "SIGTERM: interrupted, fired, never early" \
+	'.interrupted == true and .fired > 0 and .early == 0 and .elapsed_ns < 20000000000' "$OUT"
+interrupt INT timers --periodic --duration 20s
+check "SIGINT: exit 0 ($RC)" test "$RC" -eq 0
+check "SIGINT: said" grep -q '^interrupted by SIGINT after' "$OUT"
+ok timers --json --count 10
+jq_check "to its end: not interrupted" '.interrupted == false' "$OUT"
+
 finish

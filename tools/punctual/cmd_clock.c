@@ -66,13 +66,14 @@ static void cs_on_signal(int sig)
 	raise(sig);
 }
 
+/* SIGINT and SIGTERM stop the measuring (stop_on_signals: the runs so far are printed, and
+ * cs_restore runs on the way out); a second one, SIGHUP and SIGQUIT restore and end it. */
 static void cs_guard(void)
 {
+	cleanup_on_signal(cs_restore);
 	struct sigaction sa = {.sa_handler = cs_on_signal};
 	sigemptyset(&sa.sa_mask);
-	int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
 	atexit(cs_restore);
 }
 
@@ -155,6 +156,7 @@ static void render_json(const struct host *host, const struct pn_cycles_info *ci
 	json_obj_end(&j);
 	json_obj_end(&j);
 	json_int(&j, "duration_ns", duration);
+	json_bool(&j, "interrupted", tool_stop != 0); /* the runs measured until a signal */
 	/* The first run is under the clocksource in force; --clocksources adds the rest. */
 	json_str(&j, "measured_clocksource", runs[0].name);
 	json_results(&j, runs[0].res, n);
@@ -217,9 +219,11 @@ static void render_table(const struct cs_run *run)
 			         (unsigned long long)r->backward_same,
 			         (unsigned long long)r->backward_cross,
 			         r->ordered ? "" : " unord.");
-		else
+		else if (r->reads_checked)
 			snprintf(cell[i][C_BACK], 48, "%llu/-",
 			         (unsigned long long)r->backward_same);
+		else /* not checked: a signal stopped the run first */
+			snprintf(cell[i][C_BACK], 48, "-/-");
 		for (int c = 0; c < NCOLS; c++)
 			if ((int)strlen(cell[i][c]) > w[c])
 				w[c] = (int)strlen(cell[i][c]);
@@ -280,6 +284,9 @@ static void render_text(const struct host *host, const struct pn_cycles_info *ci
 	         "handoff between two CPUs that were below the read before it; nonzero is expected "
 	         "only for unordered counters (unord.), or for an ordered counter where the CPUs' "
 	         "counters disagree (a VM's host moving vCPUs: pn_cycles_warp_check).");
+	if (tool_stop)
+		fprintf(out, "interrupted by %s: the figures measured until then\n",
+		        tool_stop == SIGINT ? "SIGINT" : "SIGTERM");
 }
 
 /* ---- the command ------------------------------------------------------------------ */
@@ -308,12 +315,14 @@ static int list_clocksources(const struct host *host, bool all_cs, char avail[][
 	return navail;
 }
 
-/* Measures under each clocksource in avail; the original is back on return or at exit. */
-static void measure_runs(struct cs_run *runs, char avail[][64], int navail, bool all_cs,
-                         int64_t duration)
+/* Measures under each clocksource in avail; the original is back on return or at exit.
+ * Returns how many were measured: fewer when a SIGINT or SIGTERM stopped it (at least one,
+ * the first round of its costs). */
+static int measure_runs(struct cs_run *runs, char avail[][64], int navail, bool all_cs,
+                        int64_t duration)
 {
-	int n = clock_sources_count();
-	for (int k = 0; k < navail; k++) {
+	int n = clock_sources_count(), k;
+	for (k = 0; k < navail && (k == 0 || !tool_stop); k++) {
 		snprintf(runs[k].name, sizeof(runs[k].name), "%.63s", avail[k]);
 		runs[k].res = calloc((size_t)n, sizeof(struct clock_result));
 		if (!runs[k].res)
@@ -329,6 +338,7 @@ static void measure_runs(struct cs_run *runs, char avail[][64], int navail, bool
 			die(1, "out of memory"); /* the clocksource is put back at exit */
 	}
 	cs_restore();
+	return k;
 }
 
 int cmd_clock(int argc, char **argv)
@@ -370,7 +380,8 @@ int cmd_clock(int argc, char **argv)
 	char avail[MAX_CS][64];
 	int navail = list_clocksources(&host, all_cs, avail);
 	struct cs_run runs[MAX_CS];
-	measure_runs(runs, avail, navail, all_cs, duration);
+	stop_on_signals(); /* a first SIGINT or SIGTERM stops the runs, a second ends */
+	navail = measure_runs(runs, avail, navail, all_cs, duration);
 
 	struct pn_cycles_info ci;
 	pn_cycles_info(&ci);

@@ -74,10 +74,24 @@ static const struct probe_section *const sections[] = {
 };
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
 
+/* The sections measured: every one, or those a SIGINT or SIGTERM let finish. */
+static size_t nmeasured;
+
 static void render_text(const struct probe *p)
 {
-	for (size_t i = 0; i < NSECTIONS; i++)
+	for (size_t i = 0; i < nmeasured; i++)
 		sections[i]->text(p);
+	if (tool_stop) {
+		char line[160];
+		snprintf(line, sizeof(line),
+		         "interrupted by %s after %.1f s: the figures measured until then (%zu of "
+		         "%zu sections; no recommendations)",
+		         tool_stop == SIGINT ? "SIGINT" : "SIGTERM", (double)p->elapsed / 1e9,
+		         nmeasured, NSECTIONS);
+		fputc('\n', out);
+		out_wrap(out, "", "", line);
+		return;
+	}
 	probe_reco_text(p);
 	fprintf(out, "\nmeasured in %.1f s; `punctual probe --json` has every figure\n",
 	        (double)p->elapsed / 1e9);
@@ -89,9 +103,10 @@ static void render_json(const struct probe *p)
 	json_report_begin(&j, out, "probe");
 	json_bool(&j, "quick", p->quick);
 	json_int(&j, "elapsed_ns", p->elapsed);
-	for (size_t i = 0; i < NSECTIONS; i++)
+	json_bool(&j, "interrupted", tool_stop != 0); /* then the sections not measured are absent */
+	for (size_t i = 0; i < nmeasured; i++)
 		sections[i]->json(&j, p);
-	probe_reco_json(&j, p);
+	probe_reco_json(&j, p); /* none when interrupted */
 	json_end(&j);
 }
 
@@ -106,22 +121,38 @@ static int render_prom(FILE *f, const void *arg)
 }
 
 /* Every section measured, then every one's recommendations (a section's advice may quote
- * another's figures). */
-static void measure(struct probe *p)
+ * another's figures). A SIGINT or SIGTERM ends the section in progress at its next sample
+ * (tool_stop): the sections before it are the report, without recommendations (they
+ * quote figures across sections). Returns how many sections ran (done frees them). */
+static size_t measure(struct probe *p)
 {
 	int64_t start = pn_now();
+	size_t ran = 0;
 	progress("probe: system");
-	for (size_t i = 0; i < NSECTIONS; i++)
-		sections[i]->measure(p);
-	for (size_t i = 0; i < NSECTIONS; i++)
-		if (sections[i]->recommend)
-			sections[i]->recommend(p);
+	stop_on_signals();
+	for (; ran < NSECTIONS && !tool_stop; ran++) {
+		sections[ran]->measure(p);
+		if (!tool_stop)
+			nmeasured = ran + 1;
+	}
+	if (tool_stop)
+		progress_done();
+	else
+		for (size_t i = 0; i < NSECTIONS; i++)
+			if (sections[i]->recommend)
+				sections[i]->recommend(p);
 	p->elapsed = pn_now() - start;
+	return ran;
 }
 
 /* What measuring left: --prom and --plot, then the report on stdout. */
 static void write_out(const struct probe *p, const char *prom, const char *plot, bool json)
 {
+	if (tool_stop && (prom || plot)) { /* a partial report in no file: they stay as they were */
+		fprintf(stderr, "punctual probe: interrupted: %s%s%s not written\n",
+		        prom ? "--prom" : "", prom && plot ? " and " : "", plot ? "--plot" : "");
+		prom = plot = NULL;
+	}
 	if (prom) {
 		/* the collector must never read half a file: write beside it, then rename */
 		int r = file_write(prom, render_prom, p);
@@ -186,9 +217,9 @@ int cmd_probe(int argc, char **argv)
 	if (plot)
 		probe_plot_check(plot);
 
-	measure(&p);
+	size_t ran = measure(&p);
 	write_out(&p, prom, plot, json);
-	for (size_t i = 0; i < NSECTIONS; i++)
+	for (size_t i = 0; i < ran; i++)
 		if (sections[i]->done)
 			sections[i]->done(&p);
 	return 0;

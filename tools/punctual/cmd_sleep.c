@@ -469,6 +469,7 @@ static void render_json(struct sleep_matrix *x, const struct opts *o, const stru
 	json_header(&j, "sleep", host);
 	json_int(&j, "duration_ns", o->duration);
 	json_int(&j, "elapsed_ns", x->elapsed);
+	json_bool(&j, "interrupted", tool_stop != 0); /* the cells measured until a signal */
 	json_str(&j, "policy", policy_name(o));
 	if (o->fifo)
 		json_int(&j, "priority", o->fifo);
@@ -559,8 +560,19 @@ static const char *gran_name(int64_t g)
 	return g == 0 ? "-" : g == 1 ? "ns" : g == 1000 ? "us" : g == 1000000 ? "ms" : "?";
 }
 
-/* A p99 needs this many samples to be shown. */
-#define MIN_P99 100
+/* A cell's figures need this many samples to be shown (a p99 of fewer is its max, and a
+ * median of a handful says little); its n is shown whatever it is. */
+#define MIN_SAMPLES 100
+
+/* "interrupted by SIGINT after 1.2 s: ..." when a signal stopped the run, else "". */
+static const char *interrupted_text(char *buf, size_t n, int64_t elapsed)
+{
+	if (!tool_stop)
+		return "";
+	snprintf(buf, n, "interrupted by %s after %.1f s: the figures measured until then",
+	         tool_stop == SIGINT ? "SIGINT" : "SIGTERM", (double)elapsed / 1e9);
+	return buf;
+}
 
 static void render_text(struct sleep_matrix *x, const struct opts *o)
 {
@@ -609,12 +621,13 @@ static void render_text(struct sleep_matrix *x, const struct opts *o)
 				else
 					snprintf(early, sizeof(early), "%llu",
 					         (unsigned long long)c->early);
-				/* a quantile only where the samples can support it */
-				snprintf(p50, sizeof(p50), n ? "%.1f" : "-",
+				/* figures only where the samples can support them */
+				bool enough = n >= MIN_SAMPLES;
+				snprintf(p50, sizeof(p50), enough ? "%.1f" : "-",
 				         (double)pn_hist_percentile(h, 50) / 1e3);
-				snprintf(p99, sizeof(p99), n >= MIN_P99 ? "%.1f" : "-",
+				snprintf(p99, sizeof(p99), enough ? "%.1f" : "-",
 				         (double)pn_hist_percentile(h, 99) / 1e3);
-				if (n)
+				if (enough)
 					snprintf(max, sizeof(max), " %8.1f",
 					         (double)pn_hist_max(h) / 1e3);
 				else
@@ -639,8 +652,12 @@ static void render_text(struct sleep_matrix *x, const struct opts *o)
 	}
 	out_wrap(out, "", "",
 	         "unit: the granularity of the mechanism's timeout, rounded up; syscall is a "
-	         "baseline (its columns are its duration); ear: early returns; a p99 needs 100 "
-	         "samples (-: fewer), and max shows where the width allows.");
+	         "baseline (its columns are its duration); ear: early returns; a cell's figures "
+	         "need 100 samples (-: fewer; a longer --duration gives long intervals more), "
+	         "and max shows where the width allows.");
+	char why[128];
+	if (tool_stop)
+		fprintf(out, "%s\n", interrupted_text(why, sizeof(why), x->elapsed));
 }
 
 /* ---- the command --------------------------------------------------------------------- */
@@ -712,6 +729,8 @@ int cmd_sleep(int argc, char **argv)
 		return 0;
 	}
 	setup_sched(&o);
+	/* a SIGINT or SIGTERM ends the run at the sample in progress: the cells so far */
+	stop_on_signals();
 	if (o.periodic)
 		return sleep_periodic(&o.p);
 
@@ -755,6 +774,9 @@ int cmd_sleep(int argc, char **argv)
 	else
 		render_text(&x, &o);
 	out_commit();
+	char why[128];
+	if (o.csv && tool_stop) /* the CSV rows have no place for it */
+		fprintf(stderr, "punctual sleep: %s\n", interrupted_text(why, sizeof(why), x.elapsed));
 	uint64_t early = sleep_matrix_early(&x);
 	if (early)
 		fprintf(stderr, "punctual sleep: WARNING: %llu early returns\n",

@@ -36,32 +36,9 @@ struct run {
 	int signal;  /* the signal that ended the run (SIGINT, SIGTERM), or 0 */
 };
 
-/* SIGINT and SIGTERM end the run as its duration would: the loops stop at their next
- * wakeup (or at once, a sleep interrupted), the figures measured so far are printed,
- * marked as interrupted, and the exit status is 0, as cyclictest's. */
-static atomic_bool *stop_flag;
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop(int sig)
-{
-	stop_signal = sig;
-	atomic_store(stop_flag, true); /* lock-free: async-signal-safe */
-}
-
-static void stop_on_signals(atomic_bool *stop, struct sigaction old[2])
-{
-	stop_flag = stop;
-	struct sigaction sa = {.sa_handler = on_stop}; /* no SA_RESTART: a sleep ends */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old[0]);
-	sigaction(SIGTERM, &sa, &old[1]);
-}
-
-static void stop_on_signals_end(const struct sigaction old[2])
-{
-	sigaction(SIGINT, &old[0], NULL);
-	sigaction(SIGTERM, &old[1], NULL);
-}
+/* SIGINT and SIGTERM end the run as its duration would (stop_on_signals): the loops stop
+ * at their next wakeup (or at once, a sleep interrupted), the figures measured so far are
+ * printed, marked as interrupted, and the exit status is 0, as cyclictest's. */
 
 /* ---- the CPUs ------------------------------------------------------------------------ */
 
@@ -456,12 +433,10 @@ int sleep_periodic(struct periodic_opts *o)
 	if (!u.r)
 		die(1, "out of memory");
 	static atomic_bool stop_static;
-	struct sigaction old[2];
-	stop_on_signals(&stop_static, old);
+	stop_on_signals();
 	u.c.stop = &stop_static;
 	int e = periodic_run_threads(&u.c, u.r);
-	stop_on_signals_end(old);
-	u.signal = stop_signal;
+	u.signal = tool_stop;
 	if (e == -ENOMEM)
 		die(1, "out of memory");
 	if (e < 0)

@@ -205,6 +205,9 @@ static void render_text(const struct opts *o, const struct timers_result *r)
 		        fmt_ns(b4, sizeof(b4), (double)pn_hist_max(&r->late)));
 	fprintf(out, "past their window    %llu\n", (unsigned long long)r->past_window);
 	fprintf(out, "early fires: %llu\n", (unsigned long long)r->early);
+	if (tool_stop)
+		fprintf(out, "interrupted by %s after %.1f s: the figures measured until then\n",
+		        tool_stop == SIGINT ? "SIGINT" : "SIGTERM", (double)r->elapsed / 1e9);
 }
 
 static void render_json(const struct opts *o, const struct timers_result *r)
@@ -231,6 +234,7 @@ static void render_json(const struct opts *o, const struct timers_result *r)
 	json_uint(&j, "seed", o->c.seed);
 	json_int(&j, "duration_ns", o->c.duration);
 	json_int(&j, "elapsed_ns", r->elapsed);
+	json_bool(&j, "interrupted", tool_stop != 0); /* the firings until a signal */
 	json_uint(&j, "fired", r->fired);
 	json_int(&j, "unfired", r->unfired);
 	json_bool(&j, "truncated", r->truncated);
@@ -259,6 +263,8 @@ int cmd_timers(int argc, char **argv)
 	                 .dist_text = "uniform:1ms-100ms"};
 	parse(argc, argv, &o);
 	static struct timers_result r; /* the histogram is large */
+	stop_on_signals(); /* a SIGINT or SIGTERM ends the run at its next wakeup */
+	o.c.stop = &tool_stop;
 	int e = timers_run(&o.c, &r);
 	if (e == -ENOMEM)
 		die(1, "out of memory");

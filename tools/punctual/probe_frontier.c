@@ -27,6 +27,7 @@ static void probe_frontier_measure(struct probe_frontier *pf, bool quick)
 	if (!pf->f)
 		die(1, "out of memory");
 	progress("probe: what precision costs (%d variants, alternating)", c.nvar);
+	c.stop = &tool_stop; /* a SIGINT or SIGTERM ends it at the next sleep */
 	int e = frontier_run(&c, pf->f);
 	if (e == -ENOMEM)
 		die(1, "out of memory");

@@ -37,6 +37,8 @@ const struct probe_key probe_keys[] = {
         {.section = PROBE_TOP, .key = "command", .role = PK_IGNORED},
         {.section = PROBE_TOP, .key = "version", .role = PK_FACT},
         {.section = PROBE_TOP, .key = "quick", .role = PK_FACT},
+        /* a report a signal cut short says so: a fact, listed when the two differ */
+        {.section = PROBE_TOP, .key = "interrupted", .role = PK_FACT},
         /* the host: every member a fact; the process's slack names a sleep column */
         {.section = "system", .key = "slack_self_ns", .role = PK_SLACK_SELF},
         {.section = "system", .role = PK_FACT},

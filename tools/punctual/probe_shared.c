@@ -49,6 +49,7 @@ static void shared_measure(struct probe *p)
 	if (!ps->f)
 		die(1, "out of memory");
 	progress("probe: when the CPUs are shared (%d hogs per CPU, alternating)", c.hogs);
+	c.stop = &tool_stop; /* a SIGINT or SIGTERM ends it at the next sleep */
 	int e = frontier_run(&c, ps->f);
 	if (e == -ENOMEM)
 		die(1, "out of memory");

@@ -31,6 +31,7 @@ static void timers_measure(struct probe *p)
 	struct timers_result *r = malloc(sizeof(*r));
 	if (!r)
 		die(1, "out of memory");
+	c.stop = &tool_stop; /* a SIGINT or SIGTERM ends it at the next wakeup */
 	progress("probe: timers, no precision window");
 	int e = timers_run(&c, r);
 	tm->wakeups_exact = r->wakeups;

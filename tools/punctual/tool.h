@@ -6,6 +6,7 @@
 #ifndef PUNCTUAL_TOOL_H
 #define PUNCTUAL_TOOL_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +31,13 @@ _Noreturn void die(int st, const char *fmt, ...) PN_FMT(2, 3);
  * signal end it as it would have. Signals the tool's caller ignores stay ignored; a
  * command's own handler (one that restores and exits) replaces this one. At most 8. */
 void cleanup_on_signal(void (*fn)(void));
+/* The signal (SIGINT, SIGTERM) that asked a command to stop measuring, or 0. A command
+ * that calls stop_on_signals checks it between samples, prints what it measured marked
+ * as interrupted, and exits 0, as cyclictest. */
+extern volatile sig_atomic_t tool_stop;
+/* From here on the first SIGINT or SIGTERM sets tool_stop and interrupts a sleep (EINTR);
+ * a second one, 100 ms or more later, runs the cleanups and ends the tool by the signal. */
+void stop_on_signals(void);
 
 /* ---- values with units (opts.c) ---- */
 /* Of names[n], the nearest to s (at most two edits away, fewer than s has letters: "prbe"

@@ -362,8 +362,9 @@ static int measure_cost(struct clock_result *res, int64_t budget)
 			int64_t t1 = pn_now();
 			cost[(uint64_t)i * stride + rounds] = (double)(t1 - t0) / (double)n[i];
 		}
-		/* never more than twice the budget, however slow the sources turn out */
-		if (rounds >= 14 && pn_now() - start > 2 * budget) {
+		/* never more than twice the budget, however slow the sources turn out; one
+		 * round at least, however soon a SIGINT or SIGTERM stops it */
+		if ((rounds >= 14 && pn_now() - start > 2 * budget) || tool_stop) {
 			rounds++;
 			break;
 		}
@@ -549,7 +550,7 @@ int clock_measure_all(struct clock_result *res, int64_t budget)
 	if (step_budget < min_step_budget)
 		step_budget = min_step_budget;
 	int64_t cross_budget = budget / 5 / N_SOURCES;
-	for (int i = 0; i < N_SOURCES; i++) {
+	for (int i = 0; i < N_SOURCES && !tool_stop; i++) {
 		progress("clock: checking %s for backward steps (%d of %d)", sources[i].id, i + 1,
 		         N_SOURCES);
 		/* patience for the coarse clocks, not for time()'s 1 s steps */

@@ -448,6 +448,8 @@ static void rounds(const struct frontier_config *c, struct frontier *f, struct p
 		for (int r = 0; r < c->rounds[l]; r++)
 			for (int v = 0; v < c->nvar; v++) {
 				struct frontier_cell *cell = &f->cell[l][v];
+				if (c->stop && *c->stop) /* the hogs are stopped after, as ever */
+					return;
 				if (!sched_enter(&c->var[v], state[v], &base, f))
 					continue;
 				bool learns = state[v] && c->var[v].kind != FR_RT; /* FIFO: not shared */

@@ -10,6 +10,7 @@
 #ifndef PUNCTUAL_MEASURE_FRONTIER_H
 #define PUNCTUAL_MEASURE_FRONTIER_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -58,6 +59,7 @@ struct frontier_config {
 	bool hog_pinned;
 	bool slice_auto; /* punctual's variants ask for their learned slice (the library's
 	                  * default); else they keep the kernel's own, as the tool does */
+	volatile sig_atomic_t *stop; /* nonzero (a signal's flag): no sleep starts; NULL: never */
 };
 
 struct frontier {

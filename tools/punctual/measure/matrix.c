@@ -101,7 +101,7 @@ static int measure(struct sleep_matrix *x)
 	int64_t start = pn_now(), slack = pn_slack_get(), end = start + x->duration;
 	int r = 0;
 	bool spent = false;
-	for (int i = 0; i < x->nintervals && r == 0 && !spent; i++) {
+	for (int i = 0; i < x->nintervals && r == 0 && !spent && !tool_stop; i++) {
 		int64_t now = pn_now();
 		int64_t budget = (start + x->duration - now) / (x->nintervals - i);
 		int64_t group_end = now + (budget > 0 ? budget : 0);
@@ -122,7 +122,7 @@ static int measure(struct sleep_matrix *x)
 					r = sleep_sample(x->ctx, x->m[m], x->intervals[i], cell);
 					if (x->m[m]->own_slack)
 						slack = -1; /* it chose its own: set ours again */
-					if (r == -ECANCELED) { /* the budget is spent */
+					if (r == -ECANCELED) { /* the budget is spent, or stopped */
 						r = 0;
 						spent = true;
 						break;
@@ -162,6 +162,7 @@ int sleep_matrix_run(struct sleep_matrix *x)
 		return -ENOMEM;
 	for (size_t k = 0; k < ncells; k++)
 		sleep_cell_init(&x->cells[k]);
+	sleep_ctx_stop_on(x->ctx, &tool_stop);
 	for (int m = 0; m < x->nm; m++) {
 		const char *why = NULL;
 		if (sleep_ctx_prepare(x->ctx, x->m[m], &why) < 0)

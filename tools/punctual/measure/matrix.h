@@ -29,7 +29,8 @@ struct sleep_matrix {
 /* Measures: one interval at a time; within it, rounds visit every (slack, mechanism)
  * cell once, so that every cell sees the same machine; each interval gets an equal
  * share of what remains of the budget, and at least one round. A sample still sleeping a
- * tenth of the budget (at least 10 ms) past it is cut, and the run ends. Shows progress.
+ * tenth of the budget (at least 10 ms) past it is cut, and the run ends; so it does at a
+ * SIGINT or SIGTERM that stop_on_signals caught (tool_stop). Shows progress.
  * Returns 0, -ENOMEM, or a mechanism's -errno (x->failed says which). */
 int sleep_matrix_run(struct sleep_matrix *x);
 struct sleep_cell *sleep_matrix_cell(const struct sleep_matrix *x, int i, int s, int m);

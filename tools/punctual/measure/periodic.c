@@ -25,6 +25,12 @@
 #define WARMUP       128
 #define MAX_OUTLIERS 1024
 
+/* Stopped: by the thread that hit stop_above, or by a SIGINT or SIGTERM (tool_stop). */
+static bool stopped(const struct periodic_config *c)
+{
+	return (c->stop && atomic_load_explicit(c->stop, memory_order_relaxed)) || tool_stop;
+}
+
 static int64_t check_above(const struct periodic_config *c, const struct pn_hist *h,
                            int64_t *median)
 {
@@ -98,10 +104,10 @@ int periodic_run(const struct periodic_config *c, int idx, struct periodic_resul
 	if (c->explain || c->stop_above)
 		r->causes_status = causes_thread_open(&r->causes, c->cg, start);
 	bool attribute = r->causes_status == 0;
-	while (next <= end && !(c->stop && atomic_load_explicit(c->stop, memory_order_relaxed))) {
+	while (next <= end && !stopped(c)) {
 		struct timespec ts = {next / 1000000000LL, next % 1000000000LL};
 		while ((e = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL)) == EINTR &&
-		       !(c->stop && atomic_load_explicit(c->stop, memory_order_relaxed)))
+		       !stopped(c))
 			;
 		if (e == EINTR) { /* stopped (a signal): the cycle in progress is not one */
 			e = 0;

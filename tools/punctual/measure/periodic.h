@@ -47,7 +47,7 @@ struct periodic_result {
 };
 
 /* Sleeps with clock_nanosleep(TIMER_ABSTIME) to absolute deadlines start + interval,
- * next += interval, until duration has passed (0: until *c->stop, which a signal sets),
+ * next += interval, until duration has passed (0: until *c->stop or a signal: tool_stop),
  * and records how late each wakeup is;
  * a deadline already past when the loop wakes is skipped and counted as missed (where
  * cyclictest says nothing). In the calling thread, pinned to c->cpus[idx] when >= 0; shows

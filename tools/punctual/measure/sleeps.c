@@ -53,6 +53,7 @@ struct sleep_ctx {
 	pthread_cond_t cv;
 	bool cv_ready;
 	_Atomic bool cut; /* sleep_ctx_cut: the sample in progress is cut, none starts */
+	volatile sig_atomic_t *stop; /* sleep_ctx_stop_on */
 #ifdef PN_HAVE_LIBURING
 	struct io_uring ring;
 	bool ring_ready, inflight;
@@ -570,6 +571,11 @@ void sleep_ctx_cut(struct sleep_ctx *c, pthread_t sleeper)
 	syscall(SYS_futex, &c->futex_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+void sleep_ctx_stop_on(struct sleep_ctx *c, volatile sig_atomic_t *stop)
+{
+	c->stop = stop;
+}
+
 /* ---- the harness -------------------------------------------------------------------- */
 
 void sleep_cell_init(struct sleep_cell *cell)
@@ -591,7 +597,7 @@ int sleep_sample(struct sleep_ctx *c, const struct sleep_mech *m, int64_t interv
 	int64_t iv = interval;
 	c->precision = m->precision;
 	for (;;) {
-		if (atomic_load_explicit(&c->cut, memory_order_relaxed))
+		if (atomic_load_explicit(&c->cut, memory_order_relaxed) || (c->stop && *c->stop))
 			return -ECANCELED;
 		int r = m->sleep(c, deadline, iv);
 		if (atomic_load_explicit(&c->cut, memory_order_relaxed)) {
@@ -605,6 +611,8 @@ int sleep_sample(struct sleep_ctx *c, const struct sleep_mech *m, int64_t interv
 			cell->last_error = r;
 			return r;
 		}
+		if (c->stop && *c->stop) /* the signal that stops the run: not recorded */
+			return -ECANCELED;
 		cell->interrupted++;
 		iv = deadline - pn_now();
 		if (iv < 0)

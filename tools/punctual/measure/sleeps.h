@@ -57,6 +57,9 @@ int sleep_ctx_prepare(struct sleep_ctx *c, const struct sleep_mech *m, const cha
 int sleep_ctx_cut_arm(struct sigaction *old);
 void sleep_ctx_cut_disarm(const struct sigaction *old);
 void sleep_ctx_cut(struct sleep_ctx *c, pthread_t sleeper);
+/* From here on, a nonzero *stop (a signal handler's flag) ends c's samples: none starts,
+ * and one a signal interrupts is not recorded (NULL: never). */
+void sleep_ctx_stop_on(struct sleep_ctx *c, volatile sig_atomic_t *stop);
 
 /* What one (mechanism, slack, interval) cell collects. */
 struct sleep_cell {
@@ -74,7 +77,8 @@ void sleep_cell_init(struct sleep_cell *cell);
 
 /* One sample: sleeps interval with m, resuming after signals until the mechanism returns
  * normally, and records it in cell. Returns 0 or the mechanism's -errno; -ECANCELED once
- * the context is cut (a sample it interrupts is counted in cell->cut, not recorded). */
+ * the context is cut (a sample it interrupts is counted in cell->cut, not recorded) or
+ * stopped (sleep_ctx_stop_on). */
 int sleep_sample(struct sleep_ctx *c, const struct sleep_mech *m, int64_t interval,
                  struct sleep_cell *cell);
 

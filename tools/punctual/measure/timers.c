@@ -79,6 +79,7 @@ struct job {
 };
 
 struct run {
+	const struct timers_config *c;
 	struct timers_result *r;
 	struct windows ws;
 	int64_t now; /* of the expiry in progress */
@@ -158,12 +159,18 @@ static int add_timers(const struct timers_config *c, struct pn_wheel *w, struct 
 	return 0;
 }
 
-/* The loop: sleeps over each coalesced window and expires the wheel, until end. */
+static bool stopped(const struct timers_config *c)
+{
+	return c->stop && *c->stop;
+}
+
+/* The loop: sleeps over each coalesced window and expires the wheel, until end or a
+ * stop (c->stop). */
 static void loop(struct pn_wheel *w, struct run *run, int64_t start, int64_t end)
 {
 	struct timers_result *r = run->r;
 	int64_t lo, hi, last_progress = start;
-	while (!run->error && pn_wheel_window(w, &lo, &hi) == 0 && lo < end) {
+	while (!run->error && !stopped(run->c) && pn_wheel_window(w, &lo, &hi) == 0 && lo < end) {
 		if (run->ws.n >= TIMERS_MAX_WINDOWS) {
 			r->truncated = true;
 			break;
@@ -187,7 +194,7 @@ int timers_run(const struct timers_config *c, struct timers_result *r)
 {
 	memset(r, 0, sizeof(*r)); /* not a compound literal: the histogram is large */
 	pn_hist_init(&r->late);
-	struct run run = {.r = r};
+	struct run run = {.c = c, .r = r};
 	struct pn_wheel *w;
 	int e = pn_wheel_new(&w);
 	if (e < 0)
@@ -205,9 +212,11 @@ int timers_run(const struct timers_config *c, struct timers_result *r)
 	}
 	/* Stopped by the duration, not by the last firing: the run lasts the duration, and
 	 * never less than nothing (start is ahead of the setup, maybe of every wakeup). */
-	if (e == 0 && !r->truncated && pn_wheel_count(w) > 0)
+	if (e == 0 && !r->truncated && !stopped(c) && pn_wheel_count(w) > 0)
 		pn_sleep_until(end, 1000000);
 	r->elapsed = pn_now() - start;
+	if (r->elapsed < 0) /* stopped by a signal before the first was due */
+		r->elapsed = 0;
 	r->unfired = c->periodic ? 0 : (long)pn_wheel_count(w);
 	pn_wheel_free(w);
 	free(jobs);

@@ -7,6 +7,7 @@
 #ifndef PUNCTUAL_MEASURE_TIMERS_H
 #define PUNCTUAL_MEASURE_TIMERS_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,6 +52,8 @@ struct timers_config {
 	bool periodic;     /* periodic timers (period = the delay) at random phases */
 	int64_t duration;  /* periodic: how long; one-shot: a limit */
 	uint64_t seed;     /* the delays are a splitmix64 sequence from it */
+	volatile sig_atomic_t *stop; /* nonzero (a signal's flag): the loop ends at its next
+	                              * wakeup, early; NULL: never */
 };
 
 /* Firings whose windows are kept for the optimum (16 bytes each): past it a run stops. */
