@@ -166,4 +166,30 @@ check "--plot: SIGTERM ends it by the signal (got $rc)" test "$rc" -eq 143
 check "... and leaves no temporary file ($(find "$TMP/sigplots" -name '*.tmp.*' | head -3))" \
 	test -z "$(find "$TMP/sigplots" -name '*.tmp.*')"
 
+
+# --plot DIR where no directory can be: bad input, exit 2, before measuring.
+usage_error "/proc/x: No such file or directory" probe --quick --plot /proc/x
+check "--plot /proc/x: no trial directory left" test ! -e /proc/x
+
+# gnuplot's warnings stay its own while it succeeds; when it fails, its first line, once.
+mkdir -p "$TMP/warnbin" "$TMP/failbin"
+printf '#!/bin/sh
+echo "warning: noisy font" >&2
+cat >/dev/null
+echo chart
+' \
+	>"$TMP/warnbin/gnuplot"
+printf '#!/bin/sh
+printf "\\nline 1: boom\\nline 2: more\\n" >&2
+exit 1
+' >"$TMP/failbin/gnuplot"
+chmod +x "$TMP/warnbin/gnuplot" "$TMP/failbin/gnuplot"
+PATH="$TMP/warnbin:$PATH" run probe --quick --plot "$TMP/warnplots"
+check "--plot, gnuplot warns: exit 0 ($RC)" test "$RC" -eq 0
+check "--plot, gnuplot warns: not on our stderr" test -z "$(grep warning "$ERR")"
+PATH="$TMP/failbin:$PATH" run probe --quick --plot "$TMP/failplots"
+check "--plot, gnuplot fails: exit 1 ($RC)" test "$RC" -eq 1
+check "--plot, gnuplot fails: its first line, once" \
+	test "$(grep -c 'gnuplot: line 1: boom$' "$ERR")" -eq 1 -a -z "$(grep 'line 2' "$ERR")"
+
 finish

@@ -382,6 +382,7 @@ int cmd_clock(int argc, char **argv)
 	struct cs_run runs[MAX_CS];
 	stop_on_signals(); /* a first SIGINT or SIGTERM stops the runs, a second ends */
 	navail = measure_runs(runs, avail, navail, all_cs, duration);
+	stop_on_signals_end();
 
 	struct pn_cycles_info ci;
 	pn_cycles_info(&ci);

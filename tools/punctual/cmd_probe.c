@@ -7,6 +7,7 @@
  * and recommendations that quote a gain measured in the same run. It changes nothing in
  * the system: only this process's own timer slack, which dies with it.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -142,6 +143,7 @@ static size_t measure(struct probe *p)
 			if (sections[i]->recommend)
 				sections[i]->recommend(p);
 	p->elapsed = pn_now() - start;
+	stop_on_signals_end(); /* writing --prom and --plot: a signal ends it, as ever */
 	return ran;
 }
 
@@ -162,8 +164,12 @@ static void write_out(const struct probe *p, const char *prom, const char *plot,
 	if (plot) {
 		char what[128];
 		int r = probe_plot(p, plot, what, sizeof(what));
+		/* DIR itself refused (a place that cannot hold a directory: /proc/x, a file
+		 * system read-only) is bad input, as dir_check's refusals; a full disk is not */
+		bool place = !*what && r != -ENOSPC && r != -EDQUOT && r != -EIO && r != -ENOMEM;
 		if (r < 0)
-			die(1, "--plot %s: %s%s%s", plot, what, *what ? ": " : "", strerror(-r));
+			die(place ? EXIT_USAGE : 1, "--plot %s: %s%s%s", plot, what,
+			    *what ? ": " : "", strerror(-r));
 	}
 	out_open();
 	if (json)

@@ -759,6 +759,7 @@ int cmd_sleep(int argc, char **argv)
 	                         .samples = o.samples,
 	                         .duration = o.duration};
 	int r = sleep_matrix_run(&x);
+	stop_on_signals_end();
 	if (r == -ENOMEM)
 		die(1, "out of memory");
 	if (r < 0)

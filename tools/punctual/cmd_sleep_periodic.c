@@ -436,6 +436,7 @@ int sleep_periodic(struct periodic_opts *o)
 	stop_on_signals();
 	u.c.stop = &stop_static;
 	int e = periodic_run_threads(&u.c, u.r);
+	stop_on_signals_end(); /* the histogram file: a signal ends it, as ever */
 	u.signal = tool_stop;
 	if (e == -ENOMEM)
 		die(1, "out of memory");

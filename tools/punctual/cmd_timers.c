@@ -266,6 +266,7 @@ int cmd_timers(int argc, char **argv)
 	stop_on_signals(); /* a SIGINT or SIGTERM ends the run at its next wakeup */
 	o.c.stop = &tool_stop;
 	int e = timers_run(&o.c, &r);
+	stop_on_signals_end();
 	if (e == -ENOMEM)
 		die(1, "out of memory");
 	if (e < 0)

@@ -118,3 +118,8 @@ void stop_on_signals(void)
 	catch_signal(SIGINT, true);
 	catch_signal(SIGTERM, true);
 }
+
+void stop_on_signals_end(void)
+{
+	stoppable = 0;
+}

@@ -335,6 +335,14 @@ void dir_check(const char *opt, const char *dir)
 		refused(opt, dir, &fl);
 	if (!pl.exists) { /* to be created in its parent */
 		writable_dir(opt, dir, pl.dir, pl.shown);
+		/* and it can be: a trial, removed at once (/proc or a read-only file system
+		 * refuses it though the permissions would allow it) */
+		if (mkdirat(pl.dir, pl.name, 0700) == 0)
+			unlinkat(pl.dir, pl.name, AT_REMOVEDIR);
+		else if (errno == ENOSPC || errno == EDQUOT)
+			die(1, "%s %s: %s", opt, dir, strerror(errno));
+		else if (errno != EEXIST)
+			usage_error("%s %s: %s", opt, dir, strerror(errno));
 		close(pl.dir);
 		return;
 	}

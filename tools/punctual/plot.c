@@ -145,25 +145,57 @@ static int render_run(FILE *f, const struct chart *c, const char *terminal)
 	return 0;
 }
 
-/* gnuplot reading script on its standard input and writing output: 0, or -EIO if it fails. */
+/* gnuplot's first line of complaint (its stderr, the rest dropped: its warnings are no
+ * concern of the user's while it succeeds), said on stderr once it failed. */
+static void gnuplot_said(int err)
+{
+	char buf[512], line[256];
+	ssize_t n = pread(err, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	char *p = buf;
+	while (*p == '\n' || *p == ' ')
+		p++;
+	p[strcspn(p, "\n")] = '\0';
+	if (*p)
+		fprintf(stderr, "punctual %s: gnuplot: %s\n", tool_cmd, text_safe(line, sizeof(line), p));
+}
+
+/* gnuplot reading script on its standard input and writing output, its stderr kept: 0, or
+ * -EIO if it fails (then its first line said). */
 static int run_gnuplot(const char *gp, int script, int output)
 {
-	pid_t pid = fork();
-	if (pid < 0)
+	int err = memfd_create("punctual-gnuplot-err", MFD_CLOEXEC);
+	if (err < 0)
 		return -errno;
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = -errno;
+		close(err);
+		return e;
+	}
 	if (pid == 0) {
-		/* copies above 2 first, so that neither dup2 clobbers the other's source */
+		/* copies above 2 first, so that no dup2 clobbers another's source */
 		int s = fcntl(script, F_DUPFD_CLOEXEC, 3), o = fcntl(output, F_DUPFD_CLOEXEC, 3);
-		if (s < 0 || o < 0 || dup2(s, 0) < 0 || dup2(o, 1) < 0)
+		int e = fcntl(err, F_DUPFD_CLOEXEC, 3);
+		if (s < 0 || o < 0 || e < 0 || dup2(s, 0) < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0)
 			_exit(127);
 		execl(gp, "gnuplot", (char *)NULL);
 		_exit(127);
 	}
 	int st;
 	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -EIO;
+		if (errno != EINTR) {
+			int e = -errno;
+			close(err);
+			return e;
+		}
+	bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	if (!ok)
+		gnuplot_said(err);
+	close(err);
+	return ok ? 0 : -EIO;
 }
 
 /* Copies the memory file from (from its start) to fd, every write checked: gnuplot's own
