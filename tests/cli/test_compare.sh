@@ -35,8 +35,9 @@ J=$OUT
 json_ok "$J"
 jq_check "command and sides" '.command == "probe --compare" and .before.file != null and .after.file != null' "$J"
 jq_check "the slack is among the facts" 'any(.facts[]; .name == "system slack_self_ns" and .before == "50000" and .after == "1")' "$J"
-jq_check "every figure has a known verdict and rule" \
-	'all(.figures[]; (.verdict | IN("better","worse","same")) and (.rule | IN("quantile","range","count","factor","exact")))' "$J"
+jq_check "every figure has a known verdict and rule, context never judged" \
+	'all(.figures[]; (.verdict | IN("better","worse","same","context","varies")) and (.rule | IN("quantile","range","count","factor","exact","context"))
+	     and ((.rule == "context") == (.verdict == "context")))' "$J"
 jq_check "clock costs, sleep cells (p50, p99), timers and CPUs are compared" \
 	'([.figures[].section] | unique) as $s | ($s | contains(["clocks","sleeps","timers","cpus"]))
 	 and any(.figures[]; .figure | endswith("overshoot_ns p50"))
@@ -73,9 +74,9 @@ jq_check "one vDSO clock 3x dearer: that row worse, the other clock rows the sam
 jq_check "every clock both have is compared" --slurpfile a "$A" \
 	'([.figures[] | select(.section == "clocks")] | length) == ($a[0].clocks.sources | length)' "$J"
 jq_check "quantile and range rows carry their intervals, which hold their values" \
-	'all(.figures[] | select(.rule == "quantile" or .rule == "range"); .before_interval[0] <= .before and .before <= .before_interval[1] and .after_interval[0] <= .after and .after <= .after_interval[1])' "$J"
+	'all(.figures[] | select(.rule == "quantile" or .rule == "range"); .before_interval[0] <= .before and (.before_interval[1] == null or .before <= .before_interval[1]) and .after_interval[0] <= .after and (.after_interval[1] == null or .after <= .after_interval[1]))' "$J"
 jq_check "the summary counts the rows" \
-	'.summary.better + .summary.worse + .summary.same == (.figures | length) and .summary.better >= 1' "$J"
+	'.summary.better + .summary.worse + .summary.same + .summary.context + .summary.varies == (.figures | length) and .summary.better >= 1' "$J"
 
 # the reverse: what was better is worse; --fail-on-worse turns it into status 3
 run probe --compare --json "$B" "$A"

@@ -115,13 +115,13 @@ EOF
 COLUMNS= ok probe --compare "$TMP/abs-a.json" "$TMP/abs-b.json"
 T=$OUT
 check "absurd values: within 80 columns" sh -c '! awk "length > 80" "$1" | grep -q .' sh "$T"
-# a row at 80 columns: 2 + 40 name, then 1 + 10 + 1 + 10 + 1 + 7 right-aligned, 2 spaces,
-# the verdict
+# a row at 80 columns: 2 + 39 name, then 1 + 10 + 1 + 10 + 1 + 7 right-aligned, 2 spaces,
+# the verdict (7 wide: "context")
 ROWS=$(grep -cE '^  [^ ].* (same|better|worse)$' "$T")
 check "absurd values: 8 rows (got $ROWS)" test "$ROWS" -eq 8
 check "absurd values: every verdict in its column" awk '
 	/^  [^ ].* (same|better|worse)$/ {
-		v = substr($0, 75); h = substr($0, 43, 32)
+		v = substr($0, 74); h = substr($0, 42, 32)
 		if (v !~ /^(same|better|worse)$/ || h !~ /^ +[^ ]+( [a-z]+)? +[^ ]+( [a-z]+)? +[^ ]+  $/)
 			bad = bad "\n" $0
 	}

@@ -24,9 +24,10 @@ static const char usage[] =
         "\n"
         "Two reports of `punctual probe --json` (a file, or - for standard input) side by\n"
         "side: the system facts that differ, then every figure both have with the ratio\n"
-        "AFTER/BEFORE and a verdict (better, worse, same) that accounts for each report's\n"
-        "own noise (man punctual: the rules). Figures only one report has are skipped,\n"
-        "and listed.\n"
+        "AFTER/BEFORE and a verdict (better, worse, same) when the difference exceeds\n"
+        "both reports' noise (man punctual: the rules); sample counts and other\n"
+        "processes' CPU are shown as context, never judged. Figures only one report has,\n"
+        "and quantiles a report has too few samples for, are skipped, and listed.\n"
         "\n"
         "  -j, --json           JSON\n"
         "  -w, --fail-on-worse  exit 3 when a figure got worse (for CI)\n"
@@ -72,17 +73,21 @@ int probe_compare(int argc, char **argv)
 		die(1, "out of memory");
 	size_t nf = compare_facts(&a, &b, fa, 64);
 
-	int count[3] = {0};
+	int count[5] = {0};
 	size_t nr = compare_join(&a, &b, rows, sk, &ns, count);
 	if (!nr)
 		die(EXIT_USAGE, "--compare %s %s: the reports have no figure in common", a.file,
 		    b.file);
+	struct comparison cmp = {
+	        .fa = fa, .nf = nf, .rows = rows, .nr = nr, .sk = sk, .ns = ns, .count = count};
+	compare_load_of(&a, &b, &cmp.load);
+	cmp.nh = compare_headlines(rows, nr, cmp.head);
 
 	out_open();
 	if (json)
-		compare_json(&a, &b, fa, nf, rows, nr, sk, ns, count);
+		compare_json(&a, &b, &cmp);
 	else
-		compare_text(&a, &b, fa, nf, rows, nr, sk, ns, count);
+		compare_text(&a, &b, &cmp);
 	out_commit();
 	free(rows);
 	free(sk);

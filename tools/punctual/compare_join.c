@@ -13,35 +13,54 @@
 #include "compare.h"
 #include "tool.h"
 
-/* A figure without a spread of its own changes only beyond this factor. */
-#define FACTOR 2.0
-/* A quantile's smallest change: what one shared machine drifts between two runs. */
-#define MIN_EFFECT 1.25
-/* A count changes beyond this many standard deviations of its Poisson noise. */
-#define COUNT_Z 3.0
+/*
+ * The between-run bounds. One run's own noise (its samples) understates what two runs of
+ * one host differ by: the host's state changes between them (another process's burst,
+ * a CPU's frequency, where the loop ran). Each bound is the smallest round figure that
+ * at most 1 in 100 rows of its rule exceeds between two back-to-back --quick probes of
+ * one busy host (compiling beside them; 20 pairs, the figures in the commit adding them
+ * and tests/fixtures/compare/). compare_read.c's BETWEEN_RUNS is the quantiles'.
+ */
+/* A figure without a spread of its own (a share, a CPU percentage) changes only beyond
+ * this factor: 1 in 100 such rows of two runs were 2.4 apart, 1 in 200 3.5. */
+#define FACTOR 3.0
+/* A range's smallest change: 1 in 100 clock rows of two runs were apart by 1.19, the
+ * farthest by 1.8 (a coarse clock, whose read costs a few ns). */
+#define MIN_EFFECT 1.5
+/* A count changes beyond this many standard deviations of its Poisson noise: late events
+ * come in bursts (one hog's slice makes several wakeups late), so two runs' counts were
+ * apart by 5.4 of them in 1 in 100 rows: twice the Poisson 3. */
+#define COUNT_Z 6.0
 
 /* ---- verdicts --------------------------------------------------------------------- */
 
 /*
- * The noise rules (punctual(1), --compare):
- * - a quantile of a histogram (a sleep cell's p50 and p99) has an interval from its
- *   sample count and spread (compare.c, intervals()); it changed when the two
- *   intervals do not overlap and the values differ by a factor of MIN_EFFECT at least;
+ * The noise rules (punctual(1), --compare): a verdict needs the difference to exceed
+ * both reports' noise.
+ * - a quantile (a sleep cell's p50 and p99, a frontier variant's p50, p90, p99) has an
+ *   interval from its sample count and spread, widened by the between-run factor
+ *   (compare_read.c, intervals()); it changed when the two intervals do not overlap.
+ *   One the report cannot support (a p99 of fewer than 100 samples) is skipped;
  * - a range (a clock's median and its cheapest round) changed when the two ranges are
  *   apart by a factor of MIN_EFFECT;
  * - a count of events in one run changed beyond COUNT_Z standard deviations;
  * - a count the report makes exactly (early returns, CPUs: probe_schema.c's exact rows)
  *   changed when it differs;
- * - any other figure carries no spread of its own: it changed beyond a factor of FACTOR.
+ * - any other figure carries no spread of its own: it changed beyond a factor of FACTOR;
+ * - a figure without a direction (a sample count, another process's CPU) is context;
+ * - an adaptive wait's figure varies between two runs of one host beyond any interval
+ *   either run gives (probe_schema.c): shown, not judged ("varies").
  * Lower is better, unless the figure's row says higher (the CPUs this process may use).
  */
 static enum verdict verdict(const struct fig *a, const struct fig *b)
 {
 	bool lower, higher;
+	if (a->rule != R_CONTEXT && (a->adaptive || b->adaptive))
+		return V_VARIES;
 	switch (a->rule) {
 	case R_QUANTILE:
-		lower = b->hi < a->lo && b->v * MIN_EFFECT < a->v;
-		higher = b->lo > a->hi && b->v > a->v * MIN_EFFECT;
+		lower = b->hi < a->lo;
+		higher = b->lo > a->hi;
 		break;
 	case R_RANGE: /* apart by MIN_EFFECT: a median against the other's cheapest round */
 		lower = b->hi * MIN_EFFECT < a->lo;
@@ -55,6 +74,8 @@ static enum verdict verdict(const struct fig *a, const struct fig *b)
 		lower = b->v < a->v;
 		higher = b->v > a->v;
 		break;
+	case R_CONTEXT:
+		return V_CONTEXT;
 	default:
 		lower = b->v * FACTOR < a->v;
 		higher = b->v > a->v * FACTOR;
@@ -230,7 +251,7 @@ static void parameters(struct report *a, struct report *b, struct skip *sk, size
 }
 
 size_t compare_join(struct report *a, struct report *b, struct row *rows, struct skip *sk,
-                    size_t *ns, int count[3])
+                    size_t *ns, int count[5])
 {
 	size_t nr = 0;
 	index_figures(a);
@@ -249,6 +270,13 @@ size_t compare_join(struct report *a, struct report *b, struct row *rows, struct
 			continue;
 		}
 		p->used = q->used = true;
+		if (p->unsupported || q->unsupported) {
+			sk[(*ns)++] = (struct skip){.name = p->name,
+			                            .section = p->section,
+			                            .why = p->unsupported ? p->unsupported
+			                                                  : q->unsupported};
+			continue;
+		}
 		rows[nr] = (struct row){p, q, verdict(p, q)};
 		count[rows[nr++].v]++;
 	}
@@ -266,4 +294,36 @@ size_t compare_join(struct report *a, struct report *b, struct row *rows, struct
 		rs[k]->unused = NULL;
 	}
 	return nr;
+}
+
+/* ---- headlines -------------------------------------------------------------------- */
+
+/* The figures a summary quotes, by section and name: the 1 ms loop's p99 lateness, the
+ * default precise wait's p99 at 1 ms, a clock read's cost. */
+static const struct {
+	const char *label, *section, *name;
+} heads[COMPARE_HEADLINES] = {
+        {"1 ms loop, p99 lateness", "why_late", "p99_ns"},
+        {"precise wait 1 ms, p99", "frontier", "1 ms default auto p99_ns"},
+        {"clock read (MONOTONIC)", "clocks", "libc:CLOCK_MONOTONIC ns_per_read"},
+};
+
+size_t compare_headlines(const struct row *rows, size_t nr, struct headline *h)
+{
+	size_t n = 0;
+	for (size_t k = 0; k < COMPARE_HEADLINES; k++)
+		for (size_t i = 0; i < nr; i++) {
+			const struct fig *a = rows[i].a, *b = rows[i].b;
+			if (strcmp(a->section, heads[k].section) != 0 ||
+			    strcmp(a->name, heads[k].name) != 0 || a->v <= 0 ||
+			    (a->rule != R_QUANTILE && a->rule != R_RANGE))
+				continue;
+			h[n++] = (struct headline){.label = heads[k].label,
+			                           .row = &rows[i],
+			                           .ratio = b->v / a->v,
+			                           .lo = a->hi > 0 ? b->lo / a->hi : 0,
+			                           .hi = a->lo > 0 ? b->hi / a->lo : INFINITY};
+			break;
+		}
+	return n;
 }

@@ -37,6 +37,12 @@
 #define MAX_DEPTH 64
 /* pn_hist's resolution: a bucket is at most 1/64 of its lower bound wide. */
 #define HIST_RES (1.0 / 64)
+/* The between-run factor of a quantile: two runs of one host differ by more than the
+ * samples of either allow, the host's noise changing from one run to the next. Each
+ * interval is widened by it both ways, so two values must be BETWEEN_RUNS^2 (2.25)
+ * apart at least: of the quantile rows of two back-to-back probes of one busy host
+ * (compare_join.c, the between-run bounds), 1 in 100 had intervals 2.16 apart. */
+#define BETWEEN_RUNS 1.5
 
 /* ---- reading ---------------------------------------------------------------------- */
 
@@ -219,6 +225,7 @@ static struct fig *add(struct report *r, const char *section, const char *parent
 	f->name = compare_str(r, "%s", name);
 	f->parent = compare_str(r, "%.*s", FIG_NAME_MAX - 1, parent);
 	f->dir = -1;
+	f->adaptive = r->adaptive;
 	return f;
 }
 
@@ -228,27 +235,43 @@ static bool ends_with(const char *s, const char *tail)
 	return a >= b && strcmp(s + a - b, tail) == 0;
 }
 
-/* The value at quantile q of a histogram object, interpolated between the quantiles it
- * has (min 0, p50, p99, p999, max 1) on a log scale where they are positive. */
-static double at(const json_t *h, double q)
+/* The quantiles an object gives, (q, value) in rising q, into kq and v: a histogram's
+ * min (0), p50, p99, p999 and max (1), or the pNN_ns members of a flat object (p90_ns:
+ * 0.90) and its max_ns. Returns their number. */
+#define MAX_POINTS 8
+static int points(const json_t *h, bool flat, double kq[MAX_POINTS], double v[MAX_POINTS])
 {
-	static const char *const k[] = {"min", "p50", "p99", "p999", "max"};
-	static const double kq[] = {0, 0.5, 0.99, 0.999, 1};
-	double v[5];
-	for (int i = 0; i < 5; i++)
-		if (!num(h, k[i], &v[i]))
-			v[i] = i ? v[i - 1] : 0;
-	if (q <= 0)
-		return v[0];
-	for (int i = 1; i < 5; i++) {
+	static const char *const hist[] = {"min", "p50", "p99", "p999", "max"};
+	static const char *const flats[] = {"p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"};
+	static const double hq[] = {0, 0.5, 0.99, 0.999, 1}, fq[] = {0.5, 0.9, 0.99, 0.999, 1};
+	const char *const *k = flat ? flats : hist;
+	const double *q = flat ? fq : hq;
+	int n = 0, nk = 5;
+	for (int i = 0; i < nk; i++)
+		if (num(h, k[i], &v[n]))
+			kq[n++] = q[i];
+	return n;
+}
+
+/* The value at quantile q of an object of quantiles, interpolated between those it has
+ * on a log scale where they are positive; NAN beyond the lowest or the highest. */
+static double at(const json_t *h, bool flat, double q)
+{
+	double kq[MAX_POINTS], v[MAX_POINTS];
+	int n = points(h, flat, kq, v);
+	for (int i = 0; i < n; i++) {
 		if (q > kq[i])
 			continue;
+		if (q == kq[i])
+			return v[i];
+		if (i == 0)
+			return NAN;
 		double t = (q - kq[i - 1]) / (kq[i] - kq[i - 1]);
 		if (v[i - 1] > 0 && v[i] > 0) /* latencies: a long right tail, log scale */
 			return v[i - 1] * pow(v[i] / v[i - 1], t);
 		return v[i - 1] + (v[i] - v[i - 1]) * t;
 	}
-	return v[4];
+	return NAN;
 }
 
 static bool is_hist(const json_t *o)
@@ -257,14 +280,17 @@ static bool is_hist(const json_t *o)
 	return num(o, "count", &d) && num(o, "p50", &d) && num(o, "p99", &d);
 }
 
-/* A quantile of a histogram; its interval comes once every figure is known. */
-static void quantile(struct fig *f, const json_t *h, double q)
+/* A quantile of an object of quantiles from samples samples; its interval comes once
+ * every figure is known. */
+static void quantile(struct fig *f, const json_t *h, bool flat, double q, double samples)
 {
 	f->rule = R_QUANTILE;
 	f->time = true;
 	f->h = h;
+	f->flat = flat;
 	f->q = q;
-	f->v = f->lo = f->hi = at(h, q);
+	f->samples = samples;
+	f->v = f->lo = f->hi = at(h, flat, q);
 }
 
 /* The z for m quantile rows: a two-sided 5% chance that any of them is called changed
@@ -282,20 +308,40 @@ static double z_for(size_t m)
 	return hi;
 }
 
-/* Each quantile's interval: its order statistic's rank q*n +- z sqrt(n q (1-q)), as a
- * value by interpolating between the quantiles the report has, widened to the
- * histogram's resolution. */
-static void intervals(struct report *r, double z)
+/*
+ * Each quantile's interval, the noise of its report:
+ * - a quantile q of n samples needs n (1 - q) >= 1, one sample above it (p99: 100,
+ *   p99.9: 1000), as the text report prints "-" for one with fewer: with less it is
+ *   marked unsupported, and never compared;
+ * - its order statistic's rank q n +- z sqrt(n q (1 - q)), as a value by interpolating
+ *   between the quantiles the report has. Past its highest (a flat object without a
+ *   max), the high end is unbounded; below its lowest (no min), the low end mirrors the
+ *   high one on a log scale, v^2 / high (lateness is skewed right: its low side is the
+ *   narrower, so the mirror is the wider);
+ * - widened to the histogram's resolution, then by BETWEEN_RUNS both ways: the samples
+ *   of one run are not independent of the host's state, which changes between runs.
+ */
+static void intervals(struct report *r, const char *side, double z)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		struct fig *f = &r->f[i];
 		if (f->rule != R_QUANTILE)
 			continue;
-		double n = 0;
-		num(f->h, "count", &n);
-		double d = n > 0 ? z * sqrt(f->q * (1 - f->q) / n) : 1;
-		f->lo = fmin(at(f->h, f->q - d), f->v * (1 - HIST_RES));
-		f->hi = fmax(at(f->h, f->q + d), f->v * (1 + HIST_RES));
+		double n = f->samples, need = 1 / (1 - f->q);
+		if (isnan(f->v) || !(n * (1 - f->q) >= 1 - 1e-9)) {
+			f->unsupported = compare_str(r, "p%g of %.0f samples %s (needs %.0f)",
+			                             f->q * 100, n, side, ceil(need - 1e-9));
+			continue;
+		}
+		double d = z * sqrt(f->q * (1 - f->q) / n);
+		double hi = at(f->h, f->flat, fmin(f->q + d, 1));
+		double lo = at(f->h, f->flat, fmax(f->q - d, 0));
+		if (isnan(hi)) /* past a flat object's highest quantile, and no max */
+			hi = INFINITY;
+		if (isnan(lo))
+			lo = isfinite(hi) && hi > 0 ? f->v * f->v / hi : 0;
+		f->lo = fmin(lo, f->v * (1 - HIST_RES)) / BETWEEN_RUNS;
+		f->hi = fmax(hi, f->v * (1 + HIST_RES)) * BETWEEN_RUNS;
 	}
 }
 
@@ -305,21 +351,57 @@ static bool not_walked(const struct probe_key *k, const json_t *m)
 {
 	if (k->role == PK_IDENTITY)
 		return !json_is_object(m) && !json_is_array(m);
-	return k->role != PK_FIGURE && k->role != PK_PARAM;
+	return k->role != PK_FIGURE && k->role != PK_PARAM && k->role != PK_CONTEXT;
 }
 
 static void walk(struct report *r, const char *section, const char *path, json_t *v);
 
-static void number(struct report *r, const char *section, const char *path, const char *key,
-                   double v)
+/* The quantile key names (pNN_ns: 0.NN, p999_ns: 0.999), or -1. */
+static double quantile_of(const char *key)
+{
+	size_t n = strlen(key);
+	if (n < 5 || key[0] != 'p' || strcmp(key + n - 3, "_ns") != 0 || n - 4 > 4)
+		return -1;
+	double q = 0, scale = 0.1;
+	for (size_t i = 1; i < n - 3; i++, scale /= 10) {
+		if (key[i] < '0' || key[i] > '9')
+			return -1;
+		q += (key[i] - '0') * scale;
+	}
+	return q > 0 && q < 1 ? q : -1;
+}
+
+/* The number of samples the quantiles of o rest on (its member whose row has .samples),
+ * or -1. */
+static double samples_of(const char *section, const json_t *o)
+{
+	const char *key;
+	json_t *m;
+	json_object_foreach((json_t *)o, key, m)
+	{
+		if (probe_key(section, key)->samples && json_is_number(m))
+			return json_number_value(m);
+	}
+	return -1;
+}
+
+/* A number of object o (NULL: of an array, or the report's own) whose quantiles rest on
+ * n samples (-1: unknown). */
+static void number(struct report *r, const char *section, const char *path, const json_t *o,
+                   double n, const char *key, double v)
 {
 	const struct probe_key *k = probe_key(section, key);
 	struct fig *f = add(r, section, path, "%s%s%s", path, *path ? " " : "", key);
 	f->v = v;
 	f->time = probe_key_ns(k, key);
 	f->dir = k->higher ? +1 : -1;
+	double q = k->role == PK_FIGURE && o ? quantile_of(key) : -1;
 	if (k->role == PK_PARAM) {
 		f->rule = R_PARAM;
+	} else if (k->role == PK_CONTEXT) {
+		f->rule = R_CONTEXT;
+	} else if (q > 0 && n >= 0) {
+		quantile(f, o, true, q, n);
 	} else if (k->exact) {
 		f->rule = R_EXACT;
 		f->fold = k->fold && *path; /* in an element, not a section's own total */
@@ -362,6 +444,7 @@ static void object(struct report *r, const char *section, const char *path, json
 	}
 	const char *key;
 	json_t *m;
+	double samples = samples_of(section, o);
 	json_object_foreach(o, key, m)
 	{
 		char sub[192];
@@ -372,7 +455,7 @@ static void object(struct report *r, const char *section, const char *path, json
 			continue; /* the low end of its figure's range */
 		const json_t *low = NULL;
 		if (json_is_number(m)) {
-			number(r, section, path, key, json_number_value(m));
+			number(r, section, path, o, samples, key, json_number_value(m));
 			low = range_low(o, key, m);
 		}
 		if (low) {
@@ -381,8 +464,10 @@ static void object(struct report *r, const char *section, const char *path, json
 			f->lo = json_number_value(low);
 			f->hi = json_number_value(m);
 		} else if (json_is_object(m) && is_hist(m)) {
-			quantile(add(r, section, path, "%s p50", sub), m, 0.5);
-			quantile(add(r, section, path, "%s p99", sub), m, 0.99);
+			double n = 0;
+			num(m, "count", &n);
+			quantile(add(r, section, path, "%s p50", sub), m, false, 0.5, n);
+			quantile(add(r, section, path, "%s p99", sub), m, false, 0.99, n);
 		} else if (json_is_object(m) || json_is_array(m))
 			walk(r, section, sub, m);
 	}
@@ -410,10 +495,13 @@ static void element(struct report *r, const char *section, const char *path, siz
 	size_t n = 0;
 	const char *key;
 	json_t *m;
+	bool was_adaptive = r->adaptive;
 	json_object_foreach(e, key, m)
 	{
 		if (probe_key(section, key)->role != PK_IDENTITY || n >= sizeof(id) - 1)
 			continue;
+		if (json_is_string(m) && probe_is_adaptive(key, json_string_value(m)))
+			r->adaptive = true;
 		char b[64];
 		if (json_is_string(m))
 			snprintf(b, sizeof(b), "%s", json_string_value(m));
@@ -451,9 +539,10 @@ static void element(struct report *r, const char *section, const char *path, siz
 			snprintf(p, sizeof(p), "%s, slack 1 ns", id);
 			object(r, section, p, e);
 		}
-		return;
+	} else {
+		object(r, section, id, e);
 	}
-	object(r, section, id, e);
+	r->adaptive = was_adaptive;
 }
 
 static void walk(struct report *r, const char *section, const char *path, json_t *v)
@@ -471,7 +560,7 @@ static void walk(struct report *r, const char *section, const char *path, json_t
 		else if (json_is_number(e)) {
 			char k[24];
 			snprintf(k, sizeof(k), "#%zu", i);
-			number(r, section, path, k, json_number_value(e));
+			number(r, section, path, NULL, -1, k, json_number_value(e));
 		}
 	}
 }
@@ -488,7 +577,7 @@ static void figures(struct report *r)
 		if (json_is_object(m) || json_is_array(m))
 			walk(r, key, "", m);
 		else if (json_is_number(m))
-			number(r, PROBE_TOP, "", key, json_number_value(m));
+			number(r, PROBE_TOP, "", NULL, -1, key, json_number_value(m));
 	}
 }
 
@@ -500,8 +589,8 @@ void compare_figures(struct report *a, struct report *b)
 	for (size_t i = 0; i < a->n; i++)
 		nq += a->f[i].rule == R_QUANTILE;
 	double z = z_for(nq);
-	intervals(a, z);
-	intervals(b, z);
+	intervals(a, "before", z);
+	intervals(b, "after", z);
 }
 
 /* ---- facts ------------------------------------------------------------------------ */
@@ -575,4 +664,24 @@ size_t compare_facts(const struct report *a, const struct report *b, struct fact
 		}
 	}
 	return n;
+}
+
+/* ---- background load -------------------------------------------------------------- */
+
+/* Two reports' background loads differ when the CPUs other processes used beside their
+ * 1 ms loops are this far apart: half a CPU taken from a sleeper's CPU shows in its
+ * tail (a hog beside it preempts its wakeups), whatever the CPU count. */
+#define LOAD_APART 0.5
+
+static double others_cpus(const struct report *r)
+{
+	double v;
+	return num(member(r->doc, "why_late", "others"), "cpus", &v) ? v : -1;
+}
+
+void compare_load_of(const struct report *a, const struct report *b, struct load *l)
+{
+	l->before = others_cpus(a);
+	l->after = others_cpus(b);
+	l->differs = l->before >= 0 && l->after >= 0 && fabs(l->before - l->after) >= LOAD_APART;
 }

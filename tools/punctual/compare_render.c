@@ -8,16 +8,16 @@
 #include "compare.h"
 #include "tool.h"
 
-static const char *const rule_name[] = {"quantile", "range", "count",
-                                        "factor",   "exact", "parameter"};
-static const char *const verdict_name[] = {"same", "better", "worse"};
+static const char *const rule_name[] = {"quantile", "range",   "count",    "factor",
+                                        "exact",    "context", "parameter"};
+static const char *const verdict_name[] = {"same", "better", "worse", "context", "varies"};
 
 /* The columns of the table: a value, the ratio of two, the verdict ("better"), and what
  * they take with their spaces; the name gets the rest of the line (COLUMNS, else 80), and
  * a longer name has a line of its own above its figures. */
 #define VALUE_WIDTH   10
 #define RATIO_WIDTH   7 /* "%.1g" of any double: "-3e+244" */
-#define VERDICT_WIDTH 6
+#define VERDICT_WIDTH 7
 #define FIGURES_WIDTH (1 + VALUE_WIDTH + 1 + VALUE_WIDTH + 1 + RATIO_WIDTH + 2 + VERDICT_WIDTH)
 #define NAME_MIN      20
 
@@ -67,10 +67,42 @@ static void display(char *b, size_t n, const char *name)
 	b[k] = '\0';
 }
 
-void compare_text(const struct report *a, const struct report *b, const struct fact *fa, size_t nf,
-                  const struct row *rows, size_t nr, const struct skip *sk, size_t ns,
-                  const int count[3])
+/* A ratio for people: 3 significant digits, "?" when unbounded. */
+static const char *ratio(char *b, size_t n, double v)
 {
+	if (!isfinite(v))
+		snprintf(b, n, "?");
+	else
+		fit(b, n, v, 3, RATIO_WIDTH);
+	return b;
+}
+
+/* The warning when the two hosts' background loads differed, or the note that a report
+ * does not record it. */
+static void text_load(const struct load *l)
+{
+	if (l->before < 0 || l->after < 0) {
+		fprintf(out,
+		        "note: %s records no background load (why_late.others), so a\n"
+		        "  difference in it cannot be told from one in the host\n",
+		        l->before < 0 && l->after < 0 ? "neither report"
+		        : l->before < 0               ? "BEFORE"
+		                                      : "AFTER");
+	} else if (l->differs) {
+		fprintf(out,
+		        "warning: the background load differed: other processes used %.2f CPUs\n"
+		        "  beside BEFORE's 1 ms loop, %.2f beside AFTER's; lateness may differ\n"
+		        "  for that alone (compare reports taken under the same load)\n",
+		        l->before, l->after);
+	}
+}
+
+void compare_text(const struct report *a, const struct report *b, const struct comparison *c)
+{
+	const struct fact *fa = c->fa;
+	const struct row *rows = c->rows;
+	const struct skip *sk = c->sk;
+	size_t nf = c->nf, nr = c->nr, ns = c->ns;
 	/* every string of a report (or a file's name) through text_safe: a report is input */
 	char s1[1024], s2[1024], s3[1024];
 #define SAFE(b, s) text_safe(b, sizeof(b), s)
@@ -84,13 +116,18 @@ void compare_text(const struct report *a, const struct report *b, const struct f
 	} else {
 		fprintf(out, "facts: the same system (kernel, clocksource, slack, CPUs)\n");
 	}
+	text_load(&c->load);
 	const char *sect = "";
-	size_t zeros = 0;
+	size_t zeros = 0, equal = 0;
 	int w = name_width();
 	for (size_t i = 0; i < nr; i++) {
 		const struct row *r = &rows[i];
 		if (r->a->fold && r->a->v == 0 && r->b->v == 0) {
 			zeros++; /* a cell's early returns: 0 in both, the invariant */
+			continue;
+		}
+		if (r->v == V_CONTEXT && r->a->v == r->b->v) {
+			equal++; /* a sample count both runs took: nothing to read */
 			continue;
 		}
 		if (strcmp(sect, r->a->section) != 0) {
@@ -114,15 +151,45 @@ void compare_text(const struct report *a, const struct report *b, const struct f
 	}
 	if (zeros)
 		fprintf(out, "  (and %zu early-return counts, 0 in both)\n", zeros);
+	if (equal)
+		fprintf(out, "  (and %zu context figures equal in both: sample counts, settings)\n",
+		        equal);
 	if (ns) {
 		fprintf(out, "\nskipped (%zu figures not in both reports or not comparable)\n", ns);
-		for (size_t i = 0; i < ns; i++)
-			fprintf(out, "  %s %s: %s\n", SAFE(s1, sk[i].section), SAFE(s2, sk[i].name),
-			        SAFE(s3, sk[i].why));
+		for (size_t i = 0; i < ns; i++) {
+			SAFE(s1, sk[i].section);
+			SAFE(s2, sk[i].name);
+			SAFE(s3, sk[i].why);
+			/* the reason under the name when the line would pass the text width */
+			bool under = (int)(strlen(s1) + strlen(s2) + strlen(s3)) + 6 >
+			             w + 2 + FIGURES_WIDTH;
+			fprintf(out, "  %s %s:%s%s\n", s1, s2, under ? "\n    " : " ", s3);
+		}
 	}
 #undef SAFE
-	fprintf(out, "\n%d better, %d worse, %d the same (of %zu figures both reports have)\n",
-	        count[V_BETTER], count[V_WORSE], count[V_SAME], nr);
+	if (c->nh)
+		fprintf(out,
+		        "\nheadline: AFTER/BEFORE, and the range both reports' noise allows\n");
+	for (size_t i = 0; i < c->nh; i++) {
+		const struct headline *h = &c->head[i];
+		char x[48], y[48], r0[24], r1[24], r2[24], range[64];
+		if (h->row->v == V_VARIES)
+			snprintf(range, sizeof(range), "(adaptive: varies)");
+		else if (!isfinite(h->hi))
+			snprintf(range, sizeof(range), "(too few samples)");
+		else
+			snprintf(range, sizeof(range), "(%s to %s)", ratio(r1, sizeof(r1), h->lo),
+			         ratio(r2, sizeof(r2), h->hi));
+		fprintf(out, "  %-23s %9s -> %-9s %6s x %s\n", h->label,
+		        compare_value(x, sizeof(x), h->row->a),
+		        compare_value(y, sizeof(y), h->row->b), ratio(r0, sizeof(r0), h->ratio),
+		        range);
+	}
+	fprintf(out,
+	        "\n%d better, %d worse, %d the same; %d context, %d of adaptive waits (of\n"
+	        "%zu figures both reports have)\n",
+	        c->count[V_BETTER], c->count[V_WORSE], c->count[V_SAME], c->count[V_CONTEXT],
+	        c->count[V_VARIES], nr);
 }
 
 static void side(struct json *j, const char *key, const struct report *r)
@@ -133,10 +200,12 @@ static void side(struct json *j, const char *key, const struct report *r)
 	json_obj_end(j);
 }
 
-void compare_json(const struct report *a, const struct report *b, const struct fact *fa, size_t nf,
-                  const struct row *rows, size_t nr, const struct skip *sk, size_t ns,
-                  const int count[3])
+void compare_json(const struct report *a, const struct report *b, const struct comparison *c)
 {
+	const struct fact *fa = c->fa;
+	const struct row *rows = c->rows;
+	const struct skip *sk = c->sk;
+	size_t nf = c->nf, nr = c->nr, ns = c->ns;
 	struct json j;
 	json_report_begin(&j, out, "probe --compare");
 	side(&j, "before", a);
@@ -150,6 +219,17 @@ void compare_json(const struct report *a, const struct report *b, const struct f
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
+	json_obj(&j, "load");
+	if (c->load.before >= 0)
+		json_num(&j, "before_cpus", c->load.before);
+	else
+		json_none(&j, "before_cpus");
+	if (c->load.after >= 0)
+		json_num(&j, "after_cpus", c->load.after);
+	else
+		json_none(&j, "after_cpus");
+	json_bool(&j, "differs", c->load.differs);
+	json_obj_end(&j);
 	json_arr(&j, "figures");
 	for (size_t i = 0; i < nr; i++) {
 		const struct row *r = &rows[i];
@@ -165,6 +245,7 @@ void compare_json(const struct report *a, const struct report *b, const struct f
 			json_none(&j, "ratio");
 		json_str(&j, "rule", rule_name[r->a->rule]);
 		if (r->a->rule == R_QUANTILE || r->a->rule == R_RANGE) {
+			/* an unbounded end (a p99 at a flat object's highest quantile) is null */
 			json_arr(&j, "before_interval");
 			json_num(&j, NULL, r->a->lo);
 			json_num(&j, NULL, r->a->hi);
@@ -187,10 +268,28 @@ void compare_json(const struct report *a, const struct report *b, const struct f
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
+	json_arr(&j, "headlines");
+	for (size_t i = 0; i < c->nh; i++) {
+		const struct headline *h = &c->head[i];
+		json_obj(&j, NULL);
+		json_str(&j, "name", h->label);
+		json_str(&j, "section", h->row->a->section);
+		json_str(&j, "figure", h->row->a->name);
+		json_num(&j, "ratio", h->ratio);
+		json_arr(&j, "ratio_interval");
+		json_num(&j, NULL, h->lo);
+		json_num(&j, NULL, h->hi);
+		json_arr_end(&j);
+		json_str(&j, "verdict", verdict_name[h->row->v]);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
 	json_obj(&j, "summary");
-	json_int(&j, "better", count[V_BETTER]);
-	json_int(&j, "worse", count[V_WORSE]);
-	json_int(&j, "same", count[V_SAME]);
+	json_int(&j, "better", c->count[V_BETTER]);
+	json_int(&j, "worse", c->count[V_WORSE]);
+	json_int(&j, "same", c->count[V_SAME]);
+	json_int(&j, "context", c->count[V_CONTEXT]);
+	json_int(&j, "varies", c->count[V_VARIES]);
 	json_obj_end(&j);
 	json_end(&j);
 }

@@ -9,7 +9,9 @@
  * - NAME_ns is a duration in ns;
  * - NAME_min beside NAME is NAME's cheapest round: NAME gets the range rule;
  * - an object with count, p50 and p99 is a histogram (json_hist): its p50 and p99;
- * - an object with "supported": false has no figures (skipped, saying so).
+ * - an object with "supported": false has no figures (skipped, saying so);
+ * - pNN_ns beside a member whose row has .samples (n, cycles) is the quantile 0.NN of
+ *   that many samples (p999_ns: 0.999), compared as a histogram's.
  *
  * A new key needs a row only when that default is wrong for it:
  * - a number the run was given, not a result (a workload's size, a duration asked
@@ -20,6 +22,9 @@
  *   section of facts only: one row with key NULL;
  * - a count the probe makes exactly, where any change matters: .exact (.fold as well
  *   when 0 is the invariant and its rows would only repeat it);
+ * - a number with no direction (a sample count, what another process did, what a
+ *   variant was configured with): PK_CONTEXT, shown and never judged; .samples when it
+ *   counts the samples its object's quantiles rest on;
  * - higher is better: .higher; a duration whose name does not end in "_ns": .ns;
  * - anything else that is not a figure to compare (a rank, a calibration, a threshold
  *   derived from the results): PK_IGNORED.
@@ -56,14 +61,25 @@ const struct probe_key probe_keys[] = {
         {.section = "shared", .key = "hog_cpus", .role = PK_PARAM},
         {.section = "shared", .key = "sleeper_cpu", .role = PK_PARAM},
         {.section = "shared", .key = "length_ns", .role = PK_PARAM},
-        {.section = "shared", .key = "precision_ns", .role = PK_PARAM},
         {.section = "shared", .key = "best", .role = PK_IGNORED},
         {.section = "shared", .key = "hog_pct", .role = PK_FIGURE, .higher = true},
         {.section = "shared", .key = "fair_pct", .role = PK_FIGURE, .higher = true},
         {.section = "shared", .key = "variant", .role = PK_IDENTITY},
         /* the processes that ran beside the why-late loop: what the run saw, not a
-         * figure of the host (a pid is an identifier; the share they took is compared) */
+         * figure of the host (a pid is an identifier; the CPU they took is context, and
+         * compare.c warns when it differs) */
         {.section = "why_late", .key = "top", .role = PK_IGNORED},
+        {.section = "why_late", .key = "cpus", .role = PK_CONTEXT},
+        {.section = "why_late", .key = "processes", .role = PK_CONTEXT},
+        {.section = "why_late", .key = "runnable", .role = PK_CONTEXT},
+        {.section = "why_late", .key = "levels_walked", .role = PK_CONTEXT},
+        /* a cause's share of the late wakeups (a split: no direction) and the lateness it
+         * sums (over a few events: its count is what is judged) */
+        {.section = "why_late", .key = "share", .role = PK_CONTEXT},
+        {.section = "why_late", .key = "total_ns", .role = PK_CONTEXT},
+        /* what a frontier variant was configured with: its name says it */
+        {.section = "frontier", .key = "budget_ppm", .role = PK_CONTEXT},
+        {.section = "frontier", .key = "margin_ns", .role = PK_CONTEXT},
         /* a recommendation's effect is the figure it quotes from its own section */
         {.section = "recommendations", .key = "effect", .role = PK_IGNORED},
         /* the frontier's lengths: their variants are named under them */
@@ -75,6 +91,12 @@ const struct probe_key probe_keys[] = {
         {.key = "precision_percent", .role = PK_PARAM},
         {.key = "duration_ns", .role = PK_PARAM},
         {.key = "samples", .role = PK_PARAM},
+        {.key = "precision_ns", .role = PK_PARAM},
+        /* how many samples a run took (its quantiles rest on them), and its largest
+         * sample (one sample: no interval to judge it by) */
+        {.key = "n", .role = PK_CONTEXT, .samples = true},
+        {.key = "cycles", .role = PK_CONTEXT, .samples = true},
+        {.key = "max_ns", .role = PK_CONTEXT},
         /* what tells an array's elements apart: a clock, a sleep cell, a cause, a level */
         {.key = "id", .role = PK_IDENTITY},
         {.key = "mechanism", .role = PK_IDENTITY},
@@ -107,6 +129,32 @@ const struct probe_key probe_keys[] = {
         {.key = "threshold_ns", .role = PK_IGNORED},
 };
 const size_t probe_nkeys = sizeof(probe_keys) / sizeof(probe_keys[0]);
+
+/*
+ * The elements of adaptive waits: a budget learns, within a run, whether spinning pays,
+ * so two runs of one host give it medians 300 times apart (72 ns spinning, 22 us not).
+ * One run against another tells nothing of the host: their figures are shown, and not
+ * judged (compare_join.c, "varies").
+ */
+const struct probe_adaptive probe_adaptive[] = {
+        {.key = "mechanism", .value = "precise:", .prefix = true}, /* the sleeps' precise rows */
+        {.key = "kind", .value = "budget"},                        /* the frontier's */
+        {.key = "kind", .value = "auto"},
+        {.key = "variant", .value = "auto"}, /* the shared run's default */
+};
+const size_t probe_nadaptive = sizeof(probe_adaptive) / sizeof(probe_adaptive[0]);
+
+bool probe_is_adaptive(const char *key, const char *value)
+{
+	for (size_t i = 0; i < probe_nadaptive; i++) {
+		const struct probe_adaptive *a = &probe_adaptive[i];
+		if (strcmp(a->key, key) == 0 &&
+		    (a->prefix ? strncmp(value, a->value, strlen(a->value)) == 0
+		               : strcmp(value, a->value) == 0))
+			return true;
+	}
+	return false;
+}
 
 static bool same(const char *row, const char *name)
 {

@@ -23,6 +23,8 @@ enum probe_role {
 	PK_SLACK,      /* the timer slack an element ran at: names its column */
 	PK_SLACK_SELF, /* the process's own timer slack: the column a PK_SLACK matches first */
 	PK_FACT,       /* a fact of the host or the run: listed when the reports differ */
+	PK_CONTEXT,    /* a number without a direction (a sample count, another process's
+	                  CPU): shown beside the figures, never judged */
 	PK_IGNORED,    /* none of these: a rank, a calibration, a derived threshold */
 };
 
@@ -30,11 +32,23 @@ struct probe_key {
 	const char *section; /* a section, PROBE_TOP, or NULL: every section */
 	const char *key;     /* a member's name, or NULL: every member of section */
 	enum probe_role role;
-	bool exact;  /* PK_FIGURE: a count the probe makes exactly: any change counts */
-	bool higher; /* PK_FIGURE: higher is better (else lower) */
-	bool ns;     /* a duration in ns, though the name does not end in "_ns" */
-	bool fold;   /* PK_FIGURE: in an element, 0 in both reports folds into one line */
+	bool exact;   /* PK_FIGURE: a count the probe makes exactly: any change counts */
+	bool higher;  /* PK_FIGURE: higher is better (else lower) */
+	bool ns;      /* a duration in ns, though the name does not end in "_ns" */
+	bool fold;    /* PK_FIGURE: in an element, 0 in both reports folds into one line */
+	bool samples; /* PK_CONTEXT: the number of samples its object's pNN_ns rest on */
 };
+
+/* An identity value that marks its element as an adaptive wait's (a budget that spins or
+ * not by what it learned): value, or a prefix of it when prefix is set. */
+struct probe_adaptive {
+	const char *key, *value;
+	bool prefix;
+};
+extern const struct probe_adaptive probe_adaptive[];
+extern const size_t probe_nadaptive;
+/* Whether the identity key with the string value marks an adaptive wait's element. */
+bool probe_is_adaptive(const char *key, const char *value);
 
 /* The table, in the order the facts that differ are listed (probe_schema.c). */
 extern const struct probe_key probe_keys[];
