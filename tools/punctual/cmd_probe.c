@@ -80,6 +80,9 @@ static size_t nmeasured;
 
 static void render_text(const struct probe *p)
 {
+	fprintf(out, "punctual probe: timing on this %s\n\n", p->virt[0] == 'n' ? "host" : "guest");
+	if (!tool_stop) /* the verdict quotes the sections a signal may have cut */
+		probe_verdict_text(p);
 	for (size_t i = 0; i < nmeasured; i++)
 		sections[i]->text(p);
 	if (tool_stop) {
@@ -105,6 +108,8 @@ static void render_json(const struct probe *p)
 	json_bool(&j, "quick", p->quick);
 	json_int(&j, "elapsed_ns", p->elapsed);
 	json_bool(&j, "interrupted", tool_stop != 0); /* then the sections not measured are absent */
+	if (!tool_stop)
+		probe_verdict_json(&j, p);
 	for (size_t i = 0; i < nmeasured; i++)
 		sections[i]->json(&j, p);
 	probe_reco_json(&j, p); /* none when interrupted */
@@ -129,6 +134,7 @@ static size_t measure(struct probe *p)
 {
 	int64_t start = pn_now();
 	size_t ran = 0;
+	probe_quota_begin(p); /* did the quota throttle the measurements? */
 	progress("probe: system");
 	stop_on_signals();
 	for (; ran < NSECTIONS && !tool_stop; ran++) {

@@ -30,6 +30,7 @@ struct probe_timers {
 	uint64_t wakeups_exact;       /* precision 0 */
 	uint64_t wakeups_window;      /* precision = percent of the delay */
 	uint64_t optimum_window;      /* the offline optimum for the same windows */
+	uint64_t past_window;         /* fires after their window (a late wakeup), coalesced run */
 	uint64_t early;               /* fires before the deadline: 0 */
 	int64_t late_p99;             /* ns, coalesced run */
 };
@@ -39,6 +40,18 @@ struct probe_shared {
 	bool run;
 	int error;          /* -errno: the hogs could not be started, nothing measured */
 	struct frontier *f; /* NULL until measured */
+};
+
+/* probe_why.c: the CFS quota's throttling across the probe's measurements, from its start
+ * to the why-late loop's end (the shared run's hogs would throttle a quota by themselves):
+ * spinning there spends the quota. */
+struct probe_quota {
+	struct causes_cgroup cg; /* the levels with a quota, read at the start */
+	struct cg_stat before[CAUSES_LEVELS];
+	int status[CAUSES_LEVELS]; /* 0, or -errno: that level's cpu.stat unreadable */
+	int level;                 /* the level throttled the longest, or -1: none was */
+	uint64_t throttled;        /* its periods throttled over the probe */
+	int64_t throttled_ns;      /* and its time throttled */
 };
 
 struct probe {
@@ -62,6 +75,7 @@ struct probe {
 	struct probe_why why;           /* probe_why.c */
 	struct probe_frontier frontier; /* probe_frontier.c */
 	struct probe_shared shared;     /* probe_shared.c */
+	struct probe_quota quota;       /* probe_why.c */
 	struct probe_reco recos[PROBE_RECOS];
 	int nrecos;
 	int64_t elapsed;
@@ -91,6 +105,16 @@ int probe_clock(const struct probe *p, const char *id);
  * win the wakeups a plain program lost (why-late's preemption advice); nothing when it did
  * not run. */
 void probe_shared_note(const struct probe *p, char *buf, size_t n);
+
+/* probe_why.c: reads the quota levels' counters before any section measures; whether
+ * a quota throttled the probe (then no advice spins: the quota's advice instead). */
+void probe_quota_begin(struct probe *p);
+bool probe_throttled(const struct probe *p);
+
+/* probe_verdict.c: the report's first lines, the deadlines this host keeps: each loop
+ * length's p99 lateness, the kernel alone's and with the advised fix. */
+void probe_verdict_text(const struct probe *p);
+void probe_verdict_json(struct json *j, const struct probe *p);
 
 /* probe_reco.c: appends a recommendation of kind (naming command, "" none), its text from
  * fmt; returns it, so that a measured one can say what it moved (NULL when the list is

@@ -2,10 +2,10 @@
 /*
  * probe_frontier.c: `punctual probe`'s section "what precision costs here": the frontier
  * of measure/frontier.c at 100 us, 1 ms and 10 ms, each variant's lateness p50/p99 beside
- * its CPU, and the recommendation of the punctual budget whose p99 gain over the kernel
- * alone, per point of CPU beyond the kernel's, is the largest at 1 ms (the length most
- * programs' timers live near), among those no fixed margin of no more CPU beats
- * (frontier_best): none when every one is beaten.
+ * its CPU, and the recommendation at 1 ms (the length most programs' timers live near) of
+ * frontier_best's rule, which the noise does not flip: punctual's default, or a budget
+ * only where it beats the default in every stretch of the run; none where nothing beats
+ * the kernel alone so, nor where the CPU quota throttled the probe (spinning spends it).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -36,7 +36,7 @@ static void probe_frontier_measure(struct probe_frontier *pf, bool quick)
 	for (int l = 0; l < c.nlen; l++)
 		if (c.len[l] == 1 * MS)
 			pf->len_1ms = l;
-	pf->best = frontier_best(pf->f, pf->len_1ms);
+	pf->best = frontier_best(pf->f, pf->len_1ms, &pf->won);
 }
 
 static void probe_frontier_free(struct probe_frontier *pf)
@@ -94,6 +94,18 @@ static void probe_frontier_text(FILE *f, const struct probe_frontier *pf)
 	        FRONTIER_MIN_P99, fmt_ns(a, sizeof(a), (double)c->precision));
 }
 
+/* "p99 35 us (95%: 30 to 41 us)" into buf. */
+static const char *p99_noise(char *buf, size_t n, const struct frontier_cell *c)
+{
+	int64_t lo = 0, hi = 0;
+	char a[16], b[16], d[16];
+	frontier_p99_interval(c, &lo, &hi);
+	snprintf(buf, n, "p99 %s (95%%: %s to %s)",
+	         fmt_ns(a, sizeof(a), (double)pn_hist_percentile(&c->late, 99)),
+	         fmt_ns(b, sizeof(b), (double)lo), fmt_ns(d, sizeof(d), (double)hi));
+	return buf;
+}
+
 static int probe_frontier_reco(const struct probe_frontier *pf, struct probe_reco *r)
 {
 	if (!pf->run || !pf->f || pf->best < 0 || pf->len_1ms < 0)
@@ -103,42 +115,36 @@ static int probe_frontier_reco(const struct probe_frontier *pf, struct probe_rec
 	const struct frontier_config *c = &pf->f->c;
 	int l = pf->len_1ms, k = frontier_kernel(c);
 	const struct frontier_cell *b = &pf->f->cell[l][pf->best], *kc = &pf->f->cell[l][k];
-	/* beside it, the fixed margin of the nearest CPU (none of less CPU beats its p99) */
-	int fixed = frontier_nearest_fixed(pf->f, l, frontier_cpu_pct(b));
 	*r = (struct probe_reco){.kind = "budget",
 	                         .measured = true,
 	                         .figure = "p99_ns",
 	                         .before = (double)pn_hist_percentile(&kc->late, 99),
 	                         .after = (double)pn_hist_percentile(&b->late, 99)};
-	char p1[16], p2[16], p3[16], name[32], flag[48];
+	char q1[64], q2[64], name[32], flag[48];
 	const struct frontier_variant *v = &c->var[pf->best];
-	if (v->kind == FR_AUTO)
+	bool deflt = v->kind == FR_AUTO;
+	if (deflt)
 		snprintf(flag, sizeof(flag), "--precise");
 	else
 		snprintf(flag, sizeof(flag), "--precise --budget=%g%%", (double)v->arg / 1e4);
 	int w = snprintf(buf, n,
-	                 "What precision costs: at 1 ms sleeps, %s buys the most lateness per CPU "
-	                 "here of those no fixed margin beats: p99 %s at %.0f%% CPU, against the "
-	                 "kernel alone's %s at %.0f%%",
-	                 v->kind == FR_AUTO ? "punctual's default"
-	                                    : frontier_name(v, name, sizeof(name)),
-	                 fmt_ns(p1, sizeof(p1), (double)pn_hist_percentile(&b->late, 99)),
-	                 frontier_cpu_pct(b),
-	                 fmt_ns(p2, sizeof(p2), (double)pn_hist_percentile(&kc->late, 99)),
-	                 frontier_cpu_pct(kc));
-	if (fixed >= 0 && w > 0 && (size_t)w < n) {
-		const struct frontier_cell *fc = &pf->f->cell[l][fixed];
-		w += snprintf(buf + w, n - (size_t)w, " and a fixed %s margin's %s at %.0f%%",
-		              fmt_ns(name, sizeof(name), (double)c->var[fixed].arg),
-		              fmt_ns(p3, sizeof(p3), (double)pn_hist_percentile(&fc->late, 99)),
-		              frontier_cpu_pct(fc));
-	}
+	                 "What precision costs: at 1 ms sleeps, %s wakes at %s and %.0f%% CPU, "
+	                 "the kernel alone at %s and %.0f%% (sure: lower in %d of %d rounds "
+	                 "and beyond the 95%% intervals",
+	                 deflt ? "punctual's default" : frontier_name(v, name, sizeof(name)),
+	                 p99_noise(q1, sizeof(q1), b), frontier_cpu_pct(b),
+	                 p99_noise(q2, sizeof(q2), kc), frontier_cpu_pct(kc), pf->won,
+	                 FRONTIER_ROUNDS);
+	for (int d = 0; !deflt && d < c->nvar && w > 0 && (size_t)w < n; d++)
+		if (c->var[d].kind == FR_AUTO)
+			w += snprintf(buf + w, n - (size_t)w,
+			              ", against the default's p99 %s as well",
+			              fmt_ns(name, sizeof(name),
+			                     (double)pn_hist_percentile(&pf->f->cell[l][d].late, 99)));
 	snprintf(r->command, sizeof(r->command), "punctual run %s -- APP", flag);
 	if (w > 0 && (size_t)w < n)
-		snprintf(buf + w, n - (size_t)w, ": `punctual run %s -- APP`%s.", flag,
-		         v->kind == FR_AUTO
-		                 ? ""
-		                 : ", or PUNCTUAL_BUDGET for a program linked with libpunctual");
+		snprintf(buf + w, n - (size_t)w, "): `punctual run %s -- APP`%s.", flag,
+		         deflt ? "" : ", or PUNCTUAL_BUDGET for a program linked with libpunctual");
 	return 1;
 }
 
@@ -241,9 +247,11 @@ static void frontier_measure(struct probe *p)
 	probe_frontier_measure(&p->frontier, p->quick);
 }
 
-/* the budget that buys the most per CPU, of those no fixed margin beats */
+/* frontier_best's advice, where no quota throttled the probe (probe_why.c says so) */
 static void frontier_recommend(struct probe *p)
 {
+	if (probe_throttled(p))
+		return;
 	struct probe_reco *r = probe_reco_next(p);
 	if (r && probe_frontier_reco(&p->frontier, r))
 		p->nrecos++;

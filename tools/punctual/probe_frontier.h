@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* probe_frontier.h: `punctual probe`'s section "what precision costs here": the
  * lateness-versus-CPU frontier of measure/frontier.c, rendered, and the recommendation of
- * the budget that buys the most per CPU (probe_frontier.c). */
+ * the punctual variant that beats the kernel beyond the noise (probe_frontier.c). */
 #ifndef PUNCTUAL_PROBE_FRONTIER_H
 #define PUNCTUAL_PROBE_FRONTIER_H
 
@@ -15,7 +15,8 @@
 struct probe_frontier {
 	bool run;
 	struct frontier *f; /* NULL until measured */
-	int best;           /* the variant that buys the most per CPU at 1 ms, or -1 */
+	int best;           /* the variant advised at 1 ms (frontier_best), or -1 */
+	int won;            /* the stretches it won (frontier_best) */
 	int len_1ms;        /* the index of the 1 ms length, or -1 */
 };
 

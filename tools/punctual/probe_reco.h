@@ -9,7 +9,7 @@
 
 struct probe_reco {
 	const char *kind;   /* slack, precise, budget, shared, epoll, clock, cpus, pm_qos,
-	                     * throttling, preemption, busy, host, timers */
+	                     * throttling, quota, preemption, busy, host, timers */
 	char command[160];  /* what to run or set; "" when none */
 	bool measured;      /* the probe measured the change: figure, before, after */
 	const char *figure; /* e.g. "p50_ns", "p99_ns", "late_share" */

@@ -80,6 +80,8 @@ const struct probe_key probe_keys[] = {
         /* what a frontier variant was configured with: its name says it */
         {.section = "frontier", .key = "budget_ppm", .role = PK_CONTEXT},
         {.section = "frontier", .key = "margin_ns", .role = PK_CONTEXT},
+        /* the verdict repeats the frontier's figures, and its advice is no figure */
+        {.section = "verdict", .role = PK_IGNORED},
         /* a recommendation's effect is the figure it quotes from its own section */
         {.section = "recommendations", .key = "effect", .role = PK_IGNORED},
         /* the frontier's lengths: their variants are named under them */

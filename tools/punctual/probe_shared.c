@@ -120,7 +120,7 @@ static void shared_recommend(struct probe *p)
 {
 	const struct probe_shared *ps = &p->shared;
 	int best = ps->run ? shared_best(ps) : -1;
-	if (best < 0)
+	if (best < 0 || probe_throttled(p)) /* its hogs met the quota, not the sharing */
 		return;
 	char a[16], b[16], cmd[96];
 	if (best == DEFAULT)

@@ -99,7 +99,7 @@ static void sleeps_recommend(struct probe *p)
 	int best = p->sleeps.nslacks - 1;
 	const struct sleep_cell *k = cell(p, "clock_nanosleep_abs", 1, best),
 	                        *pr = cell(p, "precise:1us", 1, best);
-	if (k && pr) {
+	if (k && pr && !probe_throttled(p)) { /* a spin would spend a quota that throttles */
 		int64_t kp = pn_hist_percentile(&k->late, 99),
 		        pp = pn_hist_percentile(&pr->late, 99);
 		if (kp > PRECISE_P99_MIN && pp * 2 < kp)

@@ -73,7 +73,6 @@ static const char *slack_name(char *buf, size_t n, int64_t v)
 static void text_system(const struct probe *p)
 {
 	char a[48], b[48], c[32];
-	fprintf(out, "punctual probe: timing on this %s\n\n", p->virt[0] == 'n' ? "host" : "guest");
 	fprintf(out, "system\n");
 	fprintf(out, "  kernel          %s\n", p->host.kernel);
 	fprintf(out, "  cpu             %s\n", p->host.cpu);

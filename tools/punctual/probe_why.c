@@ -3,11 +3,14 @@
  * probe_why.c: `punctual probe`'s "why late" section. Its own short loop of 1 ms periodic
  * sleeps (measure/periodic.c, attributed by measure/causes.c) gives the cause of the late
  * tail here and now; the cgroup's counters since it was created say whether the quota
- * throttles this process's cgroup in general. A recommendation is made only when one cause
- * holds most of the late deadlines, each naming what the figures point at.
+ * throttles this process's cgroup in general, and their growth over the probe whether the
+ * quota throttled the probe itself. A recommendation is made only when one cause holds
+ * most of the late deadlines, each naming what the figures point at, or for the quota
+ * when it throttled the probe (no advice then spins: a spin spends the quota).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,7 +20,6 @@
 #include "measure/periodic.h"
 #include "probe.h"
 #include "prom.h"
-#include "probe.h"
 
 static int procs_running(void)
 {
@@ -76,19 +78,85 @@ static void measure_qos(struct probe_why *w, bool quick, struct periodic_result 
 	periodic_free(r);
 }
 
+/* PM QoS made a figure worse beyond the noise: more late wakeups than the loop without it
+ * would give by chance (its rate over the QoS loop's cycles, plus 2 standard deviations of
+ * a Poisson count of that mean: with none before, any), or a p99 higher by a quarter
+ * (what one machine drifts between two runs). */
+static bool qos_worse(const struct probe_why *w)
+{
+	double e = (double)w->qos.late_before * (double)w->qos.cycles / (double)w->cycles;
+	return (double)w->qos.late > e + 2 * sqrt(e) || w->qos.p99 * 4 > w->p99 * 5;
+}
+
 /* PM QoS helps when it cut the late wakeups to half or fewer (per cycle), from at least
  * QOS_LATE_MIN of them (fewer are chance), or a median over QOS_P50_MIN by a fifth or more
- * (a median under it is the wakeup's own path, which no idle state lengthens). */
+ * (a median under it is the wakeup's own path, which no idle state lengthens), and made no
+ * figure worse (qos_worse). */
 #define QOS_LATE_MIN 5
 #define QOS_P50_MIN  10000
 static bool qos_helps(const struct probe_why *w)
 {
-	if (w->qos.status < 0 || !w->qos.cycles || !w->cycles)
+	if (w->qos.status < 0 || !w->qos.cycles || !w->cycles || qos_worse(w))
 		return false;
 	double before = (double)w->qos.late_before / (double)w->cycles,
 	       with = (double)w->qos.late / (double)w->qos.cycles;
 	return (w->qos.late_before >= QOS_LATE_MIN && with <= before / 2) ||
 	       (w->p50 > QOS_P50_MIN && w->qos.p50 <= w->p50 * 4 / 5);
+}
+
+/* ---- the quota's throttling over the probe ------------------------------------------- */
+
+void probe_quota_begin(struct probe *p)
+{
+	struct probe_quota *q = &p->quota;
+	causes_cgroup_init(&q->cg);
+	q->level = -1;
+	for (int i = 0; i < q->cg.n; i++)
+		q->status[i] = causes_cgroup_stat(&q->cg, i, &q->before[i]);
+}
+
+/* At the why-late loop's end: the level throttled the longest since probe_quota_begin. */
+static void quota_end(struct probe_quota *q)
+{
+	for (int i = 0; i < q->cg.n; i++) {
+		struct cg_stat now;
+		if (q->status[i] < 0 || causes_cgroup_stat(&q->cg, i, &now) < 0 ||
+		    now.nr_throttled <= q->before[i].nr_throttled)
+			continue;
+		int64_t ns = (int64_t)(now.throttled_ns - q->before[i].throttled_ns);
+		if (q->level < 0 || ns > q->throttled_ns) {
+			q->level = i;
+			q->throttled = now.nr_throttled - q->before[i].nr_throttled;
+			q->throttled_ns = ns;
+		}
+	}
+}
+
+bool probe_throttled(const struct probe *p)
+{
+	return p->quota.level >= 0;
+}
+
+/* The quota's advice: raise it, spin nowhere. */
+static void quota_reco(struct probe *p)
+{
+	const struct probe_quota *q = &p->quota;
+	const __typeof__(q->cg.lv[0]) *l = &q->cg.lv[q->level];
+	char path[4 * sizeof(l->path)], a[32], b[32], c[32], cmd[160];
+	text_safe(path, sizeof(path), l->path);
+	snprintf(cmd, sizeof(cmd), "raise the CPU quota of cgroup %.100s (%s)", path,
+	         q->cg.v2 ? "cpu.max" : "cpu.cfs_quota_us");
+	probe_reco_add(p, "quota", cmd,
+	               "CPU quota: cgroup %.240s's quota, %s per %s, throttled this probe in %llu "
+	               "periods (%s in all). A precise sleep's spin would spend the quota and be "
+	               "throttled in turn, so no advice here spins: raise the quota (%s) or allow "
+	               "bursts (%s), then probe again.",
+	               path, fmt_ns(a, sizeof(a), (double)l->quota_us * 1e3),
+	               fmt_ns(b, sizeof(b), (double)l->period_us * 1e3),
+	               (unsigned long long)q->throttled,
+	               fmt_ns(c, sizeof(c), (double)q->throttled_ns),
+	               q->cg.v2 ? "cpu.max" : "cpu.cfs_quota_us",
+	               q->cg.v2 ? "cpu.max.burst" : "cpu.cfs_burst_us");
 }
 
 static void probe_why_measure(struct probe_why *w, bool quick)
@@ -176,7 +244,7 @@ static int qos_reco(const struct probe_why *w, struct probe_reco *r)
 	        "Wakeups from idle: holding /dev/cpu_dma_latency at 0 (PM QoS: no CPU idles in "
 	        "a state slower to leave): the 1 ms loop's late wakeups went from %.1f%% to %.1f%% "
 	        "and its median from %s to %s (measured, %.1f s each; recommended where the "
-	        "late share halves or the median falls by a fifth). Keep it held while the "
+	        "late share halves or the median falls by a fifth, and no figure got worse). Keep it held while the "
 	        "latency-sensitive work runs (tuned's latency-performance profile, or any process "
 	        "that keeps the file open with 0; `punctual sleep --periodic --dma-latency 0` "
 	        "shows it). Its cost: idle CPUs poll instead of halting, which takes power, and "
@@ -291,8 +359,8 @@ static void probe_why_text(FILE *f, const struct probe_why *w)
 		         strerror(-w->qos.status));
 	else
 		snprintf(line, sizeof(line),
-		         "cpu_dma_latency held at 0 for %.1f s: p50 %s, p99 %s; late %.1f%% (was "
-		         "%.1f%%)",
+		         "cpu_dma_latency held at 0 for %.1f s: p50 %s, p99 %s; late share (over "
+		         "2x the median) %.1f%%, %.1f%% without",
 		         (double)w->qos.elapsed / 1e9, fmt_ns(a, sizeof(a), (double)w->qos.p50),
 		         fmt_ns(b, sizeof(b), (double)w->qos.p99),
 		         w->qos.cycles ? 100.0 * (double)w->qos.late / (double)w->qos.cycles : 0,
@@ -415,17 +483,23 @@ static void probe_why_prom(FILE *f, const struct probe_why *w)
 static void why_measure(struct probe *p)
 {
 	probe_why_measure(&p->why, p->quick);
+	quota_end(&p->quota);
 }
 
-/* only when one cause holds most of the late tail */
+/* only when one cause holds most of the late tail; the quota's when it throttled the probe
+ * (unless the throttling advice already says it) */
 static void why_recommend(struct probe *p)
 {
 	struct probe_reco *r = probe_reco_next(p);
+	bool throttling = false;
 	if (r && probe_why_reco(&p->why, r)) {
 		if (!strcmp(r->kind, "preemption")) /* would a short slice have won them? */
 			probe_shared_note(p, r->text, sizeof(r->text));
+		throttling = !strcmp(r->kind, "throttling");
 		p->nrecos++;
 	}
+	if (probe_throttled(p) && !throttling)
+		quota_reco(p);
 }
 
 static void why_text(const struct probe *p)

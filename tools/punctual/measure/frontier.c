@@ -8,6 +8,7 @@
  * each learns as a program that sleeps so would.
  */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -163,27 +164,85 @@ int frontier_kernel(const struct frontier_config *c)
 	return k;
 }
 
-int frontier_best(const struct frontier *f, int l)
+int frontier_p99_interval(const struct frontier_cell *c, int64_t *lo, int64_t *hi)
 {
-	int k = frontier_kernel(&f->c), best = -1;
+	if (!measured(c))
+		return -1;
+	double d = 100 * 1.96 * sqrt(0.99 * 0.01 / (double)pn_hist_count(&c->late));
+	*lo = pn_hist_percentile(&c->late, 99 - d);
+	*hi = pn_hist_percentile(&c->late, 99 + d > 100 ? 100 : 99 + d);
+	return 0;
+}
+
+int64_t frontier_round_p99(const struct frontier_cell *c, int round)
+{
+	const struct frontier_tail *t = &c->round[round];
+	if (t->n <= 0)
+		return -1;
+	int64_t rank = (t->n * 99 + 99) / 100; /* ceil(0.99 n), 1-based from the least */
+	int64_t from_top = t->n - rank;
+	return t->top[from_top < FRONTIER_TAIL ? from_top : FRONTIER_TAIL - 1];
+}
+
+bool frontier_beats(const struct frontier *f, int l, int a, int b, int *won)
+{
+	const struct frontier_cell *x = &f->cell[l][a], *y = &f->cell[l][b];
+	int64_t xlo, xhi, ylo, yhi;
+	*won = 0;
+	for (int r = 0; r < FRONTIER_ROUNDS; r++) {
+		int64_t px = frontier_round_p99(x, r), py = frontier_round_p99(y, r);
+		*won += px >= 0 && py >= 0 && px < py;
+	}
+	return frontier_p99_interval(x, &xlo, &xhi) == 0 &&
+	       frontier_p99_interval(y, &ylo, &yhi) == 0 && xhi < ylo && *won == FRONTIER_ROUNDS;
+}
+
+int frontier_best(const struct frontier *f, int l, int *won)
+{
+	int k = frontier_kernel(&f->c), least = -1, deflt = -1;
+	bool good[FRONTIER_MAX_VARIANTS] = {0};
+	int w[FRONTIER_MAX_VARIANTS] = {0};
+	*won = 0;
 	if (l < 0 || l >= f->c.nlen || k < 0 || !measured(&f->cell[l][k]))
 		return -1;
-	const struct frontier_cell *kc = &f->cell[l][k];
-	double kp = (double)p99_of(kc), kcpu = frontier_cpu_pct(kc), most = 0;
 	for (int v = 0; v < f->c.nvar; v++) {
-		const struct frontier_cell *vc = &f->cell[l][v];
-		if ((f->c.var[v].kind != FR_BUDGET && f->c.var[v].kind != FR_AUTO) ||
-		    !measured(vc) || dominated(f, l, v))
+		enum frontier_kind kind = f->c.var[v].kind;
+		if ((kind != FR_BUDGET && kind != FR_AUTO) || !measured(&f->cell[l][v]) ||
+		    dominated(f, l, v) || !frontier_beats(f, l, v, k, &w[v]))
 			continue;
-		double gain = kp - (double)p99_of(vc);
-		double extra = frontier_cpu_pct(vc) - kcpu;
-		double per = gain / (extra > 0.5 ? extra : 0.5);
-		if (gain > 0 && per > most) {
-			most = per;
-			best = v;
-		}
+		good[v] = true;
+		if (kind == FR_AUTO)
+			deflt = v;
+		if (least < 0 || p99_of(&f->cell[l][v]) < p99_of(&f->cell[l][least]))
+			least = v;
 	}
-	return best;
+	if (least < 0)
+		return -1;
+	/* as good as the least: its interval meets the least one's */
+	int64_t llo, lhi, lo, hi;
+	frontier_p99_interval(&f->cell[l][least], &llo, &lhi);
+	int pick = -1;
+	for (int v = 0; v < f->c.nvar; v++) {
+		if (!good[v])
+			continue;
+		frontier_p99_interval(&f->cell[l][v], &lo, &hi);
+		if (lo > lhi)
+			continue;
+		if (v == deflt) {
+			*won = w[v];
+			return v; /* the default is as good: no budget to choose */
+		}
+		if (pick < 0 || f->c.var[v].arg < f->c.var[pick].arg)
+			pick = v;
+	}
+	int dw = 0;
+	if (pick >= 0 && (deflt < 0 || frontier_beats(f, l, pick, deflt, &dw))) {
+		/* a default that did not beat the kernel: the budget had to beat the kernel */
+		*won = deflt < 0 ? w[pick] : dw;
+		return pick;
+	}
+	*won = deflt >= 0 ? w[deflt] : 0;
+	return deflt;
 }
 
 int frontier_nearest_fixed(const struct frontier *f, int l, double cpu)
@@ -436,6 +495,19 @@ static int states_new(const struct frontier_config *c, struct pn__state **state)
 	return 0;
 }
 
+/* Keeps late among the stretch's largest. */
+static void tail_add(struct frontier_tail *t, int64_t late)
+{
+	int64_t kept = t->n < FRONTIER_TAIL ? t->n : FRONTIER_TAIL;
+	t->n++;
+	if (kept == FRONTIER_TAIL && late <= t->top[FRONTIER_TAIL - 1])
+		return;
+	int64_t i = kept < FRONTIER_TAIL ? kept : FRONTIER_TAIL - 1;
+	for (; i > 0 && t->top[i - 1] < late; i--)
+		t->top[i] = t->top[i - 1];
+	t->top[i] = late;
+}
+
 /* Every round of every length, each variant once in turn. */
 static void rounds(const struct frontier_config *c, struct frontier *f, struct pn__state **state,
                    const struct hogs *h)
@@ -474,6 +546,8 @@ static void rounds(const struct frontier_config *c, struct frontier *f, struct p
 				if (t < d)
 					cell->early++;
 				pn_hist_record(&cell->late, (uint64_t)(t > d ? t - d : 0));
+				tail_add(&cell->round[r * FRONTIER_ROUNDS / c->rounds[l]],
+				         t > d ? t - d : 0);
 			}
 }
 

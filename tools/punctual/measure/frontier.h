@@ -35,8 +35,20 @@ struct frontier_variant {
 #define FRONTIER_MAX_VARIANTS 16
 #define FRONTIER_MAX_LENGTHS  8
 
+/* A length's rounds fall into FRONTIER_ROUNDS stretches of time, in each of which a cell
+ * keeps its FRONTIER_TAIL latest sleeps: a stretch's p99 (by nearest rank, exact up to
+ * 100 * FRONTIER_TAIL sleeps a stretch) lets a comparison be repeated in each. */
+#define FRONTIER_ROUNDS 3
+#define FRONTIER_TAIL   8
+
+struct frontier_tail {
+	int64_t n;                  /* sleeps in the stretch */
+	int64_t top[FRONTIER_TAIL]; /* their largest lateness, largest first */
+};
+
 struct frontier_cell {
 	struct pn_hist late; /* end - deadline, ns, one a sleep */
+	struct frontier_tail round[FRONTIER_ROUNDS];
 	int64_t cpu_ns;      /* the thread's CPU time over the variant's sleeps */
 	int64_t wall_ns;     /* their time, from each call to its return */
 	int64_t early;       /* returns before the deadline: stays 0 */
@@ -90,12 +102,25 @@ double frontier_hog_pct(const struct frontier *f, const struct frontier_cell *c)
 double frontier_fair_pct(const struct frontier *f, const struct frontier_cell *c);
 /* The index of c's kernel variant at 1 ns slack (the last, if several), or -1. */
 int frontier_kernel(const struct frontier_config *c);
-/* The punctual variant (a budget, or the default) at length index l whose p99 gain over the
- * kernel alone's, per point of CPU beyond the kernel's (at least half a point), is the
- * largest, among those whose p99 no fixed margin of no more CPU beats; cells of fewer than
- * FRONTIER_MIN_P99 sleeps take no part. Its index, or -1 when none gains (or the kernel
- * variant is missing or too small, or l is out of range). */
-int frontier_best(const struct frontier *f, int l);
+/* A cell's p99 (at least FRONTIER_MIN_P99 sleeps) with its 95% interval: the values at
+ * the ranks 99% +- 1.96 sqrt(0.99 * 0.01 / n) of its sleeps. 0, or -1 with fewer sleeps. */
+int frontier_p99_interval(const struct frontier_cell *c, int64_t *lo, int64_t *hi);
+/* A stretch's p99 (its nearest rank among its largest values), or -1 when it is empty. */
+int64_t frontier_round_p99(const struct frontier_cell *c, int round);
+/* Whether variant a beats b at length index l beyond the noise: a's p99 interval wholly
+ * under b's, and a's p99 under b's in each stretch; *won: the stretches where it was. */
+bool frontier_beats(const struct frontier *f, int l, int a, int b, int *won);
+/*
+ * The advice at length index l, a rule the noise does not flip: of the punctual variants
+ * (budgets, the default) that beat the kernel alone (frontier_beats) and whose p99 no fixed
+ * margin of no more CPU beats, those whose p99 interval meets the lowest one's are as
+ * good. The default when it is one of them (it needs no budget chosen); else the smallest
+ * budget of them, only if it beats the default; else the default, if it beat the
+ * kernel. Its index, or -1 (none beat the kernel, or the kernel variant is missing or too
+ * small, or l is out of range); *won: the stretches it won against the variant it had to
+ * beat last (FRONTIER_ROUNDS when it is given).
+ */
+int frontier_best(const struct frontier *f, int l, int *won);
 /* The fixed margin of FRONTIER_MIN_P99 sleeps or more whose CPU at length index l is
  * nearest cpu %: its index, or -1. */
 int frontier_nearest_fixed(const struct frontier *f, int l, double cpu);
