@@ -2,10 +2,25 @@
 # SPDX-License-Identifier: MIT
 # test_probe.sh: `punctual probe`: --json validates against docs/probe.schema.json, the
 # --prom file passes promtool and is written atomically, --plot writes PNG and SVG, the
-# report has every section (with --quick and without, as `make run` runs it), the probe
-# changes nothing in the system, and bad input exits 2 (or 1 for a file it cannot
-# write) with one line.
+# report has every section (with --quick and without, as `make run` runs it) and opens
+# with its verdict, the probe changes nothing in the system, no advice spins inside a
+# CPU quota that throttled it (a 0.5-CPU v1 cgroup of its own, removed on every exit),
+# and bad input exits 2 (or 1 for a file it cannot write) with one line.
 . "$(dirname "$0")/lib.sh"
+
+CG="" # "DIR ORIGIN": the cgroup created, and where the test started
+cleanup() {
+	if [ -n "$CG" ] && [ -d "${CG%% *}" ]; then
+		# a process still inside goes back where the test started, or rmdir fails
+		for p in $(cat "${CG%% *}/cgroup.procs" 2>/dev/null); do
+			echo "$p" >"${CG#* }/cgroup.procs" 2>/dev/null
+		done
+		rmdir "${CG%% *}" || echo "FAIL: could not remove ${CG%% *}" >&2
+	fi
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 SCHEMA=$(dirname "$0")/../../docs/probe.schema.json
 CS=/sys/devices/system/clocksource/clocksource0/current_clocksource
 
@@ -31,6 +46,15 @@ jq_check "the sleeps ran with slack 1 ns too" 'any(.sleeps.cells[]; .slack_ns ==
 # (a loop that wakes late serves more timers per wakeup: no bound on counts holds on a
 # loaded machine, only that nothing fires early and every timer fires)
 jq_check "the coalescing demo fired its timers" '.timers.wakeups_with_window >= 1 and .timers.offline_optimum >= 1' "$J"
+# (the timers that fire inside their windows are a solution the optimum cannot beat)
+jq_check "fewer wakeups than the optimum only where a timer fired past its window" \
+	'.timers.wakeups_with_window >= .timers.offline_optimum or .timers.past_window > 0' "$J"
+jq_check "the verdict: a 1 ms and a 10 ms loop, each with the kernel's figure" \
+	'[.verdict.loops[].length_ns] == [1000000, 10000000] and all(.verdict.loops[]; .kernel_ns >= 0 and (.statistic == "p99") == (.sleeps >= 100))' "$J"
+jq_check "the verdict: a fix only where it won every round, and the one the budget advice names" \
+	'(.verdict.fix == null or .verdict.fix.rounds_won == .verdict.fix.rounds) and ([.recommendations[] | select(.kind == "budget") | .command] == (if .verdict.fix then [.verdict.fix.command + " -- APP"] else [] end))' "$J"
+jq_check "the verdict: a fix's figure where there is a fix" \
+	'.verdict as $v | all($v.loops[]; (.fix_ns == null) == ($v.fix == null))' "$J"
 jq_check "the CPU count is at least 1" '.cpus.count >= 1' "$J"
 jq_check "what precision costs: 3 lengths, 9 variants each, none early" \
 	'(.frontier.lengths | length) == 3 and all(.frontier.lengths[]; (.variants | length) == 9 and all(.variants[]; .early == 0 and .n > 0))' "$J"
@@ -72,6 +96,8 @@ check "no line of probe --quick is over 80 columns at COLUMNS=80 ($(awk 'length 
 for s in system clocks sleeps timers cpus "what precision costs here" recommendations; do
 	check "the report has a $s section" grep -q "^$s" "$OUT"
 done
+check "the report opens with its verdict, after the title" \
+	sh -c "sed -n 3p '$OUT' | grep -q '^verdict: how late this host keeps a loop' && sed -n 5p '$OUT' | grep -q '^  1 ms loop: .* with the kernel alone'"
 
 # What `make run` runs: the full probe (its own sizes, not --quick's), nothing early.
 ok probe
@@ -87,6 +113,36 @@ check "the full report: no early timer" grep -q 'early fires 0$' "$OUT"
 check "the clocksource is as it was" test "$RC" -eq 0 -a "$(cat "$CS" 2>/dev/null)" = "$cs_before"
 check "PID 1's timer slack is as it was" \
 	test "$RC" -eq 0 -a "$(cat /proc/1/timerslack_ns 2>/dev/null)" = "$pid1_before"
+
+# Inside a 0.5-CPU quota the probe's own measurements throttle it: no advice spins
+# (budget, precise, shared), the quota's advice instead, and no fix in the verdict.
+mnt=$(awk '$0 ~ / - cgroup / && $NF ~ /(^|,)cpu(,|$)/ { print $4 " " $5; exit }' /proc/self/mountinfo)
+self=$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ { sub(/^[^:]*:[^:]*:/, ""); print; exit }' /proc/self/cgroup)
+if [ "$(id -u)" -ne 0 ]; then
+	skip "a throttled probe: a v1 cgroup needs root"
+elif [ -z "$mnt" ] || [ -z "$self" ] || [ "${mnt%% *}" != "/" ]; then
+	skip "a throttled probe: no v1 cpu controller mounted from its root"
+elif ! mkdir "${mnt#* }${self%/}/pn-probe-$$"; then
+	fail "a throttled probe: cannot create ${mnt#* }${self%/}/pn-probe-$$"
+else
+	CG="${mnt#* }${self%/}/pn-probe-$$ ${mnt#* }${self%/}"
+	echo 100000 >"${CG%% *}/cpu.cfs_period_us"
+	echo 50000 >"${CG%% *}/cpu.cfs_quota_us"
+	run_cmd sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" probe --quick --json' sh "${CG%% *}" "$PN"
+	TJ=$OUT
+	check "a throttled probe exits 0 (got $RC: $(head -c 200 "$ERR"))" test "$RC" -eq 0
+	json_ok "$TJ"
+	jq_check "a throttled probe: the quota throttled it" '.verdict.throttled == true' "$TJ"
+	jq_check "a throttled probe: no advice that spins" \
+		'[.recommendations[].kind] | index("budget") == null and index("precise") == null and index("shared") == null' "$TJ"
+	jq_check "a throttled probe: the quota's advice, once" \
+		'[.recommendations[] | select(.kind == "quota" or .kind == "throttling")] | length == 1' "$TJ"
+	jq_check "a throttled probe: no fix in the verdict" '.verdict.fix == null and all(.verdict.loops[]; .fix_ns == null)' "$TJ"
+	run_cmd sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" probe --quick' sh "${CG%% *}" "$PN"
+	check "a throttled probe's verdict says why no fix" grep -q 'no fix that spins: the CPU quota' "$OUT"
+	rmdir "${CG%% *}" && CG=""
+	check "a throttled probe: its cgroup is removed" test -z "$CG"
+fi
 
 usage_error "unknown option '--bogus'" probe --bogus
 usage_error "unexpected argument" probe now
