@@ -42,9 +42,9 @@ struct probe_shared {
 	struct frontier *f; /* NULL until measured */
 };
 
-/* probe_why.c: the CFS quota's throttling across the probe's measurements, from its start
- * to the why-late loop's end (the shared run's hogs would throttle a quota by themselves):
- * spinning there spends the quota. */
+/* probe_quota.c: the CFS quota's throttling across the probe's measurements, from its
+ * start to the why-late loop's end (the shared run's hogs would throttle a quota by
+ * themselves): spinning there spends the quota. */
 struct probe_quota {
 	struct causes_cgroup cg; /* the levels with a quota, read at the start */
 	struct cg_stat before[CAUSES_LEVELS];
@@ -75,7 +75,7 @@ struct probe {
 	struct probe_why why;           /* probe_why.c */
 	struct probe_frontier frontier; /* probe_frontier.c */
 	struct probe_shared shared;     /* probe_shared.c */
-	struct probe_quota quota;       /* probe_why.c */
+	struct probe_quota quota;       /* probe_quota.c */
 	struct probe_reco recos[PROBE_RECOS];
 	int nrecos;
 	int64_t elapsed;
@@ -106,10 +106,13 @@ int probe_clock(const struct probe *p, const char *id);
  * not run. */
 void probe_shared_note(const struct probe *p, char *buf, size_t n);
 
-/* probe_why.c: reads the quota levels' counters before any section measures; whether
- * a quota throttled the probe (then no advice spins: the quota's advice instead). */
+/* probe_quota.c: reads the quota levels' counters before any section measures, and at the
+ * why-late loop's end (the level throttled the longest in between); whether a quota
+ * throttled the probe (then no advice spins); the quota's advice, when one did. */
 void probe_quota_begin(struct probe *p);
+void probe_quota_end(struct probe *p);
 bool probe_throttled(const struct probe *p);
+void probe_quota_reco(struct probe *p);
 
 /* probe_verdict.c: the report's first lines, the deadlines this host keeps: each loop
  * length's p99 lateness, the kernel alone's and with the advised fix. */

@@ -3,10 +3,9 @@
  * probe_why.c: `punctual probe`'s "why late" section. Its own short loop of 1 ms periodic
  * sleeps (measure/periodic.c, attributed by measure/causes.c) gives the cause of the late
  * tail here and now; the cgroup's counters since it was created say whether the quota
- * throttles this process's cgroup in general, and their growth over the probe whether the
- * quota throttled the probe itself. A recommendation is made only when one cause holds
- * most of the late deadlines, each naming what the figures point at, or for the quota
- * when it throttled the probe (no advice then spins: a spin spends the quota).
+ * throttles this process's cgroup in general (probe_quota.c: whether it throttled the probe
+ * itself). A recommendation is made only when one cause holds most of the late deadlines,
+ * each naming what the figures point at, or for the quota when it throttled the probe.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -102,61 +101,6 @@ static bool qos_helps(const struct probe_why *w)
 	       with = (double)w->qos.late / (double)w->qos.cycles;
 	return (w->qos.late_before >= QOS_LATE_MIN && with <= before / 2) ||
 	       (w->p50 > QOS_P50_MIN && w->qos.p50 <= w->p50 * 4 / 5);
-}
-
-/* ---- the quota's throttling over the probe ------------------------------------------- */
-
-void probe_quota_begin(struct probe *p)
-{
-	struct probe_quota *q = &p->quota;
-	causes_cgroup_init(&q->cg);
-	q->level = -1;
-	for (int i = 0; i < q->cg.n; i++)
-		q->status[i] = causes_cgroup_stat(&q->cg, i, &q->before[i]);
-}
-
-/* At the why-late loop's end: the level throttled the longest since probe_quota_begin. */
-static void quota_end(struct probe_quota *q)
-{
-	for (int i = 0; i < q->cg.n; i++) {
-		struct cg_stat now;
-		if (q->status[i] < 0 || causes_cgroup_stat(&q->cg, i, &now) < 0 ||
-		    now.nr_throttled <= q->before[i].nr_throttled)
-			continue;
-		int64_t ns = (int64_t)(now.throttled_ns - q->before[i].throttled_ns);
-		if (q->level < 0 || ns > q->throttled_ns) {
-			q->level = i;
-			q->throttled = now.nr_throttled - q->before[i].nr_throttled;
-			q->throttled_ns = ns;
-		}
-	}
-}
-
-bool probe_throttled(const struct probe *p)
-{
-	return p->quota.level >= 0;
-}
-
-/* The quota's advice: raise it, spin nowhere. */
-static void quota_reco(struct probe *p)
-{
-	const struct probe_quota *q = &p->quota;
-	const __typeof__(q->cg.lv[0]) *l = &q->cg.lv[q->level];
-	char path[4 * sizeof(l->path)], a[32], b[32], c[32], cmd[160];
-	text_safe(path, sizeof(path), l->path);
-	snprintf(cmd, sizeof(cmd), "raise the CPU quota of cgroup %.100s (%s)", path,
-	         q->cg.v2 ? "cpu.max" : "cpu.cfs_quota_us");
-	probe_reco_add(p, "quota", cmd,
-	               "CPU quota: cgroup %.240s's quota, %s per %s, throttled this probe in %llu "
-	               "periods (%s in all). A precise sleep's spin would spend the quota and be "
-	               "throttled in turn, so no advice here spins: raise the quota (%s) or allow "
-	               "bursts (%s), then probe again.",
-	               path, fmt_ns(a, sizeof(a), (double)l->quota_us * 1e3),
-	               fmt_ns(b, sizeof(b), (double)l->period_us * 1e3),
-	               (unsigned long long)q->throttled,
-	               fmt_ns(c, sizeof(c), (double)q->throttled_ns),
-	               q->cg.v2 ? "cpu.max" : "cpu.cfs_quota_us",
-	               q->cg.v2 ? "cpu.max.burst" : "cpu.cfs_burst_us");
 }
 
 static void probe_why_measure(struct probe_why *w, bool quick)
@@ -483,7 +427,7 @@ static void probe_why_prom(FILE *f, const struct probe_why *w)
 static void why_measure(struct probe *p)
 {
 	probe_why_measure(&p->why, p->quick);
-	quota_end(&p->quota);
+	probe_quota_end(p);
 }
 
 /* only when one cause holds most of the late tail; the quota's when it throttled the probe
@@ -499,7 +443,7 @@ static void why_recommend(struct probe *p)
 		p->nrecos++;
 	}
 	if (probe_throttled(p) && !throttling)
-		quota_reco(p);
+		probe_quota_reco(p);
 }
 
 static void why_text(const struct probe *p)
