@@ -76,8 +76,9 @@ static void text_timers(const struct probe *p)
 		         "%llu fired past their window: a late wakeup serves later windows "
 		         "too%s",
 		         (unsigned long long)t->past_window,
-		         t->wakeups_window < t->optimum_window ? ", so fewer wakeups than the optimum"
-		                                              : "");
+		         t->wakeups_window < t->optimum_window
+		                 ? ", so fewer wakeups than the optimum"
+		                 : "");
 		out_wrap(out, "  ", "  ", line);
 	}
 	fprintf(out, "  lateness p99 %s inside windows of up to %s, early fires %llu\n",

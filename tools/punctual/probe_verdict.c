@@ -18,7 +18,7 @@
 static int64_t figure(const struct frontier_cell *c)
 {
 	return pn_hist_count(&c->late) >= FRONTIER_MIN_P99 ? pn_hist_percentile(&c->late, 99)
-	                                                    : pn_hist_max(&c->late);
+	                                                   : pn_hist_max(&c->late);
 }
 
 /* The advised fix's variant index, or -1 (none, or a quota throttled the probe). */
@@ -60,7 +60,8 @@ void probe_verdict_text(const struct probe *p)
 		bool p99 = pn_hist_count(&kc->late) >= FRONTIER_MIN_P99;
 		int w = 0;
 		if (!p99) /* a largest value is no figure to be sure of */
-			w = snprintf(line, sizeof(line), "the largest of %llu sleeps (too few for "
+			w = snprintf(line, sizeof(line),
+			             "the largest of %llu sleeps (too few for "
 			             "a p99): ",
 			             (unsigned long long)pn_hist_count(&kc->late));
 		w += snprintf(line + w, sizeof(line) - (size_t)w, "%s with the kernel alone",
@@ -71,13 +72,14 @@ void probe_verdict_text(const struct probe *p)
 			         command(cmd, sizeof(cmd), &f->c.var[best]), p99 ? sure : "");
 		else if (probe_throttled(p) && p99)
 			snprintf(line + w, sizeof(line) - (size_t)w,
-			         "; no fix that spins: the CPU quota throttled the probe (raise it)");
+			         "; no fix that spins: the CPU quota throttled the probe (raise "
+			         "it)");
 		else if (p99)
 			snprintf(line + w, sizeof(line) - (size_t)w,
 			         "; no fix beat it in every round beyond the noise");
 		char first[32];
-		snprintf(first, sizeof(first), "  %s loop: ",
-		         fmt_ns(a, sizeof(a), (double)f->c.len[l]));
+		snprintf(first, sizeof(first),
+		         "  %s loop: ", fmt_ns(a, sizeof(a), (double)f->c.len[l]));
 		out_wrap(out, first, "      ", line);
 	}
 	fputc('\n', out);

@@ -188,11 +188,11 @@ static int qos_reco(const struct probe_why *w, struct probe_reco *r)
 	        "Wakeups from idle: holding /dev/cpu_dma_latency at 0 (PM QoS: no CPU idles in "
 	        "a state slower to leave): the 1 ms loop's late wakeups went from %.1f%% to %.1f%% "
 	        "and its median from %s to %s (measured, %.1f s each; recommended where the "
-	        "late share halves or the median falls by a fifth, and no figure got worse). Keep it held while the "
-	        "latency-sensitive work runs (tuned's latency-performance profile, or any process "
-	        "that keeps the file open with 0; `punctual sleep --periodic --dma-latency 0` "
-	        "shows it). Its cost: idle CPUs poll instead of halting, which takes power, and "
-	        "on a VM the host sees those vCPUs busy.",
+	        "late share halves or the median falls by a fifth, and no figure got worse). "
+	        "Keep it held while the latency-sensitive work runs (tuned's latency-performance "
+	        "profile, or any process that keeps the file open with 0; `punctual sleep "
+	        "--periodic --dma-latency 0` shows it). Its cost: idle CPUs poll instead of "
+	        "halting, which takes power, and on a VM the host sees those vCPUs busy.",
 	        100.0 * (double)w->qos.late_before / (double)w->cycles,
 	        100.0 * (double)w->qos.late / (double)w->qos.cycles,
 	        fmt_ns(a, sizeof(a), (double)w->p50), fmt_ns(b, sizeof(b), (double)w->qos.p50),

@@ -219,7 +219,7 @@ int frontier_best(const struct frontier *f, int l, int *won)
 	if (least < 0)
 		return -1;
 	/* as good as the least: its interval meets the least one's */
-	int64_t llo, lhi, lo, hi;
+	int64_t llo = 0, lhi = 0, lo = 0, hi = 0;
 	frontier_p99_interval(&f->cell[l][least], &llo, &lhi);
 	int pick = -1;
 	for (int v = 0; v < f->c.nvar; v++) {
