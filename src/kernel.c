@@ -66,17 +66,7 @@ static int raw_pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct time
 const struct pn__kernel pn__kernel_raw = {raw_sleep_abs, raw_ppoll, raw_epoll_pwait2,
                                           raw_epoll_pwait, raw_pselect};
 
-static _Atomic bool denied;
-
-void pn__kernel_deny(void)
-{
-	atomic_store_explicit(&denied, true, memory_order_relaxed);
-}
-
-bool pn__kernel_denied(void)
-{
-	return atomic_load_explicit(&denied, memory_order_relaxed);
-}
+_Atomic bool pn__kernel_off;
 
 int pn__kernel_probe(void)
 {

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/epoll.h>
@@ -51,8 +52,15 @@ static inline bool pn__kernel_denial(int err)
 }
 /* A system call the library adds to a caller's wait was denied: from then on the process
  * does without it, and the preload shim leaves every call to the real function. Set once,
- * never cleared. */
-void pn__kernel_deny(void);
-bool pn__kernel_denied(void);
+ * never cleared. One flag, read inline: the shim reaches the library through few symbols. */
+extern _Atomic bool pn__kernel_off;
+static inline void pn__kernel_deny(void)
+{
+	atomic_store_explicit(&pn__kernel_off, true, memory_order_relaxed);
+}
+static inline bool pn__kernel_denied(void)
+{
+	return atomic_load_explicit(&pn__kernel_off, memory_order_relaxed);
+}
 
 #endif

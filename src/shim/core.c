@@ -31,6 +31,7 @@
 
 int64_t pn__shim_precision = -1; /* -1: inert */
 bool pn__shim_observing;
+bool pn__shim_explain;
 PN_TLS bool pn__shim_inside;                /* inside the shim: a call now is a handler's */
 static PN_TLS unsigned nested;              /* calls that came in while inside */
 static PN_TLS struct pn__plan *in_progress; /* the call's plan, while inside */
@@ -56,14 +57,13 @@ __attribute__((constructor)) static void core_init(void)
 {
 	const char *stats = getenv("PUNCTUAL_STATS");
 	/* a report without a precision: the program's waits as it makes them */
-	pn__shim_precision = pn__stats_setup(getenv("PUNCTUAL_PRECISION"), stats);
+	pn__shim_precision =
+	        pn__stats_setup(getenv("PUNCTUAL_PRECISION"), stats, &pn__shim_explain);
 	pn__shim_observing = pn__shim_precision < 0 && stats && *stats && strcmp(stats, "0") != 0;
-	if (stats && *stats && strcmp(stats, "0") != 0)
-		pn__why_setup(getenv("PUNCTUAL_EXPLAIN"));
 }
 
 void pn__shim_observed(clockid_t clk, int64_t call, int64_t deadline, bool timed_out,
-                       const struct pn__why_snap *why)
+                       struct pn__why_snap *why)
 {
 	int e = errno;
 	pn__shim_inside = true; /* a handler's wait meanwhile is not counted into this state */
@@ -93,19 +93,19 @@ void pn__shim_enter(struct pn__plan *p)
 	pn__shim_inside = true;
 	in_progress = p;
 	__atomic_add_fetch(&handled, 1, __ATOMIC_RELAXED);
-	if (PN_UNLIKELY(pn__why_on))
-		pn__why_before(&why_snap);
+	if (PN_UNLIKELY(pn__shim_explain))
+		pn__why_step(&why_snap, PN__WHY_BEFORE);
 }
 
 int pn__shim_leave(int r)
 {
 	/* a precise wait late past its deadline: its cause (its plan is made by now) */
-	if (PN_UNLIKELY(pn__why_on) && in_progress && !in_progress->past &&
+	if (PN_UNLIKELY(pn__shim_explain) && in_progress && !in_progress->past &&
 	    in_progress->deadline > 0) {
-		int64_t late = pn__clock_now(in_progress->clk) - in_progress->deadline;
+		int64_t late = pn__shim_clock(in_progress->clk) - in_progress->deadline;
 		why_snap.slack = in_progress->slack; /* the kernel part's, which the plan set */
 		if (late > 0)
-			pn__why_after(&why_snap, late);
+			pn__why_step(&why_snap, late);
 	}
 	in_progress = NULL;
 	pn__shim_inside = false;

@@ -71,13 +71,15 @@ static inline bool pn__shim_observes(void)
  * (pn__wait_observed), with the cause of its lateness where why holds the counters read
  * before it (PUNCTUAL_EXPLAIN; else NULL); errno as it was. */
 void pn__shim_observed(clockid_t clk, int64_t call, int64_t deadline, bool timed_out,
-                       const struct pn__why_snap *why);
+                       struct pn__why_snap *why);
+/* PUNCTUAL_EXPLAIN asks for the counters around each timed wait (pn__why_step). */
+extern bool pn__shim_explain;
 /* The counters before an observed wait, where PUNCTUAL_EXPLAIN asks for them: s, or NULL. */
 static inline struct pn__why_snap *pn__shim_why(struct pn__why_snap *s)
 {
-	if (PN_LIKELY(!pn__why_on))
+	if (PN_LIKELY(!pn__shim_explain))
 		return NULL;
-	pn__why_before(s);
+	pn__why_step(s, PN__WHY_BEFORE);
 	return s;
 }
 /* The real call expr, observed: the call time and deadline (ns on clk) taken before it,

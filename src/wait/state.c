@@ -49,6 +49,27 @@ void (*pn__state_on_new)(void);
 #define LIVE 512
 static struct pn__state *live[LIVE]; /* atomic slots */
 
+/* A thread's explain counts (why.h), freed with its state; in a fork()ed child reset, the
+ * parent thread's schedstat closed (the next read finds it closed and opens the child's). */
+static void why_free(struct pn__why *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0)
+		close(w->fd);
+	munmap(w, sizeof(*w));
+}
+
+static void why_forked(struct pn__why *w)
+{
+	if (!w)
+		return;
+	if (w->fd >= 0)
+		close(w->fd);
+	memset(w, 0, sizeof(*w));
+	w->fd = -1;
+}
+
 static bool live_add(struct pn__state *s)
 {
 	for (int i = 0; i < LIVE; i++) {
@@ -124,7 +145,7 @@ static void state_exit(void *v)
 	pn__state_settle(s); /* the thread's last sleep, ended */
 	if (pn__state_on_exit)
 		pn__state_on_exit(s);
-	pn__why_free(s->why);
+	why_free(s->why);
 	munmap(s, sizeof(struct pn__state));
 }
 
@@ -136,7 +157,7 @@ static void state_forked(void)
 		struct pn__state *s = __atomic_load_n(&live[i], __ATOMIC_RELAXED);
 		if (s && s != T) {
 			__atomic_store_n(&live[i], NULL, __ATOMIC_RELAXED);
-			pn__why_free(s->why);
+			why_free(s->why);
 			munmap(s, sizeof(*s));
 		}
 	}
@@ -147,7 +168,7 @@ static void state_forked(void)
 	memset(T->late, 0, sizeof(T->late));
 	memset(T->kwake, 0, sizeof(T->kwake));
 	T->events = 0;
-	pn__why_forked(T->why);
+	why_forked(T->why);
 	T->first = 0;
 	T->pend.on = false;
 	/* the child's scheduling is its own: SCHED_RESET_ON_FORK put it back to SCHED_OTHER

@@ -190,9 +190,10 @@ static void arm(void)
 		atexit(stats_at_exit);
 }
 
-int64_t pn__stats_setup(const char *precision, const char *stats)
+int64_t pn__stats_setup(const char *precision, const char *stats, bool *explain)
 {
 	int64_t v;
+	*explain = false;
 	if (!precision || pn__duration_parse(precision, 1, &v) != 0)
 		v = -1;
 	if (stats && *stats && strcmp(stats, "0") != 0) {
@@ -200,6 +201,7 @@ int64_t pn__stats_setup(const char *precision, const char *stats)
 		const char *file = getenv("PUNCTUAL_STATS_FILE");
 		if (file && file[0] == '/' && strlen(file) < sizeof(record_path))
 			strcpy(record_path, file);
+		*explain = pn__why_setup(getenv("PUNCTUAL_EXPLAIN"));
 	}
 	return v;
 }

@@ -23,7 +23,8 @@ void pn__stats_report(int64_t precision);
 /* The shim's start: precision, PUNCTUAL_PRECISION's value (a duration, ns when bare), in
  * ns, or -1 when NULL or malformed; and with stats set and not "0" (PUNCTUAL_STATS),
  * pn__stats_report(that) from now on, each thread's record also appended to the file
- * PUNCTUAL_STATS_FILE names (an absolute path), for `run --runs`. */
-int64_t pn__stats_setup(const char *precision, const char *stats);
+ * PUNCTUAL_STATS_FILE names (an absolute path), for `run --runs`; *explain whether
+ * PUNCTUAL_EXPLAIN asks for each late wait's cause (pn__why_setup). */
+int64_t pn__stats_setup(const char *precision, const char *stats, bool *explain);
 
 #endif

@@ -171,12 +171,12 @@ int pn__wait_sleep(struct pn__plan *p, int64_t deadline, int64_t precision, cons
 }
 
 void pn__wait_observed(clockid_t clk, int64_t call, int64_t deadline, bool timed_out,
-                       const struct pn__why_snap *why)
+                       struct pn__why_snap *why)
 {
 	int64_t end = pn__clock_now(clk); /* first: the wait's end */
 	struct pn__state *t = pn__state_make();
 	if (t && pn__state_observed(t, call, deadline, end, timed_out) && why)
-		pn__why_after(why, end - deadline);
+		pn__why_step(why, end - deadline);
 }
 
 void pn__wait_cancel(struct pn__plan *p)

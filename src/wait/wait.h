@@ -90,7 +90,7 @@ void pn__wait_cancel(struct pn__plan *p);
  * counted in the thread's statistics (pn__state_observed), its end read first; with why
  * (the counters read before it, PUNCTUAL_EXPLAIN), the cause of a late one too. */
 void pn__wait_observed(clockid_t clk, int64_t call, int64_t deadline, bool timed_out,
-                       const struct pn__why_snap *why);
+                       struct pn__why_snap *why);
 
 /* The caller's tail of a wait that pn__wait left with p->tail (and r 0): the last
  * microseconds spun in the caller's frame; if the clock stepped back meanwhile, the wait

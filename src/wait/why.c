@@ -37,7 +37,6 @@
 
 #define WHY_LEVELS 4 /* cgroup levels with a quota watched, nearest the process first */
 
-bool pn__why_on;
 static int64_t threshold = -1; /* ns; -1: twice each thread's median */
 static int cg_fd[WHY_LEVELS] = {-1, -1, -1, -1};
 static int cg_n;
@@ -49,17 +48,16 @@ const char *pn__why_name(int c)
 	return c >= 0 && c < PN__WHY_COUNT ? names[c] : "unknown";
 }
 
-void pn__why_setup(const char *explain)
+bool pn__why_setup(const char *explain)
 {
 	if (!explain || !*explain || strcmp(explain, "0") == 0)
-		return;
+		return false;
 	int64_t v;
 	if (strcmp(explain, "auto") != 0 && pn__duration_parse(explain, 1, &v) == 0 && v > 0)
 		threshold = v;
-	pn__why_on = true;
 	struct pn_cpu_info *info = malloc(sizeof(*info)); /* the constructor: not a handler */
-	if (!info)
-		return;
+	if (!info) /* the causes but throttling */
+		return true;
 	if (pn_cpu_info(info) == 0 && info->cgroup_dir[0]) {
 		char dir[sizeof(info->cgroup_dir)];
 		snprintf(dir, sizeof(dir), "%s", info->cgroup_dir);
@@ -78,6 +76,7 @@ void pn__why_setup(const char *explain)
 		}
 	}
 	free(info);
+	return true;
 }
 
 /* The sum of nr_throttled and the throttled time (either rises with a throttle) over the
@@ -140,7 +139,7 @@ static struct pn__why *why_get(void)
 	return t->why = w;
 }
 
-void pn__why_before(struct pn__why_snap *s)
+static void why_before(struct pn__why_snap *s)
 {
 	int e = errno;
 	struct pn__why *w = why_get();
@@ -151,7 +150,7 @@ void pn__why_before(struct pn__why_snap *s)
 	errno = e;
 }
 
-void pn__why_after(const struct pn__why_snap *s, int64_t late)
+static void why_after(const struct pn__why_snap *s, int64_t late)
 {
 	int e = errno;
 	struct pn__why *w = why_get();
@@ -183,7 +182,7 @@ size_t pn__why_render(const struct pn__why *why, int64_t above_auto, const char 
 {
 	int64_t above = threshold >= 0 ? threshold : above_auto > 0 ? above_auto : 0;
 	/* the buckets wholly above the threshold: their smallest value exceeds it */
-	int from = 0; /* a threshold given has been applied by pn__why_after */
+	int from = 0; /* a threshold given has been applied by why_after */
 	while (threshold < 0 && from < PN__DECAY_HIST_BUCKETS &&
 	       (from == 0 ? above >= 0 : pn__decay_hist_bucket_hi(from - 1) < above))
 		from++;
@@ -211,21 +210,10 @@ size_t pn__why_render(const struct pn__why *why, int64_t above_auto, const char 
 	return len < n ? len : n - 1;
 }
 
-void pn__why_free(struct pn__why *why)
+void pn__why_step(struct pn__why_snap *s, int64_t late)
 {
-	if (!why)
-		return;
-	if (why->fd >= 0)
-		close(why->fd);
-	munmap(why, sizeof(*why));
-}
-
-void pn__why_forked(struct pn__why *why)
-{
-	if (!why)
-		return;
-	if (why->fd >= 0) /* the parent's thread's */
-		close(why->fd);
-	memset(why, 0, sizeof(*why));
-	why->fd = open_schedstat();
+	if (late == PN__WHY_BEFORE)
+		why_before(s);
+	else
+		why_after(s, late);
 }

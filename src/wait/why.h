@@ -43,24 +43,22 @@ struct pn__why_snap {
 	int cpu;
 };
 
-/* PUNCTUAL_EXPLAIN: set (a threshold: a duration, or "auto" for twice each thread's median
- * lateness), the shim takes the counters around each timed wait. */
-extern bool pn__why_on;
-/* The shim's start: explain is PUNCTUAL_EXPLAIN's value (NULL: off). Opens the cpu.stat of
- * the cgroup levels with a CFS quota (only those can throttle). */
-void pn__why_setup(const char *explain);
-/* Reads the counters before a wait, into *s (the thread's schedstat opened at its first). */
-void pn__why_before(struct pn__why_snap *s);
-/* After a wait that ended late ns past its deadline (late > 0): reads them again, names
- * the cause and counts it in the calling thread's state. */
-void pn__why_after(const struct pn__why_snap *s, int64_t late);
+/* The shim's start (pn__stats_setup): explain is PUNCTUAL_EXPLAIN's value (a threshold: a
+ * duration, or "auto" for twice each thread's median lateness; NULL, empty or "0": off).
+ * Opens the cpu.stat of the cgroup levels with a CFS quota (only those can throttle).
+ * Returns whether the shim is to take the counters around each timed wait. */
+bool pn__why_setup(const char *explain);
+/* pn__why_step's late before a wait. */
+#define PN__WHY_BEFORE INT64_MIN
+/* Before a wait (late PN__WHY_BEFORE): reads the counters into *s (the thread's schedstat
+ * opened at its first). After a wait that ended late ns past its deadline (late > 0): reads
+ * them again, names the cause and counts it in the calling thread's state. One entry for
+ * both, so that the shim reaches the library through few symbols (docs/DESIGN.md). */
+void pn__why_step(struct pn__why_snap *s, int64_t late);
 /* The causes of why's waits later than the threshold (above_auto for "auto"), as text
  * lines, each after prefix, into buf (size n): the length, 0 without a late wait. */
 size_t pn__why_render(const struct pn__why *why, int64_t above_auto, const char *prefix, char *buf,
                       size_t n);
-/* A thread's why, freed (its state's exit), or reset in a fork()ed child. */
-void pn__why_free(struct pn__why *why);
-void pn__why_forked(struct pn__why *why);
 /* The cause's name: "throttled", ..., "wakeup". */
 const char *pn__why_name(int c);
 
