@@ -97,31 +97,34 @@ static void text_load(const struct load *l)
 	}
 }
 
-void compare_text(const struct report *a, const struct report *b, const struct comparison *c)
-{
-	const struct fact *fa = c->fa;
-	const struct row *rows = c->rows;
-	const struct skip *sk = c->sk;
-	size_t nf = c->nf, nr = c->nr, ns = c->ns;
-	/* every string of a report (or a file's name) through text_safe: a report is input */
-	char s1[1024], s2[1024], s3[1024];
+/* Every string of a report (or a file's name) goes through text_safe: a report is input. */
 #define SAFE(b, s) text_safe(b, sizeof(b), s)
+
+/* The two files, then the facts that differ (kernel, clocksource, slack, CPUs). */
+static void text_facts(const struct report *a, const struct report *b, const struct comparison *c)
+{
+	char s1[1024], s2[1024], s3[1024];
 	fprintf(out, "punctual probe --compare\n  before: %s\n  after:  %s\n\n", SAFE(s1, a->file),
 	        SAFE(s2, b->file));
-	if (nf) {
+	if (c->nf) {
 		fprintf(out, "facts that differ\n");
-		for (size_t i = 0; i < nf; i++)
-			fprintf(out, "  %-24s %s -> %s\n", SAFE(s1, fa[i].name),
-			        SAFE(s2, fa[i].before), SAFE(s3, fa[i].after));
+		for (size_t i = 0; i < c->nf; i++)
+			fprintf(out, "  %-24s %s -> %s\n", SAFE(s1, c->fa[i].name),
+			        SAFE(s2, c->fa[i].before), SAFE(s3, c->fa[i].after));
 	} else {
 		fprintf(out, "facts: the same system (kernel, clocksource, slack, CPUs)\n");
 	}
-	text_load(&c->load);
+}
+
+/* The table: a head per section, a line per figure (a name longer than w on a line of its
+ * own), then how many rows it left out as nothing to read. */
+static void text_rows(const struct comparison *c, int w)
+{
+	char s1[1024];
 	const char *sect = "";
 	size_t zeros = 0, equal = 0;
-	int w = name_width();
-	for (size_t i = 0; i < nr; i++) {
-		const struct row *r = &rows[i];
+	for (size_t i = 0; i < c->nr; i++) {
+		const struct row *r = &c->rows[i];
 		if (r->a->fold && r->a->v == 0 && r->b->v == 0) {
 			zeros++; /* a cell's early returns: 0 in both, the invariant */
 			continue;
@@ -154,19 +157,30 @@ void compare_text(const struct report *a, const struct report *b, const struct c
 	if (equal)
 		fprintf(out, "  (and %zu context figures equal in both: sample counts, settings)\n",
 		        equal);
-	if (ns) {
-		fprintf(out, "\nskipped (%zu figures not in both reports or not comparable)\n", ns);
-		for (size_t i = 0; i < ns; i++) {
-			SAFE(s1, sk[i].section);
-			SAFE(s2, sk[i].name);
-			SAFE(s3, sk[i].why);
-			/* the reason under the name when the line would pass the text width */
-			bool under = (int)(strlen(s1) + strlen(s2) + strlen(s3)) + 6 >
-			             w + 2 + FIGURES_WIDTH;
-			fprintf(out, "  %s %s:%s%s\n", s1, s2, under ? "\n    " : " ", s3);
-		}
+}
+
+/* The figures not compared, each with its reason. */
+static void text_skipped(const struct comparison *c, int w)
+{
+	if (!c->ns)
+		return;
+	char s1[1024], s2[1024], s3[1024];
+	fprintf(out, "\nskipped (%zu figures not in both reports or not comparable)\n", c->ns);
+	for (size_t i = 0; i < c->ns; i++) {
+		SAFE(s1, c->sk[i].section);
+		SAFE(s2, c->sk[i].name);
+		SAFE(s3, c->sk[i].why);
+		/* the reason under the name when the line would pass the text width */
+		bool under =
+		        (int)(strlen(s1) + strlen(s2) + strlen(s3)) + 6 > w + 2 + FIGURES_WIDTH;
+		fprintf(out, "  %s %s:%s%s\n", s1, s2, under ? "\n    " : " ", s3);
 	}
+}
 #undef SAFE
+
+/* The headline figures: AFTER/BEFORE, and the range both reports' noise allows. */
+static void text_headlines(const struct comparison *c)
+{
 	if (c->nh)
 		fprintf(out,
 		        "\nheadline: AFTER/BEFORE, and the range both reports' noise allows\n");
@@ -185,11 +199,21 @@ void compare_text(const struct report *a, const struct report *b, const struct c
 		        compare_value(y, sizeof(y), h->row->b), ratio(r0, sizeof(r0), h->ratio),
 		        range);
 	}
+}
+
+void compare_text(const struct report *a, const struct report *b, const struct comparison *c)
+{
+	int w = name_width();
+	text_facts(a, b, c);
+	text_load(&c->load);
+	text_rows(c, w);
+	text_skipped(c, w);
+	text_headlines(c);
 	fprintf(out,
 	        "\n%d better, %d worse, %d the same; %d context, %d of adaptive waits (of\n"
 	        "%zu figures both reports have)\n",
 	        c->count[V_BETTER], c->count[V_WORSE], c->count[V_SAME], c->count[V_CONTEXT],
-	        c->count[V_VARIES], nr);
+	        c->count[V_VARIES], c->nr);
 }
 
 static void side(struct json *j, const char *key, const struct report *r)
