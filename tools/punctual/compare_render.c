@@ -224,90 +224,116 @@ static void side(struct json *j, const char *key, const struct report *r)
 	json_obj_end(j);
 }
 
+/* The facts that differ, each with its two values. */
+static void json_facts(struct json *j, const struct comparison *c)
+{
+	json_arr(j, "facts");
+	for (size_t i = 0; i < c->nf; i++) {
+		json_obj(j, NULL);
+		json_str(j, "name", c->fa[i].name);
+		json_str(j, "before", c->fa[i].before);
+		json_str(j, "after", c->fa[i].after);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+/* Both hosts' background load in CPUs (null where a report does not record it). */
+static void json_load(struct json *j, const struct load *l)
+{
+	json_obj(j, "load");
+	if (l->before >= 0)
+		json_num(j, "before_cpus", l->before);
+	else
+		json_none(j, "before_cpus");
+	if (l->after >= 0)
+		json_num(j, "after_cpus", l->after);
+	else
+		json_none(j, "after_cpus");
+	json_bool(j, "differs", l->differs);
+	json_obj_end(j);
+}
+
+/* Every figure both reports have: values, ratio, rule, intervals and verdict. */
+static void json_figures(struct json *j, const struct comparison *c)
+{
+	json_arr(j, "figures");
+	for (size_t i = 0; i < c->nr; i++) {
+		const struct row *r = &c->rows[i];
+		json_obj(j, NULL);
+		json_str(j, "section", r->a->section);
+		json_str(j, "figure", r->a->name);
+		json_str(j, "unit", r->a->time ? "ns" : "");
+		json_num(j, "before", r->a->v);
+		json_num(j, "after", r->b->v);
+		if (r->a->v != 0)
+			json_num(j, "ratio", r->b->v / r->a->v);
+		else
+			json_none(j, "ratio");
+		json_str(j, "rule", rule_name[r->a->rule]);
+		if (r->a->rule == R_QUANTILE || r->a->rule == R_RANGE) {
+			/* an unbounded end (a p99 at a flat object's highest quantile) is null */
+			json_arr(j, "before_interval");
+			json_num(j, NULL, r->a->lo);
+			json_num(j, NULL, r->a->hi);
+			json_arr_end(j);
+			json_arr(j, "after_interval");
+			json_num(j, NULL, r->b->lo);
+			json_num(j, NULL, r->b->hi);
+			json_arr_end(j);
+		}
+		json_str(j, "verdict", verdict_name[r->v]);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+/* The figures not compared, each with its reason. */
+static void json_skipped(struct json *j, const struct comparison *c)
+{
+	json_arr(j, "skipped");
+	for (size_t i = 0; i < c->ns; i++) {
+		json_obj(j, NULL);
+		json_str(j, "section", c->sk[i].section);
+		json_str(j, "figure", c->sk[i].name);
+		json_str(j, "reason", c->sk[i].why);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+/* The headlines: their ratios and the interval both reports' noise allows. */
+static void json_headlines(struct json *j, const struct comparison *c)
+{
+	json_arr(j, "headlines");
+	for (size_t i = 0; i < c->nh; i++) {
+		const struct headline *h = &c->head[i];
+		json_obj(j, NULL);
+		json_str(j, "name", h->label);
+		json_str(j, "section", h->row->a->section);
+		json_str(j, "figure", h->row->a->name);
+		json_num(j, "ratio", h->ratio);
+		json_arr(j, "ratio_interval");
+		json_num(j, NULL, h->lo);
+		json_num(j, NULL, h->hi);
+		json_arr_end(j);
+		json_str(j, "verdict", verdict_name[h->row->v]);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
 void compare_json(const struct report *a, const struct report *b, const struct comparison *c)
 {
-	const struct fact *fa = c->fa;
-	const struct row *rows = c->rows;
-	const struct skip *sk = c->sk;
-	size_t nf = c->nf, nr = c->nr, ns = c->ns;
 	struct json j;
 	json_report_begin(&j, out, "probe --compare");
 	side(&j, "before", a);
 	side(&j, "after", b);
-	json_arr(&j, "facts");
-	for (size_t i = 0; i < nf; i++) {
-		json_obj(&j, NULL);
-		json_str(&j, "name", fa[i].name);
-		json_str(&j, "before", fa[i].before);
-		json_str(&j, "after", fa[i].after);
-		json_obj_end(&j);
-	}
-	json_arr_end(&j);
-	json_obj(&j, "load");
-	if (c->load.before >= 0)
-		json_num(&j, "before_cpus", c->load.before);
-	else
-		json_none(&j, "before_cpus");
-	if (c->load.after >= 0)
-		json_num(&j, "after_cpus", c->load.after);
-	else
-		json_none(&j, "after_cpus");
-	json_bool(&j, "differs", c->load.differs);
-	json_obj_end(&j);
-	json_arr(&j, "figures");
-	for (size_t i = 0; i < nr; i++) {
-		const struct row *r = &rows[i];
-		json_obj(&j, NULL);
-		json_str(&j, "section", r->a->section);
-		json_str(&j, "figure", r->a->name);
-		json_str(&j, "unit", r->a->time ? "ns" : "");
-		json_num(&j, "before", r->a->v);
-		json_num(&j, "after", r->b->v);
-		if (r->a->v != 0)
-			json_num(&j, "ratio", r->b->v / r->a->v);
-		else
-			json_none(&j, "ratio");
-		json_str(&j, "rule", rule_name[r->a->rule]);
-		if (r->a->rule == R_QUANTILE || r->a->rule == R_RANGE) {
-			/* an unbounded end (a p99 at a flat object's highest quantile) is null */
-			json_arr(&j, "before_interval");
-			json_num(&j, NULL, r->a->lo);
-			json_num(&j, NULL, r->a->hi);
-			json_arr_end(&j);
-			json_arr(&j, "after_interval");
-			json_num(&j, NULL, r->b->lo);
-			json_num(&j, NULL, r->b->hi);
-			json_arr_end(&j);
-		}
-		json_str(&j, "verdict", verdict_name[r->v]);
-		json_obj_end(&j);
-	}
-	json_arr_end(&j);
-	json_arr(&j, "skipped");
-	for (size_t i = 0; i < ns; i++) {
-		json_obj(&j, NULL);
-		json_str(&j, "section", sk[i].section);
-		json_str(&j, "figure", sk[i].name);
-		json_str(&j, "reason", sk[i].why);
-		json_obj_end(&j);
-	}
-	json_arr_end(&j);
-	json_arr(&j, "headlines");
-	for (size_t i = 0; i < c->nh; i++) {
-		const struct headline *h = &c->head[i];
-		json_obj(&j, NULL);
-		json_str(&j, "name", h->label);
-		json_str(&j, "section", h->row->a->section);
-		json_str(&j, "figure", h->row->a->name);
-		json_num(&j, "ratio", h->ratio);
-		json_arr(&j, "ratio_interval");
-		json_num(&j, NULL, h->lo);
-		json_num(&j, NULL, h->hi);
-		json_arr_end(&j);
-		json_str(&j, "verdict", verdict_name[h->row->v]);
-		json_obj_end(&j);
-	}
-	json_arr_end(&j);
+	json_facts(&j, c);
+	json_load(&j, &c->load);
+	json_figures(&j, c);
+	json_skipped(&j, c);
+	json_headlines(&j, c);
 	json_obj(&j, "summary");
 	json_int(&j, "better", c->count[V_BETTER]);
 	json_int(&j, "worse", c->count[V_WORSE]);
