@@ -574,70 +574,72 @@ static const char *interrupted_text(char *buf, size_t n, int64_t elapsed)
 	return buf;
 }
 
-static void render_text(struct sleep_matrix *x, const struct opts *o)
+/* The title, then how the run went: policy, slack before, CPU, time taken. */
+static void text_head(const struct sleep_matrix *x, const struct opts *o)
 {
 	char b[32];
 	fprintf(out,
 	        "punctual sleep: how late each mechanism wakes (overshoot past deadline, us)\n");
 	fprintf(out, "policy %s%s%s, timer slack before: %s", policy_name(o),
 	        o->fifo ? " (the kernel ignores slack for realtime threads)" : "",
-	        sleep_slice_text(o->slice_ns),
-	        fmt_ns(b, sizeof(b), (double)x->original_slack));
+	        sleep_slice_text(o->slice_ns), fmt_ns(b, sizeof(b), (double)x->original_slack));
 	if (o->cpu >= 0)
 		fprintf(out, ", pinned to CPU %ld", o->cpu);
 	fprintf(out, ", %.1f s\n", (double)x->elapsed / 1e9);
-	/* max where the width allows it (each slack's columns are 26 wide without it) */
-	bool with_max = 24 + o->nslacks * 37 <= out_width();
-	for (int i = 0; i < o->nintervals; i++) {
-		char head[48];
-		snprintf(head, sizeof(head), "interval %s",
-		         fmt_ns(b, sizeof(b), (double)o->intervals[i]));
-		fprintf(out, "\n%-24s", head);
-		for (int s = 0; s < o->nslacks; s++) {
-			char h[40];
-			snprintf(h, sizeof(h), "slack %s",
-			         fmt_ns(b, sizeof(b), (double)o->slacks[s]));
-			fprintf(out, " | %-*s", with_max ? 34 : 25, h);
-		}
-		fprintf(out, "\n%-19s %4s", "mechanism", "unit");
-		for (int s = 0; s < o->nslacks; s++)
-			fprintf(out, " | %5s %7s %7s%s %3s", "n", "p50", "p99",
-			        with_max ? "      max" : "", "ear");
-		fputc('\n', out);
-		for (int m = 0; m < x->nm; m++) {
-			fprintf(out, "%-19s %4s", x->m[m]->id, gran_name(x->m[m]->granularity));
-			if (x->unsupported[m]) {
-				fprintf(out, " | unsupported: %s\n", x->unsupported[m]);
-				continue;
-			}
-			for (int s = 0; s < o->nslacks; s++) {
-				struct sleep_cell *c = sleep_matrix_cell(x, i, s, m);
-				const struct pn_hist *h =
-				        x->m[m]->baseline ? &c->duration : &c->late;
-				uint64_t n = pn_hist_count(h);
-				char early[16], p50[16], p99[16], max[16];
-				if (x->m[m]->baseline)
-					snprintf(early, sizeof(early), "-");
-				else
-					snprintf(early, sizeof(early), "%llu",
-					         (unsigned long long)c->early);
-				/* figures only where the samples can support them */
-				bool enough = n >= MIN_SAMPLES;
-				snprintf(p50, sizeof(p50), enough ? "%.1f" : "-",
-				         (double)pn_hist_percentile(h, 50) / 1e3);
-				snprintf(p99, sizeof(p99), enough ? "%.1f" : "-",
-				         (double)pn_hist_percentile(h, 99) / 1e3);
-				if (enough)
-					snprintf(max, sizeof(max), " %8.1f",
-					         (double)pn_hist_max(h) / 1e3);
-				else
-					snprintf(max, sizeof(max), " %8s", "-");
-				fprintf(out, " | %5llu %7s %7s%s %3s", (unsigned long long)n, p50,
-				        p99, with_max ? max : "", early);
-			}
-			fputc('\n', out);
-		}
+}
+
+/* A cell's columns: n, p50, p99, max, early returns; figures where the samples allow. */
+static void text_cell(const struct sleep_mech *mech, const struct sleep_cell *c, bool with_max)
+{
+	const struct pn_hist *h = mech->baseline ? &c->duration : &c->late;
+	uint64_t n = pn_hist_count(h);
+	char early[16], p50[16], p99[16], max[16];
+	if (mech->baseline)
+		snprintf(early, sizeof(early), "-");
+	else
+		snprintf(early, sizeof(early), "%llu", (unsigned long long)c->early);
+	bool enough = n >= MIN_SAMPLES;
+	snprintf(p50, sizeof(p50), enough ? "%.1f" : "-", (double)pn_hist_percentile(h, 50) / 1e3);
+	snprintf(p99, sizeof(p99), enough ? "%.1f" : "-", (double)pn_hist_percentile(h, 99) / 1e3);
+	if (enough)
+		snprintf(max, sizeof(max), " %8.1f", (double)pn_hist_max(h) / 1e3);
+	else
+		snprintf(max, sizeof(max), " %8s", "-");
+	fprintf(out, " | %5llu %7s %7s%s %3s", (unsigned long long)n, p50, p99, with_max ? max : "",
+	        early);
+}
+
+/* Interval i's table: a column group per slack value, a line per mechanism. */
+static void text_interval(const struct sleep_matrix *x, const struct opts *o, int i, bool with_max)
+{
+	char b[32], head[48];
+	snprintf(head, sizeof(head), "interval %s", fmt_ns(b, sizeof(b), (double)o->intervals[i]));
+	fprintf(out, "\n%-24s", head);
+	for (int s = 0; s < o->nslacks; s++) {
+		char h[40];
+		snprintf(h, sizeof(h), "slack %s", fmt_ns(b, sizeof(b), (double)o->slacks[s]));
+		fprintf(out, " | %-*s", with_max ? 34 : 25, h);
 	}
+	fprintf(out, "\n%-19s %4s", "mechanism", "unit");
+	for (int s = 0; s < o->nslacks; s++)
+		fprintf(out, " | %5s %7s %7s%s %3s", "n", "p50", "p99", with_max ? "      max" : "",
+		        "ear");
+	fputc('\n', out);
+	for (int m = 0; m < x->nm; m++) {
+		fprintf(out, "%-19s %4s", x->m[m]->id, gran_name(x->m[m]->granularity));
+		if (x->unsupported[m]) {
+			fprintf(out, " | unsupported: %s\n", x->unsupported[m]);
+			continue;
+		}
+		for (int s = 0; s < o->nslacks; s++)
+			text_cell(x->m[m], sleep_matrix_cell(x, i, s, m), with_max);
+		fputc('\n', out);
+	}
+}
+
+/* Under the tables: the early returns, the samples cut, the legend, a signal's stop. */
+static void text_foot(const struct sleep_matrix *x)
+{
 	uint64_t early = sleep_matrix_early(x);
 	fprintf(out, "\nearly returns: %llu%s\n", (unsigned long long)early,
 	        early ? "  <-- a sleep returned before its deadline: a kernel or libc bug" : "");
@@ -658,6 +660,16 @@ static void render_text(struct sleep_matrix *x, const struct opts *o)
 	char why[128];
 	if (tool_stop)
 		fprintf(out, "%s\n", interrupted_text(why, sizeof(why), x->elapsed));
+}
+
+static void render_text(struct sleep_matrix *x, const struct opts *o)
+{
+	text_head(x, o);
+	/* max where the width allows it (each slack's columns are 26 wide without it) */
+	bool with_max = 24 + o->nslacks * 37 <= out_width();
+	for (int i = 0; i < o->nintervals; i++)
+		text_interval(x, o, i, with_max);
+	text_foot(x);
 }
 
 /* ---- the command --------------------------------------------------------------------- */
