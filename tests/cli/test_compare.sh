@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 # test_compare.sh: `punctual probe --compare` on a real pair of reports from this host,
 # the same probe under `punctual run --slack 50us` and `--slack 1ns`: the timer slack is
-# the fact that differs, the sleeps at the process's slack come out better, every clock
-# compared (and, on clock figures the test sets, the same or, one 3x dearer, worse), the
-# reverse comparison worse (--fail-on-worse: status 3); a report against itself
+# the fact that differs, every clock compared (and, on clock figures the test sets, the
+# same or, one 3x dearer, worse), the reverse comparison's verdicts swapped, a worse row
+# status 3 with --fail-on-worse (whether a live pair shows the slack's effect is a
+# measurement: cli.compare_noise asserts it on a recorded pair); a report against itself
 # is all "same"; reports with different cells, workloads or sections compare on what they
 # share and list what they skipped; bad input exits 2 with one line (not JSON, with the
 # line and column; a member named twice; invalid UTF-8; every truncation of a report;
@@ -48,10 +49,11 @@ jq_check "two reports of this host: the frontier and the shared run joined, no p
 	'([.figures[] | select(.section == "frontier")] | length) > 27
 	 and all(.skipped[]; .section != "frontier" and .section != "shared")
 	 and all(.figures[]; .figure | test("(^|[ ._])pid([ ._]|$)") | not)' "$J"
-jq_check "sleeps at the process's slack: some row better (50 us -> 1 ns)" \
-	'any(.figures[]; .section == "sleeps" and (.figure | test("process slack")) and .verdict == "better")' "$J"
-jq_check "... and none of the sleeps at the process's slack p50 worse" \
-	'all(.figures[] | select(.section == "sleeps" and (.figure | test("^(nanosleep|clock_nanosleep_abs).*process slack overshoot_ns p50$"))); .verdict != "worse")' "$J"
+# Whether the slack's effect is found is a measurement, not asserted on this live pair (a
+# loaded machine can hide it): cli.compare_noise asserts it on a recorded pair, and the
+# --fail-on-worse status below.
+jq_check "sleeps at the process's slack are compared" \
+	'any(.figures[]; .section == "sleeps" and (.figure | test("process slack")))' "$J"
 # The clock rows' verdicts, on figures the test sets: two probes' own clock costs differ
 # by whatever the machine does between them (beside CPU hogs a vDSO read can cost 2x in
 # one of them), so the slack pair's clock rows are not asserted. The slack-1 report with
@@ -76,14 +78,17 @@ jq_check "every clock both have is compared" --slurpfile a "$A" \
 jq_check "quantile and range rows carry their intervals, which hold their values" \
 	'all(.figures[] | select(.rule == "quantile" or .rule == "range"); .before_interval[0] <= .before and (.before_interval[1] == null or .before <= .before_interval[1]) and .after_interval[0] <= .after and (.after_interval[1] == null or .after <= .after_interval[1]))' "$J"
 jq_check "the summary counts the rows" \
-	'.summary.better + .summary.worse + .summary.same + .summary.context + .summary.varies == (.figures | length) and .summary.better >= 1' "$J"
+	'.summary.better + .summary.worse + .summary.same + .summary.context + .summary.varies == (.figures | length)' "$J"
 
-# the reverse: what was better is worse; --fail-on-worse turns it into status 3
+# the reverse: better and worse swap places; --fail-on-worse turns a worse row into status
+# 3 (on the recorded slack pair, whose nanosleep median is worse reversed: a live pair may
+# have none)
 run probe --compare --json "$B" "$A"
 json_ok "$OUT"
-jq_check "reversed: some sleep row worse" \
-	'any(.figures[]; .section == "sleeps" and .verdict == "worse")' "$OUT"
-run probe --compare --fail-on-worse "$B" "$A"
+jq_check "reversed: as many worse as there were better" --slurpfile j "$J" \
+	'.summary.worse == $j[0].summary.better and .summary.better == $j[0].summary.worse' "$OUT"
+FX=$(dirname "$0")/../fixtures/compare
+run probe --compare --fail-on-worse "$FX/slack-1ns.json" "$FX/slack-50us.json"
 check "--fail-on-worse with a worse row: status 3 (got $RC)" test "$RC" -eq 3
 check "... and the table still printed" grep -q 'worse' "$OUT"
 
