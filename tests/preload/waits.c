@@ -121,9 +121,12 @@ static void *write_at(void *arg)
 	return NULL;
 }
 
+static volatile long long signal_at; /* when on_signal last ran */
+
 static void on_signal(int sig)
 {
 	(void)sig;
+	signal_at = now();
 }
 
 static void t_kinds(struct chan *c)
@@ -183,9 +186,17 @@ static void t_kinds(struct chan *c)
 		struct sigaction sa = {.sa_handler = on_signal};
 		sigemptyset(&sa.sa_mask);
 		sigaction(SIGALRM, &sa, NULL);
-		struct itimerval it = {{0, 0}, {0, 3000}};
-		setitimer(ITIMER_REAL, &it, NULL);
-		r = call(c, k, 50000000, NULL, &what);
+		/* a signal that came before the call started (a loaded machine) is not this
+		 * case: again, the timer further off (9, then 27 ms: within the 50) */
+		for (int i = 0, at = 3000; i < 3; i++, at *= 3) {
+			struct itimerval it = {{0, 0}, {0, at}};
+			signal_at = 0;
+			setitimer(ITIMER_REAL, &it, NULL);
+			long long start = now();
+			r = call(c, k, 50000000, NULL, &what);
+			if (!(r == 0 && signal_at && signal_at < start))
+				break;
+		}
 		snprintf(name, sizeof(name), "%s 50 ms, SIGALRM at 3 ms", call_name[k]);
 		report(name, r, errno, 0);
 	}
