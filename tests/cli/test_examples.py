@@ -7,13 +7,19 @@ parsed its options and started (still running after 3 s, or done with 0: never e
 Placeholders are filled in: sudo dropped (the tests run as root), PID, 1234 and $(pidof ...)
 this process, the command `run` starts (APP, ./app, java App, ...) `true` unless it is punctual
 itself, and files (lat.hist, before.json, after.json) in a scratch directory, where the
-compare example finds two reports made beforehand. Exits 1 if any example fails."""
+compare example finds two reports made beforehand. Exits 1 if any example fails.
+They run four at a time, each in a scratch directory of its own (copies of the two
+reports), but those that switch the clocksource (--clocksources): one at a time, none
+beside another (the system has one clocksource; ctest's RESOURCE_LOCK clocksource keeps
+the other tests that change or check it away from this one)."""
+import concurrent.futures
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 
 PN, SRC = sys.argv[1], sys.argv[2]
 if os.environ.get("PUNCTUAL_EMULATOR"):
@@ -68,42 +74,62 @@ def is_long(seg):
     return bool(re.match(r"^punctual (sleep)\b", seg)) and "--duration" not in seg
 
 
+def check(cmd, cwd):
+    """Runs one example; returns (ok, exit status or None, stderr)."""
+    if is_long(cmd):
+        # until it has parsed and started: no pipe, no redirect
+        core = re.split(r"\s[|>]", cmd)[0]
+        p = subprocess.Popen(["bash", "-c", "exec " + core], cwd=cwd, env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            rc = p.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            p.terminate()
+            p.wait()
+            rc = None
+        err = p.stderr.read().decode(errors="replace")
+        return rc is None or rc == 0, rc, err
+    r = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], cwd=cwd, env=env,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=120)
+    return r.returncode == 0, r.returncode, r.stderr.decode(errors="replace")
+
+
 def main():
     examples = [("punctual(1)", e) for e in man_examples(os.path.join(SRC, "docs/punctual.1.scd"))]
     examples += [("README", e) for e in readme_examples(os.path.join(SRC, "README.md"))]
     tmp = tempfile.mkdtemp()
     fails = 0
     try:
-        # two reports for the compare example
+        # two reports for the compare example, made side by side
+        reports = []
         for f in ("before.json", "after.json"):
             with open(os.path.join(tmp, f), "w") as out:
-                subprocess.run([PN, "probe", "--quick", "--json"], stdout=out, env=env, check=True)
-        for where, line in examples:
-            for seg in [s for s in line.split(";") if s.strip()]:
-                cmd = fill(seg)
-                if is_long(cmd):
-                    # until it has parsed and started: no pipe, no redirect
-                    core = re.split(r"\s[|>]", cmd)[0]
-                    p = subprocess.Popen(["bash", "-c", "exec " + core], cwd=tmp, env=env,
-                                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-                    try:
-                        rc = p.wait(timeout=3)
-                    except subprocess.TimeoutExpired:
-                        p.terminate()
-                        p.wait()
-                        rc = None
-                    err = p.stderr.read().decode(errors="replace")
-                    ok = rc is None or rc == 0
-                else:
-                    r = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], cwd=tmp, env=env,
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                       timeout=120)
-                    rc, err = r.returncode, r.stderr.decode(errors="replace")
-                    ok = rc == 0
-                if not ok:
-                    fails += 1
-                    print(f"FAIL: {where}: '{seg.strip()}' (ran '{cmd}'): exit {rc}: "
-                          f"{err.strip()[:300]}")
+                reports.append(subprocess.Popen([PN, "probe", "--quick", "--json"], stdout=out,
+                                                env=env))
+        for p in reports:
+            if p.wait() != 0:
+                raise subprocess.CalledProcessError(p.returncode, p.args)
+        segs = [(where, seg, fill(seg)) for where, line in examples
+                for seg in line.split(";") if seg.strip()]
+        clocksource = threading.Lock()
+
+        def one(i):
+            cwd = os.path.join(tmp, str(i))
+            os.mkdir(cwd)
+            for f in ("before.json", "after.json"):
+                shutil.copy(os.path.join(tmp, f), cwd)
+            if "--clocksources" in segs[i][2]:
+                with clocksource:
+                    return check(segs[i][2], cwd)
+            return check(segs[i][2], cwd)
+
+        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+            results = list(pool.map(one, range(len(segs))))
+        for (where, seg, cmd), (ok, rc, err) in zip(segs, results):
+            if not ok:
+                fails += 1
+                print(f"FAIL: {where}: '{seg.strip()}' (ran '{cmd}'): exit {rc}: "
+                      f"{err.strip()[:300]}")
         print(f"{len(examples)} examples, {fails} failed")
     finally:
         shutil.rmtree(tmp)
