@@ -2,6 +2,10 @@
 # Front door: `make run` and `make test` on a fresh Debian machine (see README.md).
 # The build itself is CMake (CMakePresets.json); this file only sequences it.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+# ctest's: twice the CPUs, as most tests wait (sleeps, timers, examples until started)
+# more than they compute; the tests that must not overlap say so (RESOURCE_LOCK,
+# RUN_SERIAL in tests/CMakeLists.txt), and none asserts a speed (make test-load).
+TEST_JOBS ?= $(shell echo $$((2 * $(JOBS))))
 PREFIX ?= /usr/local
 RUN_ARGS ?= probe
 MAKEFLAGS += --no-print-directory
@@ -32,12 +36,12 @@ test: test-asan test-tsan
 test-asan: bootstrap
 	@cmake --preset asan >/dev/null
 	@cmake --build --preset asan -j $(JOBS)
-	@ctest --preset asan -j $(JOBS); st=$$?; tests/skips.sh build/asan; exit $$st
+	@ctest --preset asan -j $(TEST_JOBS); st=$$?; tests/skips.sh build/asan; exit $$st
 
 test-tsan: bootstrap
 	@cmake --preset tsan >/dev/null
 	@cmake --build --preset tsan -j $(JOBS)
-	@ctest --preset tsan; st=$$?; tests/skips.sh build/tsan; exit $$st
+	@ctest --preset tsan -j $(TEST_JOBS); st=$$?; tests/skips.sh build/tsan; exit $$st
 
 # The same suite built by clang (-O2, and UBSan, which unlike gcc's checks float-to-int
 # conversions; the gcc warnings as errors), but the install tests: they build the project
@@ -95,8 +99,8 @@ test-load: bootstrap
 	@cmake --build --preset tsan -j $(JOBS)
 	@stress-ng --cpu 8 --quiet & hog=$$!; \
 	trap 'kill $$hog 2>/dev/null; wait $$hog 2>/dev/null' EXIT; trap 'exit 130' INT TERM; \
-	ctest --preset asan -j $(JOBS); a=$$?; tests/skips.sh build/asan; \
-	ctest --preset tsan; t=$$?; tests/skips.sh build/tsan; \
+	ctest --preset asan -j $(TEST_JOBS); a=$$?; tests/skips.sh build/asan; \
+	ctest --preset tsan -j $(TEST_JOBS); t=$$?; tests/skips.sh build/tsan; \
 	echo "test-load: asan suite status $$a, tsan suite status $$t (beside stress-ng --cpu 8)"; \
 	[ $$a -eq 0 ] && [ $$t -eq 0 ]
 
