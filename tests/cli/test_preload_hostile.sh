@@ -1,24 +1,32 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# test_preload_hostile.sh PUNCTUAL HOSTILE LIBPUNCTUAL_SO: the fourth reliability round
+# test_preload_hostile.sh PUNCTUAL HOSTILE LIBPUNCTUAL_SO [clocks]: the fourth reliability round
 # (tests/preload/hostile.c). Each case prints the same with and without `punctual run
 # --precise`: the program's fd 2 survives an epoll wait during which the daemon reopens its
 # log there; with ppoll denied by seccomp every interposed wait gives the real call's result;
 # a key destructor that sleeps leaves no state behind; a clock stepped back during a wait
 # costs no CPU. Under `run --precise --stats`: a fork()ed child reports only its own thread,
 # and 400 threads exiting beside the process's exit never crash it. dlclose of libpunctual,
-# then a thread's exit, does not crash.
+# then a thread's exit, does not crash. With "clocks", the clock steps alone; without, the
+# rest.
 . "$(dirname "$0")/lib.sh"
 skip_emulated "its seccomp filters and clock steps need the kernel's view, not qemu-user's"
-HOSTILE=$2 SO=$3
+HOSTILE=$2 SO=$3 PART=${4:-}
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 
 # noppoll K: the K-th wait meets the filter first (nanosleep, poll, epoll_wait,
 # sem_timedwait, sigtimedwait, pthread_cond_timedwait)
 cases="stdio dup2 noppoll noppoll:3 noppoll:7 noppoll:9 noppoll:10 noppoll:11 keydtor"
 # the clock steps change the machine's clocks for a few seconds (put back at the end):
-# root only, and ctest runs this entry alone (RUN_SERIAL)
-[ "$(id -u)" = 0 ] && cases="$cases taistep rtstep"
+# root only, and ctest runs their entry alone (cli.preload_hostile.clocks, RUN_SERIAL)
+if [ "$PART" = clocks ]; then
+	if [ "$(id -u)" != 0 ]; then
+		skip "the clock steps: root sets the clocks"
+		finish
+		exit $?
+	fi
+	cases="taistep rtstep"
+fi
 for c in $cases; do
 	args=${c/:/ }
 	# shellcheck disable=SC2086
@@ -38,6 +46,10 @@ for c in $cases; do
 	check "$c: the same as without the shim ($(diff "$TMP/plain" "$TMP/shim" | head -6 | tr '\n' ' '))" \
 		diff "$TMP/plain" "$TMP/shim"
 done
+if [ "$PART" = clocks ]; then
+	finish
+	exit $?
+fi
 "$HOSTILE" noppoll >"$TMP/plain" 2>&1
 check "noppoll: plain, only ppoll fails ($(grep EPERM "$TMP/plain" | tr '\n' ' '))" \
 	test "$(grep -c 'EPERM' "$TMP/plain")" -eq 1
