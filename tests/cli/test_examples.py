@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""test_examples.py PUNCTUAL SOURCE_DIR: every example in punctual(1)'s EXAMPLES and in the
+"""test_examples.py PUNCTUAL SOURCE_DIR [clocksources]: every example in punctual(1)'s EXAMPLES and in the
 README's shell blocks runs as written: a short one
 whole (exit 0), a long one (a full probe or sleep, a duration of 10 s or more) until it has
 parsed its options and started (still running after 3 s, or done with 0: never exit 2).
@@ -9,9 +9,9 @@ this process, the command `run` starts (APP, ./app, java App, ...) `true` unless
 itself, and files (lat.hist, before.json, after.json) in a scratch directory, where the
 compare example finds two reports made beforehand. Exits 1 if any example fails.
 They run four at a time, each in a scratch directory of its own (copies of the two
-reports), but those that switch the clocksource (--clocksources): one at a time, none
-beside another (the system has one clocksource; ctest's RESOURCE_LOCK clocksource keeps
-the other tests that change or check it away from this one)."""
+reports). Those that switch the system's clocksource (--clocksources) run only with the
+argument "clocksources", alone and one at a time (an entry of their own, which ctest keeps
+from the tests that check the clocksource); without it, all the others."""
 import concurrent.futures
 import os
 import re
@@ -19,9 +19,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 
 PN, SRC = sys.argv[1], sys.argv[2]
+SWITCHING = sys.argv[3:] == ["clocksources"]
 if os.environ.get("PUNCTUAL_EMULATOR"):
     # the examples' `run` lines start the host's programs, which cannot load a cross-built shim
     print(f"SKIP: under {os.environ['PUNCTUAL_EMULATOR']}: the examples run host programs "
@@ -100,40 +100,38 @@ def main():
     tmp = tempfile.mkdtemp()
     fails = 0
     try:
-        # two reports for the compare example, made side by side
+        segs = [(where, seg, fill(seg)) for where, line in examples
+                for seg in line.split(";") if seg.strip()]
+        segs = [s for s in segs if ("--clocksources" in s[2]) == SWITCHING]
+        # two reports for the compare example (where it is among them), made side by side
+        names = ("before.json", "after.json") if any(".json" in s[2] for s in segs) else ()
         reports = []
-        for f in ("before.json", "after.json"):
+        for f in names:
             with open(os.path.join(tmp, f), "w") as out:
                 reports.append(subprocess.Popen([PN, "probe", "--quick", "--json"], stdout=out,
                                                 env=env))
         for p in reports:
             if p.wait() != 0:
                 raise subprocess.CalledProcessError(p.returncode, p.args)
-        segs = [(where, seg, fill(seg)) for where, line in examples
-                for seg in line.split(";") if seg.strip()]
-        clocksource = threading.Lock()
 
         def one(i):
             cwd = os.path.join(tmp, str(i))
             os.mkdir(cwd)
-            for f in ("before.json", "after.json"):
+            for f in names:
                 shutil.copy(os.path.join(tmp, f), cwd)
-            if "--clocksources" in segs[i][2]:
-                with clocksource:
-                    return check(segs[i][2], cwd)
             return check(segs[i][2], cwd)
 
-        with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1 if SWITCHING else 4) as pool:
             results = list(pool.map(one, range(len(segs))))
         for (where, seg, cmd), (ok, rc, err) in zip(segs, results):
             if not ok:
                 fails += 1
                 print(f"FAIL: {where}: '{seg.strip()}' (ran '{cmd}'): exit {rc}: "
                       f"{err.strip()[:300]}")
-        print(f"{len(examples)} examples, {fails} failed")
+        print(f"{len(segs)} commands of {len(examples)} examples, {fails} failed")
     finally:
         shutil.rmtree(tmp)
-    return 1 if fails or not examples else 0
+    return 1 if fails or not segs else 0
 
 
 sys.exit(main())
