@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""test_examples.py PUNCTUAL SOURCE_DIR [clocksources]: every example in punctual(1)'s EXAMPLES and in the
-README's shell blocks runs as written: a short one
-whole (exit 0), a long one (a full probe or sleep, a duration of 10 s or more) until it has
-parsed its options and started (still running after 3 s, or done with 0: never exit 2).
-Placeholders are filled in: sudo dropped (the tests run as root), PID, 1234 and $(pidof ...)
-this process, the command `run` starts (APP, ./app, java App, ...) `true` unless it is punctual
-itself, and files (lat.hist, before.json, after.json) in a scratch directory, where the
-compare example finds two reports made beforehand. Exits 1 if any example fails.
-They run four at a time, each in a scratch directory of its own (copies of the two
-reports). Those that switch the system's clocksource (--clocksources) run only with the
-argument "clocksources", alone and one at a time (an entry of their own, which ctest keeps
-from the tests that check the clocksource); without it, all the others."""
+"""test_examples.py PUNCTUAL SOURCE_DIR [clocksources]: every example in punctual(1)'s EXAMPLES
+and in the README's shell blocks runs as written: a short one whole (exit 0), a long one (a
+full probe or sleep, a duration of 10 s or more) until it has parsed its options and started
+(still running after 3 s, or done with 0: never exit 2). Placeholders are filled in: sudo
+dropped (the tests run as root), PID, 1234 and $(pidof ...) this process, the command `run`
+starts (APP, ./app, java App, ...) `true` unless it is punctual itself, and files (lat.hist,
+before.json, after.json) in a scratch directory, where the compare example finds two reports
+made beforehand. Exits 1 if any example fails.
+They run four at a time, each in a scratch directory of its own (copies of the two reports).
+Those that switch the system's clocksource (--clocksources) run only with the argument
+"clocksources", alone and one at a time (an entry of their own, which ctest keeps from the
+tests that check the clocksource); without it, all the others."""
 import concurrent.futures
 import os
 import re

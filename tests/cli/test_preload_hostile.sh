@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# test_preload_hostile.sh PUNCTUAL HOSTILE LIBPUNCTUAL_SO [clocks]: the fourth reliability round
-# (tests/preload/hostile.c). Each case prints the same with and without `punctual run
+# test_preload_hostile.sh PUNCTUAL HOSTILE LIBPUNCTUAL_SO [clocks]: the fourth reliability
+# round (tests/preload/hostile.c). Each case prints the same with and without `punctual run
 # --precise`: the program's fd 2 survives an epoll wait during which the daemon reopens its
 # log there; with ppoll denied by seccomp every interposed wait gives the real call's result;
 # a key destructor that sleeps leaves no state behind; a clock stepped back during a wait
