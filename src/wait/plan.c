@@ -272,8 +272,6 @@ void pn__plan_woke(struct pn__plan *p, bool learn)
 		t->st.late_budget++;
 	if (learn)
 		pn__state_learn_wake(t, p->k, woke - p->target - p->slack, p->deadline - p->start);
-	if (p->target >= p->deadline - 1) /* the kernel to the deadline: the slice's doing */
-		pn__slice_late(&t->slice, woke - p->deadline);
 }
 
 void pn__plan_learn(int64_t len, int64_t late)

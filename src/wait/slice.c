@@ -200,41 +200,12 @@ static void sample(struct pn__slice *s)
 		pn__slice_note(s, exec, queued, runs);
 }
 
-/* A shared thread's arm for its next block (slice.h): while one arm has fewer than
- * PN__SLICE_ARM_MIN waits, the one with fewer; then the lower p99's, explored. */
-static void choose_arm(struct pn__slice *s)
-{
-	const struct pn__decay_hist *h = s->arm_late;
-	if (!s->shared) {
-		s->arm = PN__SLICE_ARM_SHORT;
-		return;
-	}
-	s->blocks++;
-	if (h[0].n < PN__SLICE_ARM_MIN || h[1].n < PN__SLICE_ARM_MIN) {
-		s->arm = h[0].n <= h[1].n ? PN__SLICE_ARM_SHORT : PN__SLICE_ARM_OWN;
-		return;
-	}
-	int best = pn__decay_hist_quantile(&h[PN__SLICE_ARM_OWN], 0.99, 2) <
-	                           pn__decay_hist_quantile(&h[PN__SLICE_ARM_SHORT], 0.99, 2)
-	                   ? PN__SLICE_ARM_OWN
-	                   : PN__SLICE_ARM_SHORT;
-	s->arm = s->blocks % PN__SLICE_ARM_EXPLORE ? best : !best;
-}
-
-void pn__slice_late(struct pn__slice *s, int64_t late)
-{
-	if (s->shared && !s->external)
-		pn__decay_hist_add(&s->arm_late[s->arm], late);
-}
-
 /* The slice the thread should have now: 0 for its own (OFF). */
 static int64_t wanted(struct pn__slice *s)
 {
 	int64_t w = s->want_ns == PN__SLICE_DEFAULT ? default_want_ns : s->want_ns;
 	if (w != PN_SLEEP_SLICE_AUTO)
 		return w;
-	if (pn__slice_arm(s) == PN__SLICE_ARM_OWN)
-		return 0;
 	int64_t q = s->run.n ? pn__decay_hist_quantile(&s->run, 0.95, 1) : 0;
 	return q < PN__SLICE_MIN_NS ? PN__SLICE_MIN_NS : q > PN__SLICE_MAX_NS ? PN__SLICE_MAX_NS : q;
 }
@@ -270,7 +241,6 @@ void pn__slice_apply(struct pn__slice *s)
 	if (++s->waits >= SAMPLE_WAITS && !s->external) {
 		s->waits = 0;
 		sample(s);
-		choose_arm(s);
 	}
 	if (atomic_load_explicit(&support, memory_order_relaxed) < 0)
 		return;

@@ -52,10 +52,6 @@ struct pn__slice {
 	int64_t lost_ns;    /* external: the last spin's loss over PN__SLICE_LOST_NS, for the
 	                     * caller to weigh against its own readings; 0: none */
 	struct pn__decay_hist run; /* the mean run between switch-ins, sampled */
-	/* shared: the slice its waits run with, block by block (pn__slice_late) */
-	uint8_t arm;                       /* PN__SLICE_ARM_SHORT or PN__SLICE_ARM_OWN */
-	uint32_t blocks;                   /* blocks run while shared */
-	struct pn__decay_hist arm_late[2]; /* each arm's lateness, its waits' */
 };
 
 /* Before a precise wait's kernel part: the thread asks for the slice it should have (its
@@ -77,28 +73,6 @@ int pn__slice_want(struct pn__slice *s, int64_t slice_ns);
  * PN__SLICE_CONTENDED_NS, and not yet below half of it since): then a precise wait does not spin (docs/DESIGN.md, "When the CPU
  * is shared": any spin, even of 15 us, put the p99 at ~950 us against ~735 us without). */
 bool pn__slice_shared(const struct pn__slice *s);
-/* On a shared CPU the short slice does not always win the wakeup: beside two CPU hogs per
- * CPU (2026-12-03, 1 ms sleeps at slack 1 ns, kernel 6.18) its p99 was 0.68-0.80 ms, the
- * kernel's own slice's 0.3-1.25 ms by the round. So a shared thread's waits with the learned
- * slice (PN_SLEEP_SLICE_AUTO) alternate, block by block (the waits between two readings),
- * between the short slice and the kernel's own, each arm's lateness in its own decayed
- * histogram; once both hold PN__SLICE_ARM_MIN waits, the blocks go to the arm with the
- * lower p99 (the short one on a tie: the kernel's guidance), every PN__SLICE_ARM_EXPLORE-th
- * to the other, so that a change of load is seen. An arm is a slice put in place: one
- * sched_setattr a block at most. */
-#define PN__SLICE_ARM_SHORT   0
-#define PN__SLICE_ARM_OWN     1
-#define PN__SLICE_ARM_MIN     256
-#define PN__SLICE_ARM_EXPLORE 8
-/* A shared thread's wait with no spin (the kernel to the deadline) that woke late ns past
- * its deadline, under the arm in force: learned into that arm's histogram. Nothing while
- * the thread is alone, or for a caller with external readings. */
-void pn__slice_late(struct pn__slice *s, int64_t late);
-/* The arm in force: s->arm while shared, else the short slice. */
-static inline int pn__slice_arm(const struct pn__slice *s)
-{
-	return s->shared ? s->arm : PN__SLICE_ARM_SHORT;
-}
 /* A spin that loses the CPU for longer than this (in its gaps, or past its deadline) is
  * looked at: was it another task's turn? */
 #define PN__SLICE_LOST_NS 100000

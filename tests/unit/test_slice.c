@@ -112,16 +112,10 @@ static const char *learned(void)
 	if (e)
 		return e;
 	int64_t s = pn_sleep_slice();
-	struct pn__state *t = pn__state_get();
-	if (t && pn__slice_arm(&t->slice) == PN__SLICE_ARM_OWN) { /* shared: a loaded machine */
-		if (s != 0)
-			return "a shared thread's block of the kernel's own slice set one";
-	} else {
-		if (s < PN__SLICE_MIN_NS || s > PN__SLICE_MAX_NS)
-			return "the learned slice is outside the kernel's bounds";
-		if ((int64_t)get().runtime != s)
-			return "the learned slice does not read back";
-	}
+	if (s < PN__SLICE_MIN_NS || s > PN__SLICE_MAX_NS)
+		return "the learned slice is outside the kernel's bounds";
+	if ((int64_t)get().runtime != s)
+		return "the learned slice does not read back";
 	struct pn_sleep_stats st;
 	pn_sleep_stats(&st);
 	return st.slice_ns == s ? NULL : "pn_sleep_stats does not show the slice";
@@ -500,90 +494,6 @@ static void test_shared_waits(void **state)
 	in_thread(shared_waits);
 }
 
-/* n waits of a shared thread under its learned slice, each late by what its arm makes
- * it (late[arm]): counts the waits each arm ran, checking that the slice in force is the
- * arm's (the kernel's own under PN__SLICE_ARM_OWN, the one set under the short). */
-static const char *arm_waits(struct pn__slice *s, int n, const int64_t late[2], int ran[2])
-{
-	ran[0] = ran[1] = 0;
-	for (int i = 0; i < n; i++) {
-		pn__slice_apply(s);
-		int arm = pn__slice_arm(s);
-		if ((arm == PN__SLICE_ARM_OWN) != (s->set_ns == 0))
-			return "the slice in force is not its arm's";
-		if (s->set_ns && get().runtime != (uint64_t)s->set_ns)
-			return "the short arm's slice does not read back";
-		ran[arm]++;
-		pn__slice_late(s, late[arm]);
-	}
-	return NULL;
-}
-
-static const char *arms(void)
-{
-	struct pn__slice s = {.want_ns = PN_SLEEP_SLICE_AUTO};
-	int ran[2];
-	const int64_t short_late[2] = {600000, 60000}; /* the kernel's own wins */
-	pn__slice_apply(&s); /* looked at: ours to set */
-	s.shared = true;
-	s.hold = 1u << 30; /* shared whatever this thread's own readings say */
-	const char *e = arm_waits(&s, 2 * PN__SLICE_ARM_MIN + 64, short_late, ran);
-	if (e)
-		return e;
-	if (ran[0] < PN__SLICE_ARM_MIN || ran[1] < PN__SLICE_ARM_MIN)
-		return "before both arms hold PN__SLICE_ARM_MIN waits, they do not alternate";
-	if ((e = arm_waits(&s, 64 * 8 * PN__SLICE_ARM_EXPLORE, short_late, ran)))
-		return e;
-	if (ran[1] != 64 * 8 * (PN__SLICE_ARM_EXPLORE - 1) || ran[0] != 64 * 8)
-		return "the arm with the lower p99 does not run all blocks but every 8th";
-	/* the short slice wins: the blocks go back to it */
-	struct pn__slice t = {.want_ns = PN_SLEEP_SLICE_AUTO};
-	const int64_t own_late[2] = {60000, 600000};
-	pn__slice_apply(&t);
-	t.shared = true;
-	t.hold = 1u << 30;
-	if ((e = arm_waits(&t, 2 * PN__SLICE_ARM_MIN + 64, own_late, ran)) ||
-	    (e = arm_waits(&t, 64 * 8 * PN__SLICE_ARM_EXPLORE, own_late, ran)))
-		return e;
-	if (ran[0] != 64 * 8 * (PN__SLICE_ARM_EXPLORE - 1) || ran[1] != 64 * 8)
-		return "the short slice, lower at the p99, does not run all blocks but every 8th";
-	/* alone (within a block: its next reading is this thread's own, whatever the load
-	 * says), the short slice at once, and nothing learned into the arms */
-	t.arm = PN__SLICE_ARM_OWN;
-	pn__slice_apply(&t);
-	t.shared = false;
-	t.hold = 0;
-	t.waits = 0;
-	uint32_t n0 = t.arm_late[0].n, n1 = t.arm_late[1].n;
-	if ((e = arm_waits(&t, 32, short_late, ran)))
-		return e;
-	if (ran[1] || !t.set_ns || t.arm_late[0].n != n0 || t.arm_late[1].n != n1)
-		return "a thread alone ran the kernel's own slice, or learned into the arms";
-	/* a slice the caller gave is kept, shared or not */
-	struct pn__slice g = {.want_ns = 2 * MS};
-	pn__slice_apply(&g);
-	g.shared = true;
-	g.hold = 1u << 30;
-	for (int i = 0; i < 2 * PN__SLICE_ARM_MIN + 64 * 8; i++) {
-		pn__slice_apply(&g);
-		if (g.set_ns != 2 * MS || get().runtime != 2 * MS)
-			return "an explicit slice was replaced by an arm";
-		pn__slice_late(&g, short_late[g.arm]);
-	}
-	set((struct attr){.policy = get().policy, .nice = get().nice}); /* the kernel's own */
-	return NULL;
-}
-
-/* A shared thread's waits try the short slice and the kernel's own, and keep the one
- * whose waits were less late at the p99. */
-static void test_arms(void **state)
-{
-	(void)state;
-	if (!supported())
-		pn_skip("the kernel keeps its own slice (sched_runtime does not read back)");
-	in_thread(arms);
-}
-
 static void test_parse(void **state)
 {
 	(void)state;
@@ -619,7 +529,6 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_shared_readings),
 	        cmocka_unit_test(test_lost_spins),
 	        cmocka_unit_test(test_shared_waits),
-	        cmocka_unit_test(test_arms),
 	};
 	return pn_run("slice", tests, argc, argv);
 }
