@@ -79,8 +79,8 @@ PN_API int pn_cycles_warp_check(int64_t duration_ns, struct pn_cycles_warp *out)
 	}
 	int r = pthread_setaffinity_np(pthread_self(), sizeof(w.cpu[0]), &w.cpu[0]);
 	pthread_t t;
+	w.last = pn_cycles_ordered(); /* before the other thread's first turn, not beside it */
 	if (r == 0 && (r = pthread_create(&t, NULL, other, &w)) == 0) {
-		w.last = pn_cycles_ordered();
 		for (int64_t end = pn_now() + duration_ns; pn_now() < end;)
 			turn(&w);
 		__atomic_store_n(&w.stop, true, __ATOMIC_RELEASE);
