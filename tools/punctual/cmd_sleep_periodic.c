@@ -118,6 +118,17 @@ void sleep_periodic_check(struct periodic_opts *o)
 
 /* ---- rendering ----------------------------------------------------------------------- */
 
+void sleep_json_header(struct json *j, const char *command, const struct host *host)
+{
+	json_report_begin(j, out, command);
+	json_obj(j, "host");
+	json_str(j, "kernel", host->kernel);
+	json_str(j, "cpu", host->cpu);
+	json_str(j, "clocksource", host->clocksource);
+	json_num(j, "tick_hz_estimate", host->tick_hz);
+	json_obj_end(j);
+}
+
 static const char *policy_name(const struct periodic_opts *o)
 {
 	return o->fifo ? "SCHED_FIFO" : "SCHED_OTHER";
@@ -180,13 +191,7 @@ static void render_json(const struct run *u)
 	struct json j;
 	struct host host;
 	host_read(&host);
-	json_report_begin(&j, out, "sleep --periodic");
-	json_obj(&j, "host");
-	json_str(&j, "kernel", host.kernel);
-	json_str(&j, "cpu", host.cpu);
-	json_str(&j, "clocksource", host.clocksource);
-	json_num(&j, "tick_hz_estimate", host.tick_hz);
-	json_obj_end(&j);
+	sleep_json_header(&j, "sleep --periodic", &host);
 	json_str(&j, "policy", policy_name(o));
 	json_int(&j, "priority", o->fifo);
 	json_int(&j, "slice_ns", o->slice_ns);

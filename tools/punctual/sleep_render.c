@@ -12,17 +12,6 @@
 #include "sleep_periodic.h"
 #include "sleep_render.h"
 
-static void json_header(struct json *j, const char *command, const struct host *host)
-{
-	json_report_begin(j, out, command);
-	json_obj(j, "host");
-	json_str(j, "kernel", host->kernel);
-	json_str(j, "cpu", host->cpu);
-	json_str(j, "clocksource", host->clocksource);
-	json_num(j, "tick_hz_estimate", host->tick_hz);
-	json_obj_end(j);
-}
-
 static const char *policy_name(const struct matrix_sched *o)
 {
 	return o->fifo ? "SCHED_FIFO" : "SCHED_OTHER";
@@ -32,7 +21,7 @@ void matrix_json(const struct sleep_matrix *x, const struct matrix_sched *o,
                  const struct host *host)
 {
 	struct json j;
-	json_header(&j, "sleep", host);
+	sleep_json_header(&j, "sleep", host);
 	json_int(&j, "duration_ns", x->duration);
 	json_int(&j, "elapsed_ns", x->elapsed);
 	json_bool(&j, "interrupted", tool_stop != 0); /* the cells measured until a signal */
