@@ -70,7 +70,7 @@ void probe_verdict_text(const struct probe *p)
 			snprintf(line + w, sizeof(line) - (size_t)w, "; %s with `%s`%s",
 			         fmt_ns(b, sizeof(b), (double)figure(&f->cell[l][best])),
 			         command(cmd, sizeof(cmd), &f->c.var[best]), p99 ? sure : "");
-		else if (probe_throttled(p) && p99)
+		else if (probe_throttled(p)) /* whatever the sample count */
 			snprintf(line + w, sizeof(line) - (size_t)w,
 			         "; no fix that spins: the CPU quota throttled the probe (raise "
 			         "it)");
