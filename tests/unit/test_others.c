@@ -3,8 +3,9 @@
  * test_others.c: what else ran during a measurement (tools/punctual/measure/others.c): the
  * CPU time of each process between two snapshots of a fixture /proc, with a comm holding
  * parentheses and spaces, a process born and one gone in between, a reaped child's time
- * counted for its parent, the measuring process left out, the top three in order; and one
- * real snapshot of this machine that finds this process.
+ * counted for its parent, the measuring process left out, the top three in order, a reaped
+ * long-lived child bounded by the CPUs (each process and the sum); and one real snapshot of
+ * this machine that finds this process.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -71,7 +72,7 @@ static void fixture(void **state)
 	put(120, "born", 0, (int)hz / 4, 0, 0);
 	assert_int_equal(others_take(&b, root), 0);
 	struct others o;
-	others_diff(&a, &b, 1000000000, 77, &o);
+	others_diff(&a, &b, 1000000000, 77, 4, &o);
 	assert_int_equal(o.nbusy, 3);
 	assert_int_equal(o.ntop, 3);
 	assert_string_equal(o.top[0].comm, "cc1 (x) y");
@@ -81,9 +82,20 @@ static void fixture(void **state)
 	assert_string_equal(o.top[2].comm, "born");
 	double want = 1.0 + (double)(hz / 2) / (double)hz + (double)(hz / 4) / (double)hz;
 	assert_true(o.cpus > want - 0.01 && o.cpus < want + 0.01);
-	/* no time between: nothing */
-	others_diff(&a, &b, 0, 77, &o);
+	/* no time between, or no CPU: nothing */
+	others_diff(&a, &b, 0, 77, 4, &o);
 	assert_int_equal(o.nbusy, 0);
+	others_diff(&a, &b, 1000000000, 77, 0, &o);
+	assert_int_equal(o.nbusy, 0);
+	others_free(&b);
+	/* a shell reaps a child that ran 100 s (its time before the stretch too), on 2 CPUs: the
+	 * shell counts for what the CPUs could give beside its own, and the sum for 2 CPUs */
+	put(50, "make", 1 + (int)hz / 2, 1, 100 * (int)hz, 0);
+	assert_int_equal(others_take(&b, root), 0);
+	others_diff(&a, &b, 1000000000, 77, 2, &o);
+	assert_string_equal(o.top[0].comm, "make");
+	assert_true(o.top[0].cpus > 1.99 && o.top[0].cpus < 2.01);
+	assert_true(o.cpus > 1.99 && o.cpus < 2.01);
 	others_free(&a);
 	others_free(&b);
 	/* a root without /proc */

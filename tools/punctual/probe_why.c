@@ -123,7 +123,8 @@ static void probe_why_measure(struct probe_why *w, bool quick)
 	w->others_status = others_take(&before, "");
 	int e = periodic_run(&c, 0, r);
 	if (w->others_status == 0 && (w->others_status = others_take(&after, "")) == 0)
-		others_diff(&before, &after, r->elapsed, getpid(), &w->others);
+		others_diff(&before, &after, r->elapsed, getpid(),
+		            (int)sysconf(_SC_NPROCESSORS_ONLN), &w->others);
 	others_free(&before);
 	others_free(&after);
 	if (e == -ENOMEM)

@@ -3,10 +3,13 @@
  * measure/others.c: the CPU time every other process used while a measurement ran, from
  * /proc/PID/stat's utime and stime (clock ticks, all threads of the process) read before
  * and after it, with cutime and cstime: a child that ran and was reaped in between (a
- * compiler under make) counts for its parent, whole (its time before the stretch too). A loop that
- * measured a busy machine says so, and names who kept it busy, rather than report that stretch as
- * the host's normal. A tick is 1/sysconf(_SC_CLK_TCK) s: a process that ran less than that in the
- * stretch may show 0 or one tick.
+ * compiler under make) counts for its parent, whole (its time before the stretch too). So a
+ * parent that reaps a long-lived child (a test runner, a shell after a build) would show more
+ * CPUs than the machine has: the reaped part is counted up to what the CPUs could give in the
+ * stretch, and the sum too (one probe saw "90.7 CPUs kept busy" on 2 CPUs before this rule). A
+ * loop that measured a busy machine says so, and names who kept it busy, rather than report
+ * that stretch as the host's normal. A tick is 1/sysconf(_SC_CLK_TCK) s: a process that ran
+ * less than that in the stretch may show 0 or one tick.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -19,7 +22,8 @@
 #include "measure/others.h"
 
 /* pid's CPU ticks and comm from root/proc/PID/stat: 0, or -1 (gone, unreadable). */
-static int read_stat(const char *root, const char *pid, uint64_t *ticks, char comm[16])
+static int read_stat(const char *root, const char *pid, uint64_t *ticks, uint64_t *reaped,
+                     char comm[16])
 {
 	char path[256], buf[1024];
 	if ((size_t)snprintf(path, sizeof(path), "%s/proc/%s/stat", root, pid) >= sizeof(path))
@@ -47,7 +51,8 @@ static int read_stat(const char *root, const char *pid, uint64_t *ticks, char co
 	if (sscanf(close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %lld %lld",
 	           &ut, &st, &cut, &cst) != 4)
 		return -1;
-	*ticks = ut + st + (uint64_t)(cut > 0 ? cut : 0) + (uint64_t)(cst > 0 ? cst : 0);
+	*ticks = ut + st;
+	*reaped = (uint64_t)(cut > 0 ? cut : 0) + (uint64_t)(cst > 0 ? cst : 0);
 	return 0;
 }
 
@@ -82,7 +87,7 @@ int others_take(struct others_snap *s, const char *root)
 			cap = c;
 		}
 		struct others_proc *p = &s->p[s->n];
-		if (read_stat(root, e->d_name, &p->ticks, p->comm) == 0) {
+		if (read_stat(root, e->d_name, &p->ticks, &p->reaped, p->comm) == 0) {
 			p->pid = (pid_t)atol(e->d_name);
 			s->n++;
 		}
@@ -93,11 +98,11 @@ int others_take(struct others_snap *s, const char *root)
 }
 
 void others_diff(const struct others_snap *before, const struct others_snap *after, int64_t elapsed,
-                 pid_t self, struct others *o)
+                 pid_t self, int ncpus, struct others *o)
 {
 	*o = (struct others){.elapsed = elapsed};
 	long hz = sysconf(_SC_CLK_TCK);
-	if (elapsed <= 0 || hz <= 0)
+	if (elapsed <= 0 || hz <= 0 || ncpus < 1)
 		return;
 	double per_tick = 1e9 / (double)hz / (double)elapsed; /* one tick over elapsed */
 	size_t i = 0;
@@ -106,13 +111,16 @@ void others_diff(const struct others_snap *before, const struct others_snap *aft
 		while (i < before->n && before->p[i].pid < a->pid)
 			i++;
 		/* a process born during the stretch counts from 0; a pid reused, as new */
-		uint64_t t0 = i < before->n && before->p[i].pid == a->pid &&
-		                              before->p[i].ticks <= a->ticks
-		                      ? before->p[i].ticks
-		                      : 0;
-		if (a->pid == self || a->ticks == t0)
+		const struct others_proc *b = i < before->n && before->p[i].pid == a->pid &&
+		                                              before->p[i].ticks <= a->ticks &&
+		                                              before->p[i].reaped <= a->reaped
+		                                      ? &before->p[i]
+		                                      : NULL;
+		uint64_t own = a->ticks - (b ? b->ticks : 0), reaped = a->reaped - (b ? b->reaped : 0);
+		if (a->pid == self || own + reaped == 0)
 			continue;
-		double c = (double)(a->ticks - t0) * per_tick;
+		double c = (double)own * per_tick, r = (double)reaped * per_tick;
+		c += r < ncpus - c ? r : c < ncpus ? ncpus - c : 0; /* the reaped: within the CPUs */
 		o->cpus += c;
 		o->nbusy++;
 		size_t j = o->ntop < OTHERS_TOP ? o->ntop++ : OTHERS_TOP;
@@ -127,6 +135,8 @@ void others_diff(const struct others_snap *before, const struct others_snap *aft
 			o->top[j].cpus = c;
 		}
 	}
+	if (o->cpus > ncpus) /* reaped children's earlier time, where the others' own fit */
+		o->cpus = ncpus;
 }
 
 void others_free(struct others_snap *s)

@@ -11,7 +11,8 @@
 struct others_snap {
 	struct others_proc {
 		pid_t pid;
-		uint64_t ticks;
+		uint64_t ticks;  /* utime + stime */
+		uint64_t reaped; /* cutime + cstime: its reaped children's */
 		char comm[16];
 	} * p;
 	size_t n;
@@ -21,7 +22,8 @@ struct others_snap {
 /* What the others used between two snapshots. */
 struct others {
 	int64_t elapsed; /* ns between the snapshots */
-	double cpus;     /* CPU time of every other process over elapsed: CPUs kept busy */
+	double cpus;     /* CPU time of every other process over elapsed: CPUs kept busy, at
+	                  * most the CPUs online */
 	size_t nbusy;    /* other processes that used any CPU */
 	size_t ntop;     /* the top entries below, most CPU first */
 	struct {
@@ -35,9 +37,10 @@ struct others {
  * 0, or -errno (/proc unreadable, out of memory) with *s empty. */
 int others_take(struct others_snap *s, const char *root);
 /* Fills *o from two snapshots taken elapsed ns apart, leaving out pid self (and its
- * threads: a process is counted as a whole). */
+ * threads: a process is counted as a whole). ncpus: the CPUs online, which bound what a
+ * process's reaped children count for and the sum (nothing where it is under 1). */
 void others_diff(const struct others_snap *before, const struct others_snap *after, int64_t elapsed,
-                 pid_t self, struct others *o);
+                 pid_t self, int ncpus, struct others *o);
 void others_free(struct others_snap *s);
 
 #endif
