@@ -3,8 +3,8 @@
  * test_frontier.c: the choice behind probe's recommendation "what precision costs"
  * (tools/punctual/measure/frontier.c), a rule the noise does not flip: punctual's default
  * where it is as good as the best, a budget only where it beats the default beyond the
- * noise in every stretch, never one a fixed margin of no more CPU beats; and the fixed
- * margin of the nearest CPU. Synthetic cells: no timing.
+ * noise in every stretch, never one a fixed margin of no more CPU beats. Synthetic cells:
+ * no timing.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -189,29 +189,6 @@ static void test_no_best(void **state)
 	free(f);
 }
 
-/* The fixed margin of the nearest CPU, whatever the order of the variants. */
-static void test_nearest_fixed(void **state)
-{
-	(void)state;
-	struct frontier *f = make();
-	assert_int_equal(frontier_nearest_fixed(f, 0, 5), FIXED125);
-	assert_int_equal(frontier_nearest_fixed(f, 0, 30), FIXED500);
-	assert_int_equal(frontier_nearest_fixed(f, 0, 100), FIXED500);
-	assert_int_equal(frontier_nearest_fixed(f, 1, 5), -1);
-	/* the other way round: the 500 us margin first */
-	struct frontier_variant v = f->c.var[FIXED125];
-	struct frontier_cell c = f->cell[0][FIXED125];
-	f->c.var[FIXED125] = f->c.var[FIXED500];
-	f->cell[0][FIXED125] = f->cell[0][FIXED500];
-	f->c.var[FIXED500] = v;
-	f->cell[0][FIXED500] = c;
-	assert_int_equal(frontier_nearest_fixed(f, 0, 5), FIXED500);
-	assert_int_equal(frontier_nearest_fixed(f, 0, 30), FIXED125);
-	f->c.var[FIXED125].kind = f->c.var[FIXED500].kind = FR_BUDGET;
-	assert_int_equal(frontier_nearest_fixed(f, 0, 5), -1);
-	free(f);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -220,7 +197,6 @@ int main(void)
 	        cmocka_unit_test(test_default_when_as_good),
 	        cmocka_unit_test(test_dominated_never_best),
 	        cmocka_unit_test(test_no_best),
-	        cmocka_unit_test(test_nearest_fixed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -245,22 +245,6 @@ int frontier_best(const struct frontier *f, int l, int *won)
 	return deflt;
 }
 
-int frontier_nearest_fixed(const struct frontier *f, int l, double cpu)
-{
-	int near = -1;
-	double d = 0;
-	for (int v = 0; l >= 0 && l < f->c.nlen && v < f->c.nvar; v++) {
-		const struct frontier_cell *c = &f->cell[l][v];
-		double dv = frontier_cpu_pct(c) - cpu;
-		dv = dv < 0 ? -dv : dv;
-		if (f->c.var[v].kind == FR_FIXED && measured(c) && (near < 0 || dv < d)) {
-			near = v;
-			d = dv;
-		}
-	}
-	return near;
-}
-
 static int64_t thread_cpu(void)
 {
 	struct timespec t;

@@ -121,8 +121,5 @@ bool frontier_beats(const struct frontier *f, int l, int a, int b, int *won);
  * beat last (FRONTIER_ROUNDS when it is given).
  */
 int frontier_best(const struct frontier *f, int l, int *won);
-/* The fixed margin of FRONTIER_MIN_P99 sleeps or more whose CPU at length index l is
- * nearest cpu %: its index, or -1. */
-int frontier_nearest_fixed(const struct frontier *f, int l, double cpu);
 
 #endif
