@@ -173,26 +173,13 @@ if jq -e '.explain.cgroup.quota_levels == []' "$J" >/dev/null; then
 else
 	skip "this test runs under a CFS quota ($(jq -c '.explain.cgroup.quota_levels[0].path' "$J")): throttling possible"
 fi
-# Preemption needs something else runnable: on a machine loaded by others (make test-load's
-# stress-ng, other builds) it is real, so the bound is asserted only when the machine is
-# idle before and after, and skipped saying so otherwise.
-load() { awk '{print $1}' /proc/loadavg; }
-running() { awk '/^procs_running/ {print $2}' /proc/stat; }
-# The loop lets the CPUs idle deeply (--dma-latency off, the setting this bound was set
-# with); of its 5-30 late wakeups a kworker's two or three are a share over 0.2, so the
-# bound is a fifth of them or 3, whichever is more.
-l1=$(load) r1=$(running)
+# How many of an idle loop's late wakeups were preempted is the machine's, not the tool's:
+# a quiet guest here had 3 of 12, 6 of 29, and 19 of 31 in a run minutes later (kernel
+# threads: kworkers, kdamond), so it is printed, not asserted. The attribution itself is
+# checked beside a hog below (and in unit.causes).
 ok sleep --periodic --interval 1ms --duration 2s --explain --dma-latency off --json
-J=$OUT
-l2=$(load) r2=$(running)
-if ge "$(nproc)" "$(python3 -c "print(4 * max($l1, $l2))")" && [ "$r1" -le 2 ] && [ "$r2" -le 2 ]; then
-	late=$(jq '.explain.late_deadlines' "$J")
-	n=$(jq '[.causes[] | select(.cause == "preempted") | .count][0] // 0' "$J")
-	check "idle machine: $n of $late late wakeups preempted, <= max(3, a fifth)" \
-		test "$n" -le "$((late / 5 > 3 ? late / 5 : 3))"
-else
-	skip "machine loaded (loadavg $l1/$l2, runnable $r1/$r2 on $(nproc) CPUs): the idle preempted share is not asserted"
-fi
+echo "note: idle loop: $(jq '[.causes[] | select(.cause == "preempted") | .count][0] // 0' "$OUT") of $(jq '.explain.late_deadlines' "$OUT") late wakeups preempted (loadavg $(cut -d' ' -f1 /proc/loadavg))"
+json_ok "$OUT"
 
 # ---- preempted: a busy loop on the sleeper's CPU, the sleeper at nice 10 ---------------
 cpu0=${allowed%% *}
