@@ -139,7 +139,33 @@ for bad in 10us 1s 250 fast ""; do
 	exit_is 2 "^punctual run: --slice: " run --precise --slice="$bad" -- true
 done
 exit_is 2 "--budget needs --precise" run --budget=10% -- true
-exit_is 2 "--slice needs --precise" run --slice=1ms -- true
+# --slice alone: CMD's own slice (chrt -o -T), a duration; auto and off are the shim's
+exit_is 2 "--slice=auto needs --precise" run --slice=auto -- true
+exit_is 2 "--slice=off needs --precise" run --slice=off -- true
+exit_is 2 "^punctual run: --slice: 10us is out of" run --slice=10us -- true
+run run --slice=1ms -- true
+if [ "$RC" -eq 1 ] && grep -q "does not keep a slice" "$ERR"; then
+	skip "--slice alone: $(cat "$ERR")"
+elif [ ! -r /proc/self/sched ]; then
+	skip "--slice alone: no /proc/self/sched to read a slice from"
+else
+	check "--slice=1ms alone runs CMD (exit $RC: $(cat "$ERR"))" test "$RC" -eq 0
+	slice='awk "/^se.slice/ {print \$3}" /proc/$$/sched'
+	out_is 1000000 run --slice=1ms -- sh -c "$slice"
+	out_is "250000 1" run --slice=250us --slack 1ns -- sh -c "echo \$($slice) \$(cat /proc/\$\$/timerslack_ns)"
+	out_is 400000 run --slice=400us -- sh -c "sh -c '$slice'" # a child's, inherited
+	n=$(nice -n 7 "$PN" run --slice=1ms -- sh -c 'cut -d" " -f19 /proc/$$/stat' 2>&1)
+	check "--slice keeps the nice value (nice 7: got '$n')" test "$n" = 7
+	if command -v chrt >/dev/null && chrt -f 1 true 2>/dev/null; then
+		chrt -f 1 "$PN" run --slice=1ms -- true >"$TMP/out" 2>"$TMP/err"
+		rc=$?
+		check "--slice under SCHED_FIFO: exit 2, one line (got $rc: $(cat "$TMP/err"))" \
+			test "$rc" -eq 2 -a "$(wc -l <"$TMP/err")" -eq 1 -a ! -s "$TMP/out"
+		check "... naming the policy" grep -q "SCHED_FIFO" "$TMP/err"
+	else
+		skip "--slice under SCHED_FIFO: chrt -f is not permitted here"
+	fi
+fi
 # --stats names the slice the waits ran with: the one given where the kernel takes one
 # (6.12+), else the kernel's own
 ASAN_OPTIONS=$A run run --precise --stats --slice=2ms -- \

@@ -37,7 +37,7 @@ enum { EXIT_CANNOT_INVOKE = 126, EXIT_NOT_FOUND = 127 };
 
 static const char usage[] =
         "usage: punctual run [--slack VALUE] [--precise[=PRECISION] [--budget=B%]\n"
-        "                    [--slice=S] [--rt[=PRIO]]] [--stats [--explain[=D]]\n"
+        "                    [--rt[=PRIO]]] [--slice=S] [--stats [--explain[=D]]\n"
         "                    [--runs N]] [--cpus[=N]] [--] CMD [ARGS...]\n"
         "\n"
         "Runs CMD with the given settings, which it and its threads and children inherit.\n"
@@ -69,7 +69,8 @@ static const char usage[] =
         "                     longer ones on a shared CPU, its CPU share unchanged: a\n"
         "                     duration in [100us, 100ms], 'off' (the kernel's own), or\n"
         "                     'auto' (default: learned, about the p95 of its runs)\n"
-        "                     (PUNCTUAL_SLICE)\n"
+        "                     (PUNCTUAL_SLICE). Alone: CMD's slice, a duration, which\n"
+        "                     its threads and children inherit (chrt -o -T)\n"
         "      --rt[=PRIO]    with --precise: each waiting thread becomes SCHED_FIFO at\n"
         "                     PRIO (1-99, default 10) before its first precise wait, its\n"
         "                     children SCHED_OTHER (reset on fork); RLIMIT_RTTIME at most\n"
@@ -100,7 +101,7 @@ static const char usage[] =
         "                     DOTNET_PROCESSOR_COUNT and PYTHON_CPU_COUNT are set to N.\n"
         "                     A value already set is kept (said on stderr). The affinity\n"
         "                     mask is unchanged: CMD may still run on every CPU it had.\n"
-        "At least one of --slack, --precise, --cpus and --stats is needed.\n"
+        "At least one of --slack, --precise, --cpus, --stats and --slice is needed.\n"
         "Durations take a unit: ns, us, ms, s, m, h, or terms as 1m30s (0 needs none).\n"
         "  -h, --help         this text\n";
 
@@ -123,16 +124,20 @@ static void run_check(const struct run_settings *s)
 {
 	if (s->budget && !s->precise)
 		usage_error("--budget needs --precise: it is the precise waits' CPU budget");
-	if (s->slice && !s->precise)
-		usage_error("--slice needs --precise: it is the precise waiters' slice");
+	int64_t slice_ns = 0;
+	if (s->slice && !s->precise && pn__slice_parse(s->slice, &slice_ns) == 0 && slice_ns <= 0)
+		usage_error("--slice=%s needs --precise (it is the precise waiters'); alone, "
+		            "--slice takes a duration",
+		            s->slice);
 	if (s->rt && !s->precise)
 		usage_error("--rt needs --precise: it is the precise waiters' policy");
 	if (s->explain && !s->stats)
 		usage_error("--explain needs --stats: it explains the waits --stats measures");
 	if (s->runs && !s->stats)
 		usage_error("--runs needs --stats: it spreads the statistics across runs");
-	if (!s->slack && !s->precise && !s->cpus && !s->stats)
-		usage_error("nothing to do: give --slack VALUE, --precise, --cpus or --stats");
+	if (!s->slack && !s->precise && !s->cpus && !s->stats && !s->slice)
+		usage_error(
+		        "nothing to do: give --slack VALUE, --precise, --cpus, --stats or --slice");
 }
 
 /* The shim: $PUNCTUAL_PRELOAD, else beside this binary (a build tree), else in the lib
@@ -288,6 +293,35 @@ static void apply_rt(int prio)
 	char v[8];
 	snprintf(v, sizeof(v), "%d", prio);
 	set_env("PUNCTUAL_RT", v);
+}
+
+/* --slice=D without --precise: CMD's EEVDF slice, as `chrt -o -T` sets it (util-linux
+ * 2.41+), set on this process before exec so that CMD, its threads and children inherit
+ * it; nice, policy and flags as they are. Refused where the policy is not SCHED_OTHER or
+ * SCHED_BATCH (a slice is the fair class's) or where the kernel does not keep it (before
+ * Linux 6.12 the value does not read back). */
+static void apply_slice(const char *val)
+{
+	int64_t ns;
+	struct pn__sched_attr a;
+	if (pn__slice_parse(val, &ns) != 0 || ns <= 0) /* run_check took the others */
+		usage_error("--slice: '%s' is not a duration", val);
+	int r = pn__sched_get(&a);
+	if (r < 0)
+		die(1, "--slice: cannot read this process's scheduling: %s", strerror(-r));
+	if (a.policy != SCHED_OTHER && a.policy != SCHED_BATCH)
+		die(EXIT_USAGE, "--slice: the policy is %s, and a slice is SCHED_OTHER's or "
+		                "SCHED_BATCH's", a.policy == SCHED_FIFO ? "SCHED_FIFO"
+		                                 : a.policy == SCHED_RR  ? "SCHED_RR"
+		                                 : a.policy == SCHED_IDLE ? "SCHED_IDLE"
+		                                                          : "SCHED_DEADLINE");
+	a.runtime = (uint64_t)ns;
+	a.flags &= PN__SCHED_RESET_ON_FORK; /* no utilization clamp changed */
+	if ((r = pn__sched_set(&a)) < 0)
+		die(1, "--slice=%s: %s", val, strerror(-r));
+	if ((r = pn__sched_get(&a)) < 0 || a.runtime != (uint64_t)ns)
+		die(1, "--slice=%s: this kernel does not keep a slice (Linux 6.12 or later does)",
+		    val);
 }
 
 static void apply_precise(const struct run_settings *s)
@@ -452,6 +486,8 @@ static void run_apply(const struct run_settings *s, const char *cmd)
 		apply_explain(s);
 	if (s->cpus)
 		apply_cpus(s);
+	if (s->slice && !s->precise)
+		apply_slice(s->slice);
 	if (s->slack) {
 		int r = pn_slack_set(s->slack_ns);
 		if (r < 0)

@@ -128,7 +128,7 @@ static void shared_recommend(struct probe *p)
 	else if (chrt_has_slice())
 		snprintf(cmd, sizeof(cmd), "chrt -o -T 100000 0 APP");
 	else
-		snprintf(cmd, sizeof(cmd), "punctual run --precise --budget=0%% --slice=100us -- APP");
+		snprintf(cmd, sizeof(cmd), "punctual run --slack 1ns --slice=100us -- APP");
 	struct probe_reco *r = probe_reco_add(
 	        p, "shared", cmd,
 	        "When the CPUs are shared (%d hogs on %d CPUs), %s wakes 1 ms sleeps at p99 %s "
