@@ -319,7 +319,7 @@ static void apply_slice(const char *val)
 	a.flags &= PN__SCHED_RESET_ON_FORK; /* no utilization clamp changed */
 	if ((r = pn__sched_set(&a)) < 0)
 		die(1, "--slice=%s: %s", val, strerror(-r));
-	if ((r = pn__sched_get(&a)) < 0 || a.runtime != (uint64_t)ns)
+	if (pn__sched_get(&a) < 0 || a.runtime != (uint64_t)ns)
 		die(1, "--slice=%s: this kernel does not keep a slice (Linux 6.12 or later does)",
 		    val);
 }
