@@ -91,23 +91,17 @@ int pn__sched_set(struct pn__sched_attr *a)
 	return syscall(SYS_sched_setattr, 0L, a, 0L) ? -errno : 0;
 }
 
-/* Asks for ns as the calling thread's slice (0: the kernel's own, which follows its base
- * slice), its other attributes as they are: ns read back, or -errno. With a slice asked
- * for, SCHED_RESET_ON_FORK is set where the thread's nice is 0 or more: Linux copies a
- * slice to the threads and children a thread creates, and the flag, which then changes
- * nothing else, keeps a short slice the waiter's own; an unprivileged thread cannot clear
- * it again, so that it stays. */
-static int64_t set_slice(int64_t ns)
+int64_t pn__slice_set_self(int64_t ns, bool inherit)
 {
 	struct pn__sched_attr a;
 	int r = pn__sched_get(&a);
 	if (r < 0)
 		return r;
-	if (a.policy != SCHED_OTHER)
+	if (a.policy != SCHED_OTHER && (!inherit || a.policy != SCHED_BATCH))
 		return -EOPNOTSUPP;
 	a.runtime = (uint64_t)ns;
 	a.flags &= PN__SCHED_RESET_ON_FORK; /* no utilization clamp changed */
-	if (ns && a.nice >= 0)
+	if (ns && a.nice >= 0 && !inherit)
 		a.flags |= PN__SCHED_RESET_ON_FORK;
 	if ((r = pn__sched_set(&a)) < 0)
 		return r;
@@ -216,7 +210,7 @@ static int put(struct pn__slice *s, int64_t w)
 {
 	if (w == 0 && !s->set_ns)
 		return 0;
-	int64_t got = set_slice(w);
+	int64_t got = pn__slice_set_self(w, false);
 	if (got < 0) { /* denied (seccomp: EPERM, ENOSYS): stop asking */
 		if (got != -EOPNOTSUPP)
 			atomic_store_explicit(&support, -1, memory_order_relaxed);
@@ -224,7 +218,7 @@ static int put(struct pn__slice *s, int64_t w)
 	}
 	if (w && got != w) { /* the kernel keeps its own (< 6.12): stop asking */
 		atomic_store_explicit(&support, -1, memory_order_relaxed);
-		set_slice(0);
+		pn__slice_set_self(0, false);
 		s->set_ns = 0;
 		return -EOPNOTSUPP;
 	}

@@ -27,6 +27,16 @@ struct pn__sched_attr {
 #define PN__SCHED_RESET_ON_FORK 0x01
 int pn__sched_get(struct pn__sched_attr *a);
 int pn__sched_set(struct pn__sched_attr *a);
+/* Asks for ns as the calling thread's slice (0: the kernel's own, which follows its base
+ * slice), its other attributes as they are: ns read back, or -errno (-EOPNOTSUPP for a
+ * policy not ours to change). A waiter's (inherit false): SCHED_OTHER only, and with a
+ * slice SCHED_RESET_ON_FORK is set where the thread's nice is 0 or more: Linux copies a
+ * slice to the threads and children a thread creates, and the flag, which then changes
+ * nothing else, keeps a short slice the waiter's own; an unprivileged thread cannot clear
+ * it again, so that it stays. `run --slice` alone (inherit true): SCHED_BATCH too, which
+ * the caller asked for, and no flag, so that the command it executes and that command's
+ * threads and children have it. */
+int64_t pn__slice_set_self(int64_t ns, bool inherit);
 
 /* A thread's want before it says one: the process's default (PUNCTUAL_SLICE). */
 #define PN__SLICE_DEFAULT (-2)

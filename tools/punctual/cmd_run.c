@@ -112,6 +112,7 @@ struct run_settings {
 	int64_t precision_ns;
 	const char *budget; /* PUNCTUAL_BUDGET's value, or NULL */
 	const char *slice;  /* PUNCTUAL_SLICE's value, or NULL */
+	int64_t slice_ns;   /* its parsed form: ns, PN_SLEEP_SLICE_AUTO or _OFF */
 	int rt;             /* PUNCTUAL_RT's priority; 0: none */
 	bool stats;
 	const char *explain; /* PUNCTUAL_EXPLAIN's value ("auto" or ns), or NULL */
@@ -124,8 +125,7 @@ static void run_check(const struct run_settings *s)
 {
 	if (s->budget && !s->precise)
 		usage_error("--budget needs --precise: it is the precise waits' CPU budget");
-	int64_t slice_ns = 0;
-	if (s->slice && !s->precise && pn__slice_parse(s->slice, &slice_ns) == 0 && slice_ns <= 0)
+	if (s->slice && !s->precise && s->slice_ns <= 0)
 		usage_error("--slice=%s needs --precise (it is the precise waiters'); alone, "
 		            "--slice takes a duration",
 		            s->slice);
@@ -300,26 +300,22 @@ static void apply_rt(int prio)
  * it; nice, policy and flags as they are. Refused where the policy is not SCHED_OTHER or
  * SCHED_BATCH (a slice is the fair class's) or where the kernel does not keep it (before
  * Linux 6.12 the value does not read back). */
-static void apply_slice(const char *val)
+static void apply_slice(const char *val, int64_t ns)
 {
-	int64_t ns;
 	struct pn__sched_attr a;
-	if (pn__slice_parse(val, &ns) != 0 || ns <= 0) /* run_check took the others */
-		usage_error("--slice: '%s' is not a duration", val);
-	int r = pn__sched_get(&a);
-	if (r < 0)
-		die(1, "--slice: cannot read this process's scheduling: %s", strerror(-r));
-	if (a.policy != SCHED_OTHER && a.policy != SCHED_BATCH)
-		die(EXIT_USAGE, "--slice: the policy is %s, and a slice is SCHED_OTHER's or "
-		                "SCHED_BATCH's", a.policy == SCHED_FIFO ? "SCHED_FIFO"
-		                                 : a.policy == SCHED_RR  ? "SCHED_RR"
-		                                 : a.policy == SCHED_IDLE ? "SCHED_IDLE"
-		                                                          : "SCHED_DEADLINE");
-	a.runtime = (uint64_t)ns;
-	a.flags &= PN__SCHED_RESET_ON_FORK; /* no utilization clamp changed */
-	if ((r = pn__sched_set(&a)) < 0)
-		die(1, "--slice=%s: %s", val, strerror(-r));
-	if (pn__sched_get(&a) < 0 || a.runtime != (uint64_t)ns)
+	int64_t got = pn__slice_set_self(ns, true);
+	if (got == -EOPNOTSUPP && pn__sched_get(&a) == 0) {
+		const char *policy = a.policy == SCHED_FIFO   ? "SCHED_FIFO"
+		                     : a.policy == SCHED_RR   ? "SCHED_RR"
+		                     : a.policy == SCHED_IDLE ? "SCHED_IDLE"
+		                                              : "SCHED_DEADLINE";
+		die(EXIT_USAGE,
+		    "--slice: the policy is %s, and a slice is SCHED_OTHER's or SCHED_BATCH's",
+		    policy);
+	}
+	if (got < 0)
+		die(1, "--slice=%s: %s", val, strerror((int)-got));
+	if (got != ns)
 		die(1, "--slice=%s: this kernel does not keep a slice (Linux 6.12 or later does)",
 		    val);
 }
@@ -367,14 +363,14 @@ static const char *opt_budget(const char *s)
 	return share;
 }
 
-/* --slice's value: a duration in the kernel's bounds, "auto" or "off"; checked, passed on
- * as given (PUNCTUAL_SLICE's grammar is the same), or exit 2. */
-static const char *opt_slice(const char *s)
+/* --slice's value: a duration in the kernel's bounds, "auto" or "off" (*slice_ns: its
+ * parsed form); checked, passed on as given (PUNCTUAL_SLICE's grammar is the same), or
+ * exit 2. */
+static const char *opt_slice(const char *s, int64_t *slice_ns)
 {
 	if (!s)
 		usage_error("--slice needs a value");
-	int64_t slice_ns;
-	int r = pn__slice_parse(s, &slice_ns);
+	int r = pn__slice_parse(s, slice_ns);
 	if (r == -ERANGE)
 		usage_error("--slice: %s is out of the kernel's range [100us, 100ms]", s);
 	if (r < 0)
@@ -487,7 +483,7 @@ static void run_apply(const struct run_settings *s, const char *cmd)
 	if (s->cpus)
 		apply_cpus(s);
 	if (s->slice && !s->precise)
-		apply_slice(s->slice);
+		apply_slice(s->slice, s->slice_ns);
 	if (s->slack) {
 		int r = pn_slack_set(s->slack_ns);
 		if (r < 0)
@@ -529,7 +525,7 @@ int cmd_run(int argc, char **argv)
 			set.budget = opt_budget(optarg);
 			break;
 		case 'L':
-			set.slice = opt_slice(optarg);
+			set.slice = opt_slice(optarg, &set.slice_ns);
 			break;
 		case 'R':
 			set.rt = optarg ? (int)opt_long("--rt", optarg, 1, 99) : 10;
