@@ -4,6 +4,7 @@
  * without allocation (a thread's exit may come in any state).
  */
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -41,6 +42,68 @@ static void block_write(const char *buf, size_t len)
 {
 	if (len && write(2, buf, len) < 0)
 		return;
+}
+
+/* A thread's block, built into a fixed buffer: items set one after another, a line broken
+ * before an item that would pass column 80 (and where the layout asks), continued lines
+ * indented by two. Whatever the figures' widths, no line is wider than 80 unless one item
+ * alone is (none is: the widest, a count of 20 digits and its words, is under 60). */
+#define LINE_COLS 80
+struct block {
+	char *buf;
+	size_t cap, len, col; /* col: the current line's width so far */
+};
+
+static void block_raw(struct block *b, const char *s, size_t n)
+{
+	if (b->len >= b->cap)
+		return;
+	size_t room = b->cap - 1 - b->len;
+	n = n < room ? n : room;
+	memcpy(b->buf + b->len, s, n);
+	b->len += n;
+	b->buf[b->len] = '\0';
+}
+
+/* The next line: "\n  ". */
+static void next_line(struct block *b)
+{
+	block_raw(b, "\n  ", 3);
+	b->col = 2;
+}
+
+/* sep (", ", "; ", " ") then the item; a separator's trailing space stays off a broken
+ * line's end. */
+__attribute__((format(printf, 3, 4))) static void item(struct block *b, const char *sep,
+                                                       const char *fmt, ...)
+{
+	char s[160];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(s, sizeof(s), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	size_t k = strlen(s), m = strlen(sep);
+	if (b->col + m + k > LINE_COLS && b->col > 2) {
+		while (m && sep[m - 1] == ' ')
+			m--;
+		block_raw(b, sep, m);
+		next_line(b);
+	} else {
+		block_raw(b, sep, m);
+		b->col += m;
+	}
+	block_raw(b, s, k);
+	b->col += k;
+}
+
+/* The block's end: its last newline; the length written. */
+static size_t block_end(struct block *b)
+{
+	block_raw(b, "\n", 1);
+	b->col = 0;
+	return b->len;
 }
 
 /* Appends the thread's record to PUNCTUAL_STATS_FILE (`run --runs` reads it): "pn-stats 1
@@ -85,92 +148,103 @@ static size_t why_lines(const struct pn__state *t, int64_t above_auto, char *buf
 	return len + pn__why_render(t->why, above_auto, "  ", buf + len, n - len);
 }
 
-/* An observed thread's line: its timed waits as the program made them. */
-static void observed_line(const struct pn__state *t)
+/* The observed thread's block: its timed waits as the program made them. */
+static void observed_block(struct block *k, int tid, const struct pn_sleep_stats *st,
+                           const struct pn__stats_more *x)
 {
-	struct pn_sleep_stats st;
-	pn__state_stats(t, &st);
-	if (!st.sleeps && !st.past && !t->events)
+	char a[16];
+	item(k, "", "punctual: thread %d: %llu waits timed out", tid,
+	     (unsigned long long)st->sleeps);
+	item(k, ", ", "late p50 %s", pn__duration_format(a, sizeof(a), (double)st->late_p50_ns));
+	item(k, ", ", "p99 %s", pn__duration_format(a, sizeof(a), (double)st->late_p99_ns));
+	next_line(k);
+	item(k, "", "p99.9 %s", pn__duration_format(a, sizeof(a), (double)st->late_p999_ns));
+	item(k, ", ", "max %s", pn__duration_format(a, sizeof(a), (double)st->late_max_ns));
+	item(k, "; ", "slack %s as made", pn__duration_format(a, sizeof(a), (double)st->slack_ns));
+	next_line(k);
+	item(k, "", "%llu ended by their event", (unsigned long long)x->events);
+	item(k, ", ", "%llu past at the call", (unsigned long long)st->past);
+}
+
+/* A precise thread's block: the figures; the late ones and the spin; the settings; what the
+ * kernel alone made of these waits (its wakeups past the targets the kernel parts asked
+ * for) against the waits' own lateness. */
+static void precise_block(struct block *k, int tid, const struct pn_sleep_stats *st,
+                          const struct pn__stats_more *x)
+{
+	char a[16], b[16];
+	item(k, "", "punctual: thread %d: %llu waits", tid,
+	     (unsigned long long)(st->sleeps + st->past));
+	item(k, ", ", "late p50 %s", pn__duration_format(a, sizeof(a), (double)st->late_p50_ns));
+	item(k, ", ", "p99 %s", pn__duration_format(a, sizeof(a), (double)st->late_p99_ns));
+	item(k, ", ", "max %s", pn__duration_format(a, sizeof(a), (double)st->late_max_ns));
+	next_line(k);
+	item(k, "", "p99.9 %s", pn__duration_format(a, sizeof(a), (double)st->late_p999_ns));
+	item(k, "; ", "%llu late beyond %s", (unsigned long long)st->late,
+	     pn__duration_format(a, sizeof(a), (double)x->precision));
+	item(k, "; ", "spin %s", pn__duration_format(a, sizeof(a), (double)st->spun_ns));
+	item(k, ", ", "%.1f%% of %s",
+	     st->wall_ns > 0 ? 100.0 * (double)st->spun_ns / (double)st->wall_ns : 0.0,
+	     pn__duration_format(a, sizeof(a), (double)st->wall_ns));
+	next_line(k);
+	if (x->budget_ppm == PN_SLEEP_BUDGET_AUTO)
+		snprintf(a, sizeof(a), "auto");
+	else
+		snprintf(a, sizeof(a), "%g%%", x->budget_ppm / 1e4);
+	item(k, "", "budget %s (%llu late by it)", a, (unsigned long long)st->late_budget);
+	if (st->slice_ns) /* the slice its waits asked for; the kernel's own otherwise */
+		item(k, ", ", "slice %s", pn__duration_format(a, sizeof(a), (double)st->slice_ns));
+	else
+		item(k, ", ", "slice the kernel's");
+	if (st->shared_waits) /* the CPU shared with runnable tasks: waits kept from spinning */
+		item(k, "; ", "CPU shared: %llu without a spin",
+		     (unsigned long long)st->shared_waits);
+	if (x->kernel_p50_ns < 0)
 		return;
-	record(t, &st);
-	char a[16], b[16], c[16], d[16], e[16], line[1536];
-	/* 80 columns: the figures, then what ended the other waits */
-	int n = snprintf(line, sizeof(line),
-	                 "punctual: thread %d: %llu waits timed out, late p50 %s, p99 %s\n"
-	                 "  p99.9 %s, max %s; slack %s as made\n"
-	                 "  %llu ended by their event, %llu past at the call\n",
-	                 t->tid, (unsigned long long)st.sleeps,
-	                 pn__duration_format(a, sizeof(a), (double)st.late_p50_ns),
-	                 pn__duration_format(b, sizeof(b), st.late_p99_ns),
-	                 pn__duration_format(c, sizeof(c), st.late_p999_ns),
-	                 pn__duration_format(d, sizeof(d), st.late_max_ns),
-	                 pn__duration_format(e, sizeof(e), st.slack_ns),
-	                 (unsigned long long)t->events, (unsigned long long)st.past);
-	if (n <= 0)
-		return;
-	size_t len = (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
-	block_write(line, why_lines(t, 2 * st.late_p50_ns, line, len, sizeof(line)));
+	next_line(k);
+	item(k, "", "saved: p50 %s -> %s",
+	     pn__duration_format(a, sizeof(a), (double)x->kernel_p50_ns),
+	     pn__duration_format(b, sizeof(b), (double)st->late_p50_ns));
+	item(k, ", ", "p99 %s -> %s", pn__duration_format(a, sizeof(a), (double)x->kernel_p99_ns),
+	     pn__duration_format(b, sizeof(b), (double)st->late_p99_ns));
+	item(k, " ", "(kernel -> precise)");
+}
+
+size_t pn__stats_format(int tid, const struct pn_sleep_stats *st, const struct pn__stats_more *x,
+                        char *buf, size_t n)
+{
+	if (!buf || !n)
+		return 0;
+	struct block k = {buf, n, 0, 0};
+	buf[0] = '\0';
+	if (x->observed)
+		observed_block(&k, tid, st, x);
+	else
+		precise_block(&k, tid, st, x);
+	return block_end(&k);
 }
 
 static void stats_line(const struct pn__state *t)
 {
-	if (observing) {
-		observed_line(t);
-		return;
-	}
 	struct pn_sleep_stats st;
 	pn__state_stats(t, &st);
-	uint64_t waits = st.sleeps + st.past; /* a wait that found its deadline passed too */
-	if (!waits)
+	if (observing ? !st.sleeps && !st.past && !t->events : !st.sleeps && !st.past)
 		return;
 	record(t, &st);
-	char a[16], b[16], c[16], d[16], e[16], f[16], g[16], h[24], spun[16], line[1536];
-	int32_t budget_ppm = pn__state_budget(t);
-	if (budget_ppm == PN_SLEEP_BUDGET_AUTO)
-		snprintf(g, sizeof(g), "auto");
-	else
-		snprintf(g, sizeof(g), "%g%%", budget_ppm / 1e4);
-	if (st.slice_ns) /* the slice its waits asked for; the kernel's own otherwise */
-		pn__duration_format(h, sizeof(h), st.slice_ns);
-	else
-		snprintf(h, sizeof(h), "the kernel's");
-	char shared[64] = ""; /* the CPU shared with runnable tasks: waits kept from spinning */
-	if (st.shared_waits)
-		snprintf(shared, sizeof(shared), "; CPU shared: %llu without a spin",
-		         (unsigned long long)st.shared_waits);
-	/* 80 columns: the figures; the late ones and the spin; the settings */
-	int n = snprintf(line, sizeof(line),
-	                 "punctual: thread %d: %llu waits, late p50 %s, p99 %s, max %s\n"
-	                 "  p99.9 %s; %llu late beyond %s; spin %s, %.1f%% of %s\n"
-	                 "  budget %s (%llu late by it), slice %s%s\n",
-	                 t->tid, (unsigned long long)waits,
-	                 pn__duration_format(a, sizeof(a), (double)st.late_p50_ns),
-	                 pn__duration_format(b, sizeof(b), st.late_p99_ns),
-	                 pn__duration_format(d, sizeof(d), st.late_max_ns),
-	                 pn__duration_format(c, sizeof(c), st.late_p999_ns),
-	                 (unsigned long long)st.late,
-	                 pn__duration_format(e, sizeof(e), report_precision),
-	                 pn__duration_format(spun, sizeof(spun), (double)st.spun_ns),
-	                 st.wall_ns ? 100.0 * (double)st.spun_ns / (double)st.wall_ns : 0.0,
-	                 pn__duration_format(f, sizeof(f), st.wall_ns), g,
-	                 (unsigned long long)st.late_budget, h, shared);
-	if (n <= 0)
-		return;
-	size_t len = (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
-	/* what the kernel alone made of these waits: its wakeups past the targets the
-	 * kernel parts asked for, against the waits' own lateness */
-	int64_t k50 = hist_quantile(t->kwake, 0.5), k99 = hist_quantile(t->kwake, 0.99);
-	if (k50 >= 0 && len < sizeof(line)) {
-		n = snprintf(line + len, sizeof(line) - len,
-		             "  saved: p50 %s -> %s, p99 %s -> %s (kernel -> precise)\n",
-		             pn__duration_format(a, sizeof(a), (double)k50),
-		             pn__duration_format(b, sizeof(b), (double)st.late_p50_ns),
-		             pn__duration_format(c, sizeof(c), (double)k99),
-		             pn__duration_format(d, sizeof(d), (double)st.late_p99_ns));
-		if (n > 0)
-			len = len + (size_t)n < sizeof(line) ? len + (size_t)n : sizeof(line) - 1;
-	}
-	block_write(line, why_lines(t, report_precision, line, len, sizeof(line)));
+	struct pn__stats_more x = {
+	        .observed = observing,
+	        .events = t->events,
+	        .precision = report_precision,
+	        .budget_ppm = pn__state_budget(t),
+	        .kernel_p50_ns = hist_quantile(t->kwake, 0.5),
+	        .kernel_p99_ns = hist_quantile(t->kwake, 0.99),
+	};
+	char line[1536];
+	size_t len = pn__stats_format(t->tid, &st, &x, line, sizeof(line));
+	/* the causes: above twice the p50 for the program's own waits, above the precision
+	 * for precise ones */
+	block_write(line, why_lines(t, observing ? 2 * st.late_p50_ns : report_precision, line, len,
+	                            sizeof(line)));
 }
 
 /* At the process's exit: the threads still running (the main one among them). Each state

@@ -6,7 +6,11 @@
 #ifndef PUNCTUAL_WAIT_STATS_H
 #define PUNCTUAL_WAIT_STATS_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include <punctual/sleep.h>
 
 /* From now on: one line on stderr for each thread's waits as the thread exits, and at the
  * process's exit for the threads still running (read as they are): waits, lateness
@@ -26,5 +30,19 @@ void pn__stats_report(int64_t precision);
  * PUNCTUAL_STATS_FILE names (an absolute path), for `run --runs`; *explain whether
  * PUNCTUAL_EXPLAIN asks for each late wait's cause (pn__why_setup). */
 int64_t pn__stats_setup(const char *precision, const char *stats, bool *explain);
+
+/* What a thread's block shows besides its pn_sleep_stats. */
+struct pn__stats_more {
+	bool observed;                        /* the program's own waits (pn__wait_observed) */
+	uint64_t events;                      /* of those, the waits their event ended */
+	int64_t precision;                    /* the precise waits' precision, ns */
+	int32_t budget_ppm;                   /* the thread's budget (or PN_SLEEP_BUDGET_AUTO) */
+	int64_t kernel_p50_ns, kernel_p99_ns; /* the kernel parts' wakeups; -1: none */
+};
+/* The thread's block into buf (n bytes, NUL-terminated, cut to fit): three lines (four
+ * with the kernel's figures), none wider than 80 columns whatever the figures; returns its
+ * length. */
+size_t pn__stats_format(int tid, const struct pn_sleep_stats *st, const struct pn__stats_more *x,
+                        char *buf, size_t n);
 
 #endif

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_stats.c: pn__stats_format, PUNCTUAL_STATS's block of a thread: no line wider than
+ * 80 columns whatever the figures (counts of 20 digits, durations of days, a tid of 10
+ * digits), every figure still shown, the layout's line breaks where they fit, and a
+ * buffer too small cut cleanly (NUL-terminated, the length it holds).
+ */
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <punctual/sleep.h>
+#include "wait/stats.h"
+
+/* Every line of s (each ended by '\n') at most 80 columns; returns the number of lines. */
+static int lines_within_80(const char *s)
+{
+	int lines = 0;
+	for (const char *p = s; *p;) {
+		const char *nl = strchr(p, '\n');
+		assert_non_null(nl);
+		if (nl - p > 80)
+			fail_msg("line %d is %d columns: %.*s", lines + 1, (int)(nl - p),
+			         (int)(nl - p), p);
+		lines++;
+		p = nl + 1;
+	}
+	return lines;
+}
+
+static struct pn_sleep_stats huge(void)
+{
+	struct pn_sleep_stats st = {0};
+	st.sleeps = UINT64_MAX / 2;
+	st.past = UINT64_MAX / 2;
+	st.late = UINT64_MAX;
+	st.late_budget = UINT64_MAX;
+	st.shared_waits = UINT64_MAX;
+	st.late_p50_ns = 123456789012345;
+	st.late_p99_ns = 923456789012345;
+	st.late_p999_ns = INT64_MAX;
+	st.late_max_ns = INT64_MAX;
+	st.spun_ns = 987654321098765;
+	st.wall_ns = 987654321098766;
+	st.slack_ns = 4000000000000;
+	st.slice_ns = 100000;
+	return st;
+}
+
+static void test_precise_extremes(void **state)
+{
+	(void)state;
+	struct pn_sleep_stats st = huge();
+	struct pn__stats_more x = {.precision = 999999999999,
+	                           .budget_ppm = 123456,
+	                           .kernel_p50_ns = INT64_MAX,
+	                           .kernel_p99_ns = INT64_MAX};
+	char buf[2048];
+	size_t n = pn__stats_format(INT_MAX, &st, &x, buf, sizeof(buf));
+	assert_int_equal(n, strlen(buf));
+	assert_true(lines_within_80(buf) >= 4);
+	assert_non_null(strstr(buf, "punctual: thread 2147483647: 18446744073709551614 waits"));
+	assert_non_null(strstr(buf, "18446744073709551615 late beyond"));
+	assert_non_null(strstr(buf, "CPU shared: 18446744073709551615 without a spin"));
+	assert_non_null(strstr(buf, "(kernel -> precise)\n"));
+	assert_non_null(strstr(buf, "budget 12.3456% (18446744073709551615 late by it)"));
+	/* a break never leaves a separator's space at a line's end */
+	assert_null(strstr(buf, " \n"));
+}
+
+static void test_observed_extremes(void **state)
+{
+	(void)state;
+	struct pn_sleep_stats st = huge();
+	struct pn__stats_more x = {.observed = true, .events = UINT64_MAX, .kernel_p50_ns = -1};
+	char buf[2048];
+	pn__stats_format(-1, &st, &x, buf, sizeof(buf));
+	assert_true(lines_within_80(buf) >= 3);
+	assert_non_null(strstr(buf, "punctual: thread -1: 9223372036854775807 waits timed out"));
+	assert_non_null(strstr(buf, "18446744073709551615 ended by their event"));
+	assert_non_null(strstr(buf, "as made"));
+	assert_null(strstr(buf, " \n"));
+}
+
+/* Small figures keep the documented layout: three lines, the kernel's figures a fourth. */
+static void test_layout(void **state)
+{
+	(void)state;
+	struct pn_sleep_stats st = {.sleeps = 1000,
+	                            .late_p50_ns = 2500,
+	                            .late_p99_ns = 9000,
+	                            .late_p999_ns = 12000,
+	                            .late_max_ns = 20000,
+	                            .late = 3,
+	                            .spun_ns = 5000000,
+	                            .wall_ns = 1000000000};
+	struct pn__stats_more x = {
+	        .precision = 10000, .budget_ppm = PN_SLEEP_BUDGET_AUTO, .kernel_p50_ns = -1};
+	char buf[1024];
+	pn__stats_format(42, &st, &x, buf, sizeof(buf));
+	assert_string_equal(
+	        buf, "punctual: thread 42: 1000 waits, late p50 2.5 us, p99 9 us, max 20 us\n"
+	             "  p99.9 12 us; 3 late beyond 10 us; spin 5 ms, 0.5% of 1 s\n"
+	             "  budget auto (0 late by it), slice the kernel's\n");
+	x.kernel_p50_ns = 60000;
+	x.kernel_p99_ns = 90000;
+	pn__stats_format(42, &st, &x, buf, sizeof(buf));
+	assert_int_equal(lines_within_80(buf), 4);
+	assert_non_null(strstr(
+	        buf, "\n  saved: p50 60 us -> 2.5 us, p99 90 us -> 9 us (kernel -> precise)\n"));
+	x.observed = true;
+	x.events = 5;
+	pn__stats_format(7, &st, &x, buf, sizeof(buf));
+	assert_string_equal(buf,
+	                    "punctual: thread 7: 1000 waits timed out, late p50 2.5 us, p99 9 us\n"
+	                    "  p99.9 12 us, max 20 us; slack 0 as made\n"
+	                    "  5 ended by their event, 0 past at the call\n");
+}
+
+/* A buffer too small: cut, NUL-terminated, its length what it holds. */
+static void test_small_buffer(void **state)
+{
+	(void)state;
+	struct pn_sleep_stats st = huge();
+	struct pn__stats_more x = {.kernel_p50_ns = 1, .kernel_p99_ns = 2};
+	for (size_t cap = 1; cap < 300; cap += 7) {
+		char buf[300];
+		memset(buf, 'x', sizeof(buf));
+		size_t n = pn__stats_format(1, &st, &x, buf, cap);
+		assert_true(n < cap);
+		assert_int_equal(n, strlen(buf));
+	}
+	assert_int_equal(pn__stats_format(1, &st, &x, NULL, 0), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_precise_extremes),
+	        cmocka_unit_test(test_observed_extremes),
+	        cmocka_unit_test(test_layout),
+	        cmocka_unit_test(test_small_buffer),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
