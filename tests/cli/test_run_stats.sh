@@ -63,6 +63,18 @@ check "--runs 3: p50, p99, max" test "$(grep -Ec '^  late (p50|p99|max) ' "$ERR"
 check "--runs: the records file is gone" test -z "$(ls "$TMP" | grep punctual-runs)"
 check "--runs: within 80 columns" test "$(awk 'length > 80' "$ERR" | wc -l)" -eq 0
 check "--runs: nothing on stdout" test ! -s "$OUT"
+# a run's line is wrapped to COLUMNS (the widest: a long count, figures in ms, a status)
+COLUMNS=40 run run --stats --runs 2 -- sh -c "$COUNT poll 100 2; exit 4"
+runs_text() { # the run lines, each block joined, and the widest of their lines
+	awk '/^punctual: run / {if (b != "") print b; b = $0; w = length > w ? length : w; next}
+	     /^  / && b != "" {b = b " " substr($0, 3); w = length > w ? length : w; next}
+	     {if (b != "") print b; b = ""} END {if (b != "") print b; print "widest " w + 0}' "$ERR"
+}
+check "--runs, COLUMNS=40: the run's lines within 40: $(runs_text)" \
+	test "$(runs_text | sed -n 's/^widest //p')" -le 40
+check "--runs, COLUMNS=40: every figure of the run: $(runs_text)" \
+	grep -Eq '^punctual: run 1/2: 200 waits, late p50 [^,]+, p99 [^,]+, max [^,]+, exit 4$' \
+	<(runs_text)
 # a failing run stops the series with its status
 run run --stats --runs 5 -- sh -c "$COUNT usleep 10; exit 3"
 check "--runs: the failing run's status ($RC)" test "$RC" -eq 3

@@ -128,6 +128,25 @@ static void spread(const double *v, long n, double *mean, double *sd, double *lo
 }
 
 /* "  NAME  MEAN ± SD  (MIN .. MAX)", durations when ns, counts otherwise. */
+/* first, then the items separated by ", ", a line broken (after the comma, "  " before
+ * the next) before an item that would pass out_width(). */
+static void items_line(FILE *f, const char *first, const char (*it)[48], int n)
+{
+	int width = out_width(), col = fprintf(f, "%s", first);
+	for (int i = 0; i < n; i++) {
+		int len = (int)strlen(it[i]);
+		if (i && col + 2 + len > width) {
+			fputs(",\n  ", f);
+			col = 2;
+		} else if (i) {
+			fputs(", ", f);
+			col += 2;
+		}
+		col += fprintf(f, "%s", it[i]);
+	}
+	fputc('\n', f);
+}
+
 static void spread_line(const char *name, const double *v, long n, bool ns)
 {
 	double mean, sd, lo, hi;
@@ -168,15 +187,20 @@ int run_runs(char **cmd, long n)
 		rewind(in);
 		if (read_records(in, &f) < 0)
 			die(1, "cannot read %s: %s", records, strerror(errno));
-		char st[24] = "";
+		char it[5][48];
+		int k = 0;
+		snprintf(it[k++], sizeof(it[0]), "%llu waits", (unsigned long long)f.waits);
+		snprintf(it[k++], sizeof(it[0]), "late p50 %s",
+		         f.waits ? fmt_ns(a, sizeof(a), (double)f.p50) : "-");
+		snprintf(it[k++], sizeof(it[0]), "p99 %s",
+		         f.waits ? fmt_ns(b, sizeof(b), (double)f.p99) : "-");
+		snprintf(it[k++], sizeof(it[0]), "max %s",
+		         f.waits ? fmt_ns(c, sizeof(c), (double)f.max) : "-");
 		if (status)
-			snprintf(st, sizeof(st), ", exit %d", status);
-		fprintf(stderr,
-		        "punctual: run %ld/%ld: %llu waits, late p50 %s, p99 %s, max %s%s\n", i + 1,
-		        n, (unsigned long long)f.waits,
-		        f.waits ? fmt_ns(a, sizeof(a), (double)f.p50) : "-",
-		        f.waits ? fmt_ns(b, sizeof(b), (double)f.p99) : "-",
-		        f.waits ? fmt_ns(c, sizeof(c), (double)f.max) : "-", st);
+			snprintf(it[k++], sizeof(it[0]), "exit %d", status);
+		char head[64];
+		snprintf(head, sizeof(head), "punctual: run %ld/%ld: ", i + 1, n);
+		items_line(stderr, head, it, k);
 		if (status != 0)
 			break;
 		v[done] = (double)f.waits;
