@@ -106,12 +106,49 @@ static size_t block_end(struct block *b)
 	return b->len;
 }
 
+/* One record line onto PUNCTUAL_STATS_FILE: opened for each (O_APPEND: processes and
+ * threads add whole lines), so no descriptor of the program's is ever taken. */
+static void append(const char *buf, size_t n)
+{
+	int fd = open(record_path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (write(fd, buf, n) < 0) {
+		/* nothing to do: the run reads what it finds */
+	}
+	close(fd);
+}
+
+/* With PUNCTUAL_EXPLAIN, a record per cause of the thread's late waits (`run --runs` sums
+ * them into the causes over the runs): "pn-why 1 PID TID CAUSE MAX B:N,...", the cause (enum
+ * pn__why_cause), its largest lateness (ns) and its counts by lateness bucket that are not
+ * empty: at most 97 of 14 bytes, within buf (n >= 2048 bytes: record's, reused, since a
+ * thread of PTHREAD_STACK_MIN exits through here). */
+static void record_why(const struct pn__state *t, char *buf, size_t n)
+{
+	const struct pn__why *w = t->why;
+	for (int c = 0; w && c < PN__WHY_COUNT; c++) {
+		int len = snprintf(buf, n, "pn-why 1 %d %d %d %lld ", (int)getpid(), t->tid, c,
+		                   (long long)w->max[c]);
+		bool any = false;
+		for (int b = 0; b < PN__DECAY_HIST_BUCKETS && len > 0 && (size_t)len < n - 32; b++)
+			if (w->n[c][b]) {
+				len += snprintf(buf + len, n - (size_t)len, "%d:%u,", b,
+				                (unsigned)w->n[c][b]);
+				any = true;
+			}
+		if (!any || len <= 0 || (size_t)len >= n - 1)
+			continue;
+		buf[len++] = '\n';
+		append(buf, (size_t)len);
+	}
+}
+
 /* Appends the thread's record to PUNCTUAL_STATS_FILE (`run --runs` reads it): "pn-stats 1
  * PID TID WAITS EVENTS PAST MAX B:N,B:N...", its waits that ended late or on time (the
  * lateness histogram's count), those its event ended, those past at the call, the largest
- * lateness (ns, -1: none) and the histogram's buckets that are not empty. Opened for each
- * record (O_APPEND: processes and threads add whole lines), so no descriptor of the
- * program's is ever taken. */
+ * lateness (ns, -1: none) and the histogram's buckets that are not empty; then its causes'
+ * record (record_why). */
 static void record(const struct pn__state *t, const struct pn_sleep_stats *st)
 {
 	if (!record_path[0])
@@ -130,13 +167,8 @@ static void record(const struct pn__state *t, const struct pn_sleep_stats *st)
 	if (n <= 0 || (size_t)n >= sizeof(buf) - 1)
 		return;
 	buf[n++] = '\n';
-	int fd = open(record_path, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	if (write(fd, buf, (size_t)n) < 0) {
-		/* nothing to do: the run reads what it finds */
-	}
-	close(fd);
+	append(buf, (size_t)n);
+	record_why(t, buf, sizeof(buf));
 }
 
 /* The causes of the thread's late waits after its line (PUNCTUAL_EXPLAIN): at buf + len. */

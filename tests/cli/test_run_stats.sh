@@ -53,6 +53,13 @@ check "--precise --explain: only documented causes" \
 run run --stats -- "$COUNT" usleep 50
 check "no --explain, no table" test "$(grep -c 'why:' "$ERR")" -eq 0
 
+# the run lines of $ERR, each joined with its continued lines; then "widest W", the widest
+# of those lines
+runs_text() {
+	awk '/^punctual: run / {if (b != "") print b; b = $0; w = length > w ? length : w; next}
+	     /^  / && b != "" {b = b " " substr($0, 3); w = length > w ? length : w; next}
+	     {if (b != "") print b; b = ""} END {if (b != "") print b; print "widest " w + 0}' "$ERR"
+}
 # --runs: a line per run, the spread, the counts exact; the records file removed
 TMPDIR=$TMP run run --stats --runs 3 -- "$COUNT" poll 100 2
 check "--runs 3: exit 0 ($RC)" test "$RC" -eq 0
@@ -65,11 +72,6 @@ check "--runs: within 80 columns" test "$(awk 'length > 80' "$ERR" | wc -l)" -eq
 check "--runs: nothing on stdout" test ! -s "$OUT"
 # a run's line is wrapped to COLUMNS (the widest: a long count, figures in ms, a status)
 COLUMNS=40 run run --stats --runs 2 -- sh -c "$COUNT poll 100 2; exit 4"
-runs_text() { # the run lines, each block joined, and the widest of their lines
-	awk '/^punctual: run / {if (b != "") print b; b = $0; w = length > w ? length : w; next}
-	     /^  / && b != "" {b = b " " substr($0, 3); w = length > w ? length : w; next}
-	     {if (b != "") print b; b = ""} END {if (b != "") print b; print "widest " w + 0}' "$ERR"
-}
 check "--runs, COLUMNS=40: the run's lines within 40: $(runs_text)" \
 	test "$(runs_text | sed -n 's/^widest //p')" -le 40
 check "--runs, COLUMNS=40: every figure of the run: $(runs_text)" \
@@ -79,7 +81,20 @@ check "--runs, COLUMNS=40: every figure of the run: $(runs_text)" \
 run run --stats --runs 5 -- sh -c "$COUNT usleep 10; exit 3"
 check "--runs: the failing run's status ($RC)" test "$RC" -eq 3
 check "--runs: stopped at the first: $(cat "$ERR")" \
-	test "$(grep -c '^punctual: run 1/5: .*, exit 3$' "$ERR")" -eq 1 -a "$(grep -c '^punctual: run ' "$ERR")" -eq 1
+	test "$(runs_text | grep -c '^punctual: run 1/5: .*, exit 3$')" -eq 1 -a "$(grep -c '^punctual: run ' "$ERR")" -eq 1
+# --explain over the runs: one table whose counts are the threads' tables' sums, cause by
+# cause, after the spread; none without --explain
+run run --stats --explain=1ns --runs 2 -- sh -c "$COUNT usleep 100; $COUNT nanosleep 50"
+check "--runs --explain: exit 0 ($RC)" test "$RC" -eq 0
+over=$(awk '/^punctual: over the 2 runs, [0-9]+ waits later than 1 ns, why:$/ {o = 1; t = $6; next}
+	/^  [0-9]+ waits later than 1 ns, why:$/ {h += $1; next}
+	/^    [a-z]+ / {if (o) s[$1] -= $2; else s[$1] += $2; n[$1]; next}
+	END {bad = (t == "" || t != h); for (c in n) if (s[c]) bad = 1; print bad ? "differ" : "sum"}' "$ERR")
+check "--runs --explain: the table over the runs sums the threads': $(cat "$ERR")" test "$over" = sum
+check "--runs --explain: documented causes only" \
+	test "$(grep -c '^    ' "$ERR")" -eq "$(grep -Ec "^    ($CAUSES) +[0-9]+ +[0-9.]+%  max " "$ERR")"
+run run --stats --runs 2 -- "$COUNT" usleep 20
+check "--runs without --explain: no causes" test "$(grep -c 'over the\|why:' "$ERR")" -eq 0
 run run --stats --runs 2 -- "$TMP/missing"
 check "--runs: a command not found: 127 ($RC)" test "$RC" -eq 127
 # children's waits count in the run (two processes)

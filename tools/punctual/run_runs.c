@@ -19,6 +19,7 @@
 #include "tool.h"
 #include "run_runs.h"
 #include "wait/decay_hist.h"
+#include "wait/why.h"
 
 /* env(1)'s statuses when the command cannot be run, as cmd_run.c's. */
 enum { EXIT_CANNOT_INVOKE = 126, EXIT_NOT_FOUND = 127 };
@@ -31,12 +32,16 @@ static void records_remove(void)
 		unlink(records);
 }
 
-/* One run's figures. */
+/* One run's figures, or the runs' together. */
 struct run_fig {
 	int status;
 	unsigned procs, threads;
 	uint64_t waits, events, past;
-	int64_t p50, p99, max; /* -1: no wait with a lateness */
+	int64_t p50, p99, max;              /* -1: no wait with a lateness */
+	uint64_t h[PN__DECAY_HIST_BUCKETS]; /* the waits by lateness bucket */
+	/* with --explain: the late waits by cause and lateness bucket, each cause's largest */
+	uint64_t why[PN__WHY_COUNT][PN__DECAY_HIST_BUCKETS];
+	int64_t why_max[PN__WHY_COUNT];
 };
 
 /* The q-quantile of h (n counts): the largest value of its bucket, capped at max. */
@@ -51,44 +56,115 @@ static int64_t quantile(const uint64_t *h, uint64_t n, double q, int64_t max)
 	return max;
 }
 
+/* "B:N,..." after a record's figures into h (n buckets). */
+static void read_buckets(const char *s, uint64_t *h)
+{
+	while (*s && *s != '\n') {
+		char *end;
+		long b = strtol(s, &end, 10);
+		if (*end != ':' || b < 0 || b >= PN__DECAY_HIST_BUCKETS)
+			return;
+		h[b] += strtoull(end + 1, &end, 10);
+		s = *end == ',' ? end + 1 : end;
+	}
+}
+
+/* One record line (stats.c, record and record_why) into f. */
+static void read_record(const char *line, struct run_fig *f, int *pids, int *npids)
+{
+	int pid, tid, c, used;
+	unsigned long long w, e, p;
+	long long m;
+	if (sscanf(line, "pn-why 1 %d %d %d %lld %n", &pid, &tid, &c, &m, &used) == 4) {
+		if (c < 0 || c >= PN__WHY_COUNT)
+			return;
+		f->why_max[c] = m > f->why_max[c] ? m : f->why_max[c];
+		read_buckets(line + used, f->why[c]);
+		return;
+	}
+	if (sscanf(line, "pn-stats 1 %d %d %llu %llu %llu %lld %n", &pid, &tid, &w, &e, &p, &m,
+	           &used) != 6)
+		return; /* not a record (a line cut short: none of ours) */
+	f->threads++;
+	f->waits += w;
+	f->events += e;
+	f->past += p;
+	if (m > f->max)
+		f->max = m;
+	int i = 0;
+	while (i < *npids && pids[i] != pid)
+		i++;
+	if (i == *npids && *npids < 256)
+		pids[(*npids)++] = pid;
+	read_buckets(line + used, f->h);
+}
+
 /* Reads the records of a run into f: 0, or -errno. */
 static int read_records(FILE *in, struct run_fig *f)
 {
-	uint64_t h[PN__DECAY_HIST_BUCKETS] = {0};
 	int pids[256], npids = 0;
-	char line[4096];
+	char *line = NULL;
+	size_t cap = 0;
 	f->max = -1;
-	while (fgets(line, sizeof(line), in)) {
-		int pid, tid, used;
-		unsigned long long w, e, p;
-		long long max;
-		if (sscanf(line, "pn-stats 1 %d %d %llu %llu %llu %lld %n", &pid, &tid, &w, &e, &p,
-		           &max, &used) != 6)
-			continue; /* not a record (a line cut short: none of ours) */
-		f->threads++;
-		f->waits += w;
-		f->events += e;
-		f->past += p;
-		if (max > f->max)
-			f->max = max;
-		int i = 0;
-		while (i < npids && pids[i] != pid)
-			i++;
-		if (i == npids && npids < 256)
-			pids[npids++] = pid;
-		for (char *s = line + used; *s && *s != '\n';) {
-			char *end;
-			long b = strtol(s, &end, 10);
-			if (*end != ':' || b < 0 || b >= PN__DECAY_HIST_BUCKETS)
-				break;
-			h[b] += strtoull(end + 1, &end, 10);
-			s = *end == ',' ? end + 1 : end;
-		}
-	}
+	while (getline(&line, &cap, in) > 0)
+		read_record(line, f, pids, &npids);
+	free(line);
 	f->procs = (unsigned)npids;
-	f->p50 = f->waits ? quantile(h, f->waits, 0.5, f->max) : -1;
-	f->p99 = f->waits ? quantile(h, f->waits, 0.99, f->max) : -1;
+	f->p50 = f->waits ? quantile(f->h, f->waits, 0.5, f->max) : -1;
+	f->p99 = f->waits ? quantile(f->h, f->waits, 0.99, f->max) : -1;
 	return ferror(in) ? -EIO : 0;
+}
+
+/* The run's figures added into all's. */
+static void add_run(struct run_fig *all, const struct run_fig *f)
+{
+	all->waits += f->waits;
+	all->max = f->max > all->max ? f->max : all->max;
+	for (int b = 0; b < PN__DECAY_HIST_BUCKETS; b++)
+		all->h[b] += f->h[b];
+	for (int c = 0; c < PN__WHY_COUNT; c++) {
+		all->why_max[c] = f->why_max[c] > all->why_max[c] ? f->why_max[c] : all->why_max[c];
+		for (int b = 0; b < PN__DECAY_HIST_BUCKETS; b++)
+			all->why[c][b] += f->why[c][b];
+	}
+}
+
+/* With --explain (PUNCTUAL_EXPLAIN): the causes of the runs' waits later than its
+ * threshold, as each thread's table counts them (why.c): a threshold given was applied
+ * wait by wait; "auto" is the precision with --precise, else twice the median lateness of
+ * all the runs' waits, applied by lateness bucket. */
+static void causes_lines(const struct run_fig *all, long runs)
+{
+	const char *ex = getenv("PUNCTUAL_EXPLAIN"), *prec = getenv("PUNCTUAL_PRECISION");
+	if (!ex || !all->waits)
+		return;
+	int64_t given = -1, above;
+	if (strcmp(ex, "auto") != 0 && pn__duration_parse(ex, 1, &given) != 0)
+		return;
+	if (given >= 0)
+		above = given;
+	else if (!prec || pn__duration_parse(prec, 1, &above) != 0)
+		above = 2 * quantile(all->h, all->waits, 0.5, all->max);
+	int from = 0; /* the buckets wholly above the threshold, where it was not applied */
+	while (given < 0 && from < PN__DECAY_HIST_BUCKETS &&
+	       (from == 0 ? above >= 0 : pn__decay_hist_bucket_hi(from - 1) < above))
+		from++;
+	uint64_t count[PN__WHY_COUNT] = {0}, late = 0;
+	for (int c = 0; c < PN__WHY_COUNT; c++) {
+		for (int b = from; b < PN__DECAY_HIST_BUCKETS; b++)
+			count[c] += all->why[c][b];
+		late += count[c];
+	}
+	char t[24];
+	fprintf(stderr, "punctual: over the %ld runs, %llu waits later than %s%s\n", runs,
+	        (unsigned long long)late, fmt_ns(t, sizeof(t), (double)above),
+	        late ? ", why:" : "");
+	for (int c = 0; c < PN__WHY_COUNT; c++)
+		if (count[c])
+			fprintf(stderr, "    %-10s %8llu %5.1f%%  max %s\n", pn__why_name(c),
+			        (unsigned long long)count[c],
+			        100.0 * (double)count[c] / (double)late,
+			        fmt_ns(t, sizeof(t), (double)all->why_max[c]));
 }
 
 /* Runs cmd once: its status (128 + the signal that killed it). */
@@ -179,11 +255,13 @@ int run_runs(char **cmd, long n)
 	long done = 0;
 	int status = 0;
 	char a[24], b[24], c[24];
+	static struct run_fig all = {.max = -1};
 	for (long i = 0; i < n; i++) {
 		if (ftruncate(fd, 0) != 0)
 			die(1, "cannot empty %s: %s", records, strerror(errno));
 		status = run_once(cmd);
-		struct run_fig f = {.status = status};
+		static struct run_fig f; /* 4.7 kB of counts */
+		f = (struct run_fig){.status = status};
 		rewind(in);
 		if (read_records(in, &f) < 0)
 			die(1, "cannot read %s: %s", records, strerror(errno));
@@ -203,6 +281,7 @@ int run_runs(char **cmd, long n)
 		items_line(stderr, head, it, k);
 		if (status != 0)
 			break;
+		add_run(&all, &f);
 		v[done] = (double)f.waits;
 		v[n + done] = (double)f.p50;
 		v[2 * n + done] = (double)f.p99;
@@ -220,6 +299,7 @@ int run_runs(char **cmd, long n)
 		spread_line("late p50", v + n, done, true);
 		spread_line("late p99", v + 2 * n, done, true);
 		spread_line("late max", v + 3 * n, done, true);
+		causes_lines(&all, n);
 	}
 	free(v);
 	return status;
