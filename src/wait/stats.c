@@ -45,9 +45,11 @@ static void block_write(const char *buf, size_t len)
 }
 
 /* A thread's block, built into a fixed buffer: items set one after another, a line broken
- * before an item that would pass column 80 (and where the layout asks), continued lines
- * indented by two. Whatever the figures' widths, no line is wider than 80 unless one item
- * alone is (none is: the widest, a count of 20 digits and its words, is under 60). */
+ * before an item that would reach column 80 (the last column is the next separator's, which
+ * stays on the line), and where the layout asks; continued lines indented by two. Whatever
+ * the figures' widths, no line is wider than 80 unless one item alone is: the widest,
+ * "punctual: thread T: N waits timed out" with a tid of 11 characters and a count of 20
+ * digits, is 66. */
 #define LINE_COLS 80
 struct block {
 	char *buf;
@@ -85,7 +87,7 @@ __attribute__((format(printf, 3, 4))) static void item(struct block *b, const ch
 	if (n < 0)
 		return;
 	size_t k = strlen(s), m = strlen(sep);
-	if (b->col + m + k > LINE_COLS && b->col > 2) {
+	if (b->col + m + k >= LINE_COLS && b->col > 2) {
 		while (m && sep[m - 1] == ' ')
 			m--;
 		block_raw(b, sep, m);
@@ -119,19 +121,22 @@ static void append(const char *buf, size_t n)
 	close(fd);
 }
 
-/* With PUNCTUAL_EXPLAIN, a record per cause of the thread's late waits (`run --runs` sums
- * them into the causes over the runs): "pn-why 1 PID TID CAUSE MAX B:N,...", the cause (enum
- * pn__why_cause), its largest lateness (ns) and its counts by lateness bucket that are not
- * empty: at most 97 of 14 bytes, within buf (n >= 2048 bytes: record's, reused, since a
- * thread of PTHREAD_STACK_MIN exits through here). */
-static void record_why(const struct pn__state *t, char *buf, size_t n)
+/* With PUNCTUAL_EXPLAIN, a record per cause of the waits the thread's table counts (those
+ * later than its threshold, above_auto where none was given), so that `run --runs` sums the
+ * threads' tables into one over the runs: "pn-why 1 PID TID CAUSE MAX B:N,...", the cause
+ * (enum pn__why_cause), its largest lateness (ns) and its counts by lateness bucket that
+ * are not empty: at most 97 of 14 bytes, within buf (n >= 2048 bytes: record's, reused,
+ * since a thread of PTHREAD_STACK_MIN exits through here). */
+static void record_why(const struct pn__state *t, int64_t above_auto, char *buf, size_t n)
 {
 	const struct pn__why *w = t->why;
+	int from = w ? pn__why_table_from(above_auto) : PN__DECAY_HIST_BUCKETS;
 	for (int c = 0; w && c < PN__WHY_COUNT; c++) {
 		int len = snprintf(buf, n, "pn-why 1 %d %d %d %lld ", (int)getpid(), t->tid, c,
 		                   (long long)w->max[c]);
 		bool any = false;
-		for (int b = 0; b < PN__DECAY_HIST_BUCKETS && len > 0 && (size_t)len < n - 32; b++)
+		for (int b = from; b < PN__DECAY_HIST_BUCKETS && len > 0 && (size_t)len < n - 32;
+		     b++)
 			if (w->n[c][b]) {
 				len += snprintf(buf + len, n - (size_t)len, "%d:%u,", b,
 				                (unsigned)w->n[c][b]);
@@ -148,8 +153,8 @@ static void record_why(const struct pn__state *t, char *buf, size_t n)
  * PID TID WAITS EVENTS PAST MAX B:N,B:N...", its waits that ended late or on time (the
  * lateness histogram's count), those its event ended, those past at the call, the largest
  * lateness (ns, -1: none) and the histogram's buckets that are not empty; then its causes'
- * record (record_why). */
-static void record(const struct pn__state *t, const struct pn_sleep_stats *st)
+ * records (record_why). */
+static void record(const struct pn__state *t, const struct pn_sleep_stats *st, int64_t above_auto)
 {
 	if (!record_path[0])
 		return;
@@ -168,7 +173,7 @@ static void record(const struct pn__state *t, const struct pn_sleep_stats *st)
 		return;
 	buf[n++] = '\n';
 	append(buf, (size_t)n);
-	record_why(t, buf, sizeof(buf));
+	record_why(t, above_auto, buf, sizeof(buf));
 }
 
 /* The causes of the thread's late waits after its line (PUNCTUAL_EXPLAIN): at buf + len. */
@@ -262,7 +267,10 @@ static void stats_line(const struct pn__state *t)
 	pn__state_stats(t, &st);
 	if (observing ? !st.sleeps && !st.past && !t->events : !st.sleeps && !st.past)
 		return;
-	record(t, &st);
+	/* the causes' threshold where none was given: twice the p50 for the program's own
+	 * waits, the precision for precise ones */
+	int64_t above_auto = observing ? 2 * st.late_p50_ns : report_precision;
+	record(t, &st, above_auto);
 	struct pn__stats_more x = {
 	        .observed = observing,
 	        .events = t->events,
@@ -273,10 +281,7 @@ static void stats_line(const struct pn__state *t)
 	};
 	char line[1536];
 	size_t len = pn__stats_format(t->tid, &st, &x, line, sizeof(line));
-	/* the causes: above twice the p50 for the program's own waits, above the precision
-	 * for precise ones */
-	block_write(line, why_lines(t, observing ? 2 * st.late_p50_ns : report_precision, line, len,
-	                            sizeof(line)));
+	block_write(line, why_lines(t, above_auto, line, len, sizeof(line)));
 }
 
 /* At the process's exit: the threads still running (the main one among them). Each state

@@ -40,8 +40,8 @@ struct pn__stats_more {
 	int64_t kernel_p50_ns, kernel_p99_ns; /* the kernel parts' wakeups; -1: none */
 };
 /* The thread's block into buf (n bytes, NUL-terminated, cut to fit): three lines (four
- * with the kernel's figures), none wider than 80 columns whatever the figures; returns its
- * length. */
+ * with the kernel's figures), a line continued on the next where wide figures would take
+ * it past 80 columns; returns its length. */
 size_t pn__stats_format(int tid, const struct pn_sleep_stats *st, const struct pn__stats_more *x,
                         char *buf, size_t n);
 

@@ -56,7 +56,7 @@ bool pn__why_setup(const char *explain)
 	if (strcmp(explain, "auto") != 0 && pn__duration_parse(explain, 1, &v) == 0 && v > 0)
 		threshold = v;
 	struct pn_cpu_info *info = malloc(sizeof(*info)); /* the constructor: not a handler */
-	if (!info) /* the causes but throttling */
+	if (!info)                                        /* the causes but throttling */
 		return true;
 	if (pn_cpu_info(info) == 0 && info->cgroup_dir[0]) {
 		char dir[sizeof(info->cgroup_dir)];
@@ -177,15 +177,30 @@ out:
 	errno = e;
 }
 
+/* The threshold of a table (the one given, else above_auto) and its first lateness bucket:
+ * 0 where it was given (why_after applied it wait by wait), else the first bucket wholly
+ * above it (its smallest value exceeds it). */
+static int table_from(int64_t above_auto, int64_t *above)
+{
+	*above = threshold >= 0 ? threshold : above_auto > 0 ? above_auto : 0;
+	int from = 0;
+	while (threshold < 0 && from < PN__DECAY_HIST_BUCKETS &&
+	       (from == 0 ? *above >= 0 : pn__decay_hist_bucket_hi(from - 1) < *above))
+		from++;
+	return from;
+}
+
+int pn__why_table_from(int64_t above_auto)
+{
+	int64_t above;
+	return table_from(above_auto, &above);
+}
+
 size_t pn__why_render(const struct pn__why *why, int64_t above_auto, const char *prefix, char *buf,
                       size_t n)
 {
-	int64_t above = threshold >= 0 ? threshold : above_auto > 0 ? above_auto : 0;
-	/* the buckets wholly above the threshold: their smallest value exceeds it */
-	int from = 0; /* a threshold given has been applied by why_after */
-	while (threshold < 0 && from < PN__DECAY_HIST_BUCKETS &&
-	       (from == 0 ? above >= 0 : pn__decay_hist_bucket_hi(from - 1) < above))
-		from++;
+	int64_t above;
+	int from = table_from(above_auto, &above);
 	uint64_t count[PN__WHY_COUNT] = {0}, all = 0;
 	for (int c = 0; c < PN__WHY_COUNT; c++) {
 		for (int b = from; b < PN__DECAY_HIST_BUCKETS; b++)

@@ -83,16 +83,22 @@ check "--runs: the failing run's status ($RC)" test "$RC" -eq 3
 check "--runs: stopped at the first: $(cat "$ERR")" \
 	test "$(runs_text | grep -c '^punctual: run 1/5: .*, exit 3$')" -eq 1 -a "$(grep -c '^punctual: run ' "$ERR")" -eq 1
 # --explain over the runs: one table whose counts are the threads' tables' sums, cause by
-# cause, after the spread; none without --explain
+# cause, after the spread (a threshold given, and --precise's P); none without --explain
+sums() { # "sum" where the table over the runs is the threads' tables summed, given $1
+	awk -v h1="$1" '$0 == "punctual: over the 2 runs, " $6 " waits later than " h1 ", why:" {o = 1; t = $6; next}
+	$0 ~ "^  [0-9]+ waits later than " h1 ", why:$" {h += $1; next}
+	/^    [a-z]+ / {if (o) s[$1] -= $2; else s[$1] += $2; n[$1]; next}
+	END {bad = (t == "" || t != h); for (c in n) if (s[c]) bad = 1; print bad ? "differ" : "sum"}' "$ERR"
+}
 run run --stats --explain=1ns --runs 2 -- sh -c "$COUNT usleep 100; $COUNT nanosleep 50"
 check "--runs --explain: exit 0 ($RC)" test "$RC" -eq 0
-over=$(awk '/^punctual: over the 2 runs, [0-9]+ waits later than 1 ns, why:$/ {o = 1; t = $6; next}
-	/^  [0-9]+ waits later than 1 ns, why:$/ {h += $1; next}
-	/^    [a-z]+ / {if (o) s[$1] -= $2; else s[$1] += $2; n[$1]; next}
-	END {bad = (t == "" || t != h); for (c in n) if (s[c]) bad = 1; print bad ? "differ" : "sum"}' "$ERR")
-check "--runs --explain: the table over the runs sums the threads': $(cat "$ERR")" test "$over" = sum
+check "--runs --explain: the table over the runs sums the threads': $(cat "$ERR")" \
+	test "$(sums '1 ns')" = sum
 check "--runs --explain: documented causes only" \
 	test "$(grep -c '^    ' "$ERR")" -eq "$(grep -Ec "^    ($CAUSES) +[0-9]+ +[0-9.]+%  max " "$ERR")"
+run run --precise=2ns --stats --explain --runs 2 -- sh -c "$COUNT usleep 100; $COUNT poll 50"
+check "--precise --runs --explain: the threads' tables summed: $(cat "$ERR")" \
+	test "$(sums '2 ns')" = sum
 run run --stats --runs 2 -- "$COUNT" usleep 20
 check "--runs without --explain: no causes" test "$(grep -c 'over the\|why:' "$ERR")" -eq 0
 run run --stats --runs 2 -- "$TMP/missing"

@@ -2,8 +2,9 @@
 /*
  * test_stats.c: pn__stats_format, PUNCTUAL_STATS's block of a thread: no line wider than
  * 80 columns whatever the figures (counts of 20 digits, durations of days, a tid of 10
- * digits), every figure still shown, the layout's line breaks where they fit, and a
- * buffer too small cut cleanly (NUL-terminated, the length it holds).
+ * digits, and a sweep of widths that ends items at every column), every figure still shown, the
+ * layout's line breaks where they fit, and a buffer too small cut cleanly (NUL-terminated, the
+ * length it holds).
  */
 #include <limits.h>
 #include <setjmp.h>
@@ -121,7 +122,47 @@ static void test_layout(void **state)
 	                    "  5 ended by their event, 0 past at the call\n");
 }
 
-/* A buffer too small: cut, NUL-terminated, its length what it holds. */
+/* Every width of tid, counts and figures around the column where an item ends at 80 (the
+ * next separator's comma has to fit too): no line passes 80. */
+static void test_width_sweep(void **state)
+{
+	(void)state;
+	static const int tids[] = {1, 12, 1234, 123456, 4194304, INT_MAX, INT_MIN};
+	static const double figs[] = {0,       7,        999,       1234,  12345,     123456,
+	                              1234567, 12345678, 123456789, 1.5e9, 123456.7e9};
+	char buf[2048];
+	for (size_t i = 0; i < sizeof(tids) / sizeof(tids[0]); i++)
+		for (uint64_t count = 1; count && count < UINT64_MAX / 10; count *= 10)
+			for (size_t j = 0; j < sizeof(figs) / sizeof(figs[0]); j++)
+				for (int observed = 0; observed < 2; observed++) {
+					struct pn_sleep_stats st = {
+					        .sleeps = count - 1,
+					        .past = 1,
+					        .late = count,
+					        .late_budget = count,
+					        .shared_waits = count,
+					        .late_p50_ns = (int64_t)figs[j],
+					        .late_p99_ns = (int64_t)figs[(j + 1) % 11],
+					        .late_p999_ns = (int64_t)figs[(j + 2) % 11],
+					        .late_max_ns = (int64_t)figs[(j + 3) % 11],
+					        .spun_ns = (int64_t)figs[(j + 4) % 11],
+					        .wall_ns = (int64_t)figs[(j + 5) % 11],
+					        .slack_ns = (int64_t)figs[(j + 6) % 11],
+					        .slice_ns = (int64_t)figs[(j + 7) % 11]};
+					struct pn__stats_more x = {
+					        .observed = observed,
+					        .events = count,
+					        .precision = (int64_t)figs[(j + 8) % 11],
+					        .budget_ppm = (int32_t)(count % 1000003),
+					        .kernel_p50_ns = (int64_t)figs[(j + 9) % 11],
+					        .kernel_p99_ns = (int64_t)figs[(j + 10) % 11]};
+					pn__stats_format(tids[i], &st, &x, buf, sizeof(buf));
+					lines_within_80(buf);
+				}
+}
+
+/* A buffer too small: cut, NUL-terminated, its length what it holds, nothing written
+ * past it. */
 static void test_small_buffer(void **state)
 {
 	(void)state;
@@ -133,6 +174,8 @@ static void test_small_buffer(void **state)
 		size_t n = pn__stats_format(1, &st, &x, buf, cap);
 		assert_true(n < cap);
 		assert_int_equal(n, strlen(buf));
+		for (size_t k = cap; k < sizeof(buf); k++)
+			assert_int_equal(buf[k], 'x');
 	}
 	assert_int_equal(pn__stats_format(1, &st, &x, NULL, 0), 0);
 }
@@ -140,9 +183,8 @@ static void test_small_buffer(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_precise_extremes),
-	        cmocka_unit_test(test_observed_extremes),
-	        cmocka_unit_test(test_layout),
+	        cmocka_unit_test(test_precise_extremes), cmocka_unit_test(test_observed_extremes),
+	        cmocka_unit_test(test_layout),           cmocka_unit_test(test_width_sweep),
 	        cmocka_unit_test(test_small_buffer),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

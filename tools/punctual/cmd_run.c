@@ -559,7 +559,7 @@ int cmd_run(int argc, char **argv)
 		        cmd[0], cmd[0], cmd[0]);
 	run_apply(&set, cmd[0]);
 	if (set.runs)
-		return run_runs(cmd, set.runs);
+		return run_runs(cmd, set.runs, set.explain, set.precise ? set.precision_ns : -1);
 	execvp(cmd[0], cmd);
 	int e = errno;
 	die(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_INVOKE, "%s: %s", cmd[0], strerror(e));

@@ -4,7 +4,9 @@
  * other, and reports each run's waits and their spread across runs, as hyperfine does for
  * run times. The shim appends a record per thread to PUNCTUAL_STATS_FILE (stats.c: its
  * waits and lateness histogram); each run's histograms are merged, so a run's quantiles
- * are those of all its waits, every thread and child process included. A run that fails
+ * are those of all its waits, every thread and child process included. With --explain,
+ * the shim also appends its threads' tables of causes (records "pn-why"), summed into one
+ * over the runs. A run that fails
  * (a status other than 0, or a signal) ends the series: its status is the tool's, as
  * make(1) stops at a failing command, with the runs so far reported.
  */
@@ -129,36 +131,35 @@ static void add_run(struct run_fig *all, const struct run_fig *f)
 	}
 }
 
-/* With --explain (PUNCTUAL_EXPLAIN): the causes of the runs' waits later than its
- * threshold, as each thread's table counts them (why.c): a threshold given was applied
- * wait by wait; "auto" is the precision with --precise, else twice the median lateness of
- * all the runs' waits, applied by lateness bucket. */
-static void causes_lines(const struct run_fig *all, long runs)
+/* With --explain: the threads' tables of causes summed over the runs (each thread's
+ * records hold what its table counted), under the threshold they shared: explain's ("auto"
+ * or ns), the precision with --precise (precision >= 0), else each thread's own. */
+static void causes_lines(const struct run_fig *all, long runs, const char *explain,
+                         int64_t precision)
 {
-	const char *ex = getenv("PUNCTUAL_EXPLAIN"), *prec = getenv("PUNCTUAL_PRECISION");
-	if (!ex || !all->waits)
+	if (!explain)
 		return;
-	int64_t given = -1, above;
-	if (strcmp(ex, "auto") != 0 && pn__duration_parse(ex, 1, &given) != 0)
-		return;
-	if (given >= 0)
-		above = given;
-	else if (!prec || pn__duration_parse(prec, 1, &above) != 0)
-		above = 2 * quantile(all->h, all->waits, 0.5, all->max);
-	int from = 0; /* the buckets wholly above the threshold, where it was not applied */
-	while (given < 0 && from < PN__DECAY_HIST_BUCKETS &&
-	       (from == 0 ? above >= 0 : pn__decay_hist_bucket_hi(from - 1) < above))
-		from++;
+	char t[24], above[64];
+	int64_t given;
+	if (strcmp(explain, "auto") != 0 && pn__duration_parse(explain, 1, &given) == 0)
+		fmt_ns(above, sizeof(above), (double)given);
+	else if (precision >= 0)
+		fmt_ns(above, sizeof(above), (double)precision);
+	else
+		snprintf(above, sizeof(above), "twice their thread's median");
 	uint64_t count[PN__WHY_COUNT] = {0}, late = 0;
 	for (int c = 0; c < PN__WHY_COUNT; c++) {
-		for (int b = from; b < PN__DECAY_HIST_BUCKETS; b++)
+		for (int b = 0; b < PN__DECAY_HIST_BUCKETS; b++)
 			count[c] += all->why[c][b];
 		late += count[c];
 	}
-	char t[24];
-	fprintf(stderr, "punctual: over the %ld runs, %llu waits later than %s%s\n", runs,
-	        (unsigned long long)late, fmt_ns(t, sizeof(t), (double)above),
-	        late ? ", why:" : "");
+	if (!late) {
+		fprintf(stderr, "punctual: over the %ld runs, no wait later than %s\n", runs,
+		        above);
+		return;
+	}
+	fprintf(stderr, "punctual: over the %ld runs, %llu waits later than %s, why:\n", runs,
+	        (unsigned long long)late, above);
 	for (int c = 0; c < PN__WHY_COUNT; c++)
 		if (count[c])
 			fprintf(stderr, "    %-10s %8llu %5.1f%%  max %s\n", pn__why_name(c),
@@ -203,7 +204,6 @@ static void spread(const double *v, long n, double *mean, double *sd, double *lo
 	*sd = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
 }
 
-/* "  NAME  MEAN ± SD  (MIN .. MAX)", durations when ns, counts otherwise. */
 /* first, then the items separated by ", ", a line broken (after the comma, "  " before
  * the next) before an item that would pass out_width(). */
 static void items_line(FILE *f, const char *first, const char (*it)[48], int n)
@@ -211,7 +211,8 @@ static void items_line(FILE *f, const char *first, const char (*it)[48], int n)
 	int width = out_width(), col = fprintf(f, "%s", first);
 	for (int i = 0; i < n; i++) {
 		int len = (int)strlen(it[i]);
-		if (i && col + 2 + len > width) {
+		/* the next separator's comma stays on this line: room for it too */
+		if (i && col + 2 + len + (i + 1 < n) > width) {
 			fputs(",\n  ", f);
 			col = 2;
 		} else if (i) {
@@ -223,6 +224,7 @@ static void items_line(FILE *f, const char *first, const char (*it)[48], int n)
 	fputc('\n', f);
 }
 
+/* "  NAME  MEAN ± SD  (MIN .. MAX)", durations when ns, counts otherwise. */
 static void spread_line(const char *name, const double *v, long n, bool ns)
 {
 	double mean, sd, lo, hi;
@@ -236,7 +238,7 @@ static void spread_line(const char *name, const double *v, long n, bool ns)
 		fprintf(stderr, "  %-9s %10.1f ± %-10.1f (%.0f .. %.0f)\n", name, mean, sd, lo, hi);
 }
 
-int run_runs(char **cmd, long n)
+int run_runs(char **cmd, long n, const char *explain, int64_t precision)
 {
 	const char *dir = getenv("TMPDIR");
 	if (!dir || dir[0] != '/' || strlen(dir) > sizeof(records) - 24)
@@ -255,12 +257,11 @@ int run_runs(char **cmd, long n)
 	long done = 0;
 	int status = 0;
 	char a[24], b[24], c[24];
-	static struct run_fig all = {.max = -1};
+	struct run_fig all = {.max = -1}, f; /* 4.7 kB of counts each */
 	for (long i = 0; i < n; i++) {
 		if (ftruncate(fd, 0) != 0)
 			die(1, "cannot empty %s: %s", records, strerror(errno));
 		status = run_once(cmd);
-		static struct run_fig f; /* 4.7 kB of counts */
 		f = (struct run_fig){.status = status};
 		rewind(in);
 		if (read_records(in, &f) < 0)
@@ -299,7 +300,7 @@ int run_runs(char **cmd, long n)
 		spread_line("late p50", v + n, done, true);
 		spread_line("late p99", v + 2 * n, done, true);
 		spread_line("late max", v + 3 * n, done, true);
-		causes_lines(&all, n);
+		causes_lines(&all, n, explain, precision);
 	}
 	free(v);
 	return status;
