@@ -130,8 +130,10 @@ static void append(const char *buf, size_t n)
 static void record_why(const struct pn__state *t, int64_t above_auto, char *buf, size_t n)
 {
 	const struct pn__why *w = t->why;
-	int from = w ? pn__why_table_from(above_auto) : PN__DECAY_HIST_BUCKETS;
-	for (int c = 0; w && c < PN__WHY_COUNT; c++) {
+	if (!w)
+		return;
+	int from = pn__why_table_from(above_auto);
+	for (int c = 0; c < PN__WHY_COUNT; c++) {
 		int len = snprintf(buf, n, "pn-why 1 %d %d %d %lld ", (int)getpid(), t->tid, c,
 		                   (long long)w->max[c]);
 		bool any = false;

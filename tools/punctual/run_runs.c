@@ -34,16 +34,20 @@ static void records_remove(void)
 		unlink(records);
 }
 
-/* One run's figures, or the runs' together. */
+/* One run's figures. */
 struct run_fig {
 	int status;
 	unsigned procs, threads;
 	uint64_t waits, events, past;
 	int64_t p50, p99, max;              /* -1: no wait with a lateness */
 	uint64_t h[PN__DECAY_HIST_BUCKETS]; /* the waits by lateness bucket */
-	/* with --explain: the late waits by cause and lateness bucket, each cause's largest */
-	uint64_t why[PN__WHY_COUNT][PN__DECAY_HIST_BUCKETS];
-	int64_t why_max[PN__WHY_COUNT];
+};
+
+/* With --explain, the runs' causes (their threads' tables): the late waits by cause and
+ * lateness bucket, and each cause's largest lateness. */
+struct run_causes {
+	uint64_t n[PN__WHY_COUNT][PN__DECAY_HIST_BUCKETS];
+	int64_t max[PN__WHY_COUNT];
 };
 
 /* The q-quantile of h (n counts): the largest value of its bucket, capped at max. */
@@ -71,8 +75,9 @@ static void read_buckets(const char *s, uint64_t *h)
 	}
 }
 
-/* One record line (stats.c, record and record_why) into f. */
-static void read_record(const char *line, struct run_fig *f, int *pids, int *npids)
+/* One record line (stats.c, record and record_why) into f, or a cause's into why. */
+static void read_record(const char *line, struct run_fig *f, struct run_causes *why, int *pids,
+                        int *npids)
 {
 	int pid, tid, c, used;
 	unsigned long long w, e, p;
@@ -80,8 +85,8 @@ static void read_record(const char *line, struct run_fig *f, int *pids, int *npi
 	if (sscanf(line, "pn-why 1 %d %d %d %lld %n", &pid, &tid, &c, &m, &used) == 4) {
 		if (c < 0 || c >= PN__WHY_COUNT)
 			return;
-		f->why_max[c] = m > f->why_max[c] ? m : f->why_max[c];
-		read_buckets(line + used, f->why[c]);
+		why->max[c] = m > why->max[c] ? m : why->max[c];
+		read_buckets(line + used, why->n[c]);
 		return;
 	}
 	if (sscanf(line, "pn-stats 1 %d %d %llu %llu %llu %lld %n", &pid, &tid, &w, &e, &p, &m,
@@ -101,15 +106,15 @@ static void read_record(const char *line, struct run_fig *f, int *pids, int *npi
 	read_buckets(line + used, f->h);
 }
 
-/* Reads the records of a run into f: 0, or -errno. */
-static int read_records(FILE *in, struct run_fig *f)
+/* Reads the records of a run into f, its causes added into why: 0, or -errno. */
+static int read_records(FILE *in, struct run_fig *f, struct run_causes *why)
 {
 	int pids[256], npids = 0;
 	char *line = NULL;
 	size_t cap = 0;
 	f->max = -1;
 	while (getline(&line, &cap, in) > 0)
-		read_record(line, f, pids, &npids);
+		read_record(line, f, why, pids, &npids);
 	free(line);
 	f->procs = (unsigned)npids;
 	f->p50 = f->waits ? quantile(f->h, f->waits, 0.5, f->max) : -1;
@@ -117,24 +122,10 @@ static int read_records(FILE *in, struct run_fig *f)
 	return ferror(in) ? -EIO : 0;
 }
 
-/* The run's figures added into all's. */
-static void add_run(struct run_fig *all, const struct run_fig *f)
-{
-	all->waits += f->waits;
-	all->max = f->max > all->max ? f->max : all->max;
-	for (int b = 0; b < PN__DECAY_HIST_BUCKETS; b++)
-		all->h[b] += f->h[b];
-	for (int c = 0; c < PN__WHY_COUNT; c++) {
-		all->why_max[c] = f->why_max[c] > all->why_max[c] ? f->why_max[c] : all->why_max[c];
-		for (int b = 0; b < PN__DECAY_HIST_BUCKETS; b++)
-			all->why[c][b] += f->why[c][b];
-	}
-}
-
 /* With --explain: the threads' tables of causes summed over the runs (each thread's
  * records hold what its table counted), under the threshold they shared: explain's ("auto"
  * or ns), the precision with --precise (precision >= 0), else each thread's own. */
-static void causes_lines(const struct run_fig *all, long runs, const char *explain,
+static void causes_lines(const struct run_causes *why, long runs, const char *explain,
                          int64_t precision)
 {
 	if (!explain)
@@ -150,7 +141,7 @@ static void causes_lines(const struct run_fig *all, long runs, const char *expla
 	uint64_t count[PN__WHY_COUNT] = {0}, late = 0;
 	for (int c = 0; c < PN__WHY_COUNT; c++) {
 		for (int b = 0; b < PN__DECAY_HIST_BUCKETS; b++)
-			count[c] += all->why[c][b];
+			count[c] += why->n[c][b];
 		late += count[c];
 	}
 	if (!late) {
@@ -165,7 +156,7 @@ static void causes_lines(const struct run_fig *all, long runs, const char *expla
 			fprintf(stderr, "    %-10s %8llu %5.1f%%  max %s\n", pn__why_name(c),
 			        (unsigned long long)count[c],
 			        100.0 * (double)count[c] / (double)late,
-			        fmt_ns(t, sizeof(t), (double)all->why_max[c]));
+			        fmt_ns(t, sizeof(t), (double)why->max[c]));
 }
 
 /* Runs cmd once: its status (128 + the signal that killed it). */
@@ -257,14 +248,14 @@ int run_runs(char **cmd, long n, const char *explain, int64_t precision)
 	long done = 0;
 	int status = 0;
 	char a[24], b[24], c[24];
-	struct run_fig all = {.max = -1}, f; /* 4.7 kB of counts each */
+	struct run_causes why = {0}; /* a failing run's are never shown: the series stops */
 	for (long i = 0; i < n; i++) {
 		if (ftruncate(fd, 0) != 0)
 			die(1, "cannot empty %s: %s", records, strerror(errno));
 		status = run_once(cmd);
-		f = (struct run_fig){.status = status};
+		struct run_fig f = {.status = status};
 		rewind(in);
-		if (read_records(in, &f) < 0)
+		if (read_records(in, &f, &why) < 0)
 			die(1, "cannot read %s: %s", records, strerror(errno));
 		char it[5][48];
 		int k = 0;
@@ -282,7 +273,6 @@ int run_runs(char **cmd, long n, const char *explain, int64_t precision)
 		items_line(stderr, head, it, k);
 		if (status != 0)
 			break;
-		add_run(&all, &f);
 		v[done] = (double)f.waits;
 		v[n + done] = (double)f.p50;
 		v[2 * n + done] = (double)f.p99;
@@ -300,7 +290,7 @@ int run_runs(char **cmd, long n, const char *explain, int64_t precision)
 		spread_line("late p50", v + n, done, true);
 		spread_line("late p99", v + 2 * n, done, true);
 		spread_line("late max", v + 3 * n, done, true);
-		causes_lines(&all, n, explain, precision);
+		causes_lines(&why, n, explain, precision);
 	}
 	free(v);
 	return status;
