@@ -107,8 +107,34 @@ struct pn_sleep_stats {
 	int64_t queued_ns;
 	uint64_t shared_waits; /* waits that did not spin because the CPU is shared (a spin
 	                        * loses its CPU to the tasks that share it: a later p99) */
-	int32_t rt_prio;        /* the SCHED_FIFO priority pn_sleep_set_rt gave it; 0: none */
+	int32_t rt_prio;       /* the SCHED_FIFO priority pn_sleep_set_rt gave it; 0: none */
+	/* the mechanism the thread's waits settled on (PN_SLEEP_MODE_*): the one most of its
+	 * last few hundred waits used, and their share of them (ppm) */
+	int32_t mode;
+	int32_t mode_ppm;
 };
+
+/* The mechanisms of a precise wait (pn_sleep_stats' mode, pn_sleep_mode_name). Each wait
+ * takes the one its class's learned wakeups, the thread's spins and its CPU's sharing call
+ * for; the kernel alone wherever a spin would not lower the p99 of the lateness. */
+enum {
+	PN_SLEEP_MODE_NONE,     /* no wait yet */
+	PN_SLEEP_MODE_SPIN,     /* the kernel to a margin before the deadline, then a spin */
+	PN_SLEEP_MODE_SPIN_ALL, /* a spin the whole wait: the kernel wakes later than its length */
+	PN_SLEEP_MODE_KERNEL,   /* the kernel alone: its wakeups meet the precision */
+	PN_SLEEP_MODE_CHEAP,    /* the kernel alone at 1 ns slack: a spin costs more CPU than it
+	                         * buys (the budget, or the default's knee) */
+	PN_SLEEP_MODE_LOST,     /* the kernel alone at 1 ns slack: the thread's spins lose the
+	                         * CPU as often as the kernel wakes it late */
+	PN_SLEEP_MODE_SHARED,   /* the kernel alone with the learned slice: the CPU is shared
+	                         * with runnable tasks, which a spin waits out */
+	PN_SLEEP_MODE_LEARNING, /* the kernel alone: a first wait, before the thread knows
+	                         * whether its CPU is shared */
+	PN_SLEEP_MODES
+};
+/* A mode's name ("spin", "spin all", "kernel", "cheap", "lost", "shared", "learning", "none";
+ * "?" out of range). */
+PN_API const char *pn_sleep_mode_name(int mode);
 
 /* Spinning's CPU budget, in parts per million of the thread's time: PN_SLEEP_BUDGET_FULL is
  * 100% (precision at any cost), 0 never spins (the kernel alone, to the deadline at 1 ns

@@ -150,6 +150,41 @@ static bool spin_only_learn(struct pn__state *t, struct pn__plan *p, int k, int6
 	return false;
 }
 
+/* A thread whose spins lose LOSS_SPIN_RATE of their time to stalls longer than what the
+ * kernel alone is late by at its p99 (less the precision) would be late that much at least
+ * as often with a spin as without: the spin cannot lower the p99. It waits in the kernel
+ * alone, spinning every LOSS_EXPLORE-th wait to go on watching its spins. */
+#define LOSS_SPIN_RATE 0.01
+#define LOSS_EXPLORE   16
+
+/* Why a wait that would spin waits in the kernel alone instead (a PN_SLEEP_MODE_*), or 0:
+ * the CPU is shared (a spin loses it for the other tasks' slices), or its sharing is not
+ * known yet, or the thread's spins lose the CPU as often as the kernel is late (the vCPU
+ * taken away while it spins). */
+static int kernel_alone(struct pn__state *t, int64_t precision, int64_t kernel_q)
+{
+	if (pn__slice_shared(&t->slice))
+		return PN_SLEEP_MODE_SHARED;
+	if (!pn__slice_known(&t->slice))
+		return PN_SLEEP_MODE_LEARNING;
+	double loss = pn__policy_loss_share(&t->loss, kernel_q - precision);
+	if (loss >= LOSS_SPIN_RATE && ++t->explore % LOSS_EXPLORE != 0)
+		return PN_SLEEP_MODE_LOST;
+	return 0;
+}
+
+/* The mode of a wait whose margin is margin (a spin, the whole wait's or not), or why it
+ * waits in the kernel alone instead (kernel_alone); never for a budget of precision at
+ * any cost, nor a SCHED_FIFO thread. */
+static int spin_mode(struct pn__state *t, int64_t margin, int64_t len, int64_t precision,
+                     int64_t kernel_q)
+{
+	int alone = margin && t->st.budget_ppm != PN_SLEEP_BUDGET_FULL && !t->rt.prio
+	                    ? kernel_alone(t, precision, kernel_q)
+	                    : 0;
+	return alone ? alone : margin >= len ? PN_SLEEP_MODE_SPIN_ALL : PN_SLEEP_MODE_SPIN;
+}
+
 /* The margin for a wait of len ns in class k at this precision, within t's budget. */
 static void choose(struct pn__state *t, int k, int64_t len, int64_t precision,
                    struct pn__policy_choice *c)
@@ -214,14 +249,10 @@ void pn__plan_make(struct pn__plan *p, clockid_t clk, int64_t deadline, int64_t 
 	if (margin >= deadline - now && spin_only_learn(t, p, k, deadline - now))
 		margin = (deadline - now) / 2;
 	int64_t planned = margin; /* what the budget's cut is counted against */
-	/* on a shared CPU a spin loses the CPU and costs the p99 (slice.h), but where the
-	 * budget is precision at any cost, which the caller chose, and for a SCHED_FIFO
-	 * thread, which no SCHED_OTHER task preempts */
-	if (margin && t->st.budget_ppm != PN_SLEEP_BUDGET_FULL && !t->rt.prio &&
-	    pn__slice_shared(&t->slice)) {
+	int mode = spin_mode(t, margin, deadline - now, precision, kernel_q);
+	if (mode != PN_SLEEP_MODE_SPIN && mode != PN_SLEEP_MODE_SPIN_ALL) {
 		margin = 0;
-		planned = c.wanted; /* the shared CPU, not the budget, took the spin */
-		t->st.shared_waits++;
+		planned = c.wanted; /* the CPU or the spins, not the budget, took the spin */
 	}
 	if (p->stop) {
 		pn__plan_cancel(p);
@@ -235,8 +266,15 @@ void pn__plan_make(struct pn__plan *p, clockid_t clk, int64_t deadline, int64_t 
 		return;
 	}
 	int64_t slack, lead;
-	pn__policy_kernel(pn__policy_lost(&t->cls[k]), precision, kernel_q, margin, deadline - now,
-	                  &slack, &lead);
+	bool lost = pn__policy_lost(&t->cls[k]);
+	pn__policy_kernel(lost, precision, kernel_q, margin, deadline - now, &slack, &lead);
+	mode = precision > kernel_q         ? PN_SLEEP_MODE_KERNEL
+	       : mode != PN_SLEEP_MODE_SPIN ? mode
+	       : lost                       ? PN_SLEEP_MODE_LOST
+	       : !margin                    ? PN_SLEEP_MODE_CHEAP
+	                                    : mode;
+	t->st.shared_waits += mode == PN_SLEEP_MODE_SHARED;
+	pn__state_mode(t, mode);
 	t->st.margin_ns = margin;
 	p->budget_cut_ns = c.wanted > planned ? c.wanted - planned : 0;
 	p->target = deadline - lead;

@@ -20,9 +20,11 @@
 #include "internal.h"
 #include "wait/slice.h"
 
-
-/* The thread's runs are read every SAMPLE_WAITS waits: three system calls (open, read,
- * close), a small share of the waits' own cost. */
+/* The thread's runs are read at its first wait, FIRST_WAITS waits later (its first reading:
+ * until then it does not know whether its CPU is shared, and does not spin), then every
+ * SAMPLE_WAITS waits: three system calls (open, read, close), a small share of the waits'
+ * own cost. */
+#define FIRST_WAITS  16
 #define SAMPLE_WAITS 64
 /* The readings' mean waits are averaged with weight 1/SHARED_DECAY for the newest: one
  * reading is SAMPLE_WAITS waits, too few alone (beside two hogs per CPU, 1-3% of wakeups
@@ -32,7 +34,7 @@
 /* A learned slice is asked for again when it moves by this factor either way. */
 #define RESET_FACTOR 2
 
-static _Atomic int support;    /* 0 not known yet, 1 yes, -1 no: stop asking */
+static _Atomic int support; /* 0 not known yet, 1 yes, -1 no: stop asking */
 static int64_t default_want_ns = PN_SLEEP_SLICE_AUTO;
 static bool default_from_env; /* PUNCTUAL_SLICE gave it */
 
@@ -161,7 +163,8 @@ void pn__slice_spin_end(struct pn__slice *s, int64_t lost_ns)
 	uint64_t exec = 0, queued = 0, runs = 0, q = 0;
 	if (lost_ns > PN__SLICE_LOST_NS && pn__slice_read_runs(&exec, &queued, &runs) == 0 &&
 	    queued >= s->queued_ns && runs >= s->runs) {
-		/* the run-queue wait beyond what its switch-ins since the reading wait on average */
+		/* the run-queue wait beyond what its switch-ins since the reading wait on average
+		 */
 		uint64_t usual = (uint64_t)(s->delay_ns > 0 ? s->delay_ns : 0) * (runs - s->runs);
 		q = queued - s->queued_ns;
 		q = q > usual ? q - usual : 0;
@@ -192,6 +195,22 @@ static void sample(struct pn__slice *s)
 	uint64_t exec = 0, queued = 0, runs = 0;
 	if (pn__slice_read_runs(&exec, &queued, &runs) == 0)
 		pn__slice_note(s, exec, queued, runs);
+	else
+		s->blind = true; /* no readings to wait for */
+}
+
+bool pn__slice_due(struct pn__slice *s)
+{
+	uint32_t every = !s->runs ? 1 : s->readings ? SAMPLE_WAITS : FIRST_WAITS;
+	if (++s->waits < every)
+		return false;
+	s->waits = 0;
+	return true;
+}
+
+bool pn__slice_known(const struct pn__slice *s)
+{
+	return s->status <= 0 || s->readings || s->blind;
 }
 
 /* The slice the thread should have now: 0 for its own (OFF). */
@@ -201,7 +220,9 @@ static int64_t wanted(struct pn__slice *s)
 	if (w != PN_SLEEP_SLICE_AUTO)
 		return w;
 	int64_t q = s->run.n ? pn__decay_hist_quantile(&s->run, 0.95, 1) : 0;
-	return q < PN__SLICE_MIN_NS ? PN__SLICE_MIN_NS : q > PN__SLICE_MAX_NS ? PN__SLICE_MAX_NS : q;
+	return q < PN__SLICE_MIN_NS   ? PN__SLICE_MIN_NS
+	       : q > PN__SLICE_MAX_NS ? PN__SLICE_MAX_NS
+	                              : q;
 }
 
 /* Puts w (> 0) in place, or the kernel's own back (w 0): 0, or -EOPNOTSUPP where the
@@ -232,10 +253,8 @@ void pn__slice_apply(struct pn__slice *s)
 		look(s);
 	if (PN_LIKELY(s->status < 0))
 		return;
-	if (++s->waits >= SAMPLE_WAITS && !s->external) {
-		s->waits = 0;
+	if (!s->external && pn__slice_due(s))
 		sample(s);
-	}
 	if (atomic_load_explicit(&support, memory_order_relaxed) < 0)
 		return;
 	int64_t want = s->want_ns == PN__SLICE_DEFAULT ? default_want_ns : s->want_ns;

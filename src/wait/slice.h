@@ -46,16 +46,17 @@ int64_t pn__slice_set_self(int64_t ns, bool inherit);
 
 /* A thread's slice. */
 struct pn__slice {
-	int64_t want_ns;  /* PN__SLICE_DEFAULT, PN_SLEEP_SLICE_AUTO, PN_SLEEP_SLICE_OFF, or ns */
-	int64_t set_ns;   /* what the thread runs with since we set it, read back; 0: untouched */
-	int8_t status;    /* 0 not looked at; 1 ours to set; -1 not (its policy, or denied) */
-	uint32_t waits;   /* waits since the last reading of its runs */
-	uint64_t exec_ns; /* /proc/thread-self/schedstat at that reading: time on a CPU, */
-	uint64_t runs;    /* and times it was put on one */
+	int64_t want_ns;    /* PN__SLICE_DEFAULT, PN_SLEEP_SLICE_AUTO, PN_SLEEP_SLICE_OFF, or ns */
+	int64_t set_ns;     /* what the thread runs with since we set it, read back; 0: untouched */
+	int8_t status;      /* 0 not looked at; 1 ours to set; -1 not (its policy, or denied) */
+	uint32_t waits;     /* waits since the last reading of its runs */
+	uint64_t exec_ns;   /* /proc/thread-self/schedstat at that reading: time on a CPU, */
+	uint64_t runs;      /* and times it was put on one */
 	uint64_t queued_ns; /* and its time waiting on a run queue */
 	int64_t delay_ns;   /* the wait on a run queue per switch-in, readings averaged */
 	bool shared;        /* the thread shares its CPU (pn__slice_shared) */
 	bool external;      /* its readings come from its caller (the tool's frontier) */
+	bool blind;         /* its runs cannot be read (no schedstat): no readings come */
 	uint32_t readings;  /* readings averaged into delay_ns (the first is taken whole) */
 	uint32_t hold;      /* readings it stays shared whatever they say (lost spins) */
 	float lost_rate;    /* share of its spins that lost the CPU to another task */
@@ -80,8 +81,9 @@ int pn__slice_want(struct pn__slice *s, int64_t slice_ns);
  * hog on its CPU, 34-230 us beside two hogs per CPU). */
 #define PN__SLICE_CONTENDED_NS 10000
 /* Whether the thread shares its CPU (its readings' averaged wait per switch-in above
- * PN__SLICE_CONTENDED_NS, and not yet below half of it since): then a precise wait does not spin (docs/DESIGN.md, "When the CPU
- * is shared": any spin, even of 15 us, put the p99 at ~950 us against ~735 us without). */
+ * PN__SLICE_CONTENDED_NS, and not yet below half of it since): then a precise wait does not spin
+ * (docs/DESIGN.md, "When the CPU is shared": any spin, even of 15 us, put the p99 at ~950 us
+ * against ~735 us without). */
 bool pn__slice_shared(const struct pn__slice *s);
 /* A spin that loses the CPU for longer than this (in its gaps, or past its deadline) is
  * looked at: was it another task's turn? */
@@ -110,6 +112,14 @@ void pn__slice_spin_end(struct pn__slice *s, int64_t lost_ns);
 /* Notes a reading of the thread's /proc/thread-self/schedstat (time on a CPU, time on a run
  * queue, switch-ins): what the slice learns and pn__slice_shared decide from. */
 void pn__slice_note(struct pn__slice *s, uint64_t exec_ns, uint64_t queued_ns, uint64_t runs);
+/* Counts a wait: whether the thread's runs are to be read at it (its first wait, the 16th
+ * after, then every 64th). A caller with external readings reads them then. */
+bool pn__slice_due(struct pn__slice *s);
+/* Whether the thread knows if its CPU is shared: a first reading taken, or none to come
+ * (not ours to read or set, or no schedstat), or not looked at yet (a thread's first plan
+ * comes before its first pn__slice_apply). Until then a precise wait does not spin: a spin
+ * beside runnable tasks loses the CPU for their slice. */
+bool pn__slice_known(const struct pn__slice *s);
 /* Reads the calling thread's /proc/thread-self/schedstat: 0, or -errno. */
 int pn__slice_read_runs(uint64_t *exec_ns, uint64_t *queued_ns, uint64_t *runs);
 /* The process's default want (PUNCTUAL_SLICE at load: "off", "auto", or a duration). */

@@ -396,6 +396,35 @@ void pn__state_pend(struct pn__state *t, struct pn__plan *p, const struct pn__sl
 	p->tail_seq = seq;
 }
 
+/* A wait's mode weighs 1/MODE_DECAY, the older ones less by as much: the mode settled on is
+ * that of most of the last few hundred waits. */
+#define MODE_DECAY 128.0f
+
+void pn__state_mode(struct pn__state *t, int mode)
+{
+	for (int m = 0; m < PN_SLEEP_MODES; m++)
+		t->mode_w[m] += ((m == mode ? 1.0f : 0.0f) - t->mode_w[m]) / MODE_DECAY;
+}
+
+static void mode_settled(const struct pn__state *t, struct pn_sleep_stats *st)
+{
+	float sum = 0;
+	st->mode = PN_SLEEP_MODE_NONE;
+	for (int m = 1; m < PN_SLEEP_MODES; m++) {
+		sum += t->mode_w[m];
+		if (t->mode_w[m] > t->mode_w[st->mode])
+			st->mode = m;
+	}
+	st->mode_ppm = sum > 0 ? (int32_t)(1e6f * t->mode_w[st->mode] / sum) : 0;
+}
+
+PN_API const char *pn_sleep_mode_name(int mode)
+{
+	static const char *const name[PN_SLEEP_MODES] = {"none",  "spin", "spin all", "kernel",
+	                                                 "cheap", "lost", "shared",   "learning"};
+	return mode >= 0 && mode < PN_SLEEP_MODES ? name[mode] : "?";
+}
+
 /* The q-quantile of the counted lateness: the largest value of the bucket where it lies,
  * capped at the largest seen. */
 static int64_t late_quantile(const struct pn__state *t, uint64_t n, double q)
@@ -417,6 +446,7 @@ void pn__state_stats(const struct pn__state *t, struct pn_sleep_stats *st)
 	st->slice_ns = t->slice.set_ns;
 	st->queued_ns = t->slice.delay_ns;
 	st->rt_prio = t->rt.prio;
+	mode_settled(t, st);
 	st->wall_ns = t->first ? pn_now() - t->first : 0;
 	uint64_t n = 0;
 	for (int b = 0; b < PN__DECAY_HIST_BUCKETS; b++)

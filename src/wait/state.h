@@ -62,6 +62,8 @@ struct pn__state {
 	/* the kernel parts' wakeups, late past the target they asked for: what the kernel
 	 * alone made of these waits (run --stats --precise's "lateness saved") */
 	uint32_t kwake[PN__DECAY_HIST_BUCKETS];
+	float mode_w[PN_SLEEP_MODES]; /* the waits by mode, decayed (pn__state_mode) */
+	uint32_t explore;             /* waits the loss rule kept from spinning */
 	struct pn__why *why; /* PUNCTUAL_EXPLAIN's counts, mapped at its first wait; or NULL */
 	struct pn_sleep_stats st;
 	struct pn__state_pending pend;
@@ -121,6 +123,9 @@ void pn__state_settle(struct pn__state *t);
 /* Records e's sleep as pending, its end to be stored by the caller's tail: sets p->tail,
  * p->tail_to and p->tail_seq. */
 void pn__state_pend(struct pn__state *t, struct pn__plan *p, const struct pn__sleep_end *e);
+
+/* Notes the mode a wait planned with (PN_SLEEP_MODE_*). */
+void pn__state_mode(struct pn__state *t, int mode);
 
 /* What a thread learns enters here, and only here: a kernel wakeup's lateness (late ns past
  * the kernel part's target, in class k, for a wait of len), a probe's (class 0), a spin's

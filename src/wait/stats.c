@@ -205,6 +205,29 @@ static void observed_block(struct block *k, int tid, const struct pn_sleep_stats
 	item(k, ", ", "%llu past at the call", (unsigned long long)st->past);
 }
 
+/* Why a thread's waits took the mechanism they settled on (PN_SLEEP_MODE_*). */
+static const char *const mode_why[PN_SLEEP_MODES] = {
+        "no wait yet",
+        "a margin, then a spin, lowers the p99",
+        "the kernel wakes later than the waits are long",
+        "the kernel's wakeups meet the precision",
+        "a spin would cost more CPU than it saves",
+        "spins lose the CPU as often as the kernel is late",
+        "CPU shared: the kernel, a short slice, no spin",
+        "first waits, before it knows if the CPU is shared",
+};
+
+/* The mechanism the waits settled on (its share of the last few hundred), and why: one
+ * line, 77 columns at the widest. */
+static void mode_line(struct block *k, const struct pn_sleep_stats *st)
+{
+	if (st->mode <= PN_SLEEP_MODE_NONE || st->mode >= PN_SLEEP_MODES)
+		return;
+	next_line(k);
+	item(k, "", "settled on %s (%.0f%%): %s", pn_sleep_mode_name(st->mode), st->mode_ppm / 1e4,
+	     mode_why[st->mode]);
+}
+
 /* A precise thread's block: the figures; the late ones and the spin; the settings; what the
  * kernel alone made of these waits (its wakeups past the targets the kernel parts asked
  * for) against the waits' own lateness. */
@@ -238,6 +261,7 @@ static void precise_block(struct block *k, int tid, const struct pn_sleep_stats 
 	if (st->shared_waits) /* the CPU shared with runnable tasks: waits kept from spinning */
 		item(k, "; ", "CPU shared: %llu without a spin",
 		     (unsigned long long)st->shared_waits);
+	mode_line(k, st);
 	if (x->kernel_p50_ns < 0)
 		return;
 	next_line(k);

@@ -194,7 +194,22 @@ skip_emulated() {
 	fi
 }
 
+# unfinished: for a test's EXIT trap (set after track_lines): a script that ends before
+# finish (a command that killed it, set -u, a signal) says where and with which status, so
+# that a failure a log keeps nothing else of still says why.
+track_lines() {
+	trap 'LAST_LINE=$LINENO LAST_CMD=$BASH_COMMAND' DEBUG
+}
+unfinished() {
+	local st=$1
+	[ -n "${FINISHED:-}" ] && return 0
+	trap - DEBUG
+	echo "FAIL: $(basename "$0") ended before its last check, status $st, at line" \
+		"${LAST_LINE:-?}: ${LAST_CMD:-?} ($PASSES passed, $FAILS failed so far)" >&2
+}
+
 finish() {
+	FINISHED=1
 	echo "$PASSES passed, $FAILS failed, $SKIPS skipped"
 	[ "$FAILS" -eq 0 ] || return 1
 	[ "$PASSES" -eq 0 ] && [ "$SKIPS" -gt 0 ] && return 77

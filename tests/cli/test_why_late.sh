@@ -20,7 +20,8 @@ cleanup() {
 	fi
 	TCG=""
 }
-trap 'cleanup; rm -rf "$TMP"' EXIT
+trap 'st=$?; unfinished $st; cleanup; rm -rf "$TMP"; exit $st' EXIT
+track_lines
 trap 'exit 130' INT TERM # through the EXIT trap: the cgroup goes also when ctest kills us
 
 # share CAUSE FILE: the share of late deadlines CAUSE has in the report's "causes"

@@ -31,6 +31,7 @@
 #include "wait/policy.h"
 #include "kernel.h"
 #include "wait/plan.h"
+#include "wait/state.h"
 #include "wait/spin.h"
 #include "runner.h"
 #include "splitmix.h"
@@ -548,6 +549,58 @@ static void test_spins_lose(void **state)
 	in_fresh_thread(spins_lose);
 }
 
+/* At the default budget: a thread whose spins lose more of their time to stalls longer than
+ * the kernel's p99 lateness than the p99 allows waits in the kernel alone (a spin cannot
+ * lower its p99), spins now and then to go on watching, and says so in its mode. */
+static void *spins_stalled(void *arg)
+{
+	(void)arg;
+	learn_n(1000, 20 * US, 40);
+	learn_n(2 * MS, 20 * US, 64);
+	struct pn__plan p;
+	plan_at(&p, 2 * MS, US, 0);
+	pn__plan_cancel(&p);
+	if (!p.kernel || p.target >= p.deadline)
+		return "a learned class did not spin before its spins stalled";
+	struct pn__spin_gaps g = {.watched = 40 * MS}; /* 2 ms of 40 ms in one stall: 5% */
+	pn__policy_gap(&g, 2 * MS);
+	pn__state_learn_gaps(pn__state_get(), &g);
+	int kernel = 0, spun = 0;
+	for (int i = 0; i < 64; i++) {
+		plan_at(&p, 2 * MS, US, 0);
+		pn__plan_cancel(&p);
+		if (p.kernel && p.target >= p.deadline - 1 && p.slack == 1) /* a spin of 1 ns */
+			kernel++;
+		else
+			spun++;
+	}
+	struct pn_sleep_stats st;
+	pn_sleep_stats(&st);
+	if (kernel < 48)
+		return "a thread whose spins stall as often as the kernel is late still spins";
+	if (spun == 0)
+		return "a thread whose spins stalled never spins again to see";
+	if (st.mode != PN_SLEEP_MODE_LOST || st.mode_ppm <= 500000 || st.mode_ppm > 1000000)
+		return "its mode is not lost";
+	return NULL;
+}
+
+static void test_spins_stalled(void **state)
+{
+	(void)state;
+	pthread_t t;
+	void *failed;
+	assert_int_equal(pthread_create(&t, NULL, spins_stalled, NULL), 0);
+	assert_int_equal(pthread_join(t, &failed), 0);
+	if (failed)
+		fail_msg("%s", (const char *)failed);
+	for (int m = 0; m < PN_SLEEP_MODES; m++)
+		assert_string_not_equal(pn_sleep_mode_name(m), "?");
+	assert_string_equal(pn_sleep_mode_name(-1), "?");
+	assert_string_equal(pn_sleep_mode_name(PN_SLEEP_MODES), "?");
+	assert_string_equal(pn_sleep_mode_name(PN_SLEEP_MODE_SHARED), "shared");
+}
+
 static volatile sig_atomic_t handled;
 static void count_signal(int sig)
 {
@@ -823,6 +876,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_keep_slack),
 	        cmocka_unit_test(test_probe_takes_all),
 	        cmocka_unit_test(test_spins_lose),
+	        cmocka_unit_test(test_spins_stalled),
 	        cmocka_unit_test(test_spin_interrupted),
 	        cmocka_unit_test(test_probes_interrupted),
 	        cmocka_unit_test(test_stats_learning),

@@ -4,8 +4,8 @@
  * reads back (sched_getattr); learned in the kernel's bounds; put back by
  * PN_SLEEP_SLICE_OFF; the thread's nice value and reset-on-fork flag stay (but that the flag
  * is set at nice >= 0: threads and children the waiter creates do not inherit its slice); a
- * SCHED_BATCH or SCHED_IDLE thread is left alone; a seccomp filter that denies sched_setattr (EPERM,
- * ENOSYS) leaves every wait working and never early; PUNCTUAL_SLICE's grammar. Each case
+ * SCHED_BATCH or SCHED_IDLE thread is left alone; a seccomp filter that denies sched_setattr
+ * (EPERM, ENOSYS) leaves every wait working and never early; PUNCTUAL_SLICE's grammar. Each case
  * runs in a thread of its own (a slice is per thread). Skips where the kernel keeps its own
  * slice (before Linux 6.12). Whether a thread shares its CPU follows its readings of
  * /proc/thread-self/schedstat (synthetic here: the scheduler's are not ours to choose), and
@@ -227,8 +227,9 @@ static const char *other_policy(int policy)
 		return e;
 	if (get().runtime != own || pn_sleep_slice() != 0)
 		return "a thread of another policy had its slice set";
-	return pn_sleep_set_slice(300000) == -EOPNOTSUPP ? NULL
-	                                                 : "setting another policy's slice is not -EOPNOTSUPP";
+	return pn_sleep_set_slice(300000) == -EOPNOTSUPP
+	               ? NULL
+	               : "setting another policy's slice is not -EOPNOTSUPP";
 }
 
 static const char *batch(void)
@@ -394,6 +395,32 @@ static void test_shared_readings(void **state)
 	assert_true(pn__slice_shared(&fresh));
 }
 
+/* The runs are read at a thread's first wait, 16 waits later (its first reading), then
+ * every 64th; until that first reading the thread does not know whether its CPU is shared
+ * (and does not spin), unless no reading is to come. */
+static void test_first_reading(void **state)
+{
+	(void)state;
+	struct pn__slice s = {.status = 1};
+	assert_false(pn__slice_known(&s));
+	assert_true(pn__slice_due(&s)); /* the first wait: the start */
+	pn__slice_note(&s, 1000, 1000, 10);
+	assert_false(pn__slice_known(&s));
+	int n = 1;
+	while (!pn__slice_due(&s))
+		n++;
+	assert_int_equal(n, 16);
+	readings(&s, 1, 2000);
+	assert_true(pn__slice_known(&s));
+	for (n = 1; !pn__slice_due(&s); n++)
+		;
+	assert_int_equal(n, 64);
+	struct pn__slice other = {.status = -1}, blind = {.status = 1, .blind = true}, fresh = {0};
+	assert_true(pn__slice_known(&other)); /* not ours: no readings come */
+	assert_true(pn__slice_known(&blind)); /* no schedstat */
+	assert_true(pn__slice_known(&fresh)); /* a first plan, before its first look */
+}
+
 /* Spins that lose the CPU to another task (the run queue took the loss) often enough make
  * the thread shared for PN__SLICE_HOLD readings, however alone its readings look (a short
  * slice hides the sharing); one now and then does not, nor losses the run queue did not
@@ -527,6 +554,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_denied),
 	        cmocka_unit_test(test_rt),
 	        cmocka_unit_test(test_shared_readings),
+	        cmocka_unit_test(test_first_reading),
 	        cmocka_unit_test(test_lost_spins),
 	        cmocka_unit_test(test_shared_waits),
 	};

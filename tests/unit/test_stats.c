@@ -49,6 +49,8 @@ static struct pn_sleep_stats huge(void)
 	st.wall_ns = 987654321098766;
 	st.slack_ns = 4000000000000;
 	st.slice_ns = 100000;
+	st.mode = PN_SLEEP_MODE_LOST; /* the longest reason */
+	st.mode_ppm = 1000000;
 	return st;
 }
 
@@ -67,6 +69,7 @@ static void test_precise_extremes(void **state)
 	assert_non_null(strstr(buf, "punctual: thread 2147483647: 18446744073709551614 waits"));
 	assert_non_null(strstr(buf, "18446744073709551615 late beyond"));
 	assert_non_null(strstr(buf, "CPU shared: 18446744073709551615 without a spin"));
+	assert_non_null(strstr(buf, "\n  settled on lost (100%): spins lose the CPU"));
 	assert_non_null(strstr(buf, "(kernel -> precise)\n"));
 	assert_non_null(strstr(buf, "budget 12.3456% (18446744073709551615 late by it)"));
 	/* a break never leaves a separator's space at a line's end */
@@ -148,7 +151,9 @@ static void test_width_sweep(void **state)
 					        .spun_ns = (int64_t)figs[(j + 4) % 11],
 					        .wall_ns = (int64_t)figs[(j + 5) % 11],
 					        .slack_ns = (int64_t)figs[(j + 6) % 11],
-					        .slice_ns = (int64_t)figs[(j + 7) % 11]};
+					        .slice_ns = (int64_t)figs[(j + 7) % 11],
+					        .mode = (int32_t)(count % PN_SLEEP_MODES),
+					        .mode_ppm = (int32_t)(count % 1000001)};
 					struct pn__stats_more x = {
 					        .observed = observed,
 					        .events = count,

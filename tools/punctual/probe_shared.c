@@ -66,14 +66,15 @@ static int64_t p99(const struct probe_shared *ps, int v)
 	return pn_hist_count(&x->late) >= FRONTIER_MIN_P99 ? pn_hist_percentile(&x->late, 99) : -1;
 }
 
-/* The better of punctual's default and the short slice at the p99, where it beats the plain
- * program's; -1: neither does (or too few sleeps). */
+/* punctual's default, or the bare short slice where that beats it beyond the noise
+ * (frontier_beats), where it beats the plain program's p99; -1: neither does (or too few
+ * sleeps). */
 static int shared_best(const struct probe_shared *ps)
 {
 	int64_t plain = p99(ps, PLAIN), d = p99(ps, DEFAULT), s = p99(ps, SLICE);
 	if (plain < 0 || d < 0 || s < 0)
 		return -1;
-	int best = d <= s ? DEFAULT : SLICE;
+	int won, best = frontier_beats(ps->f, 0, SLICE, DEFAULT, &won) ? SLICE : DEFAULT;
 	return p99(ps, best) < plain ? best : -1;
 }
 

@@ -49,6 +49,7 @@ void frontier_probe_config(struct frontier_config *c, int quick)
 	c->rounds[1] = quick ? 100 : 200;
 	c->rounds[2] = quick ? 6 : 32;
 	c->precision = 1 * US;
+	c->slice_auto = true; /* the library's default: the probe's "default" is the library's */
 }
 
 const char *frontier_name(const struct frontier_variant *v, char *buf, size_t n)
@@ -120,9 +121,9 @@ double frontier_cpu_pct(const struct frontier_cell *c)
 
 double frontier_hog_pct(const struct frontier *f, const struct frontier_cell *c)
 {
-	return f->hog_ncpus && c->hog_wall_ns ? 100.0 * (double)c->hog_ns /
-	                                                ((double)c->hog_wall_ns * f->hog_ncpus)
-	                                      : 0;
+	return f->hog_ncpus && c->hog_wall_ns
+	               ? 100.0 * (double)c->hog_ns / ((double)c->hog_wall_ns * f->hog_ncpus)
+	               : 0;
 }
 
 double frontier_fair_pct(const struct frontier *f, const struct frontier_cell *c)
@@ -235,11 +236,19 @@ int frontier_best(const struct frontier *f, int l, int *won)
 		if (pick < 0 || f->c.var[v].arg < f->c.var[pick].arg)
 			pick = v;
 	}
-	int dw = 0;
-	if (pick >= 0 && (deflt < 0 || frontier_beats(f, l, pick, deflt, &dw))) {
-		/* a default that did not beat the kernel: the budget had to beat the kernel */
-		*won = deflt < 0 ? w[pick] : dw;
+	/* a budget only where it beats the default itself (measured and on the envelope
+	 * otherwise: as good as the budget that beat the kernel) */
+	int dw = 0, d = -1;
+	for (int v = 0; v < f->c.nvar; v++)
+		if (f->c.var[v].kind == FR_AUTO && measured(&f->cell[l][v]))
+			d = v;
+	if (pick >= 0 && (d < 0 || frontier_beats(f, l, pick, d, &dw))) {
+		*won = d < 0 ? w[pick] : dw;
 		return pick;
+	}
+	if (deflt < 0 && d >= 0 && pick >= 0) {
+		*won = w[pick]; /* the budget's own rounds against the kernel */
+		return d;
 	}
 	*won = deflt >= 0 ? w[deflt] : 0;
 	return deflt;
@@ -352,13 +361,11 @@ static void runs_read(struct runs *r)
 
 /* A punctual variant learns whether its CPU is shared from its own sleeps alone, as a
  * thread that sleeps only so would (the thread's readings would mix in the spin's and the
- * fixed margins' preemptions): the runs across its sleeps are added up, and every
- * SAMPLE_SLEEPS of them noted as a reading (the state's readings are external: the
- * library takes none). */
-#define SAMPLE_SLEEPS 64
+ * fixed margins' preemptions): the runs across its sleeps are added up, and noted as a
+ * reading when the library would read its runs (pn__slice_due; the state's readings are
+ * external: the library takes none). */
 struct own_runs {
 	struct runs sum;
-	uint32_t sleeps;
 };
 
 static void own_runs_add(struct own_runs *o, struct pn__state *s, const struct runs *a,
@@ -377,7 +384,7 @@ static void own_runs_add(struct own_runs *o, struct pn__state *s, const struct r
 	o->sum.exec += b->exec - a->exec;
 	o->sum.queued += b->queued - a->queued;
 	o->sum.n += b->n - a->n;
-	if (++o->sleeps % SAMPLE_SLEEPS == 0)
+	if (pn__slice_due(&s->slice))
 		pn__slice_note(&s->slice, o->sum.exec, o->sum.queued, o->sum.n);
 }
 
@@ -472,7 +479,8 @@ static int states_new(const struct frontier_config *c, struct pn__state **state)
 			continue;
 		if (!(state[v] = pn__state_new()))
 			return -ENOMEM;
-		state[v]->budget_ppm = k == FR_BUDGET ? (int32_t)c->var[v].arg : PN_SLEEP_BUDGET_AUTO;
+		state[v]->budget_ppm =
+		        k == FR_BUDGET ? (int32_t)c->var[v].arg : PN_SLEEP_BUDGET_AUTO;
 		state[v]->slice.want_ns = c->slice_auto ? PN_SLEEP_SLICE_AUTO : PN_SLEEP_SLICE_OFF;
 		state[v]->slice.external = true; /* its readings: own_runs_add */
 	}
@@ -508,7 +516,8 @@ static void rounds(const struct frontier_config *c, struct frontier *f, struct p
 					return;
 				if (!sched_enter(&c->var[v], state[v], &base, f))
 					continue;
-				bool learns = state[v] && c->var[v].kind != FR_RT; /* FIFO: not shared */
+				bool learns =
+				        state[v] && c->var[v].kind != FR_RT; /* FIFO: not shared */
 				if (learns)
 					runs_read(&r0);
 				/* the hogs' time between two readings inside [w0, w1] */

@@ -115,10 +115,10 @@ bool frontier_beats(const struct frontier *f, int l, int a, int b, int *won);
  * (budgets, the default) that beat the kernel alone (frontier_beats) and whose p99 no fixed
  * margin of no more CPU beats, those whose p99 interval meets the lowest one's are as
  * good. The default when it is one of them (it needs no budget chosen); else the smallest
- * budget of them, only if it beats the default; else the default, if it beat the
- * kernel. Its index, or -1 (none beat the kernel, or the kernel variant is missing or too
- * small, or l is out of range); *won: the stretches it won against the variant it had to
- * beat last (FRONTIER_ROUNDS when it is given).
+ * budget of them, only if it beats the default itself; else the default (on the envelope:
+ * as good as what beat the kernel). Its index, or -1 (none beat the kernel, or the kernel variant
+ * is missing or too small, or l is out of range); *won: the stretches it won against the variant it
+ * had to beat last (FRONTIER_ROUNDS when it is given).
  */
 int frontier_best(const struct frontier *f, int l, int *won);
 
