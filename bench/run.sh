@@ -22,6 +22,7 @@ cs=/sys/devices/system/clocksource/clocksource0
 	"$(dirname "$0")/bench_sleep.sh" "$B/punctual"
 	"$(dirname "$0")/bench_precise.sh" "$B/bench/bench_precise"
 	"$(dirname "$0")/bench_frontier.sh" "$B"
+	"$(dirname "$0")/bench_default.sh" "$B"
 	"$(dirname "$0")/bench_shared.sh" "$B"
 	"$(dirname "$0")/bench_shared_clients.sh" "$B"
 	"$(dirname "$0")/bench_preload.sh" "$B"
