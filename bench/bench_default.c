@@ -36,6 +36,7 @@ static const struct frontier_variant vars[] = {
 
 struct figure {
 	double p99_us, cpu; /* p99_us < 0: too few sleeps */
+	double fair;        /* the hogs' CPU against what the sleeper left them, % */
 };
 static struct figure fig[MAXR][NLENGTH][NVAR];
 
@@ -46,17 +47,21 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* The least, median and most of v's p99 at length l over the rounds (-1: none). */
-static void spread(int rounds, int l, int v, double *lo, double *mid, double *hi, double *cpu)
+static void spread(int rounds, int l, int v, double *lo, double *mid, double *hi, double *cpu,
+                   double *fair)
 {
-	double p[MAXR], c[MAXR];
+	double p[MAXR], c[MAXR], w[MAXR];
 	int n = 0;
 	for (int r = 0; r < rounds; r++) {
 		c[r] = fig[r][l][v].cpu;
+		w[r] = fig[r][l][v].fair;
 		if (fig[r][l][v].p99_us >= 0)
 			p[n++] = fig[r][l][v].p99_us;
 	}
 	qsort(c, (size_t)rounds, sizeof(double), cmp_double);
+	qsort(w, (size_t)rounds, sizeof(double), cmp_double);
 	*cpu = c[rounds / 2];
+	*fair = w[0];
 	if (!n) {
 		*lo = *mid = *hi = -1;
 		return;
@@ -157,24 +162,25 @@ int main(int argc, char **argv)
 				        enough ? (double)pn_hist_percentile(&x->late, 99) / 1e3
 				               : -1;
 				fig[r][l][v].cpu = frontier_cpu_pct(x);
+				fig[r][l][v].fair = frontier_fair_pct(f, x);
 			}
 	}
 	char name[32];
 	for (int l = 0; l < NLENGTH; l++) {
 		printf("#### %s, %lld us sleeps (%d a variant, %d rounds)\n\n", argv[1],
 		       (long long)(lens[l] / US), c.rounds[l], rounds);
-		printf("| variant | p99 least | median | most | CPU %% "
-		       "|\n|---|---:|---:|---:|---:|\n");
+		printf("| variant | p99 least | median | most | CPU %% | hogs' fair %% (least) "
+		       "|\n|---|---:|---:|---:|---:|---:|\n");
 		for (int v = 0; v < NVAR; v++) {
-			double lo, mid, hi, cpu;
-			spread(rounds, l, v, &lo, &mid, &hi, &cpu);
-			if (mid < 0)
-				printf("| %s | - | - | - | %.1f |\n",
-				       frontier_name(&vars[v], name, sizeof(name)), cpu);
-			else
-				printf("| %s | %.1f | %.1f | %.1f | %.1f |\n",
-				       frontier_name(&vars[v], name, sizeof(name)), lo, mid, hi,
-				       cpu);
+			double lo, mid, hi, cpu, fair;
+			char p[64] = "- | - | -", w[16] = "-";
+			spread(rounds, l, v, &lo, &mid, &hi, &cpu, &fair);
+			if (mid >= 0)
+				snprintf(p, sizeof(p), "%.1f | %.1f | %.1f", lo, mid, hi);
+			if (shared)
+				snprintf(w, sizeof(w), "%.1f", fair);
+			printf("| %s | %s | %.1f | %s |\n",
+			       frontier_name(&vars[v], name, sizeof(name)), p, cpu, w);
 		}
 		printf("\n");
 	}
