@@ -27,7 +27,11 @@
  *    the lateness-versus-CPU frontier), and for sleeps of 1 ms or more to at most 25% of
  *    the thread's time;
  *  - and where the class's spins keep losing the CPU to other tasks, the thread sleeps in
- *    the kernel to the deadline at 1 ns slack (a kernel wait is woken ahead of a CPU hog).
+ *    the kernel to the deadline at 1 ns slack (a kernel wait is woken ahead of a CPU hog);
+ *  - so too where no spin can lower the p99 of the lateness: where the thread's spins
+ *    lose 1% of their time to stalls longer than the kernel's own p99 lateness, where its
+ *    CPU is shared with runnable tasks (with its learned slice), and in its first 16
+ *    waits, before it knows whether its CPU is shared (pn_sleep_stats' mode says which).
  * A budget of 100% (PN_SLEEP_BUDGET_FULL) is precision at any cost: the margin covers the
  * quantile whatever it costs, as before budgets existed.
  *

@@ -92,6 +92,16 @@ static void probe_frontier_text(FILE *f, const struct probe_frontier *pf)
 	}
 	fprintf(f, "  (us; m: ms; -: under %d sleeps, too few for a p99; precision %s)\n",
 	        FRONTIER_MIN_P99, fmt_ns(a, sizeof(a), (double)c->precision));
+	for (int v = 0; v < c->nvar; v++) {
+		if (c->var[v].kind != FR_AUTO)
+			continue;
+		fprintf(f, "  default settled on:");
+		for (int l = 0; l < c->nlen; l++)
+			fprintf(f, "%s %s at %s", l ? "," : "",
+			        pn_sleep_mode_name(pf->f->cell[l][v].mode),
+			        fmt_ns(a, sizeof(a), (double)c->len[l]));
+		fputc('\n', f);
+	}
 }
 
 /* "p99 35 us (95%: 30 to 41 us)" into buf. */
@@ -189,6 +199,8 @@ static void probe_frontier_json(struct json *j, const struct probe_frontier *pf)
 			json_int_if(j, "p999_ns", quantile(x, 99.9, FRONTIER_MIN_P999) >= 0,
 			            quantile(x, 99.9, FRONTIER_MIN_P999));
 			json_num(j, "cpu_pct", frontier_cpu_pct(x));
+			if (x->mode != PN_SLEEP_MODE_NONE)
+				json_str(j, "mode", pn_sleep_mode_name(x->mode));
 			json_int(j, "early", x->early);
 			json_obj_end(j);
 		}

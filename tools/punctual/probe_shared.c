@@ -195,6 +195,8 @@ static void shared_json(struct json *j, const struct probe *p)
 		json_num(j, "cpu_pct", frontier_cpu_pct(x));
 		json_num(j, "hog_pct", frontier_hog_pct(f, x));
 		json_num(j, "fair_pct", frontier_fair_pct(f, x));
+		if (x->mode != PN_SLEEP_MODE_NONE)
+			json_str(j, "mode", pn_sleep_mode_name(x->mode));
 		json_int(j, "early", x->early);
 		json_obj_end(j);
 	}

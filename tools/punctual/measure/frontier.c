@@ -518,6 +518,19 @@ static void tail_add(struct frontier_tail *t, int64_t late)
 	t->top[i] = late;
 }
 
+/* The mechanism each punctual variant's waits settled on at length l, into its cell. */
+static void modes_note(const struct frontier_config *c, struct frontier *f, int l,
+                       struct pn__state **state)
+{
+	for (int v = 0; v < c->nvar; v++) {
+		struct pn_sleep_stats st;
+		if (!state[v])
+			continue;
+		pn__state_stats(state[v], &st);
+		f->cell[l][v].mode = st.mode;
+	}
+}
+
 /* Every round of every length, each variant once in turn. */
 static void rounds(const struct frontier_config *c, struct frontier *f, struct pn__state **state,
                    const struct hogs *h)
@@ -526,7 +539,7 @@ static void rounds(const struct frontier_config *c, struct frontier *f, struct p
 	pn__sched_get(&base);
 	struct own_runs own[FRONTIER_MAX_VARIANTS] = {0};
 	struct runs r0, r1;
-	for (int l = 0; l < c->nlen; l++)
+	for (int l = 0; l < c->nlen; l++) {
 		for (int r = 0; r < c->rounds[l]; r++)
 			for (int v = 0; v < c->nvar; v++) {
 				struct frontier_cell *cell = &f->cell[l][v];
@@ -560,6 +573,8 @@ static void rounds(const struct frontier_config *c, struct frontier *f, struct p
 				tail_add(&cell->round[r * FRONTIER_ROUNDS / c->rounds[l]],
 				         t > d ? t - d : 0);
 			}
+		modes_note(c, f, l, state);
+	}
 }
 
 int frontier_run(const struct frontier_config *c, struct frontier *f)

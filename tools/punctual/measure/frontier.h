@@ -54,6 +54,8 @@ struct frontier_cell {
 	int64_t early;       /* returns before the deadline: stays 0 */
 	int64_t hog_ns;      /* the hogs' CPU time across the variant's sleeps, */
 	int64_t hog_wall_ns; /* and the time it was read over (the sleeps and the readings) */
+	int mode;            /* a punctual variant's: the mechanism its waits settled on at the
+	                      * length's end (PN_SLEEP_MODE_*); PN_SLEEP_MODE_NONE for others */
 };
 
 struct frontier_config {
