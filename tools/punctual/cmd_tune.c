@@ -259,7 +259,7 @@ static void drop_in_text(char *buf, size_t n, int i, const char *shim)
 static void text_drop_in(int best, int i, const char *drop_in, const char *path)
 {
 	if (best < 0)
-		fprintf(out, "none kept; the closest, %s, as a drop-in:\n", set[i].name);
+		fprintf(out, "none kept; the closest, %s, as the drop-in %s:\n", set[i].name, path);
 	else if (opt.apply)
 		fprintf(out, "kept, in %s:\n", path);
 	else
