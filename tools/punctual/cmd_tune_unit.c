@@ -204,6 +204,12 @@ struct unit {
 };
 
 static struct unit *restoring; /* what the exit handler puts back */
+static char measure_path[600]; /* what a second signal removes (the rest needs systemctl) */
+
+static void measure_remove(void)
+{
+	unlink(measure_path);
+}
 
 /* Key's value in systemctl show's "Key=Value" lines into v (n bytes; "" when absent). */
 static void prop(const char *show, const char *key, char *v, size_t n)
@@ -404,12 +410,18 @@ static void unit_keep(struct unit *u, const struct tune_setting *best)
 		int r = write_in(u->etc, DROP_IN, &a);
 		if (r < 0)
 			die(1, "cannot write %s/%s: %s", u->etc, DROP_IN, strerror(-r));
-		u->old_len = 0; /* replaced, not stacked */
-	} else {
-		u->old_len = 0; /* measured no better: not kept */
 	}
 	if (reload() != 0 || unit_do(u->was_active ? "restart" : "stop", u->name) != 0)
 		die(1, "cannot restart %s: put back as it was", u->name);
+	if (u->was_active) { /* one that exits at once under the drop-in is put back */
+		char st[32];
+		nanosleep(&(struct timespec){1, 0}, NULL);
+		active_state(u->name, st, sizeof(st));
+		if (strcmp(st, "active") != 0)
+			die(1, "%s stopped under the drop-in (%s): put back as it was", u->name,
+			    st[0] ? st : "unknown");
+	}
+	u->old_len = 0; /* replaced, not stacked; or, measured no better, not kept */
 	u->done = true;
 	tune_records_remove();
 }
@@ -428,6 +440,8 @@ int tune_unit(const char *name, const struct tune_setting *s, int n, int64_t for
 	tune_records_create("/run", u.records, sizeof(u.records));
 	restoring = &u;
 	atexit(unit_restore);
+	path_in(measure_path, sizeof(measure_path), u.run, MEASURE_IN);
+	cleanup_on_signal(measure_remove);
 	unit_take_old(&u);
 	struct tune_result res[8];
 	tune_measure(unit_runner, &u, s, n, res);
