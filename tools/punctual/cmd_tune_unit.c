@@ -293,8 +293,10 @@ static void unit_restore(void)
 	if (!u || u->done)
 		return;
 	u->done = true;
-	if (u->measuring)
+	if (u->measuring) {
 		unlink(path_in(p, sizeof(p), u->run, MEASURE_IN));
+		rmdir(u->run); /* only when nothing else is in it */
+	}
 	if (u->wrote)
 		unlink(path_in(p, sizeof(p), u->etc, DROP_IN));
 	struct drop_in_arg old = {.raw = u->old, .raw_len = u->old_len};
@@ -403,6 +405,7 @@ static void unit_keep(struct unit *u, const struct tune_setting *best)
 {
 	char p[600];
 	unlink(path_in(p, sizeof(p), u->run, MEASURE_IN));
+	rmdir(u->run); /* only when nothing else is in it */
 	u->measuring = false;
 	if (best) {
 		struct drop_in_arg a = {.s = best, .shim = u->shim};
