@@ -144,7 +144,7 @@ static void run_check(const struct run_settings *s)
 /* The shim: $PUNCTUAL_PRELOAD, else beside this binary (a build tree), else in the lib
  * directory next to its bin directory, else where `make install` was configured to put
  * it. */
-static const char *preload_path(void)
+const char *run_preload_path(void)
 {
 	static char p[PATH_MAX];
 	const char *env = getenv("PUNCTUAL_PRELOAD");
@@ -228,7 +228,7 @@ static const char *preload_blocked(const char *file)
 /* Appends the shim to LD_PRELOAD, once for --precise and --cpus (opt names them). */
 static void add_preload(const char *opt, const char *cmd)
 {
-	const char *shim = preload_path();
+	const char *shim = run_preload_path();
 	if (!shim)
 		die(1, "%s: libpunctual-preload.so not found (beside %s, or %s)", opt,
 		    "the punctual binary", PN_PRELOAD_PATH);

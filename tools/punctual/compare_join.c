@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "compare.h"
+#include "noise.h"
 #include "tool.h"
 
 /*
@@ -19,7 +20,7 @@
  * a CPU's frequency, where the loop ran). Each bound is the smallest round figure that
  * at most 1 in 100 rows of its rule exceeds between two back-to-back --quick probes of
  * one busy host (compiling beside them; 20 pairs, the figures in the commit adding them
- * and tests/fixtures/compare/). compare_read.c's BETWEEN_RUNS is the quantiles'.
+ * and tests/fixtures/compare/). noise.c's BETWEEN_RUNS is the quantiles'.
  */
 /* A figure without a spread of its own (a share, a CPU percentage) changes only beyond
  * this factor: 1 in 100 such rows of two runs were 2.4 apart, 1 in 200 3.5. */
@@ -39,7 +40,7 @@
  * both reports' noise.
  * - a quantile (a sleep cell's p50 and p99, a frontier variant's p50, p90, p99) has an
  *   interval from its sample count and spread, widened by the between-run factor
- *   (compare_read.c, intervals()); it changed when the two intervals do not overlap.
+ *   (compare_read.c, intervals(); noise.c); it changed when the two intervals do not overlap.
  *   One the report cannot support (a p99 of fewer than 100 samples) is skipped;
  * - a range (a clock's median and its cheapest round) changed when the two ranges are
  *   apart by a factor of MIN_EFFECT;
@@ -59,8 +60,8 @@ static enum verdict verdict(const struct fig *a, const struct fig *b)
 		return V_VARIES;
 	switch (a->rule) {
 	case R_QUANTILE:
-		lower = b->hi < a->lo;
-		higher = b->lo > a->hi;
+		lower = noise_apart(a->lo, a->hi, b->lo, b->hi) < 0;
+		higher = noise_apart(a->lo, a->hi, b->lo, b->hi) > 0;
 		break;
 	case R_RANGE: /* apart by MIN_EFFECT: a median against the other's cheapest round */
 		lower = b->hi * MIN_EFFECT < a->lo;

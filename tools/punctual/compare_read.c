@@ -26,6 +26,7 @@
 #include <jansson.h>
 
 #include "compare.h"
+#include "noise.h"
 #include "probe_schema.h"
 #include "tool.h"
 
@@ -37,12 +38,6 @@
 #define MAX_DEPTH 64
 /* pn_hist's resolution: a bucket is at most 1/64 of its lower bound wide. */
 #define HIST_RES (1.0 / 64)
-/* The between-run factor of a quantile: two runs of one host differ by more than the
- * samples of either allow, the host's noise changing from one run to the next. Each
- * interval is widened by it both ways, so two values must be BETWEEN_RUNS^2 (2.25)
- * apart at least: of the quantile rows of two back-to-back probes of one busy host
- * (compare_join.c, the between-run bounds), 1 in 100 had intervals 2.16 apart. */
-#define BETWEEN_RUNS 1.5
 
 /* ---- reading ---------------------------------------------------------------------- */
 
@@ -293,33 +288,19 @@ static void quantile(struct fig *f, const json_t *h, bool flat, double q, double
 	f->v = f->lo = f->hi = at(h, flat, q);
 }
 
-/* The z for m quantile rows: a two-sided 5% chance that any of them is called changed
- * by chance alone (Bonferroni: 2.5%/m on each side), by bisection on erfc. */
-static double z_for(size_t m)
+/* at() for noise_interval: a quantile figure's object of quantiles. */
+static double at_fig(const void *arg, double q)
 {
-	double tail = 0.025 / (double)(m ? m : 1), lo = 0, hi = 40;
-	for (int i = 0; i < 100; i++) {
-		double z = (lo + hi) / 2;
-		if (0.5 * erfc(z / M_SQRT2) > tail)
-			lo = z;
-		else
-			hi = z;
-	}
-	return hi;
+	const struct fig *f = arg;
+	return at(f->h, f->flat, q);
 }
 
 /*
- * Each quantile's interval, the noise of its report:
- * - a quantile q of n samples needs n (1 - q) >= 1, one sample above it (p99: 100,
- *   p99.9: 1000), as the text report prints "-" for one with fewer: with less it is
- *   marked unsupported, and never compared;
- * - its order statistic's rank q n +- z sqrt(n q (1 - q)), as a value by interpolating
- *   between the quantiles the report has. Past its highest (a flat object without a
- *   max), the high end is unbounded; below its lowest (no min), the low end mirrors the
- *   high one on a log scale, v^2 / high (lateness is skewed right: its low side is the
- *   narrower, so the mirror is the wider);
- * - widened to the histogram's resolution, then by BETWEEN_RUNS both ways: the samples
- *   of one run are not independent of the host's state, which changes between runs.
+ * Each quantile's interval, the noise of its report (noise.c): a quantile q of n samples
+ * needs n (1 - q) >= 1, one sample above it (p99: 100, p99.9: 1000), as the text report
+ * prints "-" for one with fewer: with less it is marked unsupported, and never compared.
+ * Its rank's bounds are interpolated between the quantiles the report has, and widened
+ * to the histogram's resolution and by the between-run factor.
  */
 static void intervals(struct report *r, const char *side, double z)
 {
@@ -333,15 +314,7 @@ static void intervals(struct report *r, const char *side, double z)
 			                             f->q * 100, n, side, ceil(need - 1e-9));
 			continue;
 		}
-		double d = z * sqrt(f->q * (1 - f->q) / n);
-		double hi = at(f->h, f->flat, fmin(f->q + d, 1));
-		double lo = at(f->h, f->flat, fmax(f->q - d, 0));
-		if (isnan(hi)) /* past a flat object's highest quantile, and no max */
-			hi = INFINITY;
-		if (isnan(lo))
-			lo = isfinite(hi) && hi > 0 ? f->v * f->v / hi : 0;
-		f->lo = fmin(lo, f->v * (1 - HIST_RES)) / BETWEEN_RUNS;
-		f->hi = fmax(hi, f->v * (1 + HIST_RES)) * BETWEEN_RUNS;
+		noise_interval(f->v, f->q, n, z, HIST_RES, at_fig, f, &f->lo, &f->hi);
 	}
 }
 
@@ -588,7 +561,7 @@ void compare_figures(struct report *a, struct report *b)
 	size_t nq = 0;
 	for (size_t i = 0; i < a->n; i++)
 		nq += a->f[i].rule == R_QUANTILE;
-	double z = z_for(nq);
+	double z = noise_z(nq);
 	intervals(a, "before", z);
 	intervals(b, "after", z);
 }

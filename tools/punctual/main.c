@@ -25,6 +25,7 @@ static const struct subcmd subcmds[] = {
         {"run", cmd_run, "run a command with a timer slack or precise sleeps"},
         {"cpus", cmd_cpus, "how many CPUs this process may use (affinity, cgroups), and why"},
         {"timers", cmd_timers, "how few wakeups a timer wheel with precision windows takes"},
+        {"tune", cmd_tune, "measure the fixes for a program or service, keep the best"},
 };
 
 #define N_SUBCMDS (sizeof(subcmds) / sizeof(subcmds[0]))
@@ -59,7 +60,7 @@ _Noreturn static void unknown(const char *a)
 	if (best)
 		usage_error("unknown command '%s'; did you mean '%s'?", a, best);
 	usage_error("unknown command '%s' (commands: probe, clock, sleep, slack, run, cpus, "
-	            "timers)",
+	            "timers, tune)",
 	            a);
 }
 
@@ -94,7 +95,8 @@ int main(int argc, char **argv)
 		return run(c, 2, (char *[]){argv[2], "--help", NULL});
 	}
 	if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
-		bool json = argc == 3 && (strcmp(argv[2], "--json") == 0 || strcmp(argv[2], "-j") == 0);
+		bool json =
+		        argc == 3 && (strcmp(argv[2], "--json") == 0 || strcmp(argv[2], "-j") == 0);
 		if (argc > 2 && !json)
 			usage_error("--version takes only --json");
 		if (json) { /* {"tool", "version", "command", "libpunctual"} */

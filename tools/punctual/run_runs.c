@@ -34,15 +34,6 @@ static void records_remove(void)
 		unlink(records);
 }
 
-/* One run's figures. */
-struct run_fig {
-	int status;
-	unsigned procs, threads;
-	uint64_t waits, events, past;
-	int64_t p50, p99, max;              /* -1: no wait with a lateness */
-	uint64_t h[PN__DECAY_HIST_BUCKETS]; /* the waits by lateness bucket */
-};
-
 /* With --explain, the runs' causes (their threads' tables): the late waits by cause and
  * lateness bucket, and each cause's largest lateness. */
 struct run_causes {
@@ -83,7 +74,7 @@ static void read_record(const char *line, struct run_fig *f, struct run_causes *
 	unsigned long long w, e, p;
 	long long m;
 	if (sscanf(line, "pn-why 1 %d %d %d %lld %n", &pid, &tid, &c, &m, &used) == 4) {
-		if (c < 0 || c >= PN__WHY_COUNT)
+		if (!why || c < 0 || c >= PN__WHY_COUNT)
 			return;
 		why->max[c] = m > why->max[c] ? m : why->max[c];
 		read_buckets(line + used, why->n[c]);
@@ -106,8 +97,7 @@ static void read_record(const char *line, struct run_fig *f, struct run_causes *
 	read_buckets(line + used, f->h);
 }
 
-/* Reads the records of a run into f, its causes added into why: 0, or -errno. */
-static int read_records(FILE *in, struct run_fig *f, struct run_causes *why)
+int run_records(FILE *in, struct run_fig *f, struct run_causes *why)
 {
 	int pids[256], npids = 0;
 	char *line = NULL;
@@ -255,7 +245,7 @@ int run_runs(char **cmd, long n, const char *explain, int64_t precision)
 		status = run_once(cmd);
 		struct run_fig f = {.status = status};
 		rewind(in);
-		if (read_records(in, &f, &why) < 0)
+		if (run_records(in, &f, &why) < 0)
 			die(1, "cannot read %s: %s", records, strerror(errno));
 		char it[5][48];
 		int k = 0;

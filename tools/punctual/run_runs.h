@@ -4,6 +4,26 @@
 #define PUNCTUAL_RUN_RUNS_H
 
 #include <stdint.h>
+#include <stdio.h>
+
+#include "wait/decay_hist.h"
+
+/* One run's figures, from the shim's records (PUNCTUAL_STATS_FILE). */
+struct run_fig {
+	int status;
+	unsigned procs, threads;
+	uint64_t waits, events, past;
+	int64_t p50, p99, max;              /* -1: no wait with a lateness */
+	uint64_t h[PN__DECAY_HIST_BUCKETS]; /* the waits by lateness bucket */
+};
+struct run_causes;
+
+/* Reads the records of a run (stats.c's "pn-stats" and "pn-why" lines) into f, zeroed
+ * by the caller, its causes added into why (NULL: not read): 0, or -errno. */
+int run_records(FILE *in, struct run_fig *f, struct run_causes *why);
+/* The preload shim's path (cmd_run.c): $PUNCTUAL_PRELOAD, beside this binary, in the lib
+ * directory next to its bin directory, or where it was installed; NULL when none is. */
+const char *run_preload_path(void);
 
 /* Runs cmd n times, one after the other, in the environment set up for it (the shim's
  * PUNCTUAL_STATS among it), each run's statistics read back from the shim's records; one

@@ -199,5 +199,6 @@ int cmd_run(int argc, char **argv);
 int cmd_sleep(int argc, char **argv);
 int cmd_cpus(int argc, char **argv);
 int cmd_timers(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 
 #endif

@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_tune.c: `punctual tune`: closes the loop that probe's advice leaves open. A
+ * command (tune -- CMD), a unit file's command (--unit-file) or a running systemd service
+ * (tune UNIT) is measured as it is and under each fix run offers (timer slack 1 ns,
+ * precise waits, with --budget's CPU budget), each for the same time; the fix whose p99
+ * lateness is lower beyond both runs' noise (probe --compare's rule, noise.c) is printed
+ * as a command line, an environment and a drop-in, and kept with --apply.
+ */
+#include <getopt.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <punctual/sleep.h>
+#include "cmd_tune.h"
+#include "tool.h"
+
+static const char usage[] =
+        "usage: punctual tune [--for=D] [--budget=B%] [--json] -- CMD [ARGS...]\n"
+        "       punctual tune [--for=D] [--budget=B%] [--json] --unit-file FILE\n"
+        "       punctual tune [--for=D] [--budget=B%] [--json] [--apply] UNIT\n"
+        "       punctual tune --revert UNIT\n"
+        "\n"
+        "Measures a program's timed waits (the shim's stats, as run --stats) as it is\n"
+        "and under each fix: --slack 1ns, --precise, and --precise --budget=B if\n"
+        "given; each run lasts until the program exits, at most D. The fix whose p99\n"
+        "lateness is lower beyond both runs' noise (as probe --compare judges) wins.\n"
+        "\n"
+        "  -- CMD           run CMD; print the winner as a command line and environment\n"
+        "  --unit-file FILE run the ExecStart= of a systemd unit file; print the winner\n"
+        "                   as the drop-in --apply would write (a dry run)\n"
+        "  UNIT             a running service (systemd as PID 1, root): restarted under\n"
+        "                   each fix through a drop-in in /run/systemd/system/UNIT.d/,\n"
+        "                   then put back as it was; prints the drop-in\n"
+        "      --apply      with UNIT: keep the winner's drop-in in\n"
+        "                   /etc/systemd/system/UNIT.d/ (replacing tune's own), or none\n"
+        "                   when no fix measured better; the unit restarted under it\n"
+        "      --dry-run    print, change nothing (the default)\n"
+        "      --revert     remove the drop-ins tune wrote for UNIT, and restart it\n"
+        "      --budget=B%  also try --precise with this CPU budget (run --budget)\n"
+        "      --for=D      each run's length at most (default 10s)\n"
+        "  -j, --json       JSON\n"
+        "  -h, --help       this text\n";
+
+/* What the user asked for. */
+struct tune_opts {
+	bool apply, dry_run, revert, json;
+	const char *budget; /* the user's spelling, or NULL */
+	char budget_env[32];
+	int64_t for_ns;
+	const char *unit_file;
+	const char *unit;
+	char **cmd;
+};
+
+static struct tune_opts opt = {.for_ns = 10000000000LL};
+static struct tune_setting set[4];
+static int nset;
+
+/* --budget's value as PUNCTUAL_BUDGET takes it, or exit 2. */
+static void opt_budget(const char *s)
+{
+	int32_t ppm;
+	int r = pn__duration_parse_share(s, &ppm);
+	if (r == -ERANGE)
+		usage_error("--budget: %s is out of range [0%%, 100%%]", s);
+	if (r < 0)
+		usage_error("--budget: '%s' is not a share of a CPU (10%%, 12.5%%, auto)", s);
+	opt.budget = s;
+	if (ppm == PN_SLEEP_BUDGET_AUTO)
+		snprintf(opt.budget_env, sizeof(opt.budget_env), "auto");
+	else
+		snprintf(opt.budget_env, sizeof(opt.budget_env), "%.4f%%", ppm / 1e4);
+}
+
+static void parse(int argc, char **argv)
+{
+	static const struct option lo[] = {
+	        {"apply", no_argument, NULL, 'A'},
+	        {"dry-run", no_argument, NULL, 'D'},
+	        {"revert", no_argument, NULL, 'R'},
+	        {"budget", required_argument, NULL, 'B'},
+	        {"for", required_argument, NULL, 'F'},
+	        {"unit-file", required_argument, NULL, 'U'},
+	        {"json", no_argument, NULL, 'j'},
+	        {"help", no_argument, NULL, 'h'},
+	        {0},
+	};
+	int end = 1; /* options end at "--": what follows is CMD's */
+	while (end < argc && strcmp(argv[end], "--") != 0)
+		end++;
+	if (end < argc)
+		opt.cmd = argv + end + 1;
+	int c;
+	while ((c = next_opt(end, argv, ":jh", lo, usage)) != -1) {
+		if (c == 'A')
+			opt.apply = true;
+		else if (c == 'D')
+			opt.dry_run = true;
+		else if (c == 'R')
+			opt.revert = true;
+		else if (c == 'B')
+			opt_budget(optarg);
+		else if (c == 'F')
+			opt.for_ns = opt_duration("--for", optarg);
+		else if (c == 'U')
+			opt.unit_file = optarg;
+		else if (c == 'j')
+			opt.json = true;
+	}
+	if (optind < end)
+		opt.unit = argv[optind++];
+	if (optind < end)
+		usage_error("unexpected argument '%s'", argv[optind]);
+}
+
+static void check(void)
+{
+	int targets = (opt.cmd != NULL) + (opt.unit_file != NULL) + (opt.unit != NULL);
+	if (targets != 1)
+		usage_error("give one of UNIT, --unit-file FILE or -- CMD");
+	if (opt.cmd && !opt.cmd[0])
+		usage_error("missing the command after --");
+	if (opt.apply && opt.dry_run)
+		usage_error("--apply and --dry-run: choose one");
+	if ((opt.apply || opt.revert) && !opt.unit)
+		usage_error("--%s needs a UNIT: it changes a systemd service",
+		            opt.apply ? "apply" : "revert");
+	if (opt.revert && (opt.apply || opt.budget || opt.json))
+		usage_error("--revert takes only UNIT");
+	if (opt.for_ns < 100000000 || opt.for_ns > 3600000000000LL)
+		usage_error("--for: give a duration in [100ms, 1h]");
+}
+
+/* The settings tried, the first the program as it is. */
+static void settings(void)
+{
+	static char budget_name[64];
+	set[nset++] = (struct tune_setting){.name = "as it is"};
+	set[nset++] = (struct tune_setting){.name = "--slack 1ns", .slack = true};
+	set[nset++] = (struct tune_setting){.name = "--precise", .precise = true};
+	if (opt.budget) {
+		snprintf(budget_name, sizeof(budget_name), "--precise --budget=%s", opt.budget);
+		set[nset++] = (struct tune_setting){
+		        .name = budget_name, .precise = true, .budget = opt.budget_env};
+	}
+}
+
+/* ---- rendering ---------------------------------------------------------------------- */
+
+static const char *verdict_name(const struct tune_result *r, int i)
+{
+	if (i == 0)
+		return "before";
+	if (isnan(r->ratio))
+		return "too few";
+	return r->verdict < 0 ? "better" : r->verdict > 0 ? "worse" : "same";
+}
+
+/* s for a shell: as it is when every byte is safe, else in single quotes. */
+static void sh_word(FILE *f, const char *s)
+{
+	if (*s && !s[strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	                       "_./=:,+-@%")]) {
+		fputs(s, f);
+		return;
+	}
+	fputc('\'', f);
+	for (; *s; s++)
+		fputs(*s == '\'' ? "'\\''" : (char[]){*s, 0}, f);
+	fputc('\'', f);
+}
+
+static void sh_cmd(FILE *f, char **cmd)
+{
+	for (int i = 0; cmd[i]; i++) {
+		fputc(' ', f);
+		sh_word(f, cmd[i]);
+	}
+}
+
+/* The environment that makes a command run under s ("" for slack alone). */
+static void env_of(char *buf, size_t n, const struct tune_setting *s, const char *shim)
+{
+	buf[0] = '\0';
+	if (s->precise)
+		snprintf(buf, n, "LD_PRELOAD=%s PUNCTUAL_PRECISION=%d%s%s", shim, TUNE_PRECISION_NS,
+		         s->budget ? " PUNCTUAL_BUDGET=" : "", s->budget ? s->budget : "");
+}
+
+static void text_runs(const struct tune_result *res, int n)
+{
+	char a[24], c[24];
+	fprintf(out, "  %-22s %6s %10s  %-7s %s\n", "setting", "waits", "late p99", "verdict",
+	        "AFTER/BEFORE (noise allows)");
+	for (int i = 0; i < n; i++) {
+		const struct tune_result *r = &res[i];
+		char ratio[64] = "";
+		if (i && !isnan(r->ratio))
+			snprintf(ratio, sizeof(ratio), "%.3g x (%.3g to %s)", r->ratio, r->ratio_lo,
+			         isfinite(r->ratio_hi)
+			                 ? (snprintf(c, sizeof(c), "%.3g", r->ratio_hi), c)
+			                 : "inf");
+		fprintf(out, "  %-22s %6llu %10s  %-7s %s\n", set[i].name,
+		        (unsigned long long)r->fig.waits,
+		        r->fig.p99 >= 0 ? fmt_ns(a, sizeof(a), (double)r->fig.p99) : "-",
+		        verdict_name(r, i), ratio);
+	}
+}
+
+/* The winner, or the closest setting when none won. */
+static int shown(const struct tune_result *res, int n, int best)
+{
+	if (best >= 0)
+		return best;
+	int c = 1;
+	for (int i = 2; i < n; i++)
+		if (res[i].fig.p99 >= 0 && (res[c].fig.p99 < 0 || res[i].fig.p99 < res[c].fig.p99))
+			c = i;
+	return c;
+}
+
+static void text_best(const struct tune_result *res, int best, const char *shim)
+{
+	char a[24], b[24], env[600];
+	if (best < 0) {
+		fprintf(out, "\nno fix measured better than as it is, beyond both runs' noise\n");
+		return;
+	}
+	const struct tune_result *r = &res[best];
+	fprintf(out, "\nbest: %s, p99 lateness %s -> %s (%.3g x, noise allows %.3g to %.3g)\n",
+	        set[best].name, fmt_ns(a, sizeof(a), (double)res[0].fig.p99),
+	        fmt_ns(b, sizeof(b), (double)r->fig.p99), r->ratio, r->ratio_lo, r->ratio_hi);
+	if (!opt.cmd)
+		return;
+	fprintf(out, "  punctual run %s --", set[best].name);
+	sh_cmd(out, opt.cmd);
+	env_of(env, sizeof(env), &set[best], shim);
+	if (env[0]) {
+		fprintf(out, "\n  %s", env);
+		sh_cmd(out, opt.cmd);
+	} else {
+		fprintf(out, "\n  (timer slack is inherited, not an environment variable; in a "
+		             "unit: TimerSlackNSec=1)");
+	}
+	fputc('\n', out);
+}
+
+/* The drop-in of setting i into buf (n bytes). */
+static void drop_in_text(char *buf, size_t n, int i, const char *shim)
+{
+	FILE *f = fmemopen(buf, n, "w");
+	if (!f || tune_drop_in(f, &set[i], shim, NULL) < 0 || fclose(f) != 0)
+		die(1, "cannot render the drop-in");
+}
+
+static void text_drop_in(int best, int i, const char *drop_in, const char *path)
+{
+	if (best < 0)
+		fprintf(out, "none kept; the closest, %s, as the drop-in %s:\n", set[i].name, path);
+	else if (opt.apply)
+		fprintf(out, "kept, in %s:\n", path);
+	else
+		fprintf(out, "the drop-in --apply would write, to %s:\n", path);
+	fprintf(out, "%s\n", drop_in);
+}
+
+static void json_report(const struct tune_result *res, int n, int best, const char *shim,
+                        const char *drop_in, const char *path)
+{
+	struct json j;
+	json_report_begin(&j, out, "tune");
+	json_int(&j, "for_ns", opt.for_ns);
+	json_arr(&j, "runs");
+	for (int i = 0; i < n; i++) {
+		const struct tune_result *r = &res[i];
+		json_obj(&j, NULL);
+		json_str(&j, "setting", set[i].name);
+		json_uint(&j, "waits", r->fig.waits);
+		json_int_if(&j, "p50_ns", r->fig.p50 >= 0, r->fig.p50);
+		json_int_if(&j, "p99_ns", r->fig.p99 >= 0, r->fig.p99);
+		json_int_if(&j, "max_ns", r->fig.max >= 0, r->fig.max);
+		json_arr(&j, "p99_interval");
+		json_num(&j, NULL, r->lo);
+		json_num(&j, NULL, r->hi);
+		json_arr_end(&j);
+		json_num(&j, "ratio", i ? r->ratio : 1);
+		json_arr(&j, "ratio_interval");
+		json_num(&j, NULL, i ? r->ratio_lo : NAN);
+		json_num(&j, NULL, i ? r->ratio_hi : NAN);
+		json_arr_end(&j);
+		json_str(&j, "verdict", verdict_name(r, i));
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	if (best >= 0)
+		json_str(&j, "best", set[best].name);
+	else
+		json_none(&j, "best");
+	char env[600];
+	env_of(env, sizeof(env), &set[shown(res, n, best)], shim);
+	json_str(&j, "environment", env);
+	json_str(&j, "drop_in", drop_in);
+	json_str(&j, "drop_in_path", path);
+	json_bool(&j, "applied", opt.apply && best >= 0);
+	json_end(&j);
+}
+
+/* The report of every target (the drop-in's path: where it would go, or went). */
+static void render(const struct tune_setting *s, const struct tune_result *res, int n, int best,
+                   const char *path)
+{
+	(void)s;
+	const char *shim = run_preload_path();
+	if (!shim)
+		die(1, "libpunctual-preload.so not found (beside the punctual binary)");
+	char drop_in[2048];
+	int i = shown(res, n, best);
+	drop_in_text(drop_in, sizeof(drop_in), i, shim);
+	if (opt.json) {
+		json_report(res, n, best, shim, drop_in, path);
+		return;
+	}
+	fprintf(out,
+	        "tune: p99 lateness of timed waits; each run to the program's exit, at most "
+	        "%.3g s\n",
+	        (double)opt.for_ns / 1e9);
+	text_runs(res, n);
+	text_best(res, best, shim);
+	if (!opt.cmd) {
+		fputc('\n', out);
+		text_drop_in(best, i, drop_in, path);
+	}
+}
+
+/* tune -- CMD, or --unit-file FILE: the command run here. */
+static int tune_here(void)
+{
+	struct tune_cmd t = {.cmd = opt.cmd, .for_ns = opt.for_ns};
+	char path[4096] = "";
+	if (opt.unit_file) {
+		t.cmd = tune_unit_file_cmd(opt.unit_file);
+		char *a = strdup(opt.unit_file), *b = strdup(opt.unit_file);
+		if (!a || !b)
+			die(1, "out of memory");
+		snprintf(path, sizeof(path), "%s/%s.d/%s", dirname(a), basename(b), TUNE_DROP_IN);
+		free(a);
+		free(b);
+	}
+	const char *dir = getenv("TMPDIR");
+	tune_records_create(dir && dir[0] == '/' && strlen(dir) < 40 ? dir : "/tmp", t.records,
+	                    sizeof(t.records));
+	atexit(tune_records_remove);
+	struct tune_result res[4];
+	tune_measure(tune_cmd_runner, &t, set, nset, res);
+	tune_records_remove();
+	if (opt.unit_file)
+		free(t.cmd);
+	render(set, res, nset, tune_best(res, nset), path);
+	return 0;
+}
+
+int cmd_tune(int argc, char **argv)
+{
+	tool_cmd = "tune";
+	parse(argc, argv);
+	check();
+	char name[256];
+	if (opt.unit)
+		tune_unit_name(opt.unit, name, sizeof(name));
+	out_open();
+	settings();
+	int st;
+	if (opt.revert)
+		st = tune_unit_revert(name);
+	else if (opt.unit)
+		st = tune_unit(name, set, nset, opt.for_ns, opt.apply, render);
+	else
+		st = tune_here();
+	out_commit();
+	return st;
+}
