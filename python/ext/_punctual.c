@@ -69,11 +69,11 @@ static int wait_until(int64_t deadline, int64_t precision)
 		int64_t now = pn_now();
 		int last = deadline - now <= 2 * CHUNK_NS;
 		int64_t end = last ? deadline : now + CHUNK_NS;
-		int r;
-		Py_BEGIN_ALLOW_THREADS r =
-		        pn_sleep_until(end, last ? precision : CHUNK_PRECISION_NS);
-		Py_END_ALLOW_THREADS if (r < 0)
-		{
+		/* the GIL released by hand: clang-format cannot indent Py_BEGIN_ALLOW_THREADS */
+		PyThreadState *save = PyEval_SaveThread();
+		int r = pn_sleep_until(end, last ? precision : CHUNK_PRECISION_NS);
+		PyEval_RestoreThread(save);
+		if (r < 0) {
 			raise_errno(r);
 			return -1;
 		}
@@ -141,6 +141,69 @@ static PyObject *py_sleep_until(PyObject *self, PyObject *args, PyObject *kw)
 	if (st < 0)
 		return NULL;
 	Py_RETURN_NONE;
+}
+
+/* The most events one epoll_wait_until reports; the rest wait for the next call, as with
+ * any maxevents. */
+#define EVENTS_MAX 1024
+
+/* The ready events as a list of (fd, events); NULL with an exception on failure. */
+static PyObject *event_list(const struct epoll_event *ev, int n)
+{
+	PyObject *list = PyList_New(n);
+	if (!list)
+		return NULL;
+	for (int i = 0; i < n; i++) {
+		PyObject *t = Py_BuildValue("(iI)", ev[i].data.fd, (unsigned)ev[i].events);
+		if (!t) {
+			Py_DECREF(list);
+			return NULL;
+		}
+		PyList_SET_ITEM(list, i, t);
+	}
+	return list;
+}
+
+PyDoc_STRVAR(epoll_wait_until_doc,
+             "epoll_wait_until(epfd, maxevents, deadline_ns, precision_ns)\n--\n\n"
+             "epoll_wait on epfd until deadline_ns, never returning [] before it:\n"
+             "[(fd, events)] as soon as an fd registered with its fd as data is ready.\n"
+             "A signal handler runs at once (its exception propagates), then the wait\n"
+             "goes on to the same deadline. Releases the GIL.");
+
+static PyObject *py_epoll_wait_until(PyObject *self, PyObject *args)
+{
+	int epfd, max;
+	PyObject *d_obj, *p_obj;
+	int64_t deadline, precision;
+	(void)self;
+	if (!PyArg_ParseTuple(args, "iiOO:epoll_wait_until", &epfd, &max, &d_obj, &p_obj))
+		return NULL;
+	if (arg_ns(d_obj, "deadline_ns", &deadline) < 0 ||
+	    arg_ns(p_obj, "precision_ns", &precision) < 0)
+		return NULL;
+	if (epfd < 0 || max <= 0)
+		return PyErr_Format(PyExc_ValueError, "epfd must be >= 0 and maxevents > 0");
+	if (max > EVENTS_MAX)
+		max = EVENTS_MAX;
+	struct epoll_event *ev = PyMem_Calloc((size_t)max, sizeof(*ev));
+	if (!ev)
+		return PyErr_NoMemory();
+	int n;
+	for (;;) {
+		PyThreadState *save = PyEval_SaveThread();
+		n = pn_epoll_wait_until(epfd, ev, max, deadline, precision);
+		PyEval_RestoreThread(save);
+		if (n != -EINTR)
+			break;
+		if (PyErr_CheckSignals() < 0) {
+			PyMem_Free(ev);
+			return NULL;
+		}
+	}
+	PyObject *r = n < 0 ? raise_errno(n) : event_list(ev, n);
+	PyMem_Free(ev);
+	return r;
 }
 
 PyDoc_STRVAR(seconds_to_ns_doc,
@@ -279,6 +342,7 @@ static PyMethodDef methods[] = {
          sleep_until_doc},
         {"seconds_to_ns", (PyCFunction)(void (*)(void))py_seconds_to_ns,
          METH_VARARGS | METH_KEYWORDS, seconds_to_ns_doc},
+        {"epoll_wait_until", py_epoll_wait_until, METH_VARARGS, epoll_wait_until_doc},
         {"now_ns", py_now_ns, METH_NOARGS, "CLOCK_MONOTONIC in ns (pn_now)."},
         {"cpu_count", py_cpu_count, METH_NOARGS,
          "The cached quota-aware CPU count (pn_cpu_count)."},

@@ -1,15 +1,16 @@
 # SPDX-License-Identifier: MIT
 """test_punctual.py: the package's behaviour (unittest, run by python/tests/run.sh).
 
-Invariants, never speeds: no sleep returns early (by now_ns() and by time.monotonic_ns(),
-the same clock), bad input raises the documented exception, the GIL is released while a
-sleep waits, the CPU count is cached and >= 1, the slack and budget round-trip, and a
-signal ends a long sleep.
+Invariants, never speeds: no sleep or punctual loop timer returns early (by now_ns() and
+by time.monotonic_ns(), the same clock), bad input raises the documented exception, the
+GIL is released while a sleep waits, a ready fd ends a punctual loop's wait, the CPU count
+is cached and >= 1, the slack and budget round-trip, and a signal ends a long sleep.
 """
 import asyncio
 import math
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -226,6 +227,60 @@ class Asyncio(unittest.TestCase):
                 await task
 
         asyncio.run(main())
+
+
+class PunctualLoop(unittest.TestCase):
+    def test_timers_never_early(self):
+        async def main():
+            loop = asyncio.get_running_loop()
+            self.assertIsInstance(loop._selector, paio.PreciseEpollSelector)
+            for seconds in (0.0002, 0.001, 0.003):
+                for _ in range(10):
+                    t0 = time.monotonic_ns()
+                    await asyncio.sleep(seconds)
+                    self.assertGreaterEqual(time.monotonic_ns() - t0, math.ceil(seconds * 1e9))
+                    t0 = time.monotonic_ns()
+                    await paio.sleep(seconds)
+                    self.assertGreaterEqual(time.monotonic_ns() - t0, math.ceil(seconds * 1e9))
+                    fut = loop.create_future()
+                    when = loop.time() + seconds
+                    loop.call_at(when, lambda f=fut: f.set_result(loop.time()))
+                    self.assertGreaterEqual(await fut, when)
+
+        paio.run(main(), precision=1e-6)
+
+    def test_a_ready_fd_ends_the_wait(self):
+        async def main():
+            loop = asyncio.get_running_loop()
+            r, w = socket.socketpair()
+            try:
+                got = loop.create_future()
+                loop.add_reader(r.fileno(), lambda: got.done() or got.set_result(r.recv(8)))
+                loop.call_later(0.02, w.send, b"hi")
+                # a 30 s timer pending meanwhile: the data, not it, ends the loop's wait
+                loop.call_later(30, lambda: None)
+                return await asyncio.wait_for(got, 20)
+            finally:
+                loop.remove_reader(r.fileno())
+                r.close()
+                w.close()
+
+        self.assertEqual(paio.run(main()), b"hi")
+
+    def test_policy(self):
+        asyncio.set_event_loop_policy(paio.EventLoopPolicy(precision=2e-6))
+        try:
+            async def main():
+                return asyncio.get_running_loop()._selector.precision_ns
+
+            self.assertEqual(asyncio.run(main()), 2000)
+        finally:
+            asyncio.set_event_loop_policy(None)
+        for bad, exc in [(-1, ValueError), ("x", TypeError), (float("nan"), ValueError)]:
+            with self.assertRaises(exc):
+                paio.EventLoopPolicy(precision=bad)
+            with self.assertRaises(exc):
+                paio.new_event_loop(precision=bad)
 
 
 class Signals(unittest.TestCase):
