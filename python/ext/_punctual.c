@@ -330,7 +330,9 @@ static PyObject *py_sleep_stats(PyObject *self, PyObject *unused)
 	    put(d, "slept_ns", PyLong_FromLongLong(st.slept_ns)) < 0 ||
 	    put(d, "spun_ns", PyLong_FromLongLong(st.spun_ns)) < 0 ||
 	    put(d, "late_p50_ns", PyLong_FromLongLong(st.late_p50_ns)) < 0 ||
-	    put(d, "late_p99_ns", PyLong_FromLongLong(st.late_p99_ns)) < 0) {
+	    put(d, "late_p99_ns", PyLong_FromLongLong(st.late_p99_ns)) < 0 ||
+	    put(d, "late_budget", PyLong_FromUnsignedLongLong(st.late_budget)) < 0 ||
+	    put(d, "shared_waits", PyLong_FromUnsignedLongLong(st.shared_waits)) < 0) {
 		Py_DECREF(d);
 		return NULL;
 	}

@@ -131,7 +131,8 @@ def set_budget(budget: Budget) -> None:
 def sleep_stats() -> Dict[str, int]:
     """The calling thread's sleeps so far (pn_sleep_stats): sleeps, past, early (stays
     0), late (beyond the precision), kernel_only, slept_ns, spun_ns, late_p50_ns,
-    late_p99_ns (-1 before any sleep)."""
+    late_p99_ns (-1 before any sleep), late_budget (of late, those the spin budget
+    caused), shared_waits (waits that did not spin because the CPU is shared)."""
     return _punctual.sleep_stats()
 
 
