@@ -18,7 +18,7 @@ latency. Two ways out:
   and is late more often (whenever the loop's own wakeup is later than it); a
   sleep shorter than the margin blocks for all of it. On a punctual loop the
   margin is 50 us: its timer is precise already, and the margin covers only the
-  loop's own work between a timer and the task it wakes (about 10 us).
+  loop's own work between a timer and the task it wakes.
 """
 from __future__ import annotations
 
