@@ -32,6 +32,7 @@ cs=/sys/devices/system/clocksource/clocksource0
 	"$B/bench/bench_cpus" "$(dirname "$0")" "$B/bench"
 	"$(dirname "$0")/bench_run_cpus.sh" "$B"
 	"$B/bench/bench_wheel"
+	"$(dirname "$0")/bench_python.sh" "$B"
 } >"$tmp"
 mkdir -p "$(dirname "$OUTFILE")"
 mv "$tmp" "$OUTFILE"
