@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * measure/frontier.c: the lateness-versus-CPU frontier of measure/frontier.h. Each round
- * sleeps once in every variant, in order, at one length; a variant's lateness is its
- * return less its deadline (the instant read before the call plus the length), its CPU the
- * thread's CPU time across the call. punctual's variants each keep a sleep state of their
+ * sleeps once in every variant at one length, in turn from a variant that moves by one a
+ * round; a variant's lateness is its return less its deadline (the instant read before
+ * the call plus the length), its CPU the thread's CPU time across the call. punctual's variants each keep a sleep state of their
  * own (pn__state_use), so that a budget is measured against its own sleeps, and
  * each learns as a program that sleeps so would.
  */
@@ -543,7 +543,11 @@ static void rounds(const struct frontier_config *c, struct frontier *f, struct p
 	struct runs r0, r1;
 	for (int l = 0; l < c->nlen; l++) {
 		for (int r = 0; r < c->rounds[l]; r++)
-			for (int v = 0; v < c->nvar; v++) {
+			for (int i = 0; i < c->nvar; i++) {
+				/* round r starts at variant r: each follows each other as often (a
+				 * spin before a sleep spends the thread's lag, which its wakeup
+				 * needs on a shared CPU) */
+				int v = (i + r) % c->nvar;
 				struct frontier_cell *cell = &f->cell[l][v];
 				if (c->stop && *c->stop) /* the hogs are stopped after, as ever */
 					return;
