@@ -29,18 +29,19 @@ static int read_cgroup(long pid, char *buf, size_t n)
 }
 
 /* The cgroup path systemd keeps its units in: the v2 line ("0::"), else v1's
- * "name=systemd" hierarchy; NULL when neither. Points into text, cut at the line's end. */
+ * "name=systemd" hierarchy (a hybrid host's v2 line may say only "/"); NULL when
+ * neither. Points into text, cut at the line's end. */
 static char *systemd_path(char *text)
 {
-	char *v1 = NULL;
+	char *v1 = NULL, *v2 = NULL;
 	for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n")) {
-		if (strncmp(l, "0::", 3) == 0)
-			return l + 3;
 		char *c = strchr(l, ':');
-		if (c && strncmp(c + 1, "name=systemd:", 13) == 0)
+		if (strncmp(l, "0::", 3) == 0)
+			v2 = l + 3;
+		else if (c && strncmp(c + 1, "name=systemd:", 13) == 0)
 			v1 = c + 14;
 	}
-	return v1;
+	return v2 && (strcmp(v2, "/") != 0 || !v1) ? v2 : v1;
 }
 
 /* The service in cgroup path p into name: 0, or -1 with why in why. The first ".service"
