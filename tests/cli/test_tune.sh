@@ -3,6 +3,7 @@
 # test_tune.sh PUNCTUAL WAITS_COUNT: `punctual tune`. Bad input exits 2 with one line;
 # tune -- CMD runs a command under each fix, judges it, leaves no file behind, and its
 # --json is valid; tune --unit-file prints a drop-in that systemd-analyze verify accepts.
+# --pid refuses a process in no service unit; a quota of fewer CPUs than online is advice.
 # Where systemd is PID 1 and we are root, a throwaway service is tuned, applied and
 # reverted; elsewhere tune UNIT refuses with one line, and that part is skipped.
 . "$(dirname "$0")/lib.sh"
@@ -28,16 +29,33 @@ usage_error "no ExecStart=" tune --unit-file "$TMP/none.service"
 printf '[Service]\nExecStart=/bin/true %%i\n' >"$TMP/spec.service"
 usage_error "specifiers" tune --unit-file "$TMP/spec.service"
 usage_error "cannot be run" tune -- "$TMP/no-such-program"
+usage_error "--pid: 'abc' is not a process ID" tune --pid abc
+usage_error "--pid: '-3' is not a process ID" tune --pid -3
+usage_error "no such process" tune --pid 2147483647
+usage_error "give one of UNIT" tune --pid 1 a.service
+# A shell in a service would be that unit's to restart: only a plain process is tried.
+if grep -q '\.service' /proc/$$/cgroup; then
+	skip "--pid of a plain process: this shell runs in a service unit"
+else
+	usage_error "is in no service unit; the shim must be loaded" tune --pid $$
+fi
 
 # a command: 300 waits of 1 ms a run, each setting judged against the first
 run tune --json -- "$COUNT" nanosleep 300
 check "tune -- CMD --json: exit 0 ($RC: $(head -c 300 "$ERR"))" test "$RC" -eq 0
 json_ok "$OUT"
-jq_check "three runs of 300 waits each, a verdict each" \
-	'(.runs | length) == 3 and all(.runs[]; .waits == 300 and (.verdict | type) == "string")' \
-	"$OUT"
-jq_check "the first is the program as it is, the others with a ratio's interval" \
-	'.runs[0].setting == "as it is" and all(.runs[1:][]; (.ratio_interval | length) == 2)' \
+jq_check "three or four runs of 300 waits each, a verdict each" \
+	'(.runs | length) >= 3 and (.runs | length) <= 4 and
+	 all(.runs[]; .waits == 300 and (.verdict | type) == "string")' "$OUT"
+jq_check "the first is the program as it is, the others with a ratio and its interval" \
+	'.runs[0].setting == "as it is" and .runs[0].ratio == 1 and
+	 all(.runs[1:][]; (.ratio | type) == "number" and (.ratio_interval | length) == 2
+	     and all(.ratio_interval[]; type == "number"))' "$OUT"
+jq_check "the short slice tried, or a note why not" \
+	'any(.runs[]; .setting == "--slack 1ns --slice=100us") or
+	 any(.notes[]; startswith("--slice=100us not tried: "))' "$OUT"
+jq_check "CPU-count advice only with a reason, never measured" \
+	'.cpus == null or (.cpus.measured == false and (.cpus.reason | test("^quota allows")))' \
 	"$OUT"
 jq_check "a best setting only if it measured better" \
 	'.best as $b | $b == null or any(.runs[]; .setting == $b and .verdict == "better")' "$OUT"
@@ -68,6 +86,52 @@ else
 	run_cmd systemd-analyze verify "$TMP/pn-tune-test.service"
 	check "... and reads the drop-in directory (a bad key there is named)" grep -q NoSuchKey "$ERR"
 	rm "$TMP/pn-tune-test.service.d/99-bad.conf"
+fi
+
+run tune --dry-run --json --unit-file "$TMP/pn-tune-test.service"
+check "tune --dry-run --unit-file --json: exit 0 ($RC: $(head -c 300 "$ERR"))" test "$RC" -eq 0
+json_ok "$OUT"
+jq_check "... each run a ratio and its interval, and the drop-in" \
+	'.runs[0].setting == "as it is" and all(.runs[1:][]; (.ratio_interval | length) == 2)
+	 and (.drop_in | startswith("# Written by punctual tune")) and .applied == false' "$OUT"
+jq_check "... a slice's drop-in wraps the command in punctual run --slice" \
+	'(.drop_in | test("--slice=")) == (.drop_in | test("\nExecStart=\n.* run --slice=100us -- "))' \
+	"$OUT"
+
+# A quota of 1 CPU of the online ones (v1 cpu controller, or v2's where enabled): tune
+# adds run --cpus as advice with its reason.
+quota_cgroup() {
+	local v1 self v2
+	v1=$(awk '$0 ~ / - cgroup / && $NF ~ /(^|,)cpu(,|$)/ && $4 == "/" { print $5; exit }' \
+		/proc/self/mountinfo)
+	self=$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ { sub(/^[^:]*:[^:]*:/, ""); print; exit }' \
+		/proc/self/cgroup)
+	if [ -n "$v1" ] && [ -n "$self" ]; then
+		CG=$v1${self%/}/pn-tune-$$
+		mkdir "$CG" && echo 100000 >"$CG/cpu.cfs_period_us" &&
+			echo 100000 >"$CG/cpu.cfs_quota_us"
+		return
+	fi
+	v2=$(awk '$0 ~ / - cgroup2 / { print $5; exit }' /proc/self/mountinfo)
+	self=$(sed -n 's/^0:://p' /proc/self/cgroup)
+	grep -qw cpu "$v2${self%/}/cgroup.subtree_control" 2>/dev/null || return 1
+	CG=$v2${self%/}/pn-tune-$$
+	mkdir "$CG" && echo "100000 100000" >"$CG/cpu.max"
+}
+if [ "$(id -u)" -ne 0 ] || [ "$(getconf _NPROCESSORS_ONLN)" -lt 2 ]; then
+	skip "CPU-count advice: needs root and 2 CPUs online"
+elif ! quota_cgroup; then
+	skip "CPU-count advice: no cpu controller to make a cgroup with a quota in"
+else
+	run_cmd sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" tune --json -- "$3" nanosleep 300' \
+		sh "$CG" "$PN" "$COUNT"
+	rmdir "$CG"
+	check "tune in a cgroup with a quota of 1 CPU: exit 0 ($RC: $(head -c 300 "$ERR"))" \
+		test "$RC" -eq 0
+	jq_check "... advises run --cpus=1, its reason, no measurement claimed" \
+		".cpus.count == 1 and .cpus.measured == false and
+		 .cpus.reason == \"quota allows 1 of $(getconf _NPROCESSORS_ONLN) CPUs\" and
+		 (.environment | test(\"PUNCTUAL_CPUS=1 \"))" "$OUT"
 fi
 
 if [ ! -d /run/systemd/system ]; then

@@ -7,26 +7,34 @@
  * lateness is lower beyond both runs' noise (probe --compare's rule, noise.c) is printed
  * as a command line, an environment and a drop-in, and kept with --apply.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <punctual/cpus.h>
 #include <punctual/sleep.h>
 #include "cmd_tune.h"
 #include "tool.h"
+#include "wait/slice.h"
 
 static const char usage[] =
         "usage: punctual tune [--for=D] [--budget=B%] [--json] -- CMD [ARGS...]\n"
         "       punctual tune [--for=D] [--budget=B%] [--json] --unit-file FILE\n"
         "       punctual tune [--for=D] [--budget=B%] [--json] [--apply] UNIT\n"
-        "       punctual tune --revert UNIT\n"
+        "       punctual tune [--for=D] [--budget=B%] [--json] [--apply] --pid PID\n"
+        "       punctual tune --revert (UNIT | --pid PID)\n"
         "\n"
         "Measures a program's timed waits (the shim's stats, as run --stats) as it is\n"
-        "and under each fix: --slack 1ns, --precise, and --precise --budget=B if\n"
-        "given; each run lasts until the program exits, at most D. The fix whose p99\n"
-        "lateness is lower beyond both runs' noise (as probe --compare judges) wins.\n"
+        "and under each fix: --slack 1ns, --slack 1ns --slice=100us (Linux 6.12+, not\n"
+        "for UNIT), --precise, and --precise --budget=B if given; each run lasts until\n"
+        "the program exits, at most D. The fix whose p99 lateness is lower beyond both\n"
+        "runs' noise (as probe --compare judges) wins. Where the cgroup's CPU quota\n"
+        "allows fewer CPUs than are online, run --cpus is added as advice, unmeasured.\n"
         "\n"
         "  -- CMD           run CMD; print the winner as a command line and environment\n"
         "  --unit-file FILE run the ExecStart= of a systemd unit file; print the winner\n"
@@ -34,6 +42,8 @@ static const char usage[] =
         "  UNIT             a running service (systemd as PID 1, root): restarted under\n"
         "                   each fix through a drop-in in /run/systemd/system/UNIT.d/,\n"
         "                   then put back as it was; prints the drop-in\n"
+        "      --pid PID    the service unit that PID runs in, as UNIT (the shim loads\n"
+        "                   when a program starts: the unit is restarted)\n"
         "      --apply      with UNIT: keep the winner's drop-in in\n"
         "                   /etc/systemd/system/UNIT.d/ (replacing tune's own), or none\n"
         "                   when no fix measured better; the unit restarted under it\n"
@@ -52,12 +62,16 @@ struct tune_opts {
 	int64_t for_ns;
 	const char *unit_file;
 	const char *unit;
+	const char *pid;
 	char **cmd;
 };
 
 static struct tune_opts opt = {.for_ns = 10000000000LL};
-static struct tune_setting set[4];
+static struct tune_setting set[TUNE_SETTINGS_MAX];
 static int nset;
+static const char *notes[2]; /* why a setting was not tried */
+static int nnotes;
+static char **unit_cmd; /* --unit-file's command */
 
 /* --budget's value as PUNCTUAL_BUDGET takes it, or exit 2. */
 static void opt_budget(const char *s)
@@ -78,15 +92,11 @@ static void opt_budget(const char *s)
 static void parse(int argc, char **argv)
 {
 	static const struct option lo[] = {
-	        {"apply", no_argument, NULL, 'A'},
-	        {"dry-run", no_argument, NULL, 'D'},
-	        {"revert", no_argument, NULL, 'R'},
-	        {"budget", required_argument, NULL, 'B'},
-	        {"for", required_argument, NULL, 'F'},
-	        {"unit-file", required_argument, NULL, 'U'},
-	        {"json", no_argument, NULL, 'j'},
-	        {"help", no_argument, NULL, 'h'},
-	        {0},
+	        {"apply", no_argument, NULL, 'A'},     {"dry-run", no_argument, NULL, 'D'},
+	        {"revert", no_argument, NULL, 'R'},    {"budget", required_argument, NULL, 'B'},
+	        {"for", required_argument, NULL, 'F'}, {"unit-file", required_argument, NULL, 'U'},
+	        {"pid", required_argument, NULL, 'P'}, {"json", no_argument, NULL, 'j'},
+	        {"help", no_argument, NULL, 'h'},      {0},
 	};
 	int end = 1; /* options end at "--": what follows is CMD's */
 	while (end < argc && strcmp(argv[end], "--") != 0)
@@ -107,6 +117,8 @@ static void parse(int argc, char **argv)
 			opt.for_ns = opt_duration("--for", optarg);
 		else if (c == 'U')
 			opt.unit_file = optarg;
+		else if (c == 'P')
+			opt.pid = optarg;
 		else if (c == 'j')
 			opt.json = true;
 	}
@@ -118,20 +130,61 @@ static void parse(int argc, char **argv)
 
 static void check(void)
 {
-	int targets = (opt.cmd != NULL) + (opt.unit_file != NULL) + (opt.unit != NULL);
+	int targets = (opt.cmd != NULL) + (opt.unit_file != NULL) + (opt.unit != NULL) +
+	              (opt.pid != NULL);
 	if (targets != 1)
-		usage_error("give one of UNIT, --unit-file FILE or -- CMD");
+		usage_error("give one of UNIT, --pid PID, --unit-file FILE or -- CMD");
 	if (opt.cmd && !opt.cmd[0])
 		usage_error("missing the command after --");
 	if (opt.apply && opt.dry_run)
 		usage_error("--apply and --dry-run: choose one");
-	if ((opt.apply || opt.revert) && !opt.unit)
-		usage_error("--%s needs a UNIT: it changes a systemd service",
+	if ((opt.apply || opt.revert) && !opt.unit && !opt.pid)
+		usage_error("--%s needs a UNIT or --pid: it changes a systemd service",
 		            opt.apply ? "apply" : "revert");
 	if (opt.revert && (opt.apply || opt.budget || opt.json))
 		usage_error("--revert takes only UNIT");
 	if (opt.for_ns < 100000000 || opt.for_ns > 3600000000000LL)
 		usage_error("--for: give a duration in [100ms, 1h]");
+}
+
+/* Whether run --slice can set a slice here, as run --slice finds out (the value read
+ * back), tried in a child so that the tool's own slice stays: NULL, or why not. */
+static const char *slice_refused(void)
+{
+	int64_t ns;
+	if (pn__slice_parse(TUNE_SLICE, &ns) < 0)
+		return "its value is not a slice";
+	fflush(NULL);
+	pid_t c = fork();
+	if (c == 0) {
+		int64_t got = pn__slice_set_self(ns, true);
+		_exit(got == ns ? 0 : got == -EOPNOTSUPP ? 2 : 1);
+	}
+	int st;
+	if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) == 1)
+		return "this kernel does not keep a slice (Linux 6.12 or later does)";
+	if (WEXITSTATUS(st) == 2)
+		return "a slice is SCHED_OTHER's or SCHED_BATCH's, and tune runs under another "
+		       "policy";
+	return NULL;
+}
+
+/* The bare short slice with slack 1 ns, where run --slice can set it and a unit's drop-in
+ * can say it: systemd has no slice setting, so it wraps the command (--unit-file's). */
+static void setting_slice(void)
+{
+	static char note[160];
+	const char *why = opt.unit || opt.pid ? "systemd has no slice setting and tune does "
+	                                        "not rewrite a unit's ExecStart=: measure it "
+	                                        "with --unit-file"
+	                                      : slice_refused();
+	if (why) {
+		snprintf(note, sizeof(note), "--slice=%s not tried: %s", TUNE_SLICE, why);
+		notes[nnotes++] = note;
+		return;
+	}
+	set[nset++] = (struct tune_setting){
+	        .name = "--slack 1ns --slice=" TUNE_SLICE, .slack = true, .slice = TUNE_SLICE};
 }
 
 /* The settings tried, the first the program as it is. */
@@ -140,6 +193,7 @@ static void settings(void)
 	static char budget_name[64];
 	set[nset++] = (struct tune_setting){.name = "as it is"};
 	set[nset++] = (struct tune_setting){.name = "--slack 1ns", .slack = true};
+	setting_slice();
 	set[nset++] = (struct tune_setting){.name = "--precise", .precise = true};
 	if (opt.budget) {
 		snprintf(budget_name, sizeof(budget_name), "--precise --budget=%s", opt.budget);
@@ -181,19 +235,32 @@ static void sh_cmd(FILE *f, char **cmd)
 	}
 }
 
-/* The environment that makes a command run under s ("" for slack alone). */
-static void env_of(char *buf, size_t n, const struct tune_setting *s, const char *shim)
+/* The environment that makes a command run under s, with cpus the CPU count's (0: none):
+ * "" for slack and slice, which are not an environment's. */
+static void env_of(char *buf, size_t n, const struct tune_setting *s, const char *shim, int cpus)
 {
+	char c[256] = "";
+	if (cpus)
+		tune_cpus_env(c, sizeof(c), cpus);
 	buf[0] = '\0';
 	if (s->precise)
-		snprintf(buf, n, "LD_PRELOAD=%s PUNCTUAL_PRECISION=%d%s%s", shim, TUNE_PRECISION_NS,
-		         s->budget ? " PUNCTUAL_BUDGET=" : "", s->budget ? s->budget : "");
+		snprintf(buf, n, "LD_PRELOAD=%s PUNCTUAL_PRECISION=%d%s%s%s%s", shim,
+		         TUNE_PRECISION_NS, s->budget ? " PUNCTUAL_BUDGET=" : "",
+		         s->budget ? s->budget : "", cpus ? " " : "", c);
+	else if (cpus)
+		snprintf(buf, n, "LD_PRELOAD=%s %s", shim, c);
+}
+
+/* The CPUs online, for the advice's reason. */
+static long online(void)
+{
+	return sysconf(_SC_NPROCESSORS_ONLN);
 }
 
 static void text_runs(const struct tune_result *res, int n)
 {
 	char a[24], c[24];
-	fprintf(out, "  %-22s %6s %10s  %-7s %s\n", "setting", "waits", "late p99", "verdict",
+	fprintf(out, "  %-26s %6s %10s  %-7s %s\n", "setting", "waits", "late p99", "verdict",
 	        "AFTER/BEFORE (noise allows)");
 	for (int i = 0; i < n; i++) {
 		const struct tune_result *r = &res[i];
@@ -203,7 +270,7 @@ static void text_runs(const struct tune_result *res, int n)
 			         isfinite(r->ratio_hi)
 			                 ? (snprintf(c, sizeof(c), "%.3g", r->ratio_hi), c)
 			                 : "inf");
-		fprintf(out, "  %-22s %6llu %10s  %-7s %s\n", set[i].name,
+		fprintf(out, "  %-26s %6llu %10s  %-7s %s\n", set[i].name,
 		        (unsigned long long)r->fig.waits,
 		        r->fig.p99 >= 0 ? fmt_ns(a, sizeof(a), (double)r->fig.p99) : "-",
 		        verdict_name(r, i), ratio);
@@ -222,9 +289,19 @@ static int shown(const struct tune_result *res, int n, int best)
 	return c;
 }
 
-static void text_best(const struct tune_result *res, int best, const char *shim)
+/* The CPU count's advice (cpus > 0): the quota's reason, no measurement claimed. */
+static void text_cpus(int cpus)
 {
-	char a[24], b[24], env[600];
+	if (cpus)
+		fprintf(out,
+		        "\nadvice, not measured: the cgroup's quota allows %d of %ld CPUs; "
+		        "run --cpus\n  makes the program's runtimes size their threads for %d\n",
+		        cpus, online(), cpus);
+}
+
+static void text_best(const struct tune_result *res, int best, const char *shim, int cpus)
+{
+	char a[24], b[24], env[900];
 	if (best < 0) {
 		fprintf(out, "\nno fix measured better than as it is, beyond both runs' noise\n");
 		return;
@@ -235,24 +312,27 @@ static void text_best(const struct tune_result *res, int best, const char *shim)
 	        fmt_ns(b, sizeof(b), (double)r->fig.p99), r->ratio, r->ratio_lo, r->ratio_hi);
 	if (!opt.cmd)
 		return;
-	fprintf(out, "  punctual run %s --", set[best].name);
+	fprintf(out, "  punctual run %s%s --", set[best].name, cpus ? " --cpus" : "");
 	sh_cmd(out, opt.cmd);
-	env_of(env, sizeof(env), &set[best], shim);
+	env_of(env, sizeof(env), &set[best], shim, cpus);
 	if (env[0]) {
 		fprintf(out, "\n  %s", env);
 		sh_cmd(out, opt.cmd);
-	} else {
-		fprintf(out, "\n  (timer slack is inherited, not an environment variable; in a "
-		             "unit: TimerSlackNSec=1)");
 	}
+	if (set[best].slack && !set[best].precise)
+		fprintf(out,
+		        "\n  (timer slack%s inherited, not an environment variable; in a "
+		        "unit: TimerSlackNSec=1)",
+		        set[best].slice ? " and the slice are" : " is");
 	fputc('\n', out);
 }
 
 /* The drop-in of setting i into buf (n bytes). */
-static void drop_in_text(char *buf, size_t n, int i, const char *shim)
+static void drop_in_text(char *buf, size_t n, int i, const char *shim, int cpus)
 {
+	struct tune_drop d = {.s = &set[i], .shim = shim, .cmd = unit_cmd, .cpus = cpus};
 	FILE *f = fmemopen(buf, n, "w");
-	if (!f || tune_drop_in(f, &set[i], shim, NULL) < 0 || fclose(f) != 0)
+	if (!f || tune_drop_in(f, &d) < 0 || fclose(f) != 0)
 		die(1, "cannot render the drop-in");
 }
 
@@ -267,7 +347,28 @@ static void text_drop_in(int best, int i, const char *drop_in, const char *path)
 	fprintf(out, "%s\n", drop_in);
 }
 
-static void json_report(const struct tune_result *res, int n, int best, const char *shim,
+/* The CPU count's advice (null where no quota limits) and the settings not tried. */
+static void json_advice(struct json *j, int cpus)
+{
+	if (cpus) {
+		char why[96];
+		snprintf(why, sizeof(why), "quota allows %d of %ld CPUs", cpus, online());
+		json_obj(j, "cpus");
+		json_int(j, "count", cpus);
+		json_int(j, "online", online());
+		json_str(j, "reason", why);
+		json_bool(j, "measured", false);
+		json_obj_end(j);
+	} else {
+		json_none(j, "cpus");
+	}
+	json_arr(j, "notes");
+	for (int i = 0; i < nnotes; i++)
+		json_str(j, NULL, notes[i]);
+	json_arr_end(j);
+}
+
+static void json_report(const struct tune_result *res, int n, int best, int cpus, const char *shim,
                         const char *drop_in, const char *path)
 {
 	struct json j;
@@ -299,9 +400,10 @@ static void json_report(const struct tune_result *res, int n, int best, const ch
 		json_str(&j, "best", set[best].name);
 	else
 		json_none(&j, "best");
-	char env[600];
-	env_of(env, sizeof(env), &set[shown(res, n, best)], shim);
+	char env[900];
+	env_of(env, sizeof(env), &set[shown(res, n, best)], shim, cpus);
 	json_str(&j, "environment", env);
+	json_advice(&j, cpus);
 	json_str(&j, "drop_in", drop_in);
 	json_str(&j, "drop_in_path", path);
 	json_bool(&j, "applied", opt.apply && best >= 0);
@@ -310,17 +412,17 @@ static void json_report(const struct tune_result *res, int n, int best, const ch
 
 /* The report of every target (the drop-in's path: where it would go, or went). */
 static void render(const struct tune_setting *s, const struct tune_result *res, int n, int best,
-                   const char *path)
+                   int cpus, const char *path)
 {
 	(void)s;
 	const char *shim = run_preload_path();
 	if (!shim)
 		die(1, "libpunctual-preload.so not found (beside the punctual binary)");
-	char drop_in[2048];
+	char drop_in[8192];
 	int i = shown(res, n, best);
-	drop_in_text(drop_in, sizeof(drop_in), i, shim);
+	drop_in_text(drop_in, sizeof(drop_in), i, shim, cpus);
 	if (opt.json) {
-		json_report(res, n, best, shim, drop_in, path);
+		json_report(res, n, best, cpus, shim, drop_in, path);
 		return;
 	}
 	fprintf(out,
@@ -328,11 +430,24 @@ static void render(const struct tune_setting *s, const struct tune_result *res, 
 	        "%.3g s\n",
 	        (double)opt.for_ns / 1e9);
 	text_runs(res, n);
-	text_best(res, best, shim);
+	for (int k = 0; k < nnotes; k++)
+		fprintf(out, "  (%s)\n", notes[k]);
+	text_best(res, best, shim, cpus);
+	text_cpus(cpus);
 	if (!opt.cmd) {
 		fputc('\n', out);
 		text_drop_in(best, i, drop_in, path);
 	}
+}
+
+/* What the quota of this process's cgroup (the command's) allows, where fewer than the
+ * CPUs online; else 0. Affinity is not the quota's, and run --cpus is not its fix. */
+static int here_cpus(void)
+{
+	struct pn_cpu_info info;
+	if (pn_cpu_info(&info) < 0 || info.limit_count <= 0)
+		return 0;
+	return info.limit_count < online() ? info.limit_count : 0;
 }
 
 /* tune -- CMD, or --unit-file FILE: the command run here. */
@@ -341,7 +456,7 @@ static int tune_here(void)
 	struct tune_cmd t = {.cmd = opt.cmd, .for_ns = opt.for_ns};
 	char path[4096] = "";
 	if (opt.unit_file) {
-		t.cmd = tune_unit_file_cmd(opt.unit_file);
+		t.cmd = unit_cmd = tune_unit_file_cmd(opt.unit_file);
 		char *a = strdup(opt.unit_file), *b = strdup(opt.unit_file);
 		if (!a || !b)
 			die(1, "out of memory");
@@ -353,12 +468,11 @@ static int tune_here(void)
 	tune_records_create(dir && dir[0] == '/' && strlen(dir) < 40 ? dir : "/tmp", t.records,
 	                    sizeof(t.records));
 	atexit(tune_records_remove);
-	struct tune_result res[4];
+	struct tune_result res[TUNE_SETTINGS_MAX];
 	tune_measure(tune_cmd_runner, &t, set, nset, res);
 	tune_records_remove();
-	if (opt.unit_file)
-		free(t.cmd);
-	render(set, res, nset, tune_best(res, nset), path);
+	render(set, res, nset, tune_best(res, nset), here_cpus(), path);
+	free(unit_cmd);
 	return 0;
 }
 
@@ -367,15 +481,17 @@ int cmd_tune(int argc, char **argv)
 	tool_cmd = "tune";
 	parse(argc, argv);
 	check();
-	char name[256];
-	if (opt.unit)
-		tune_unit_name(opt.unit, name, sizeof(name));
+	char name[256], owner[256];
+	if (opt.pid)
+		tune_pid_unit(opt.pid, owner, sizeof(owner));
+	if (opt.unit || opt.pid)
+		tune_unit_name(opt.unit ? opt.unit : owner, name, sizeof(name));
 	out_open();
 	settings();
 	int st;
 	if (opt.revert)
 		st = tune_unit_revert(name);
-	else if (opt.unit)
+	else if (opt.unit || opt.pid)
 		st = tune_unit(name, set, nset, opt.for_ns, opt.apply, render);
 	else
 		st = tune_here();

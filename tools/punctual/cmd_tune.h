@@ -14,14 +14,21 @@
 /* The precision tune's --precise settings ask for: run --precise's default. */
 #define TUNE_PRECISION_NS 10000
 
-/* A setting tried: none (the program as it is), timer slack 1 ns, or precise waits with
- * an optional CPU budget. */
+/* The bare short EEVDF slice tried with slack 1 ns (run --slice's lower bound). */
+#define TUNE_SLICE "100us"
+
+/* A setting tried: none (the program as it is), timer slack 1 ns (with a short slice), or
+ * precise waits with an optional CPU budget. */
 struct tune_setting {
 	const char *name; /* as `punctual run` spells it: "--precise --budget=5%" */
 	bool slack;
 	bool precise;
 	const char *budget; /* PUNCTUAL_BUDGET's value ("5.0000%", "auto"), or NULL */
+	const char *slice;  /* run --slice's value without --precise, or NULL */
 };
+
+/* The most settings tune tries. */
+#define TUNE_SETTINGS_MAX 5
 
 /* A run under a setting: its figures and its p99 lateness's interval; against the first
  * run (as it is), the ratio of the p99s with the interval both runs' noise allows, and
@@ -66,9 +73,20 @@ int tune_best(const struct tune_result *res, int n);
 /* ---- a systemd unit (cmd_tune_unit.c) ---- */
 /* The name of tune's drop-in in a unit's .d directory. */
 #define TUNE_DROP_IN "50-punctual-tune.conf"
-/* The drop-in that makes a unit run under s, on f: the shim at shim; with records, the
- * measuring run's statistics too. Returns 0, or -EIO when a write fails. */
-int tune_drop_in(FILE *f, const struct tune_setting *s, const char *shim, const char *records);
+/* What a drop-in holds: a setting, the shim's path; with records, the measuring run's
+ * statistics too; with cpus, the CPU count (run --cpus's environment). A slice has no
+ * unit directive: cmd (the unit's command) is wrapped in `punctual run --slice`. */
+struct tune_drop {
+	const struct tune_setting *s;
+	const char *shim;
+	const char *records; /* or NULL */
+	char **cmd;          /* or NULL: no slice */
+	int cpus;            /* or 0 */
+};
+/* The drop-in d on f. Returns 0, or -EIO when a write fails. */
+int tune_drop_in(FILE *f, const struct tune_drop *d);
+/* The environment of run --cpus=n (n > 0) into buf, words split by spaces. */
+void tune_cpus_env(char *buf, size_t size, int n);
 /* The unit file's ExecStart= command line as an argv (NULL-terminated, one block to free):
  * exits 2 for a file without one, or one with specifiers or variables (systemd's to
  * expand). */
@@ -78,13 +96,23 @@ char **tune_unit_file_cmd(const char *file);
 void tune_unit_name(const char *unit, char *name, size_t n);
 /* Measures the unit name through runtime drop-ins and restarts, then with apply writes the
  * best setting's drop-in (or removes tune's); restores the unit's state on failure.
- * Renders with render(res, n, best, path of the drop-in). Returns the exit status. */
+ * Renders with render(res, n, best, cpus, path of the drop-in): cpus, what the quota of
+ * the unit's cgroup allows where fewer than the CPUs online, else 0. Returns the exit
+ * status. */
 typedef void tune_render(const struct tune_setting *s, const struct tune_result *res, int n,
-                         int best, const char *path);
+                         int best, int cpus, const char *path);
 int tune_unit(const char *name, const struct tune_setting *s, int n, int64_t for_ns, bool apply,
               tune_render *render);
 /* Removes what tune wrote for the unit name (its drop-ins) and restarts it if it ran:
  * the exit status. */
 int tune_unit_revert(const char *name);
+
+/* ---- another process (cmd_tune_pid.c) ---- */
+/* The service unit that owns the process arg (a PID) into name: exits 2 for bad input, a
+ * process that does not exist, or one in no service unit. */
+void tune_pid_unit(const char *arg, char *name, size_t n);
+/* The CPUs the quota of pid's cgroup (v2) and its parents allow, rounded up; 0: no quota,
+ * or not readable. */
+int tune_pid_cpus(long pid);
 
 #endif

@@ -49,12 +49,13 @@ void tune_records_create(const char *dir, char *path, size_t n)
 }
 
 /* The child's argv: this binary's `run --stats`, s's options, then "--" and cmd. */
-static char **run_argv(char **cmd, const struct tune_setting *s, char *budget, size_t nb)
+static char **run_argv(char **cmd, const struct tune_setting *s, char *budget, size_t nb,
+                       char *slice, size_t ns)
 {
 	size_t n = 0;
 	while (cmd[n])
 		n++;
-	char **v = calloc(n + 8, sizeof(*v));
+	char **v = calloc(n + 10, sizeof(*v));
 	if (!v)
 		die(1, "out of memory");
 	size_t k = 0;
@@ -68,6 +69,10 @@ static char **run_argv(char **cmd, const struct tune_setting *s, char *budget, s
 	if (s->precise && s->budget) {
 		snprintf(budget, nb, "--budget=%s", s->budget);
 		v[k++] = budget;
+	}
+	if (s->slice) {
+		snprintf(slice, ns, "--slice=%s", s->slice);
+		v[k++] = slice;
 	}
 	v[k++] = "--";
 	memcpy(v + k, cmd, (n + 1) * sizeof(*v));
@@ -121,8 +126,8 @@ static int wait_child(pid_t c, int64_t deadline)
 void tune_run_cmd(char **cmd, int64_t for_ns, const char *path, const struct tune_setting *s,
                   struct run_fig *f)
 {
-	char budget[64];
-	char **argv = run_argv(cmd, s, budget, sizeof(budget));
+	char budget[64], slice[64];
+	char **argv = run_argv(cmd, s, budget, sizeof(budget), slice, sizeof(slice));
 	if (truncate(path, 0) != 0)
 		die(1, "cannot empty %s: %s", path, strerror(errno));
 	fflush(NULL);

@@ -39,29 +39,90 @@ static void unit_escaped(FILE *f, const char *v)
 		fputs(*v == '%' ? "%%" : (char[]){*v, 0}, f);
 }
 
-int tune_drop_in(FILE *f, const struct tune_setting *s, const char *shim, const char *records)
+void tune_cpus_env(char *buf, size_t size, int n)
 {
-	fprintf(f, "%s (%s); `punctual tune UNIT --revert` removes it.\n", MARK, s->name);
-	bool env = s->precise || records;
-	if (env)
-		fprintf(f, "# Its LD_PRELOAD replaces one the unit sets.\n");
-	fprintf(f, "[Service]\n");
-	if (env) {
-		fprintf(f, "Environment=LD_PRELOAD=%s", shim);
-		if (s->precise)
-			fprintf(f, " PUNCTUAL_PRECISION=%d", TUNE_PRECISION_NS);
-		if (s->precise && s->budget) {
-			fputs(" PUNCTUAL_BUDGET=", f);
-			unit_escaped(f, s->budget);
-		}
-		if (records)
-			fprintf(f, " PUNCTUAL_STATS=1 PUNCTUAL_STATS_FILE=%s", records);
-		fputc('\n', f);
+	snprintf(buf, size,
+	         "PUNCTUAL_CPUS=%d GOMAXPROCS=%d OMP_NUM_THREADS=%d DOTNET_PROCESSOR_COUNT=%d "
+	         "PYTHON_CPU_COUNT=%d JAVA_TOOL_OPTIONS=-XX:ActiveProcessorCount=%d",
+	         n, n, n, n, n, n);
+}
+
+/* A word of an ExecStart= line: double quotes (C escapes) where systemd would split it,
+ * specifiers and variables doubled so that systemd passes them as they are. */
+static void unit_word(FILE *f, const char *w)
+{
+	bool quote = !*w || w[strcspn(w, " \t\"'\\")];
+	if (quote)
+		fputc('"', f);
+	for (; *w; w++) {
+		if (*w == '"' || *w == '\\')
+			fputc('\\', f);
+		if (*w == '%' || *w == '$')
+			fputc(*w, f);
+		fputc(*w, f);
 	}
+	if (quote)
+		fputc('"', f);
+}
+
+/* The Environment= line of d, if it needs one. */
+static void drop_env(FILE *f, const struct tune_drop *d)
+{
+	const struct tune_setting *s = d->s;
+	if (!s->precise && !d->records && !d->cpus)
+		return;
+	fprintf(f, "Environment=LD_PRELOAD=%s", d->shim);
+	if (s->precise)
+		fprintf(f, " PUNCTUAL_PRECISION=%d", TUNE_PRECISION_NS);
+	if (s->precise && s->budget) {
+		fputs(" PUNCTUAL_BUDGET=", f);
+		unit_escaped(f, s->budget);
+	}
+	if (d->records)
+		fprintf(f, " PUNCTUAL_STATS=1 PUNCTUAL_STATS_FILE=%s", d->records);
+	if (d->cpus) {
+		char env[256];
+		tune_cpus_env(env, sizeof(env), d->cpus);
+		fprintf(f, " %s", env);
+	}
+	fputc('\n', f);
+}
+
+/* A slice's ExecStart=: the command's own replaced by it under `punctual run --slice`,
+ * which sets the slice before exec so that the command and its children inherit it. */
+static void drop_exec(FILE *f, const struct tune_drop *d)
+{
+	char self[4096];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		die(1, "cannot find the punctual binary: %s", strerror(errno));
+	self[n] = '\0';
+	fprintf(f, "ExecStart=\nExecStart=");
+	unit_word(f, self);
+	fprintf(f, " run --slice=%s --", d->s->slice);
+	for (char **w = d->cmd; *w; w++) {
+		fputc(' ', f);
+		unit_word(f, *w);
+	}
+	fputc('\n', f);
+}
+
+int tune_drop_in(FILE *f, const struct tune_drop *d)
+{
+	const struct tune_setting *s = d->s;
+	fprintf(f, "%s (%s); `punctual tune UNIT --revert` removes it.\n", MARK, s->name);
+	if (s->precise || d->records || d->cpus)
+		fprintf(f, "# Its LD_PRELOAD replaces one the unit sets.\n");
+	if (d->cpus)
+		fprintf(f, "# The CPU count is advice from the cgroup's quota, not measured.\n");
+	fprintf(f, "[Service]\n");
+	drop_env(f, d);
 	if (s->slack)
 		fprintf(f, "TimerSlackNSec=1\n");
-	if (records) /* a unit with ProtectSystem=strict may still append its records */
-		fprintf(f, "ReadWritePaths=-%s\n", records);
+	if (s->slice && d->cmd)
+		drop_exec(f, d);
+	if (d->records) /* a unit with ProtectSystem=strict may still append its records */
+		fprintf(f, "ReadWritePaths=-%s\n", d->records);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -199,6 +260,7 @@ struct unit {
 	bool measuring; /* MEASURE_IN written */
 	bool wrote;     /* DROP_IN written by this tune */
 	bool done;      /* nothing left to put back */
+	int cpus;       /* what its cgroup's quota allows, if fewer than online; else 0 */
 	char records[64];
 	char etc[512], run[512]; /* the .d directories */
 };
@@ -243,8 +305,7 @@ static bool ours(const char *path)
 }
 
 struct drop_in_arg {
-	const struct tune_setting *s;
-	const char *shim, *records;
+	struct tune_drop d;
 	const char *raw; /* an earlier drop-in put back as it was */
 	size_t raw_len;
 };
@@ -254,7 +315,7 @@ static int render_drop_in(FILE *f, const void *arg)
 	const struct drop_in_arg *a = arg;
 	if (a->raw)
 		return fwrite(a->raw, 1, a->raw_len, f) == a->raw_len ? 0 : -EIO;
-	return tune_drop_in(f, a->s, a->shim, a->records);
+	return tune_drop_in(f, &a->d);
 }
 
 /* Writes file in dir (created if missing) whole: 0 or -errno. */
@@ -328,7 +389,7 @@ static void unit_wait(struct unit *u, const struct tune_setting *s)
 static void unit_runner(void *ctx, const struct tune_setting *s, struct run_fig *f)
 {
 	struct unit *u = ctx;
-	struct drop_in_arg a = {.s = s, .shim = u->shim, .records = u->records};
+	struct drop_in_arg a = {.d = {.s = s, .shim = u->shim, .records = u->records}};
 	if (truncate(u->records, 0) != 0)
 		die(1, "cannot empty %s: %s", u->records, strerror(errno));
 	u->measuring = true;
@@ -408,7 +469,7 @@ static void unit_keep(struct unit *u, const struct tune_setting *best)
 	rmdir(u->run); /* only when nothing else is in it */
 	u->measuring = false;
 	if (best) {
-		struct drop_in_arg a = {.s = best, .shim = u->shim};
+		struct drop_in_arg a = {.d = {.s = best, .shim = u->shim, .cpus = u->cpus}};
 		u->wrote = true;
 		int r = write_in(u->etc, DROP_IN, &a);
 		if (r < 0)
@@ -429,6 +490,20 @@ static void unit_keep(struct unit *u, const struct tune_setting *best)
 	tune_records_remove();
 }
 
+/* The CPUs the quota of the cgroup of name's main process allows, where fewer than the
+ * CPUs online; else 0 (also for a unit with no main process running). */
+static int unit_cpus(const char *name)
+{
+	char show[256], pid[32];
+	if (systemctl(show, sizeof(show),
+	              (const char *const[]){"show", "-p", "MainPID", "--", name, NULL}) != 0)
+		return 0;
+	prop(show, "MainPID", pid, sizeof(pid));
+	long p = atol(pid), online = sysconf(_SC_NPROCESSORS_ONLN);
+	int n = p > 0 ? tune_pid_cpus(p) : 0;
+	return n > 0 && n < online ? n : 0;
+}
+
 int tune_unit(const char *name, const struct tune_setting *s, int n, int64_t for_ns, bool apply,
               tune_render *render)
 {
@@ -436,6 +511,7 @@ int tune_unit(const char *name, const struct tune_setting *s, int n, int64_t for
 	u.name = name;
 	u.for_ns = for_ns;
 	unit_check(name, &u.was_active);
+	u.cpus = unit_cpus(name);
 	if (!(u.shim = run_preload_path()))
 		die(1, "libpunctual-preload.so not found (beside the punctual binary)");
 	snprintf(u.etc, sizeof(u.etc), "%s/%s.d", ETC_DIR, name);
@@ -446,7 +522,7 @@ int tune_unit(const char *name, const struct tune_setting *s, int n, int64_t for
 	path_in(measure_path, sizeof(measure_path), u.run, MEASURE_IN);
 	cleanup_on_signal(measure_remove);
 	unit_take_old(&u);
-	struct tune_result res[8];
+	struct tune_result res[TUNE_SETTINGS_MAX];
 	tune_measure(unit_runner, &u, s, n, res);
 	int best = tune_best(res, n);
 	if (apply)
@@ -454,7 +530,7 @@ int tune_unit(const char *name, const struct tune_setting *s, int n, int64_t for
 	else
 		unit_restore();
 	char p[600];
-	render(s, res, n, best, path_in(p, sizeof(p), u.etc, DROP_IN));
+	render(s, res, n, best, u.cpus, path_in(p, sizeof(p), u.etc, DROP_IN));
 	return 0;
 }
 
