@@ -29,9 +29,9 @@
  *  - and where the class's spins keep losing the CPU to other tasks, the thread sleeps in
  *    the kernel to the deadline at 1 ns slack (a kernel wait is woken ahead of a CPU hog);
  *  - so too where no spin can lower the p99 of the lateness: where the thread's spins
- *    lose 1% of their time to stalls longer than the kernel's own p99 lateness, where its
- *    CPU is shared with runnable tasks (with its learned slice), and in its first 16
- *    waits, before it knows whether its CPU is shared (pn_sleep_stats' mode says which).
+ *    lose 1% of their time to stalls longer than the kernel's own p99 lateness, and where
+ *    its CPU is shared with runnable tasks (with its learned slice; pn_sleep_stats' mode
+ *    says which).
  * A budget of 100% (PN_SLEEP_BUDGET_FULL) is precision at any cost: the margin covers the
  * quantile whatever it costs, as before budgets existed.
  *
@@ -132,11 +132,9 @@ enum {
 	                         * CPU as often as the kernel wakes it late */
 	PN_SLEEP_MODE_SHARED,   /* the kernel alone with the learned slice: the CPU is shared
 	                         * with runnable tasks, which a spin waits out */
-	PN_SLEEP_MODE_LEARNING, /* the kernel alone: a first wait, before the thread knows
-	                         * whether its CPU is shared */
 	PN_SLEEP_MODES
 };
-/* A mode's name ("spin", "spin all", "kernel", "cheap", "lost", "shared", "learning", "none";
+/* A mode's name ("spin", "spin all", "kernel", "cheap", "lost", "shared", "none";
  * "?" out of range). */
 PN_API const char *pn_sleep_mode_name(int mode);
 

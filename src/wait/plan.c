@@ -158,15 +158,12 @@ static bool spin_only_learn(struct pn__state *t, struct pn__plan *p, int k, int6
 #define LOSS_EXPLORE   16
 
 /* Why a wait that would spin waits in the kernel alone instead (a PN_SLEEP_MODE_*), or 0:
- * the CPU is shared (a spin loses it for the other tasks' slices), or its sharing is not
- * known yet, or the thread's spins lose the CPU as often as the kernel is late (the vCPU
- * taken away while it spins). */
+ * the CPU is shared (a spin loses it for the other tasks' slices), or the thread's spins
+ * lose the CPU as often as the kernel is late (the vCPU taken away while it spins). */
 static int kernel_alone(struct pn__state *t, int64_t precision, int64_t kernel_q)
 {
 	if (pn__slice_shared(&t->slice))
 		return PN_SLEEP_MODE_SHARED;
-	if (!pn__slice_known(&t->slice))
-		return PN_SLEEP_MODE_LEARNING;
 	double loss = pn__policy_loss_share(&t->loss, kernel_q - precision);
 	if (loss >= LOSS_SPIN_RATE && ++t->explore % LOSS_EXPLORE != 0)
 		return PN_SLEEP_MODE_LOST;

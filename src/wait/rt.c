@@ -89,7 +89,7 @@ int pn__rt_set(struct pn__rt *r, int prio)
 	a.priority = (uint32_t)prio;
 	a.flags = PN__SCHED_RESET_ON_FORK;
 	if ((e = pn__sched_set(&a)) < 0)
-		return e; /* not permitted: nothing changed */
+		return e;               /* not permitted: nothing changed */
 	if ((e = pn__rt_limit()) < 0) { /* no bound, no real time */
 		put_back(was);
 		return e;

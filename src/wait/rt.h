@@ -19,9 +19,9 @@
 
 /* A thread's real time. */
 struct pn__rt {
-	int prio;                    /* its SCHED_FIFO priority since we set it; 0: untouched */
-	bool tried;                  /* the process's default was tried on it */
-	struct pn__sched_attr orig;  /* its scheduling before (put back by prio 0) */
+	int prio;                   /* its SCHED_FIFO priority since we set it; 0: untouched */
+	bool tried;                 /* the process's default was tried on it */
+	struct pn__sched_attr orig; /* its scheduling before (put back by prio 0) */
 };
 
 /* Before a precise wait: the process's default (PUNCTUAL_RT, 1-99) tried once on the

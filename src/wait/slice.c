@@ -20,10 +20,9 @@
 #include "internal.h"
 #include "wait/slice.h"
 
-/* The thread's runs are read at its first wait, FIRST_WAITS waits later (its first reading:
- * until then it does not know whether its CPU is shared, and does not spin), then every
- * SAMPLE_WAITS waits: three system calls (open, read, close), a small share of the waits'
- * own cost. */
+/* The thread's runs are read at its first wait, FIRST_WAITS waits later (its first reading,
+ * and the start from which its spins' losses count), then every SAMPLE_WAITS waits: three system
+ * calls (open, read, close), a small share of the waits' own cost. */
 #define FIRST_WAITS  16
 #define SAMPLE_WAITS 64
 /* The readings' mean waits are averaged with weight 1/SHARED_DECAY for the newest: one
@@ -195,8 +194,6 @@ static void sample(struct pn__slice *s)
 	uint64_t exec = 0, queued = 0, runs = 0;
 	if (pn__slice_read_runs(&exec, &queued, &runs) == 0)
 		pn__slice_note(s, exec, queued, runs);
-	else
-		s->blind = true; /* no readings to wait for */
 }
 
 bool pn__slice_due(struct pn__slice *s)
@@ -206,11 +203,6 @@ bool pn__slice_due(struct pn__slice *s)
 		return false;
 	s->waits = 0;
 	return true;
-}
-
-bool pn__slice_known(const struct pn__slice *s)
-{
-	return s->status <= 0 || s->readings || s->blind;
 }
 
 /* The slice the thread should have now: 0 for its own (OFF). */

@@ -56,7 +56,6 @@ struct pn__slice {
 	int64_t delay_ns;   /* the wait on a run queue per switch-in, readings averaged */
 	bool shared;        /* the thread shares its CPU (pn__slice_shared) */
 	bool external;      /* its readings come from its caller (the tool's frontier) */
-	bool blind;         /* its runs cannot be read (no schedstat): no readings come */
 	uint32_t readings;  /* readings averaged into delay_ns (the first is taken whole) */
 	uint32_t hold;      /* readings it stays shared whatever they say (lost spins) */
 	float lost_rate;    /* share of its spins that lost the CPU to another task */
@@ -113,13 +112,10 @@ void pn__slice_spin_end(struct pn__slice *s, int64_t lost_ns);
  * queue, switch-ins): what the slice learns and pn__slice_shared decide from. */
 void pn__slice_note(struct pn__slice *s, uint64_t exec_ns, uint64_t queued_ns, uint64_t runs);
 /* Counts a wait: whether the thread's runs are to be read at it (its first wait, the 16th
- * after, then every 64th). A caller with external readings reads them then. */
+ * after, then every 64th): a thread beside runnable tasks knows it from its 17th wait on,
+ * and its spins' losses count from its second. A caller with external readings reads
+ * them then. */
 bool pn__slice_due(struct pn__slice *s);
-/* Whether the thread knows if its CPU is shared: a first reading taken, or none to come
- * (not ours to read or set, or no schedstat), or not looked at yet (a thread's first plan
- * comes before its first pn__slice_apply). Until then a precise wait does not spin: a spin
- * beside runnable tasks loses the CPU for their slice. */
-bool pn__slice_known(const struct pn__slice *s);
 /* Reads the calling thread's /proc/thread-self/schedstat: 0, or -errno. */
 int pn__slice_read_runs(uint64_t *exec_ns, uint64_t *queued_ns, uint64_t *runs);
 /* The process's default want (PUNCTUAL_SLICE at load: "off", "auto", or a duration). */

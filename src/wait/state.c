@@ -421,7 +421,7 @@ static void mode_settled(const struct pn__state *t, struct pn_sleep_stats *st)
 PN_API const char *pn_sleep_mode_name(int mode)
 {
 	static const char *const name[PN_SLEEP_MODES] = {"none",  "spin", "spin all", "kernel",
-	                                                 "cheap", "lost", "shared",   "learning"};
+	                                                 "cheap", "lost", "shared"};
 	return mode >= 0 && mode < PN_SLEEP_MODES ? name[mode] : "?";
 }
 

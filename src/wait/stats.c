@@ -214,7 +214,6 @@ static const char *const mode_why[PN_SLEEP_MODES] = {
         "a spin would cost more CPU than it saves",
         "spins lose the CPU as often as the kernel is late",
         "CPU shared: the kernel, a short slice, no spin",
-        "first waits, before it knows if the CPU is shared",
 };
 
 /* The mechanism the waits settled on (its share of the last few hundred), and why: one

@@ -56,7 +56,7 @@ bool pn__why_setup(const char *explain)
 	if (strcmp(explain, "auto") != 0 && pn__duration_parse(explain, 1, &v) == 0 && v > 0)
 		threshold = v;
 	struct pn_cpu_info *info = malloc(sizeof(*info)); /* the constructor: not a handler */
-	if (!info) /* the causes but throttling */
+	if (!info)                                        /* the causes but throttling */
 		return true;
 	if (pn_cpu_info(info) == 0 && info->cgroup_dir[0]) {
 		char dir[sizeof(info->cgroup_dir)];
