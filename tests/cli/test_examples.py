@@ -5,7 +5,8 @@ and in the README's shell blocks runs as written: a short one whole (exit 0), a 
 full probe or sleep, a duration of 10 s or more) until it has parsed its options and started
 (still running after 3 s, or done with 0: never exit 2). Placeholders are filled in: sudo
 dropped (the tests run as root), PID, 1234 and $(pidof ...) this process, the command `run`
-starts (APP, ./app, java App, ...) `true` unless it is punctual itself, and files (lat.hist,
+starts (APP, ./app, java App, ...) `true` unless it is punctual itself (the one tune
+measures, a Python loop of 150 sleeps: a p99 needs 100), and files (lat.hist,
 before.json, after.json) in a scratch directory, where the compare example finds two reports
 made beforehand. Exits 1 if any example fails.
 They run four at a time, each in a scratch directory of its own (copies of the two reports).
@@ -63,6 +64,10 @@ def fill(seg):
     m = re.match(r"^(punctual run .*? -- )(\S+)(.*)$", seg)
     if m and m.group(2) != "punctual":
         seg = m.group(1) + "true"
+    # the command tune measures: one with the 100 timed waits a p99 needs
+    m = re.match(r"^(punctual tune .*?-- )(\S+)(.*)$", seg)
+    if m:
+        seg = m.group(1) + "python3 -c 'import time; [time.sleep(0.001) for _ in range(150)]'"
     return seg
 
 
