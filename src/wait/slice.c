@@ -182,11 +182,16 @@ int pn__slice_read_runs(uint64_t *exec_ns, uint64_t *queued_ns, uint64_t *runs)
 	if (n <= 0)
 		return n < 0 ? -errno : -ENODATA;
 	buf[n] = '\0';
+	pn__slice_parse_runs(buf, exec_ns, queued_ns, runs);
+	return 0;
+}
+
+void pn__slice_parse_runs(const char *s, uint64_t *exec_ns, uint64_t *queued_ns, uint64_t *runs)
+{
 	char *end;
-	*exec_ns = strtoull(buf, &end, 10);
+	*exec_ns = strtoull(s, &end, 10);
 	*queued_ns = strtoull(end, &end, 10);
 	*runs = strtoull(end, &end, 10);
-	return 0;
 }
 
 static void sample(struct pn__slice *s)

@@ -345,25 +345,6 @@ static void apply_explain(const struct run_settings *s)
 		die(1, "cannot set the environment: %s", strerror(errno));
 }
 
-/* --budget's value: "10%", "12.5%", "10" (a percentage too), "auto"; PUNCTUAL_BUDGET's
- * form of it, or exit 2. */
-static const char *opt_budget(const char *s)
-{
-	static char share[32];
-	if (!s) /* getopt gives B: its value; scan-build cannot tell after --cpus's optional one */
-		usage_error("--budget needs a value");
-	int32_t budget_ppm;
-	int r = pn__duration_parse_share(s, &budget_ppm);
-	if (r == -ERANGE)
-		usage_error("--budget: %s is out of range [0%%, 100%%]", s);
-	if (r < 0)
-		usage_error("--budget: '%s' is not a share of a CPU (10%%, 12.5%%, auto)", s);
-	if (budget_ppm == PN_SLEEP_BUDGET_AUTO)
-		return "auto";
-	snprintf(share, sizeof(share), "%.4f%%", budget_ppm / 1e4);
-	return share;
-}
-
 /* --slice's value: a duration in the kernel's bounds, "auto" or "off" (*slice_ns: its
  * parsed form); checked, passed on as given (PUNCTUAL_SLICE's grammar is the same), or
  * exit 2. */
@@ -495,6 +476,7 @@ static void run_apply(const struct run_settings *s, const char *cmd)
 
 int cmd_run(int argc, char **argv)
 {
+	static char budget[32]; /* --budget's PUNCTUAL_BUDGET form, which set.budget points to */
 	static const struct option opts[] = {
 	        {"slack", required_argument, NULL, 's'},
 	        {"precise", optional_argument, NULL, 'P'},
@@ -523,7 +505,7 @@ int cmd_run(int argc, char **argv)
 			set.precision_ns = optarg ? opt_duration("--precise", optarg) : 10000;
 			break;
 		case 'B':
-			set.budget = opt_budget(optarg);
+			set.budget = opt_budget(optarg, budget, sizeof(budget));
 			break;
 		case 'L':
 			set.slice = opt_slice(optarg, &set.slice_ns);

@@ -73,22 +73,6 @@ static const char *notes[2]; /* why a setting was not tried */
 static int nnotes;
 static char **unit_cmd; /* --unit-file's command */
 
-/* --budget's value as PUNCTUAL_BUDGET takes it, or exit 2. */
-static void opt_budget(const char *s)
-{
-	int32_t ppm;
-	int r = pn__duration_parse_share(s, &ppm);
-	if (r == -ERANGE)
-		usage_error("--budget: %s is out of range [0%%, 100%%]", s);
-	if (r < 0)
-		usage_error("--budget: '%s' is not a share of a CPU (10%%, 12.5%%, auto)", s);
-	opt.budget = s;
-	if (ppm == PN_SLEEP_BUDGET_AUTO)
-		snprintf(opt.budget_env, sizeof(opt.budget_env), "auto");
-	else
-		snprintf(opt.budget_env, sizeof(opt.budget_env), "%.4f%%", ppm / 1e4);
-}
-
 static void parse(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -111,9 +95,10 @@ static void parse(int argc, char **argv)
 			opt.dry_run = true;
 		else if (c == 'R')
 			opt.revert = true;
-		else if (c == 'B')
-			opt_budget(optarg);
-		else if (c == 'F')
+		else if (c == 'B') {
+			opt.budget = optarg; /* checked, and its PUNCTUAL_BUDGET form kept */
+			opt_budget(optarg, opt.budget_env, sizeof(opt.budget_env));
+		} else if (c == 'F')
 			opt.for_ns = opt_duration("--for", optarg);
 		else if (c == 'U')
 			opt.unit_file = optarg;

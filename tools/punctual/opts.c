@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <punctual/sleep.h>
 #include "internal.h"
 #include "tool.h"
 
@@ -214,4 +215,21 @@ int64_t opt_slack(const char *opt, const char *s)
 	if (!whole_ns(s))
 		usage_error("%s: '%s' is not a whole number of ns", opt, s);
 	return v;
+}
+
+const char *opt_budget(const char *s, char *buf, size_t n)
+{
+	if (!s) /* getopt gives B: its value; scan-build cannot tell after --cpus's optional one */
+		usage_error("--budget needs a value");
+	int32_t budget_ppm;
+	int r = pn__duration_parse_share(s, &budget_ppm);
+	if (r == -ERANGE)
+		usage_error("--budget: %s is out of range [0%%, 100%%]", s);
+	if (r < 0)
+		usage_error("--budget: '%s' is not a share of a CPU (10%%, 12.5%%, auto)", s);
+	if (budget_ppm == PN_SLEEP_BUDGET_AUTO)
+		snprintf(buf, n, "auto");
+	else
+		snprintf(buf, n, "%.4f%%", budget_ppm / 1e4);
+	return buf;
 }

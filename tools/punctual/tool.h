@@ -67,6 +67,9 @@ int next_opt(int argc, char **argv, const char *optstring, const struct option *
 void no_more_args(int argc, char **argv);
 /* A non-negative integer in [lo, hi]; exits 2 on error. */
 long opt_long(const char *opt, const char *s, long lo, long hi);
+/* --budget's value (a share of a CPU, or "auto") as PUNCTUAL_BUDGET takes it, into buf
+ * (n bytes), or exit 2 (usage_error) with the reason. Returns buf. */
+const char *opt_budget(const char *s, char *buf, size_t n);
 /* ns for people ("850 ns", "12.5 us", "4 ms"): the library's one formatter
  * (pn__duration_format, src/duration.c). */
 static inline const char *fmt_ns(char *buf, size_t n, double ns)

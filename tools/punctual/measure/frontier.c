@@ -3,9 +3,9 @@
  * measure/frontier.c: the lateness-versus-CPU frontier of measure/frontier.h. Each round
  * sleeps once in every variant at one length, in turn from a variant that moves by one a
  * round; a variant's lateness is its return less its deadline (the instant read before
- * the call plus the length), its CPU the thread's CPU time across the call. punctual's variants each keep a sleep state of their
- * own (pn__state_use), so that a budget is measured against its own sleeps, and
- * each learns as a program that sleeps so would.
+ * the call plus the length), its CPU the thread's CPU time across the call. punctual's variants
+ * each keep a sleep state of their own (pn__state_use), so that a budget is measured against its
+ * own sleeps, and each learns as a program that sleeps so would.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -369,11 +369,8 @@ static void runs_read(struct runs *r)
 	char buf[128];
 	ssize_t n = runs_fd >= 0 ? pread(runs_fd, buf, sizeof(buf) - 1, 0) : -1;
 	if (n > 0) {
-		char *end;
 		buf[n] = '\0';
-		r->exec = strtoull(buf, &end, 10);
-		r->queued = strtoull(end, &end, 10);
-		r->n = strtoull(end, &end, 10);
+		pn__slice_parse_runs(buf, &r->exec, &r->queued, &r->n);
 	} else if (pn__slice_read_runs(&r->exec, &r->queued, &r->n) < 0) {
 		memset(r, 0, sizeof(*r));
 	}
