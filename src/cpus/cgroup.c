@@ -216,29 +216,30 @@ static void level_name(char *dst, size_t size, const char *mroot, const char *re
 		snprintf(dst, size, "%s%s", mroot, rel);
 }
 
-/* Reads /proc/self/cgroup: false, with a note, if unreadable or with no cpu controller. */
-static bool read_self(const char *root, struct pn__cg_self *self, struct pn_cpu_info *info,
-                      char *note, size_t note_size)
+/* Reads file (/proc/self/cgroup or another process's): false, with a note, if unreadable
+ * or with no cpu controller. */
+static bool read_self(const char *root, const char *file, struct pn__cg_self *self,
+                      struct pn_cpu_info *info, char *note, size_t note_size)
 {
 	char *text = NULL;
-	int r = read_all(root, "/proc/self/cgroup", &text);
+	int r = read_all(root, file, &text);
 	if (r < 0) {
 		info->cgroup_error = r;
-		snprintf(note, note_size, "cannot read /proc/self/cgroup: %s", pn_strerror(r));
+		snprintf(note, note_size, "cannot read %s: %s", file, pn_strerror(r));
 		return false;
 	}
 	r = pn__cgroup_parse_self(text, self);
 	free(text);
 	if (r < 0) {
 		info->cgroup_error = r;
-		snprintf(note, note_size, "no usable line in /proc/self/cgroup");
+		snprintf(note, note_size, "no usable line in %s", file);
 		return false;
 	}
 	info->cgroup_version = self->has_v1 && self->has_v2 ? PN_CGROUP_HYBRID
 	                       : self->has_v1               ? PN_CGROUP_V1
 	                                                    : PN_CGROUP_V2;
 	if (!self->has_v1_cpu && !self->has_v2) {
-		snprintf(note, note_size, "no cpu controller in /proc/self/cgroup");
+		snprintf(note, note_size, "no cpu controller in %s", file);
 		return false;
 	}
 	return true;
@@ -317,6 +318,12 @@ static void add_level(struct pn_cpu_info *info, const struct pn_cpu_level *lv, i
 void pn__cgroup_limit(const char *root, struct pn_cpu_info *info, int64_t *quota, int64_t *period,
                       char *note, size_t note_size, bool lean)
 {
+	pn__cgroup_limit_of(root, "/proc/self/cgroup", info, quota, period, note, note_size, lean);
+}
+
+void pn__cgroup_limit_of(const char *root, const char *file, struct pn_cpu_info *info,
+                         int64_t *quota, int64_t *period, char *note, size_t note_size, bool lean)
+{
 	struct pn__cg_self self;
 	struct pn__cg_mount m;
 	bool v2;
@@ -325,7 +332,7 @@ void pn__cgroup_limit(const char *root, struct pn_cpu_info *info, int64_t *quota
 	note[0] = '\0';
 	info->cgroup_version = PN_CGROUP_NONE;
 	info->limit_level = -1;
-	if (!read_self(root, &self, info, note, note_size))
+	if (!read_self(root, file, &self, info, note, note_size))
 		return;
 	if (!mount_of(root, &self, &m, &v2, info, note, note_size))
 		return;

@@ -64,6 +64,12 @@ unsigned long pn__cgroup_mount_cache_hits(void);
 void pn__cgroup_limit(const char *root, struct pn_cpu_info *info, int64_t *quota, int64_t *period,
                       char *note, size_t note_size, bool lean);
 
+/* pn__cgroup_limit for the process whose cgroup file (under root) is file, such as
+ * "/proc/PID/cgroup"; the mounts are this process's (/proc/self/mountinfo), so the other
+ * process must share its mount namespace's cgroup mounts (`punctual tune` on a host). */
+void pn__cgroup_limit_of(const char *root, const char *file, struct pn_cpu_info *info,
+                         int64_t *quota, int64_t *period, char *note, size_t note_size, bool lean);
+
 /* The whole evaluation with an explicit root and, when affinity_list is not NULL, that
  * cpu list in place of sched_getaffinity (fixture trees). Returns 0 or -EINVAL. */
 int pn__cpus_info_at(const char *root, const char *affinity_list, struct pn_cpu_info *info);

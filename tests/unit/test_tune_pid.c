@@ -3,7 +3,8 @@
  * test_tune_pid.c: what `punctual tune` reads of another process (tools/punctual/
  * cmd_tune_pid.c), on a fixture /proc and /sys/fs/cgroup: the service unit of a v2, a
  * hybrid (name=systemd) and a delegated cgroup; the refusals of bad input, a missing
- * process, a session scope and a user's manager; the CPU quota of a cgroup and its parents.
+ * process, a session scope and a user's manager; the CPU quota of a cgroup and its parents,
+ * in the unified hierarchy and in a hybrid host's v1 cpu hierarchy.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -63,6 +64,18 @@ static int setup(void **state)
 	put("/proc/13/cgroup", "0::/user.slice/user-1000.slice/session-3.scope\n");
 	put("/proc/14/cgroup",
 	    "0::/user.slice/user-1000.slice/user@1000.service/app.slice/x.service\n");
+	put("/proc/15/cgroup", "3:cpu,cpuacct:/system.slice/qux.service\n"
+	                       "1:name=systemd:/system.slice/qux.service\n0::/\n");
+	put("/proc/16/cgroup", "3:cpu,cpuacct:/system.slice/quux.service\n0::/\n");
+	/* the library's walk reads the mounts: v2 here, v1's cpu beside it (hybrid) */
+	put("/proc/self/mountinfo",
+	    "30 23 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw\n"
+	    "35 23 0:31 / /sys/fs/cgroup/cpu,cpuacct rw,nosuid - cgroup cgroup rw,cpu,cpuacct\n");
+	put("/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "-1\n");
+	put("/sys/fs/cgroup/cpu,cpuacct/system.slice/cpu.cfs_quota_us", "-1\n");
+	put("/sys/fs/cgroup/cpu,cpuacct/system.slice/qux.service/cpu.cfs_quota_us", "250000\n");
+	put("/sys/fs/cgroup/cpu,cpuacct/system.slice/qux.service/cpu.cfs_period_us", "100000\n");
+	put("/sys/fs/cgroup/cpu,cpuacct/system.slice/quux.service/cpu.cfs_quota_us", "-1\n");
 	put("/sys/fs/cgroup/system.slice/cpu.max", "150000 100000\n");
 	put("/sys/fs/cgroup/system.slice/foo.service/cpu.max", "max 100000\n");
 	put("/sys/fs/cgroup/system.slice/baz.service/cpu.max", "50000 100000\n");
@@ -122,6 +135,9 @@ static void quotas(void **state)
 	assert_int_equal(tune_pid_cpus(12), 1); /* the unit's 0.5 under the slice's 1.5 */
 	assert_int_equal(tune_pid_cpus(13), 0); /* no cpu.max on the way up */
 	assert_int_equal(tune_pid_cpus(99), 0); /* no such process */
+	assert_int_equal(tune_pid_cpus(15), 3); /* hybrid: v1's 2.5 CPUs, rounded up */
+	assert_int_equal(tune_pid_cpus(16), 0); /* hybrid, no v1 quota on the way up */
+	assert_int_equal(tune_pid_cpus(11), 0); /* v1's root: never a quota */
 }
 
 int main(void)

@@ -111,7 +111,7 @@ int tune_unit_revert(const char *name);
 /* The service unit that owns the process arg (a PID) into name: exits 2 for bad input, a
  * process that does not exist, or one in no service unit. */
 void tune_pid_unit(const char *arg, char *name, size_t n);
-/* The CPUs the quota of pid's cgroup (v2) and its parents allow, rounded up; 0: no quota,
+/* The CPUs the quota of pid's cgroup (v1 or v2) and its parents allow, rounded up; 0: no quota,
  * or not readable. */
 int tune_pid_cpus(long pid);
 

@@ -2,8 +2,9 @@
 /*
  * cmd_tune_pid.c: what `punctual tune` reads of another process: the service unit that
  * owns it (tune --pid), and the CPUs its cgroup's quota allows (the CPU-count advice for
- * tune UNIT). The shim cannot join a running process, so --pid tunes the unit, which
- * restarts it with the shim. Every path is read under pn__fs_root()'s prefix.
+ * tune UNIT, v1 or v2, read by the library's walk). The shim cannot join a running
+ * process, so --pid tunes the unit, which restarts it with the shim. Every path is read
+ * under pn__fs_root()'s prefix.
  */
 #include <errno.h>
 #include <limits.h>
@@ -15,9 +16,6 @@
 #include "fs.h"
 #include "cmd_tune.h"
 #include "tool.h"
-
-/* Where systemd mounts the unified hierarchy (and a v1 one of its own). */
-#define CGROUP2_DIR "/sys/fs/cgroup"
 
 /* /proc/PID/cgroup into buf: 0, or -errno (-ENOENT: no such process). */
 static int read_cgroup(long pid, char *buf, size_t n)
@@ -86,41 +84,18 @@ void tune_pid_unit(const char *arg, char *name, size_t n)
 		            pid, why);
 }
 
-/* The quota of cgroup dir (under the unified hierarchy) and its parents as CPUs: the
- * lowest quota/period on the way up, 0 when none limits. */
-static double quota_up(char *dir)
-{
-	double lim = 0;
-	for (;;) {
-		char buf[64];
-		int64_t q, p;
-		if (pn__fs_read(pn__fs_root(), dir, "cpu.max", buf, sizeof(buf), PN__FS_WHOLE) >=
-		            0 &&
-		    pn__cgroup_parse_max(buf, &q, &p) == 0 && q > 0 &&
-		    (lim == 0 || (double)q / (double)p < lim))
-			lim = (double)q / (double)p;
-		char *slash = strrchr(dir, '/');
-		if (!slash || slash == dir + strlen(CGROUP2_DIR))
-			return lim;
-		*slash = '\0';
-	}
-}
-
 int tune_pid_cpus(long pid)
 {
-	char text[8192], dir[PN_CPU_PATH_MAX + sizeof(CGROUP2_DIR)];
-	if (read_cgroup(pid, text, sizeof(text)) < 0)
+	/* the library's walk, as pn_cpu_count reads it for the process itself: v2, v1 or a
+	 * hybrid host's v1 cpu hierarchy, the lowest quota/period up to the mount */
+	char file[64], note[256];
+	struct pn_cpu_info info;
+	int64_t q, p;
+	memset(&info, 0, sizeof(info));
+	snprintf(file, sizeof(file), "/proc/%ld/cgroup", pid);
+	pn__cgroup_limit_of(pn__fs_root(), file, &info, &q, &p, note, sizeof(note), true);
+	if (q <= 0 || p <= 0)
 		return 0;
-	/* v2 only: a v1 cpu hierarchy's mount point varies; pn_cpu_count reads mountinfo */
-	char *v2 = NULL;
-	for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n"))
-		if (strncmp(l, "0::", 3) == 0)
-			v2 = l + 3;
-	if (!v2 || snprintf(dir, sizeof(dir), "%s%s", CGROUP2_DIR, v2) >= (int)sizeof(dir))
-		return 0;
-	size_t len = strlen(dir);
-	if (len > 1 && dir[len - 1] == '/')
-		dir[len - 1] = '\0';
-	double lim = quota_up(dir);
-	return lim > 0 ? (int)fmax(ceil(lim - 1e-9), 1) : 0; /* ceil, pn_cpu_count's default */
+	double lim = (double)q / (double)p;
+	return (int)fmax(ceil(lim - 1e-9), 1); /* ceil, pn_cpu_count's default */
 }
