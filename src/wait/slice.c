@@ -59,6 +59,12 @@ int pn__slice_parse(const char *s, int64_t *slice_ns)
 	return 0;
 }
 
+/* PUNCTUAL_SLICE: the precise waiters' slice. PUNCTUAL_PROCESS_SLICE (a duration): the
+ * process's own, set as the library (or the shim) loads, as `run --slice=D` alone sets it
+ * before exec, for a program that another starts (a systemd unit: systemd has no slice
+ * setting; tune UNIT's drop-in). Its threads and children inherit it. Under a policy not
+ * SCHED_OTHER's or SCHED_BATCH's, on a kernel that keeps no slice, or malformed: the
+ * process as it was. */
 __attribute__((constructor)) static void slice_init(void)
 {
 	int64_t v;
@@ -67,6 +73,9 @@ __attribute__((constructor)) static void slice_init(void)
 		default_want_ns = v;
 		default_from_env = true;
 	}
+	env = getenv("PUNCTUAL_PROCESS_SLICE");
+	if (env && pn__slice_parse(env, &v) == 0 && v > 0)
+		(void)pn__slice_set_self(v, true);
 }
 
 void pn__slice_set_default(int64_t want)

@@ -154,6 +154,18 @@ else
 	out_is 1000000 run --slice=1ms -- sh -c "$slice"
 	out_is "250000 1" run --slice=250us --slack 1ns -- sh -c "echo \$($slice) \$(cat /proc/\$\$/timerslack_ns)"
 	out_is 400000 run --slice=400us -- sh -c "sh -c '$slice'" # a child's, inherited
+	# the shim sets PUNCTUAL_PROCESS_SLICE as it loads (tune UNIT's slice): the process's
+	# and, inherited, its children's; malformed, auto or off: the slice as it was
+	was=$(sh -c "$slice")
+	run_cmd env ASAN_OPTIONS="$A" LD_PRELOAD="$SHIM" PUNCTUAL_PROCESS_SLICE=300us \
+		sh -c "$slice; sh -c '$slice'"
+	check "PUNCTUAL_PROCESS_SLICE=300us: the shim set it, a child inherited it ($(tr '\n' ' ' <"$OUT"))" \
+		test "$(tr '\n' ' ' <"$OUT")" = "300000 300000 "
+	for v in bogus auto off 10us; do
+		run_cmd env ASAN_OPTIONS="$A" LD_PRELOAD="$SHIM" PUNCTUAL_PROCESS_SLICE=$v sh -c "$slice"
+		check "PUNCTUAL_PROCESS_SLICE=$v: the slice as it was ($was: $(cat "$OUT"))" \
+			test "$(cat "$OUT")" = "$was" -a "$RC" -eq 0
+	done
 	n=$(nice -n 7 "$PN" run --slice=1ms -- sh -c 'cut -d" " -f19 /proc/$$/stat' 2>&1)
 	check "--slice keeps the nice value (nice 7: got '$n')" test "$n" = 7
 	if command -v chrt >/dev/null && chrt -f 1 true 2>/dev/null; then

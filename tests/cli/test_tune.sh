@@ -94,9 +94,9 @@ json_ok "$OUT"
 jq_check "... each run a ratio and its interval, and the drop-in" \
 	'.runs[0].setting == "as it is" and all(.runs[1:][]; (.ratio_interval | length) == 2)
 	 and (.drop_in | startswith("# Written by punctual tune")) and .applied == false' "$OUT"
-jq_check "... a slice's drop-in wraps the command in punctual run --slice" \
-	'(.drop_in | test("--slice=")) == (.drop_in | test("\nExecStart=\n.* run --slice=100us -- "))' \
-	"$OUT"
+jq_check "... a slice's drop-in has the shim set it, and never replaces ExecStart=" \
+	'((.drop_in | test("--slice=")) == (.drop_in | test("\nEnvironment=LD_PRELOAD=[^ ]+ PUNCTUAL_PROCESS_SLICE=100us\n")))
+	 and (.drop_in | test("ExecStart") | not)' "$OUT"
 
 # A quota of 1 CPU of the online ones (v1 cpu controller, or v2's where enabled): tune
 # adds run --cpus as advice with its reason.
@@ -162,6 +162,9 @@ systemctl start "$unit"
 run tune --for=2s --json "$unit"
 check "tune UNIT (dry run): exit 0 ($RC: $(head -c 300 "$ERR"))" test "$RC" -eq 0
 jq_check "... measured the service's waits" '.runs[0].waits > 100' "$OUT"
+jq_check "... the short slice tried (the shim sets it), or a note why not" \
+	'any(.runs[]; .setting == "--slack 1ns --slice=100us") or
+	 any(.notes[]; startswith("--slice=100us not tried: "))' "$OUT"
 check "... left nothing behind" test ! -e "/etc/systemd/system/$unit.d/50-punctual-tune.conf" \
 	-a ! -e "/run/systemd/system/$unit.d/60-punctual-tune-measure.conf"
 check "... and the service running" systemctl is-active -q "$unit"

@@ -30,11 +30,12 @@ static const char usage[] =
         "       punctual tune --revert (UNIT | --pid PID)\n"
         "\n"
         "Measures a program's timed waits (the shim's stats, as run --stats) as it is\n"
-        "and under each fix: --slack 1ns, --slack 1ns --slice=100us (Linux 6.12+, not\n"
-        "for UNIT), --precise, and --precise --budget=B if given; each run lasts until\n"
-        "the program exits, at most D. The fix whose p99 lateness is lower beyond both\n"
-        "runs' noise (as probe --compare judges) wins. Where the cgroup's CPU quota\n"
-        "allows fewer CPUs than are online, run --cpus is added as advice, unmeasured.\n"
+        "and under each fix: --slack 1ns, --slack 1ns --slice=100us (Linux 6.12+; a\n"
+        "unit's set by the shim), --precise, and --precise --budget=B if given; each\n"
+        "run lasts until the program exits, at most D. The fix whose p99 lateness is\n"
+        "lower beyond both runs' noise (as probe --compare judges) wins. Where the\n"
+        "cgroup's CPU quota allows fewer CPUs than are online, run --cpus is added as\n"
+        "advice, unmeasured.\n"
         "\n"
         "  -- CMD           run CMD; print the winner as a command line and environment\n"
         "  --unit-file FILE run the ExecStart= of a systemd unit file; print the winner\n"
@@ -154,15 +155,12 @@ static const char *slice_refused(void)
 	return NULL;
 }
 
-/* The bare short slice with slack 1 ns, where run --slice can set it and a unit's drop-in
- * can say it: systemd has no slice setting, so it wraps the command (--unit-file's). */
+/* The bare short slice with slack 1 ns, where run --slice can set it: a command's set
+ * before exec, a unit's by the shim as it loads (systemd has no slice setting). */
 static void setting_slice(void)
 {
 	static char note[160];
-	const char *why = opt.unit || opt.pid ? "systemd has no slice setting and tune does "
-	                                        "not rewrite a unit's ExecStart=: measure it "
-	                                        "with --unit-file"
-	                                      : slice_refused();
+	const char *why = slice_refused();
 	if (why) {
 		snprintf(note, sizeof(note), "--slice=%s not tried: %s", TUNE_SLICE, why);
 		notes[nnotes++] = note;
@@ -221,7 +219,7 @@ static void sh_cmd(FILE *f, char **cmd)
 }
 
 /* The environment that makes a command run under s, with cpus the CPU count's (0: none):
- * "" for slack and slice, which are not an environment's. */
+ * "" for slack alone, which is not an environment's (the slice is the shim's to set). */
 static void env_of(char *buf, size_t n, const struct tune_setting *s, const char *shim, int cpus)
 {
 	char c[256] = "";
@@ -232,6 +230,9 @@ static void env_of(char *buf, size_t n, const struct tune_setting *s, const char
 		snprintf(buf, n, "LD_PRELOAD=%s PUNCTUAL_PRECISION=%d%s%s%s%s", shim,
 		         TUNE_PRECISION_NS, s->budget ? " PUNCTUAL_BUDGET=" : "",
 		         s->budget ? s->budget : "", cpus ? " " : "", c);
+	else if (s->slice)
+		snprintf(buf, n, "LD_PRELOAD=%s PUNCTUAL_PROCESS_SLICE=%s%s%s", shim, s->slice,
+		         cpus ? " " : "", c);
 	else if (cpus)
 		snprintf(buf, n, "LD_PRELOAD=%s %s", shim, c);
 }
@@ -305,17 +306,15 @@ static void text_best(const struct tune_result *res, int best, const char *shim,
 		sh_cmd(out, opt.cmd);
 	}
 	if (set[best].slack && !set[best].precise)
-		fprintf(out,
-		        "\n  (timer slack%s inherited, not an environment variable; in a "
-		        "unit: TimerSlackNSec=1)",
-		        set[best].slice ? " and the slice are" : " is");
+		fprintf(out, "\n  (timer slack is inherited, not an environment variable; in a "
+		             "unit: TimerSlackNSec=1)");
 	fputc('\n', out);
 }
 
 /* The drop-in of setting i into buf (n bytes). */
 static void drop_in_text(char *buf, size_t n, int i, const char *shim, int cpus)
 {
-	struct tune_drop d = {.s = &set[i], .shim = shim, .cmd = unit_cmd, .cpus = cpus};
+	struct tune_drop d = {.s = &set[i], .shim = shim, .cpus = cpus};
 	FILE *f = fmemopen(buf, n, "w");
 	if (!f || tune_drop_in(f, &d) < 0 || fclose(f) != 0)
 		die(1, "cannot render the drop-in");

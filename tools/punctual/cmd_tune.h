@@ -75,12 +75,11 @@ int tune_best(const struct tune_result *res, int n);
 #define TUNE_DROP_IN "50-punctual-tune.conf"
 /* What a drop-in holds: a setting, the shim's path; with records, the measuring run's
  * statistics too; with cpus, the CPU count (run --cpus's environment). A slice has no
- * unit directive: cmd (the unit's command) is wrapped in `punctual run --slice`. */
+ * unit directive: the shim sets it as it loads (PUNCTUAL_PROCESS_SLICE). */
 struct tune_drop {
 	const struct tune_setting *s;
 	const char *shim;
 	const char *records; /* or NULL */
-	char **cmd;          /* or NULL: no slice */
 	int cpus;            /* or 0 */
 };
 /* The drop-in d on f. Returns 0, or -EIO when a write fails. */

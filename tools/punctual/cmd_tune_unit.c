@@ -47,33 +47,17 @@ void tune_cpus_env(char *buf, size_t size, int n)
 	         n, n, n, n, n, n);
 }
 
-/* A word of an ExecStart= line: double quotes (C escapes) where systemd would split it,
- * specifiers and variables doubled so that systemd passes them as they are. */
-static void unit_word(FILE *f, const char *w)
-{
-	bool quote = !*w || w[strcspn(w, " \t\"'\\")];
-	if (quote)
-		fputc('"', f);
-	for (; *w; w++) {
-		if (*w == '"' || *w == '\\')
-			fputc('\\', f);
-		if (*w == '%' || *w == '$')
-			fputc(*w, f);
-		fputc(*w, f);
-	}
-	if (quote)
-		fputc('"', f);
-}
-
 /* The Environment= line of d, if it needs one. */
 static void drop_env(FILE *f, const struct tune_drop *d)
 {
 	const struct tune_setting *s = d->s;
-	if (!s->precise && !d->records && !d->cpus)
+	if (!s->precise && !s->slice && !d->records && !d->cpus)
 		return;
 	fprintf(f, "Environment=LD_PRELOAD=%s", d->shim);
 	if (s->precise)
 		fprintf(f, " PUNCTUAL_PRECISION=%d", TUNE_PRECISION_NS);
+	if (s->slice) /* systemd has no slice setting: the shim sets it as it loads */
+		fprintf(f, " PUNCTUAL_PROCESS_SLICE=%s", s->slice);
 	if (s->precise && s->budget) {
 		fputs(" PUNCTUAL_BUDGET=", f);
 		unit_escaped(f, s->budget);
@@ -88,30 +72,11 @@ static void drop_env(FILE *f, const struct tune_drop *d)
 	fputc('\n', f);
 }
 
-/* A slice's ExecStart=: the command's own replaced by it under `punctual run --slice`,
- * which sets the slice before exec so that the command and its children inherit it. */
-static void drop_exec(FILE *f, const struct tune_drop *d)
-{
-	char self[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		die(1, "cannot find the punctual binary: %s", strerror(errno));
-	self[n] = '\0';
-	fprintf(f, "ExecStart=\nExecStart=");
-	unit_word(f, self);
-	fprintf(f, " run --slice=%s --", d->s->slice);
-	for (char **w = d->cmd; *w; w++) {
-		fputc(' ', f);
-		unit_word(f, *w);
-	}
-	fputc('\n', f);
-}
-
 int tune_drop_in(FILE *f, const struct tune_drop *d)
 {
 	const struct tune_setting *s = d->s;
 	fprintf(f, "%s (%s); `punctual tune UNIT --revert` removes it.\n", MARK, s->name);
-	if (s->precise || d->records || d->cpus)
+	if (s->precise || s->slice || d->records || d->cpus)
 		fprintf(f, "# Its LD_PRELOAD replaces one the unit sets.\n");
 	if (d->cpus)
 		fprintf(f, "# The CPU count is advice from the cgroup's quota, not measured.\n");
@@ -119,8 +84,6 @@ int tune_drop_in(FILE *f, const struct tune_drop *d)
 	drop_env(f, d);
 	if (s->slack)
 		fprintf(f, "TimerSlackNSec=1\n");
-	if (s->slice && d->cmd)
-		drop_exec(f, d);
 	if (d->records) /* a unit with ProtectSystem=strict may still append its records */
 		fprintf(f, "ReadWritePaths=-%s\n", d->records);
 	return ferror(f) ? -EIO : 0;
