@@ -153,9 +153,15 @@ static bool spin_only_learn(struct pn__state *t, struct pn__plan *p, int k, int6
 /* A thread whose spins lose LOSS_SPIN_RATE of their time to stalls longer than what the
  * kernel alone is late by at its p99 (less the precision) would be late that much at least
  * as often with a spin as without: the spin cannot lower the p99. It waits in the kernel
- * alone, spinning every LOSS_EXPLORE-th wait to go on watching its spins. */
-#define LOSS_SPIN_RATE 0.01
-#define LOSS_EXPLORE   16
+ * alone, spinning every LOSS_EXPLORE-th wait to go on watching its spins. One stall is no
+ * rate: the share must rest on more than two, decayed as it is (LOSS_MIN_STALLS: three
+ * within a few hundred spins). A lone 3 ms
+ * steal of the vCPU in 30 ms of spins is a share of 9%, and it took ~1600 spins, ~26000
+ * waits at one spin in 16, to decay below 1% (acceptance 22, 2026-12-04: a 3 ms loop's p50
+ * 85 us, the kernel's, for a whole run). */
+#define LOSS_SPIN_RATE  0.01
+#define LOSS_MIN_STALLS 2.5
+#define LOSS_EXPLORE    16
 
 /* Why a wait that would spin waits in the kernel alone instead (a PN_SLEEP_MODE_*), or 0:
  * the CPU is shared (a spin loses it for the other tasks' slices), or the thread's spins
@@ -165,7 +171,9 @@ static int kernel_alone(struct pn__state *t, int64_t precision, int64_t kernel_q
 	if (pn__slice_shared(&t->slice))
 		return PN_SLEEP_MODE_SHARED;
 	double loss = pn__policy_loss_share(&t->loss, kernel_q - precision);
-	if (loss >= LOSS_SPIN_RATE && ++t->explore % LOSS_EXPLORE != 0)
+	if (loss >= LOSS_SPIN_RATE &&
+	    pn__policy_loss_stalls(&t->loss, kernel_q - precision) >= LOSS_MIN_STALLS &&
+	    ++t->explore % LOSS_EXPLORE != 0)
 		return PN_SLEEP_MODE_LOST;
 	return 0;
 }

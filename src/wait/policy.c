@@ -258,25 +258,38 @@ void pn__policy_gap(struct pn__spin_gaps *g, int64_t gap)
 		if (gap <= x)
 			break;
 		g->over[j] += (float)(gap - x);
+		g->stalls[j] += 1;
 	}
 }
 
 void pn__policy_loss_add(struct pn__spin_loss *l, const struct pn__spin_gaps *g)
 {
 	l->watched = l->watched * LOSS_DECAY + (float)g->watched;
-	for (int j = 0; j < PN__LOSS_STEPS; j++)
+	for (int j = 0; j < PN__LOSS_STEPS; j++) {
 		l->over[j] = l->over[j] * LOSS_DECAY + g->over[j];
+		l->stalls[j] = l->stalls[j] * LOSS_DECAY + g->stalls[j];
+	}
+}
+
+/* The threshold at or above x: a share or a count is never overstated. */
+static int loss_step(int64_t x)
+{
+	int j = 0;
+	while (j < PN__LOSS_STEPS - 1 && ((int64_t)1000 << j) < x)
+		j++;
+	return j;
+}
+
+double pn__policy_loss_stalls(const struct pn__spin_loss *l, int64_t x)
+{
+	return l->stalls[loss_step(x)];
 }
 
 double pn__policy_loss_share(const struct pn__spin_loss *l, int64_t x)
 {
 	if (l->watched < (float)PN__LOSS_MIN_NS)
 		return 0;
-	/* the threshold at or above x: the share is never overstated */
-	int j = 0;
-	while (j < PN__LOSS_STEPS - 1 && ((int64_t)1000 << j) < x)
-		j++;
-	double f = (double)l->over[j] / (double)l->watched;
+	double f = (double)l->over[loss_step(x)] / (double)l->watched;
 	return f < 1 ? f : 1;
 }
 

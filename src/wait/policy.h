@@ -30,13 +30,15 @@ struct pn__sleep_class {
 #define PN__GAP_NS     2000
 #define PN__LOSS_STEPS 16 /* thresholds 1 us << j, j < PN__LOSS_STEPS */
 struct pn__spin_loss {
-	float watched;              /* spin time watched, ns */
-	float over[PN__LOSS_STEPS]; /* the gaps' time beyond each threshold, ns */
+	float watched;                /* spin time watched, ns */
+	float over[PN__LOSS_STEPS];   /* the gaps' time beyond each threshold, ns */
+	float stalls[PN__LOSS_STEPS]; /* the gaps longer than each threshold */
 };
 /* One spin's gaps, gathered as it runs. */
 struct pn__spin_gaps {
 	int64_t watched, lost; /* time watched, and in gaps */
 	float over[PN__LOSS_STEPS];
+	float stalls[PN__LOSS_STEPS];
 };
 /* A gap of gap ns (> PN__GAP_NS) in a spin. */
 void pn__policy_gap(struct pn__spin_gaps *g, int64_t gap);
@@ -47,6 +49,8 @@ void pn__policy_loss_add(struct pn__spin_loss *l, const struct pn__spin_gaps *g)
  * thread has watched PN__LOSS_MIN_NS of spins. */
 #define PN__LOSS_MIN_NS 20000000
 double pn__policy_loss_share(const struct pn__spin_loss *l, int64_t x);
+/* How many gaps (decayed as the share is) were longer than x: one is no rate. */
+double pn__policy_loss_stalls(const struct pn__spin_loss *l, int64_t x);
 
 /* A wait's request to the policy. */
 struct pn__policy_ask {

@@ -562,9 +562,22 @@ static void *spins_stalled(void *arg)
 	pn__plan_cancel(&p);
 	if (!p.kernel || p.target >= p.deadline)
 		return "a learned class did not spin before its spins stalled";
-	struct pn__spin_gaps g = {.watched = 40 * MS}; /* 2 ms of 40 ms in one stall: 5% */
+	/* one stall of 2 ms in 40 ms of spins, 5%: one is no rate, the thread still spins */
+	struct pn__spin_gaps g = {.watched = 40 * MS};
 	pn__policy_gap(&g, 2 * MS);
 	pn__state_learn_gaps(pn__state_get(), &g);
+	for (int i = 0; i < 16; i++) {
+		plan_at(&p, 2 * MS, US, 0);
+		pn__plan_cancel(&p);
+		if (!p.kernel || p.target >= p.deadline - 1)
+			return "one stall in a thread's spins made it wait in the kernel alone";
+	}
+	/* three, 5% of 120 ms: the loss is a rate */
+	for (int i = 0; i < 2; i++) {
+		struct pn__spin_gaps more = {.watched = 40 * MS};
+		pn__policy_gap(&more, 2 * MS);
+		pn__state_learn_gaps(pn__state_get(), &more);
+	}
 	int kernel = 0, spun = 0;
 	for (int i = 0; i < 64; i++) {
 		plan_at(&p, 2 * MS, US, 0);

@@ -164,8 +164,13 @@ static void stolen_spins(void **state)
 	double f = pn__policy_loss_share(&loss, 1 * US);
 	assert_true(f > 0.015 && f < 0.025);
 	assert_true(pn__policy_loss_share(&loss, 2 * MS) == 0); /* no stall that long */
+	/* the stalls counted, decayed as the share: two below 1 ms, none beyond it */
+	double n = pn__policy_loss_stalls(&loss, 1 * US);
+	assert_true(n > 1.8 && n <= 2.0);
+	assert_true(pn__policy_loss_stalls(&loss, 2 * MS) == 0);
 	struct pn__spin_loss none = {0};
 	assert_true(pn__policy_loss_share(&none, 1 * US) == 0);
+	assert_true(pn__policy_loss_stalls(&none, 1 * US) == 0);
 }
 
 /* One stall never becomes the margin (the quantiles' guard), under any budget. */
