@@ -267,6 +267,8 @@ void pn__policy_loss_add(struct pn__spin_loss *l, const struct pn__spin_gaps *g)
 	l->watched = l->watched * LOSS_DECAY + (float)g->watched;
 	for (int j = 0; j < PN__LOSS_STEPS; j++) {
 		l->over[j] = l->over[j] * LOSS_DECAY + g->over[j];
+		l->most[j] = l->most[j] * LOSS_DECAY;
+		l->most[j] = g->over[j] > l->most[j] ? g->over[j] : l->most[j];
 		l->stalls[j] = l->stalls[j] * LOSS_DECAY + g->stalls[j];
 	}
 }
@@ -289,8 +291,9 @@ double pn__policy_loss_share(const struct pn__spin_loss *l, int64_t x)
 {
 	if (l->watched < (float)PN__LOSS_MIN_NS)
 		return 0;
-	double f = (double)l->over[loss_step(x)] / (double)l->watched;
-	return f < 1 ? f : 1;
+	int j = loss_step(x);
+	double f = ((double)l->over[j] - (double)l->most[j]) / (double)l->watched;
+	return f < 0 ? 0 : f < 1 ? f : 1;
 }
 
 /* The class whose wakeups a young class plans with: its own from PN__MARGIN_MIN_SAMPLES on,

@@ -32,6 +32,7 @@ struct pn__sleep_class {
 struct pn__spin_loss {
 	float watched;                /* spin time watched, ns */
 	float over[PN__LOSS_STEPS];   /* the gaps' time beyond each threshold, ns */
+	float most[PN__LOSS_STEPS];   /* the largest one spin's share of over (decayed) */
 	float stalls[PN__LOSS_STEPS]; /* the gaps longer than each threshold */
 };
 /* One spin's gaps, gathered as it runs. */
@@ -45,8 +46,9 @@ void pn__policy_gap(struct pn__spin_gaps *g, int64_t gap);
 /* Folds one spin's gaps into what the thread knows. */
 void pn__policy_loss_add(struct pn__spin_loss *l, const struct pn__spin_gaps *g);
 /* The share of spin time that lies in a stall with more than x ns of it left: the chance
- * that a spin's deadline falls in one and the spin ends more than x late. 0 until the
- * thread has watched PN__LOSS_MIN_NS of spins. */
+ * that a spin's deadline falls in one and the spin ends more than x late. Less the spin
+ * that lost the most (one stall is no rate: a lone 20 ms steal of the vCPU in 80 ms of
+ * spins would be a share of 25%). 0 until the thread has watched PN__LOSS_MIN_NS of spins. */
 #define PN__LOSS_MIN_NS 20000000
 double pn__policy_loss_share(const struct pn__spin_loss *l, int64_t x);
 /* How many gaps (decayed as the share is) were longer than x: one is no rate. */
