@@ -154,11 +154,9 @@ static bool spin_only_learn(struct pn__state *t, struct pn__plan *p, int k, int6
  * kernel alone is late by at its p99 (less the precision) would be late that much at least
  * as often with a spin as without: the spin cannot lower the p99. It waits in the kernel
  * alone, spinning every LOSS_EXPLORE-th wait to go on watching its spins. One stall is no
- * rate: the share must rest on more than two, decayed as it is (LOSS_MIN_STALLS: three
- * within a few hundred spins). A lone 3 ms
- * steal of the vCPU in 30 ms of spins is a share of 9%, and it took ~1600 spins, ~26000
- * waits at one spin in 16, to decay below 1% (acceptance 22, 2026-12-04: a 3 ms loop's p50
- * 85 us, the kernel's, for a whole run). */
+ * rate: the share must rest on more than two stalls, decayed as it is (LOSS_MIN_STALLS:
+ * three within a few hundred spins), or one steal of the vCPU holds the thread in the
+ * kernel for thousands of waits (docs/DESIGN.md, "One stall is no rate"). */
 #define LOSS_SPIN_RATE  0.01
 #define LOSS_MIN_STALLS 2.5
 #define LOSS_EXPLORE    16
