@@ -8,7 +8,8 @@
  * caller allows is not bought; no margin buys lateness that the spins' own loss says a spin
  * cannot remove; and, simulated wait by wait through the thread state's window, no window
  * of PN_SLEEP_WINDOW_NS holds more than the budget's CPU, even when the wakeups turn out
- * quicker than learned and every wait spins more than the policy expected.
+ * quicker than learned and every wait spins more than the policy expected; a young class
+ * plans with its own wakeups where they are later than its neighbour's.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -196,6 +197,29 @@ static void one_stall(void **state)
 		assert_true(choose(1 * MS, 1 * US, b, 0, 0).margin < 1 * MS);
 }
 
+/* A young class whose own few wakeups are later than its neighbour's plans its spin over
+ * its own: the probes' class (1 ns waits) wakes 15 us late, the 10 ms class's first 8
+ * wakeups 60-110 us late; over the probes' wakeups the knee stopped at 16 us and every one
+ * of those sleeps was late. A young class as quick as its neighbour keeps the neighbour's. */
+static void young_class_own(void **state)
+{
+	(void)state;
+	reset();
+	learn(0, 15 * US, 64);
+	const int k10 = pn__policy_class(10 * MS);
+	for (int i = 0; i < 8; i++)
+		learn(k10, 60 * US + i * 7 * US, 1);
+	struct pn__policy_choice c = choose(10 * MS, 1 * US, PN_SLEEP_BUDGET_AUTO, 0, 0);
+	assert_true(c.margin >= 100 * US);
+	assert_true(c.margin <= c.wanted);
+	assert_true(c.spend_ppm <= 250000);
+	reset();
+	learn(0, 40 * US, 64);
+	learn(k10, 10 * US, 8);
+	c = choose(10 * MS, 1 * US, PN_SLEEP_BUDGET_AUTO, 0, 0);
+	assert_true(c.margin + 1 * US >= 40 * US); /* the neighbour's later wakeups count */
+}
+
 /* Wait by wait through a thread state's window: no window holds more than the budget's
  * CPU (plus one wait's worth, the spin a margin allowed beyond its expectation). */
 static void window_holds(void **state)
@@ -248,7 +272,7 @@ int main(void)
 	        cmocka_unit_test(heavy_tail),   cmocka_unit_test(bimodal),
 	        cmocka_unit_test(budgets),      cmocka_unit_test(precision_allowed),
 	        cmocka_unit_test(stolen_spins), cmocka_unit_test(one_stall),
-	        cmocka_unit_test(window_holds),
+	        cmocka_unit_test(window_holds), cmocka_unit_test(young_class_own),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
