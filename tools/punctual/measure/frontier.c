@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * measure/frontier.c: the lateness-versus-CPU frontier of measure/frontier.h. Each round
- * sleeps once in every variant at one length, in turn from a variant that moves by one a
- * round; a variant's lateness is its return less its deadline (the instant read before
- * the call plus the length), its CPU the thread's CPU time across the call. punctual's variants
- * each keep a sleep state of their own (pn__state_use), so that a budget is measured against its
- * own sleeps, and each learns as a program that sleeps so would.
+ * measure/frontier.c: the lateness-versus-CPU frontier of measure/frontier.h. Each variant
+ * sleeps in a thread of its own (its own EEVDF lag, slack, slice and runs), and the threads
+ * take turns: each round sleeps once in every variant at one length, from a variant that
+ * moves by one a round. A variant's lateness is its return less its deadline (the instant
+ * read before the call plus the length), its CPU its thread's CPU time across the call.
+ * punctual's variants each keep a sleep state of their own (pn__state_use), so that a budget
+ * is measured against its own sleeps, and each learns as a program that sleeps so would.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -362,7 +365,7 @@ struct runs {
  * runs between its wakeup and its next sleep, which the bare variants do not (what a
  * thread runs per wakeup makes its next wakeup later on a shared CPU). -1: read as the
  * library does. */
-static int runs_fd = -1;
+static _Thread_local int runs_fd = -1;
 
 static void runs_read(struct runs *r)
 {
@@ -530,54 +533,135 @@ static void modes_note(const struct frontier_config *c, struct frontier *f, int 
 	}
 }
 
-/* Every round of every length, each variant once in turn. */
-static void rounds(const struct frontier_config *c, struct frontier *f, struct pn__state **state,
-                   const struct hogs *h)
+/* The variants' threads and their turns: one thread a variant, on the sleeper's CPUs, each
+ * sleeping only when main posts its go, and main going on when it posts done. EEVDF keeps
+ * lag per thread: in one thread the spinning variants (the pure spin, the fixed margins)
+ * ran it into debt, and the sleep after them woke ineligible and waited out a CPU hog's
+ * slice (docs/DESIGN.md, "The shared rows share one thread's lag"). */
+struct turns {
+	const struct frontier_config *c;
+	struct frontier *f;
+	struct pn__state **state;
+	const struct hogs *h;
+	sem_t go[FRONTIER_MAX_VARIANTS], done;
+	int l, r; /* the turn's length and round: set by main before it posts go */
+	atomic_bool quit;
+};
+
+struct variant_thread {
+	struct turns *t;
+	int v;
+	struct pn__sched_attr base; /* its scheduling as it started */
+	struct own_runs own;
+};
+
+/* Variant w->v's sleep in round t->r of length t->l, in its own thread. */
+static void turn_sleep(struct variant_thread *w)
 {
-	struct pn__sched_attr base;
-	pn__sched_get(&base);
-	struct own_runs own[FRONTIER_MAX_VARIANTS] = {0};
+	const struct turns *t = w->t;
+	const struct frontier_config *c = t->c;
+	struct frontier *f = t->f;
+	int v = w->v, l = t->l;
+	struct pn__state *s = t->state[v];
+	struct frontier_cell *cell = &f->cell[l][v];
+	if (!sched_enter(&c->var[v], s, &w->base, f))
+		return;
+	bool learns = s && c->var[v].kind != FR_RT; /* FIFO: not shared */
 	struct runs r0, r1;
-	for (int l = 0; l < c->nlen; l++) {
-		for (int r = 0; r < c->rounds[l]; r++)
-			for (int i = 0; i < c->nvar; i++) {
-				/* round r starts at variant r: each follows each other as often (a
-				 * spin before a sleep spends the thread's lag, which its wakeup
-				 * needs on a shared CPU) */
-				int v = (i + r) % c->nvar;
-				struct frontier_cell *cell = &f->cell[l][v];
-				if (c->stop && *c->stop) /* the hogs are stopped after, as ever */
-					return;
-				if (!sched_enter(&c->var[v], state[v], &base, f))
-					continue;
-				bool learns =
-				        state[v] && c->var[v].kind != FR_RT; /* FIFO: not shared */
-				if (learns)
-					runs_read(&r0);
-				/* the hogs' time between two readings inside [w0, w1] */
-				int64_t w0 = f->nhogs ? pn_now() : 0, h0 = hogs_cpu(f, h);
-				int64_t c0 = thread_cpu(), t0 = pn_now(), d = t0 + c->len[l];
-				sleep_one(&c->var[v], state[v], d, c->precision);
-				int64_t t = pn_now();
-				cell->cpu_ns += thread_cpu() - c0;
-				cell->wall_ns += t - t0;
-				if (f->nhogs) {
-					cell->hog_ns += hogs_cpu(f, h) - h0;
-					cell->hog_wall_ns += pn_now() - w0;
-				}
-				sched_leave(&c->var[v], state[v], &base);
-				if (learns) {
-					runs_read(&r1);
-					own_runs_add(&own[v], state[v], &r0, &r1);
-				}
-				if (t < d)
-					cell->early++;
-				pn_hist_record(&cell->late, (uint64_t)(t > d ? t - d : 0));
-				tail_add(&cell->round[r * FRONTIER_ROUNDS / c->rounds[l]],
-				         t > d ? t - d : 0);
+	if (learns)
+		runs_read(&r0);
+	/* the hogs' time between two readings inside [w0, w1] */
+	int64_t w0 = f->nhogs ? pn_now() : 0, h0 = hogs_cpu(f, t->h);
+	int64_t c0 = thread_cpu(), t0 = pn_now(), d = t0 + c->len[l];
+	sleep_one(&c->var[v], s, d, c->precision);
+	int64_t now = pn_now();
+	cell->cpu_ns += thread_cpu() - c0;
+	cell->wall_ns += now - t0;
+	if (f->nhogs) {
+		cell->hog_ns += hogs_cpu(f, t->h) - h0;
+		cell->hog_wall_ns += pn_now() - w0;
+	}
+	sched_leave(&c->var[v], s, &w->base);
+	if (learns) {
+		runs_read(&r1);
+		own_runs_add(&w->own, s, &r0, &r1);
+	}
+	if (now < d)
+		cell->early++;
+	pn_hist_record(&cell->late, (uint64_t)(now > d ? now - d : 0));
+	tail_add(&cell->round[t->r * FRONTIER_ROUNDS / c->rounds[l]], now > d ? now - d : 0);
+}
+
+static void sem_take(sem_t *s)
+{
+	while (sem_wait(s) != 0 && errno == EINTR)
+		;
+}
+
+static void *variant_main(void *arg)
+{
+	struct variant_thread *w = arg;
+	struct turns *t = w->t;
+	pn__sched_get(&w->base);
+	runs_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	for (;;) {
+		sem_take(&t->go[w->v]);
+		if (atomic_load(&t->quit))
+			break;
+		turn_sleep(w);
+		sem_post(&t->done);
+	}
+	if (runs_fd >= 0)
+		close(runs_fd);
+	pn__state_use(NULL);
+	return NULL;
+}
+
+/* Every round of every length, each variant once in turn, from the next variant each round
+ * (each follows each other as often as the order allows). 0, or -errno: a thread not
+ * started. Signals stay with the calling thread (its handlers set c->stop). */
+static int rounds(const struct frontier_config *c, struct frontier *f, struct pn__state **state,
+                  const struct hogs *h)
+{
+	static struct turns t; /* one run at a time, as the hogs */
+	static struct variant_thread w[FRONTIER_MAX_VARIANTS];
+	pthread_t th[FRONTIER_MAX_VARIANTS];
+	t = (struct turns){.c = c, .f = f, .state = state, .h = h};
+	atomic_init(&t.quit, false);
+	sem_init(&t.done, 0, 0);
+	sigset_t all, was;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &was);
+	int started = 0, e = 0;
+	for (; started < c->nvar; started++) {
+		sem_init(&t.go[started], 0, 0);
+		w[started] = (struct variant_thread){.t = &t, .v = started};
+		if ((e = -pthread_create(&th[started], NULL, variant_main, &w[started])) < 0) {
+			sem_destroy(&t.go[started]);
+			break;
+		}
+	}
+	pthread_sigmask(SIG_SETMASK, &was, NULL);
+	for (int l = 0; e == 0 && l < c->nlen; l++) {
+		for (int r = 0; r < c->rounds[l] && !(c->stop && *c->stop); r++)
+			for (int i = 0; i < c->nvar && !(c->stop && *c->stop); i++) {
+				t.l = l;
+				t.r = r;
+				sem_post(&t.go[(i + r) % c->nvar]);
+				sem_take(&t.done);
 			}
+		if (c->stop && *c->stop) /* the hogs are stopped after, as ever */
+			break;
 		modes_note(c, f, l, state);
 	}
+	atomic_store(&t.quit, true);
+	for (int v = 0; v < started; v++) {
+		sem_post(&t.go[v]);
+		pthread_join(th[v], NULL);
+		sem_destroy(&t.go[v]);
+	}
+	sem_destroy(&t.done);
+	return e;
 }
 
 int frontier_run(const struct frontier_config *c, struct frontier *f)
@@ -594,17 +678,8 @@ int frontier_run(const struct frontier_config *c, struct frontier *f)
 			pn_hist_init(&f->cell[l][v].late);
 	if (e == 0 && (c->hogs || c->hog_pinned))
 		e = hogs_start(c, f, &h);
-	if (e == 0) {
-		int64_t slack = pn_slack_get();
-		struct pn__state *mine = pn__state_use(NULL);
-		runs_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-		rounds(c, f, state, &h);
-		if (runs_fd >= 0)
-			close(runs_fd);
-		runs_fd = -1;
-		pn__state_use(mine);
-		pn_slack_set(slack > 0 ? slack : 0);
-	}
+	if (e == 0)
+		e = rounds(c, f, state, &h);
 	hogs_stop(f, &h);
 	for (int v = 0; v < c->nvar; v++)
 		pn__state_free(state[v]);
