@@ -10,8 +10,9 @@ N=${DEFAULT_N:-400}
 R=${DEFAULT_ROUNDS:-3}
 echo "## The default against every variant (bench_default)"
 echo
-echo "Every variant \`punctual probe\` measures, alternating sleep by sleep in one thread on"
-echo "the last CPU (tools/punctual/measure/frontier.c): the kernel alone at 1 ns slack, a plain"
+echo "Every variant \`punctual probe\` measures, each in a thread of its own (its own EEVDF"
+echo "lag), the threads taking turns sleep by sleep, beside the hogs all on the last CPU"
+echo "(tools/punctual/measure/frontier.c): the kernel alone at 1 ns slack, a plain"
 echo "program (50 us slack), the kernel with a 100 us EEVDF slice, fixed margins of 125 and"
 echo "500 us then a spin, pn_sleep_until at budgets of 5 to 50% and at its default (the"
 echo "library's, its learned slice included), and a pure spin (the floor). $N sleeps per"
