@@ -19,6 +19,14 @@ int pn__decay_hist_bucket_of(int64_t v)
 	return 1 + 4 * o + (int)((v >> (o + 4)) & 3);
 }
 
+int pn__decay_hist_bucket_above(int64_t above)
+{
+	int from = 1;
+	while (from < NB && pn__decay_hist_bucket_hi(from - 1) < above)
+		from++;
+	return from;
+}
+
 int64_t pn__decay_hist_bucket_hi(int b)
 {
 	if (b == 0)

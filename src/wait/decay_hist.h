@@ -40,5 +40,8 @@ bool pn__decay_hist_guarded(const struct pn__decay_hist *h, double level, float 
 /* The largest value bucket b holds (the last: INT64_MAX / 4), and the bucket of v >= 0. */
 int64_t pn__decay_hist_bucket_hi(int b);
 int pn__decay_hist_bucket_of(int64_t v);
+/* The first bucket wholly above above ns (its smallest value exceeds it; 1 at least):
+ * where a table by bucket of the waits later than above starts. */
+int pn__decay_hist_bucket_above(int64_t above);
 
 #endif

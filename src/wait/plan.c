@@ -226,7 +226,7 @@ void pn__plan_make(struct pn__plan *p, clockid_t clk, int64_t deadline, int64_t 
 	                       .probe = probe};
 	if (now >= deadline) {
 		if (t)
-			t->st.past++;
+			pn__state_past(t);
 		p->past = true;
 		return;
 	}

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <punctual/slack.h>
+#include "wait/record.h"
 #include "wait/state.h"
 #include "wait/why.h"
 
@@ -145,6 +146,7 @@ static void state_exit(void *v)
 	pn__state_settle(s); /* the thread's last sleep, ended */
 	if (pn__state_on_exit)
 		pn__state_on_exit(s);
+	pn__record_give(s->rec);
 	why_free(s->why);
 	munmap(s, sizeof(struct pn__state));
 }
@@ -157,12 +159,16 @@ static void state_forked(void)
 		struct pn__state *s = __atomic_load_n(&live[i], __ATOMIC_RELAXED);
 		if (s && s != T) {
 			__atomic_store_n(&live[i], NULL, __ATOMIC_RELAXED);
+			pn__record_drop(s->rec);
 			why_free(s->why);
 			munmap(s, sizeof(*s));
 		}
 	}
+	pn__record_forked();
 	if (!T)
 		return;
+	pn__record_drop(T->rec);
+	T->rec = pn__record_take();
 	T->tid = (int)syscall(SYS_gettid);
 	T->st = (struct pn_sleep_stats){0};
 	memset(T->late, 0, sizeof(T->late));
@@ -208,6 +214,7 @@ struct pn__state *pn__state_make(void)
 	if (state_key_ok)
 		pthread_setspecific(state_key, s);
 	s->tid = (int)syscall(SYS_gettid);
+	s->rec = pn__record_take();
 	s->listed = live_add(s);
 	if (pn__state_on_new)
 		pn__state_on_new();
@@ -322,15 +329,22 @@ bool pn__state_observed(struct pn__state *t, int64_t call, int64_t deadline, int
 	}
 	if (!timed_out) {
 		t->events++;
+		pn__record_event(t->rec);
 		return false;
 	}
 	if (call >= deadline) {
-		t->st.past++;
+		pn__state_past(t);
 		return false;
 	}
 	struct pn__sleep_end e = {.deadline = deadline, .spin_start = deadline, .end = end};
 	pn__state_count(t, &e);
 	return end > deadline;
+}
+
+void pn__state_past(struct pn__state *t)
+{
+	t->st.past++;
+	pn__record_past(t->rec);
 }
 
 int64_t pn__state_cpu(void)
@@ -358,6 +372,7 @@ void pn__state_count(struct pn__state *t, const struct pn__sleep_end *e)
 	if (late > e->precision)
 		t->st.late++;
 	t->late[pn__decay_hist_bucket_of(late > 0 ? late : 0)]++;
+	pn__record_late(t->rec, late);
 	if (late > t->st.late_max_ns)
 		t->st.late_max_ns = late;
 }

@@ -18,6 +18,7 @@
 #include "wait/slice.h"
 
 struct pn__why;
+struct pn__record;
 
 /* How a sleep ended, for pn__state_count. */
 struct pn__sleep_end {
@@ -65,6 +66,7 @@ struct pn__state {
 	float mode_w[PN_SLEEP_MODES]; /* the waits by mode, decayed (pn__state_mode) */
 	uint32_t explore;             /* waits the loss rule kept from spinning */
 	struct pn__why *why; /* PUNCTUAL_EXPLAIN's counts, mapped at its first wait; or NULL */
+	struct pn__record *rec; /* PUNCTUAL_STATS_FILE's page of the counts; or NULL */
 	struct pn_sleep_stats st;
 	struct pn__state_pending pend;
 	struct pn__slice slice;
@@ -116,6 +118,8 @@ extern void (*pn__state_on_new)(void);
  * was counted late (end past the deadline it asked for). */
 bool pn__state_observed(struct pn__state *t, int64_t call, int64_t deadline, int64_t end,
                         bool timed_out);
+/* Counts a wait whose deadline had passed at its call. */
+void pn__state_past(struct pn__state *t);
 /* Counts spin ns of a wait that an event ended before its deadline (at now). */
 void pn__state_spun(struct pn__state *t, int64_t spin, int64_t now);
 /* Counts the pending sleep (its caller's tail has ended), if there is one. */

@@ -14,13 +14,13 @@
 
 #include <punctual/sleep.h>
 #include "internal.h"
+#include "wait/record.h"
 #include "wait/state.h"
 #include "wait/stats.h"
 #include "wait/why.h"
 
 static int64_t report_precision;
-static char record_path[4096]; /* PUNCTUAL_STATS_FILE: "" for none */
-static bool observing;         /* the waits are the program's own (pn__stats_observe) */
+static bool observing; /* the waits are the program's own (pn__stats_observe) */
 
 /* The q-quantile of a histogram of n counts by pn__decay_hist bucket: the largest value of
  * the bucket where it lies; -1 when empty. */
@@ -106,76 +106,6 @@ static size_t block_end(struct block *b)
 	block_raw(b, "\n", 1);
 	b->col = 0;
 	return b->len;
-}
-
-/* One record line onto PUNCTUAL_STATS_FILE: opened for each (O_APPEND: processes and
- * threads add whole lines), so no descriptor of the program's is ever taken. */
-static void append(const char *buf, size_t n)
-{
-	int fd = open(record_path, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	if (write(fd, buf, n) < 0) {
-		/* nothing to do: the run reads what it finds */
-	}
-	close(fd);
-}
-
-/* With PUNCTUAL_EXPLAIN, a record per cause of the waits the thread's table counts (those
- * later than its threshold, above_auto where none was given), so that `run --runs` sums the
- * threads' tables into one over the runs: "pn-why 1 PID TID CAUSE MAX B:N,...", the cause
- * (enum pn__why_cause), its largest lateness (ns) and its counts by lateness bucket that
- * are not empty: at most 97 of 14 bytes, within buf (n >= 2048 bytes: record's, reused,
- * since a thread of PTHREAD_STACK_MIN exits through here). */
-static void record_why(const struct pn__state *t, int64_t above_auto, char *buf, size_t n)
-{
-	const struct pn__why *w = t->why;
-	if (!w)
-		return;
-	int from = pn__why_table_from(above_auto);
-	for (int c = 0; c < PN__WHY_COUNT; c++) {
-		int len = snprintf(buf, n, "pn-why 1 %d %d %d %lld ", (int)getpid(), t->tid, c,
-		                   (long long)w->max[c]);
-		bool any = false;
-		for (int b = from; b < PN__DECAY_HIST_BUCKETS && len > 0 && (size_t)len < n - 32;
-		     b++)
-			if (w->n[c][b]) {
-				len += snprintf(buf + len, n - (size_t)len, "%d:%u,", b,
-				                (unsigned)w->n[c][b]);
-				any = true;
-			}
-		if (!any || len <= 0 || (size_t)len >= n - 1)
-			continue;
-		buf[len++] = '\n';
-		append(buf, (size_t)len);
-	}
-}
-
-/* Appends the thread's record to PUNCTUAL_STATS_FILE (`run --runs` reads it): "pn-stats 1
- * PID TID WAITS EVENTS PAST MAX B:N,B:N...", its waits that ended late or on time (the
- * lateness histogram's count), those its event ended, those past at the call, the largest
- * lateness (ns, -1: none) and the histogram's buckets that are not empty; then its causes'
- * records (record_why). */
-static void record(const struct pn__state *t, const struct pn_sleep_stats *st, int64_t above_auto)
-{
-	if (!record_path[0])
-		return;
-	char buf[2048];
-	uint64_t waits = 0;
-	for (int b = 0; b < PN__DECAY_HIST_BUCKETS; b++)
-		waits += t->late[b];
-	int n = snprintf(buf, sizeof(buf), "pn-stats 1 %d %d %llu %llu %llu %lld ", (int)getpid(),
-	                 t->tid, (unsigned long long)waits, (unsigned long long)t->events,
-	                 (unsigned long long)st->past, (long long)st->late_max_ns);
-	for (int b = 0; b < PN__DECAY_HIST_BUCKETS && n > 0 && (size_t)n < sizeof(buf) - 32; b++)
-		if (t->late[b])
-			n += snprintf(buf + n, sizeof(buf) - (size_t)n, "%d:%llu,", b,
-			              (unsigned long long)t->late[b]);
-	if (n <= 0 || (size_t)n >= sizeof(buf) - 1)
-		return;
-	buf[n++] = '\n';
-	append(buf, (size_t)n);
-	record_why(t, above_auto, buf, sizeof(buf));
 }
 
 /* The causes of the thread's late waits after its line (PUNCTUAL_EXPLAIN): at buf + len. */
@@ -295,7 +225,6 @@ static void stats_line(const struct pn__state *t)
 	/* the causes' threshold where none was given: twice the p50 for the program's own
 	 * waits, the precision for precise ones */
 	int64_t above_auto = observing ? 2 * st.late_p50_ns : report_precision;
-	record(t, &st, above_auto);
 	struct pn__stats_more x = {
 	        .observed = observing,
 	        .events = t->events,
@@ -334,10 +263,11 @@ int64_t pn__stats_setup(const char *precision, const char *stats, bool *explain)
 		v = -1;
 	if (stats && *stats && strcmp(stats, "0") != 0) {
 		pn__stats_report(v);
-		const char *file = getenv("PUNCTUAL_STATS_FILE");
-		if (file && file[0] == '/' && strlen(file) < sizeof(record_path))
-			strcpy(record_path, file);
 		*explain = pn__why_setup(getenv("PUNCTUAL_EXPLAIN"));
+		int64_t above = pn__why_threshold() >= 0 ? PN__RECORD_GIVEN
+		                : v >= 0                 ? v
+		                                         : PN__RECORD_AUTO;
+		pn__record_setup(getenv("PUNCTUAL_STATS_FILE"), above);
 	}
 	return v;
 }

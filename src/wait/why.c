@@ -32,6 +32,7 @@
 
 #include <punctual/cpus.h>
 #include "internal.h"
+#include "wait/record.h"
 #include "wait/state.h"
 #include "wait/why.h"
 
@@ -173,6 +174,7 @@ static void why_after(const struct pn__why_snap *s, int64_t late)
 	w->n[c][pn__decay_hist_bucket_of(late)]++;
 	if (late > w->max[c])
 		w->max[c] = late;
+	pn__record_why(pn__state_get()->rec, c, late);
 out:
 	errno = e;
 }
@@ -183,11 +185,12 @@ out:
 static int table_from(int64_t above_auto, int64_t *above)
 {
 	*above = threshold >= 0 ? threshold : above_auto > 0 ? above_auto : 0;
-	int from = 0;
-	while (threshold < 0 && from < PN__DECAY_HIST_BUCKETS &&
-	       (from == 0 ? *above >= 0 : pn__decay_hist_bucket_hi(from - 1) < *above))
-		from++;
-	return from;
+	return threshold >= 0 ? 0 : pn__decay_hist_bucket_above(*above);
+}
+
+int64_t pn__why_threshold(void)
+{
+	return threshold;
 }
 
 int pn__why_table_from(int64_t above_auto)

@@ -55,6 +55,9 @@ bool pn__why_setup(const char *explain);
  * them again, names the cause and counts it in the calling thread's state. One entry for
  * both, so that the shim reaches the library through few symbols (docs/DESIGN.md). */
 void pn__why_step(struct pn__why_snap *s, int64_t late);
+/* The threshold PUNCTUAL_EXPLAIN gave (its waits at or below it never counted), or -1:
+ * "auto". */
+int64_t pn__why_threshold(void);
 /* The first lateness bucket pn__why_render(..., above_auto, ...) counts. */
 int pn__why_table_from(int64_t above_auto);
 /* The causes of why's waits later than the threshold (above_auto for "auto"), as text

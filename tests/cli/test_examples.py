@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 """test_examples.py PUNCTUAL SOURCE_DIR [clocksources]: every example in punctual(1)'s EXAMPLES
 and in the README's shell blocks runs as written: a short one whole (exit 0), a long one (a
-full probe or sleep, a duration of 10 s or more) until it has parsed its options and started
-(still running after 3 s, or done with 0: never exit 2). Placeholders are filled in: sudo
+full probe or sleep, a tune without --for: a minute, a duration of 10 s or more) until it has
+parsed its options and started (still running after 3 s, or done with 0: never exit 2). Placeholders are filled in: sudo
 dropped (the tests run as root), PID, 1234 and $(pidof ...) this process, the command `run`
 starts (APP, ./app, java App, ...) `true` unless it is punctual itself (the one tune
 measures, a Python loop of 150 sleeps: a p99 needs 100), and files (lat.hist,
@@ -75,6 +75,8 @@ def is_long(seg):
     if re.search(r"\bprobe\b", seg) and not re.search(r"--quick|--compare", seg):
         return True
     if re.search(r"--duration (\d+m|[1-9]\d+s|\d+h)\b|--clocksources", seg):
+        return True
+    if re.match(r"^punctual tune\b", seg) and not re.search(r"--for|--revert", seg):
         return True
     return bool(re.match(r"^punctual (sleep)\b", seg)) and "--duration" not in seg
 

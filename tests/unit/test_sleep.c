@@ -111,8 +111,9 @@ static void test_threads(void **state)
 		uint64_t seen = 0;
 		for (int k = 0; k < PN_SLEEP_CLASSES; k++)
 			seen += w[i].st.class_samples[k];
-		/* what a thread learned comes from its own kernel sleeps only */
-		assert_true(seen <= w[i].st.sleeps);
+		/* what a thread learned comes from its own kernel sleeps and latency probes
+		 * only (a loaded machine makes more probes: pn_sleep_stats's probes) */
+		assert_true(seen <= w[i].st.sleeps + w[i].st.probes);
 	}
 }
 

@@ -27,31 +27,36 @@ static const char usage[] =
         "       punctual tune [--for=D] [--budget=B%] [--json] --unit-file FILE\n"
         "       punctual tune [--for=D] [--budget=B%] [--json] [--apply] UNIT\n"
         "       punctual tune [--for=D] [--budget=B%] [--json] [--apply] --pid PID\n"
-        "       punctual tune --revert (UNIT | --pid PID)\n"
+        "       punctual tune --revert [--dry-run] (UNIT | --pid PID)\n"
         "\n"
         "Measures a program's timed waits (the shim's stats, as run --stats) as it is\n"
         "and under each fix: --slack 1ns, --slack 1ns --slice=100us (Linux 6.12+; a\n"
-        "unit's set by the shim), --precise, and --precise --budget=B if given; each\n"
-        "run lasts until the program exits, at most D. The fix whose p99 lateness is\n"
-        "lower beyond both runs' noise (as probe --compare judges) wins. Where the\n"
-        "cgroup's CPU quota allows fewer CPUs than are online, run --cpus is added as\n"
-        "advice, unmeasured.\n"
+        "unit's set by the shim), --precise, and --precise --budget=B if given. The\n"
+        "settings run in turns (A B C A B C ...) until every fix stands apart from the\n"
+        "program as it is beyond noise (as probe --compare judges) or D is spent. Of the\n"
+        "fixes better than as it is, the cheapest (slack, then the slice, then the\n"
+        "shim's waits) not worse than the best beyond noise is kept. The p99 is judged,\n"
+        "or the median where the program made fewer than 100 waits. Where the cgroup's\n"
+        "CPU quota allows fewer CPUs than are online, run --cpus is added as advice,\n"
+        "unmeasured.\n"
         "\n"
-        "  -- CMD           run CMD; print the winner as a command line and environment\n"
-        "  --unit-file FILE run the ExecStart= of a systemd unit file; print the winner\n"
-        "                   as the drop-in --apply would write (a dry run)\n"
+        "  -- CMD           run CMD; print the fix kept as a command line and environment\n"
+        "      --unit-file FILE\n"
+        "                   run a unit file's ExecStart= here, with its Environment= and\n"
+        "                   TimerSlackNSec=; print the drop-in beside it\n"
         "  UNIT             a running service (systemd as PID 1, root): restarted under\n"
         "                   each fix through a drop-in in /run/systemd/system/UNIT.d/,\n"
         "                   then put back as it was; prints the drop-in\n"
         "      --pid PID    the service unit that PID runs in, as UNIT (the shim loads\n"
         "                   when a program starts: the unit is restarted)\n"
-        "      --apply      with UNIT: keep the winner's drop-in in\n"
-        "                   /etc/systemd/system/UNIT.d/ (replacing tune's own), or none\n"
-        "                   when no fix measured better; the unit restarted under it\n"
+        "      --apply      with UNIT: keep the fix's drop-in in\n"
+        "                   /etc/systemd/system/UNIT.d/50-punctual-tune.conf (replacing\n"
+        "                   tune's own, never another's), or none when no fix measured\n"
+        "                   better; the unit restarted under it\n"
         "      --dry-run    print, change nothing (the default)\n"
         "      --revert     remove the drop-ins tune wrote for UNIT, and restart it\n"
         "      --budget=B%  also try --precise with this CPU budget (run --budget)\n"
-        "      --for=D      each run's length at most (default 10s)\n"
+        "      --for=D      the measuring time at most, all runs (default 60s)\n"
         "  -j, --json       JSON\n"
         "  -h, --help       this text\n";
 
@@ -67,7 +72,7 @@ struct tune_opts {
 	char **cmd;
 };
 
-static struct tune_opts opt = {.for_ns = 10000000000LL};
+static struct tune_opts opt = {.for_ns = 60000000000LL};
 static struct tune_setting set[TUNE_SETTINGS_MAX];
 static int nset;
 static const char *notes[2]; /* why a setting was not tried */
@@ -128,9 +133,9 @@ static void check(void)
 		usage_error("--%s needs a UNIT or --pid: it changes a systemd service",
 		            opt.apply ? "apply" : "revert");
 	if (opt.revert && (opt.apply || opt.budget || opt.json))
-		usage_error("--revert takes only UNIT");
-	if (opt.for_ns < 100000000 || opt.for_ns > 3600000000000LL)
-		usage_error("--for: give a duration in [100ms, 1h]");
+		usage_error("--revert takes only UNIT (and --dry-run)");
+	if (opt.for_ns < 1000000000 || opt.for_ns > 86400000000000LL)
+		usage_error("--for: give a duration in [1s, 24h]");
 }
 
 /* Whether run --slice can set a slice here, as run --slice finds out (the value read
@@ -192,7 +197,7 @@ static const char *verdict_name(const struct tune_result *r, int i)
 	if (i == 0)
 		return "before";
 	if (isnan(r->ratio))
-		return "too few";
+		return "no waits";
 	return r->verdict < 0 ? "better" : r->verdict > 0 ? "worse" : "same";
 }
 
@@ -243,36 +248,42 @@ static long online(void)
 	return sysconf(_SC_NPROCESSORS_ONLN);
 }
 
-static void text_runs(const struct tune_result *res, int n)
+/* A setting's CPU, % of one CPU over its runs' time (NAN: not known). */
+static double cpu_pct(const struct tune_result *r)
 {
-	char a[24], c[24];
-	fprintf(out, "  %-26s %6s %10s  %-7s %s\n", "setting", "waits", "late p99", "verdict",
+	return r->cpu_ns >= 0 && r->wall_ns > 0 ? 100.0 * (double)r->cpu_ns / (double)r->wall_ns
+	                                        : NAN;
+}
+
+static const char *qname(const struct tune_outcome *o)
+{
+	return o->q > 0.9 ? "p99" : "p50";
+}
+
+static void text_runs(const struct tune_outcome *o)
+{
+	char a[24], c[24], cpu[16], head[16];
+	snprintf(head, sizeof(head), "late %s", qname(o));
+	fprintf(out, "  %-26s %6s %10s %6s  %-8s %s\n", "setting", "waits", head, "CPU", "verdict",
 	        "AFTER/BEFORE (noise allows)");
-	for (int i = 0; i < n; i++) {
-		const struct tune_result *r = &res[i];
+	for (int i = 0; i < o->n; i++) {
+		const struct tune_result *r = &o->res[i];
 		char ratio[64] = "";
 		if (i && !isnan(r->ratio))
 			snprintf(ratio, sizeof(ratio), "%.3g x (%.3g to %s)", r->ratio, r->ratio_lo,
 			         isfinite(r->ratio_hi)
 			                 ? (snprintf(c, sizeof(c), "%.3g", r->ratio_hi), c)
 			                 : "inf");
-		fprintf(out, "  %-26s %6llu %10s  %-7s %s\n", set[i].name,
-		        (unsigned long long)r->fig.waits,
-		        r->fig.p99 >= 0 ? fmt_ns(a, sizeof(a), (double)r->fig.p99) : "-",
-		        verdict_name(r, i), ratio);
+		double pct = cpu_pct(r);
+		if (isnan(pct))
+			snprintf(cpu, sizeof(cpu), "-");
+		else
+			snprintf(cpu, sizeof(cpu), "%.1f%%", pct);
+		double v = r->fig.waits ? tune_quantile(&r->fig, o->q) : NAN;
+		fprintf(out, "  %-26s %6llu %10s %6s  %-8s %s\n", set[i].name,
+		        (unsigned long long)r->fig.waits, isnan(v) ? "-" : fmt_ns(a, sizeof(a), v),
+		        cpu, verdict_name(r, i), ratio);
 	}
-}
-
-/* The winner, or the closest setting when none won. */
-static int shown(const struct tune_result *res, int n, int best)
-{
-	if (best >= 0)
-		return best;
-	int c = 1;
-	for (int i = 2; i < n; i++)
-		if (res[i].fig.p99 >= 0 && (res[c].fig.p99 < 0 || res[i].fig.p99 < res[c].fig.p99))
-			c = i;
-	return c;
 }
 
 /* The CPU count's advice (cpus > 0): the quota's reason, no measurement claimed. */
@@ -285,33 +296,39 @@ static void text_cpus(int cpus)
 		        cpus, online(), cpus);
 }
 
-static void text_best(const struct tune_result *res, int best, const char *shim, int cpus)
+static void text_kept(const struct tune_outcome *o, const char *shim, int cpus)
 {
 	char a[24], b[24], env[900];
-	if (best < 0) {
-		fprintf(out, "\nno fix measured better than as it is, beyond both runs' noise\n");
+	if (o->kept < 0) {
+		fprintf(out, "\nno fix measured better than as it is, beyond both's noise\n");
 		return;
 	}
-	const struct tune_result *r = &res[best];
-	fprintf(out, "\nbest: %s, p99 lateness %s -> %s (%.3g x, noise allows %.3g to %.3g)\n",
-	        set[best].name, fmt_ns(a, sizeof(a), (double)res[0].fig.p99),
-	        fmt_ns(b, sizeof(b), (double)r->fig.p99), r->ratio, r->ratio_lo, r->ratio_hi);
+	const struct tune_result *r = &o->res[o->kept];
+	fprintf(out, "\nkept: %s, %s lateness %s -> %s (%.3g x, noise allows %.3g to %.3g)\n",
+	        set[o->kept].name, qname(o),
+	        fmt_ns(a, sizeof(a), tune_quantile(&o->res[0].fig, o->q)),
+	        fmt_ns(b, sizeof(b), tune_quantile(&r->fig, o->q)), r->ratio, r->ratio_lo,
+	        r->ratio_hi);
+	if (o->best != o->kept)
+		fprintf(out, "  the cheapest fix not worse beyond noise than the best, %s (%s)\n",
+		        set[o->best].name,
+		        fmt_ns(a, sizeof(a), tune_quantile(&o->res[o->best].fig, o->q)));
 	if (!opt.cmd)
 		return;
-	fprintf(out, "  punctual run %s%s --", set[best].name, cpus ? " --cpus" : "");
+	fprintf(out, "  punctual run %s%s --", set[o->kept].name, cpus ? " --cpus" : "");
 	sh_cmd(out, opt.cmd);
-	env_of(env, sizeof(env), &set[best], shim, cpus);
+	env_of(env, sizeof(env), &set[o->kept], shim, cpus);
 	if (env[0]) {
 		fprintf(out, "\n  %s", env);
 		sh_cmd(out, opt.cmd);
 	}
-	if (set[best].slack && !set[best].precise)
+	if (set[o->kept].slack && !set[o->kept].precise)
 		fprintf(out, "\n  (timer slack is inherited, not an environment variable; in a "
 		             "unit: TimerSlackNSec=1)");
 	fputc('\n', out);
 }
 
-/* The drop-in of setting i into buf (n bytes). */
+/* The drop-in of the setting kept into buf (n bytes). */
 static void drop_in_text(char *buf, size_t n, int i, const char *shim, int cpus)
 {
 	struct tune_drop d = {.s = &set[i], .shim = shim, .cpus = cpus};
@@ -320,11 +337,9 @@ static void drop_in_text(char *buf, size_t n, int i, const char *shim, int cpus)
 		die(1, "cannot render the drop-in");
 }
 
-static void text_drop_in(int best, int i, const char *drop_in, const char *path)
+static void text_drop_in(const char *drop_in, const char *path)
 {
-	if (best < 0)
-		fprintf(out, "none kept; the closest, %s, as the drop-in %s:\n", set[i].name, path);
-	else if (opt.apply)
+	if (opt.apply)
 		fprintf(out, "kept, in %s:\n", path);
 	else
 		fprintf(out, "the drop-in --apply would write, to %s:\n", path);
@@ -352,75 +367,105 @@ static void json_advice(struct json *j, int cpus)
 	json_arr_end(j);
 }
 
-static void json_report(const struct tune_result *res, int n, int best, int cpus, const char *shim,
+/* A lateness, ns, in JSON: an integer, or null. */
+static void json_ns(struct json *j, const char *key, double v)
+{
+	if (isfinite(v))
+		json_int(j, key, (int64_t)llround(v));
+	else
+		json_none(j, key);
+}
+
+static void json_run(struct json *j, const struct tune_outcome *o, int i)
+{
+	const struct tune_result *r = &o->res[i];
+	const struct run_fig *f = &r->fig;
+	json_obj(j, NULL);
+	json_str(j, "setting", set[i].name);
+	json_int(j, "runs", r->runs);
+	json_uint(j, "waits", f->waits);
+	json_ns(j, "p50_ns", f->waits ? tune_quantile(f, 0.5) : NAN);
+	json_ns(j, "p99_ns", f->waits >= 100 ? tune_quantile(f, 0.99) : NAN);
+	json_ns(j, "max_ns", f->waits ? (double)f->max : NAN);
+	json_arr(j, "interval_ns");
+	json_ns(j, NULL, r->lo);
+	json_ns(j, NULL, r->hi);
+	json_arr_end(j);
+	json_num(j, "cpu_pct", cpu_pct(r));
+	json_num(j, "ratio", i ? r->ratio : 1);
+	json_arr(j, "ratio_interval");
+	json_num(j, NULL, i ? r->ratio_lo : NAN);
+	json_num(j, NULL, i ? r->ratio_hi : NAN);
+	json_arr_end(j);
+	json_str(j, "verdict", verdict_name(r, i));
+	json_obj_end(j);
+}
+
+static void json_report(const struct tune_outcome *o, int cpus, const char *shim,
                         const char *drop_in, const char *path)
 {
 	struct json j;
 	json_report_begin(&j, out, "tune");
 	json_int(&j, "for_ns", opt.for_ns);
+	json_int(&j, "measured_ns", o->spent_ns);
+	json_int(&j, "rounds", o->rounds);
+	json_str(&j, "judged", qname(o));
+	json_num(&j, "lateness_resolution", TUNE_RESOLUTION);
 	json_arr(&j, "runs");
-	for (int i = 0; i < n; i++) {
-		const struct tune_result *r = &res[i];
-		json_obj(&j, NULL);
-		json_str(&j, "setting", set[i].name);
-		json_uint(&j, "waits", r->fig.waits);
-		json_int_if(&j, "p50_ns", r->fig.p50 >= 0, r->fig.p50);
-		json_int_if(&j, "p99_ns", r->fig.p99 >= 0, r->fig.p99);
-		json_int_if(&j, "max_ns", r->fig.max >= 0, r->fig.max);
-		json_arr(&j, "p99_interval");
-		json_num(&j, NULL, r->lo);
-		json_num(&j, NULL, r->hi);
-		json_arr_end(&j);
-		json_num(&j, "ratio", i ? r->ratio : 1);
-		json_arr(&j, "ratio_interval");
-		json_num(&j, NULL, i ? r->ratio_lo : NAN);
-		json_num(&j, NULL, i ? r->ratio_hi : NAN);
-		json_arr_end(&j);
-		json_str(&j, "verdict", verdict_name(r, i));
-		json_obj_end(&j);
-	}
+	for (int i = 0; i < o->n; i++)
+		json_run(&j, o, i);
 	json_arr_end(&j);
-	if (best >= 0)
-		json_str(&j, "best", set[best].name);
+	if (o->best >= 0)
+		json_str(&j, "best", set[o->best].name);
 	else
 		json_none(&j, "best");
+	if (o->kept >= 0)
+		json_str(&j, "kept", set[o->kept].name);
+	else
+		json_none(&j, "kept");
 	char env[900];
-	env_of(env, sizeof(env), &set[shown(res, n, best)], shim, cpus);
-	json_str(&j, "environment", env);
+	if (o->kept >= 0) {
+		env_of(env, sizeof(env), &set[o->kept], shim, cpus);
+		json_str(&j, "environment", env);
+	} else {
+		json_none(&j, "environment");
+	}
 	json_advice(&j, cpus);
-	json_str(&j, "drop_in", drop_in);
+	if (drop_in)
+		json_str(&j, "drop_in", drop_in);
+	else
+		json_none(&j, "drop_in");
 	json_str(&j, "drop_in_path", path);
-	json_bool(&j, "applied", opt.apply && best >= 0);
+	json_bool(&j, "applied", opt.apply && o->kept >= 0);
 	json_end(&j);
 }
 
 /* The report of every target (the drop-in's path: where it would go, or went). */
-static void render(const struct tune_setting *s, const struct tune_result *res, int n, int best,
-                   int cpus, const char *path)
+static void render(const struct tune_outcome *o, int cpus, const char *path)
 {
-	(void)s;
-	const char *shim = run_preload_path();
-	if (!shim)
-		die(1, "libpunctual-preload.so not found (beside the punctual binary)");
+	const char *shim = tune_shim();
 	char drop_in[8192];
-	int i = shown(res, n, best);
-	drop_in_text(drop_in, sizeof(drop_in), i, shim, cpus);
+	if (o->kept >= 0)
+		drop_in_text(drop_in, sizeof(drop_in), o->kept, shim, cpus);
 	if (opt.json) {
-		json_report(res, n, best, cpus, shim, drop_in, path);
+		json_report(o, cpus, shim, o->kept >= 0 ? drop_in : NULL, path);
 		return;
 	}
 	fprintf(out,
-	        "tune: p99 lateness of timed waits; each run to the program's exit, at most "
-	        "%.3g s\n",
-	        (double)opt.for_ns / 1e9);
-	text_runs(res, n);
+	        "tune: late %s of timed waits; %d settings in turns, %d round%s, %.3g s "
+	        "measured\n",
+	        qname(o), o->n, o->rounds, o->rounds == 1 ? "" : "s", (double)o->spent_ns / 1e9);
+	text_runs(o);
 	for (int k = 0; k < nnotes; k++)
 		fprintf(out, "  (%s)\n", notes[k]);
-	text_best(res, best, shim, cpus);
+	if (o->q < 0.9)
+		fprintf(out, "  (%llu waits as it is: a p99 needs 100; judged on the median)\n",
+		        (unsigned long long)o->res[0].fig.waits);
+	text_kept(o, shim, cpus);
 	text_cpus(cpus);
-	if (!opt.cmd) {
+	if (!opt.cmd && o->kept >= 0) {
 		fputc('\n', out);
-		text_drop_in(best, i, drop_in, path);
+		text_drop_in(drop_in, path);
 	}
 }
 
@@ -434,13 +479,44 @@ static int here_cpus(void)
 	return info.limit_count < online() ? info.limit_count : 0;
 }
 
+/* --unit-file: the unit's Environment= set here, and its TimerSlackNSec= for the runs
+ * without a slack of their own, for the command it runs; exits 2 for a value with a
+ * specifier (systemd's to expand). */
+static void unit_file_env(const char *file, struct tune_cmd *t)
+{
+	struct tune_unit_own own;
+	int64_t ns;
+	if (tune_unit_own(file, NULL, &own) < 0)
+		usage_error("--unit-file %s: %s", file, strerror(errno));
+	if (own.slack[0] && pn__duration_parse(own.slack, 1, &ns) != 0)
+		usage_error("--unit-file %s: TimerSlackNSec=%s is not a duration", file, own.slack);
+	if (own.slack[0])
+		snprintf(t->slack, sizeof(t->slack), "--slack=%lldns", (long long)ns);
+	static char env[64][256];
+	int n = tune_unit_file_env(file, env, 64);
+	if (n < 0)
+		usage_error("--unit-file %s: %s", file, strerror(-n));
+	for (int i = 0; i < n; i++) {
+		char *eq = strchr(env[i], '=');
+		if (strchr(env[i], '%'))
+			usage_error(
+			        "--unit-file %s: its Environment= has specifiers, which systemd "
+			        "expands: give the command as tune -- CMD",
+			        file);
+		*eq = '\0';
+		if (setenv(env[i], eq + 1, 1) != 0)
+			die(1, "cannot set the environment: %s", strerror(errno));
+	}
+}
+
 /* tune -- CMD, or --unit-file FILE: the command run here. */
 static int tune_here(void)
 {
-	struct tune_cmd t = {.cmd = opt.cmd, .for_ns = opt.for_ns};
+	struct tune_cmd t = {.cmd = opt.cmd};
 	char path[4096] = "";
 	if (opt.unit_file) {
 		t.cmd = unit_cmd = tune_unit_file_cmd(opt.unit_file);
+		unit_file_env(opt.unit_file, &t);
 		char *a = strdup(opt.unit_file), *b = strdup(opt.unit_file);
 		if (!a || !b)
 			die(1, "out of memory");
@@ -448,14 +524,11 @@ static int tune_here(void)
 		free(a);
 		free(b);
 	}
-	const char *dir = getenv("TMPDIR");
-	tune_records_create(dir && dir[0] == '/' && strlen(dir) < 40 ? dir : "/tmp", t.records,
-	                    sizeof(t.records));
-	atexit(tune_records_remove);
-	struct tune_result res[TUNE_SETTINGS_MAX];
-	tune_measure(tune_cmd_runner, &t, set, nset, res);
-	tune_records_remove();
-	render(set, res, nset, tune_best(res, nset), here_cpus(), path);
+	atexit(run_records_remove);
+	static struct tune_outcome o;
+	tune_measure(tune_cmd_runner, &t, set, nset, opt.for_ns, &o);
+	run_records_remove();
+	render(&o, here_cpus(), path);
 	free(unit_cmd);
 	return 0;
 }
@@ -474,7 +547,7 @@ int cmd_tune(int argc, char **argv)
 	settings();
 	int st;
 	if (opt.revert)
-		st = tune_unit_revert(name);
+		st = tune_unit_revert(name, opt.dry_run);
 	else if (opt.unit || opt.pid)
 		st = tune_unit(name, set, nset, opt.for_ns, opt.apply, render);
 	else

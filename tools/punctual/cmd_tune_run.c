@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_tune_run.c: `punctual tune`'s measuring: a command run under each setting through
- * `punctual run --stats` (this binary), the shim's records read back, each run's p99
- * lateness given an interval and judged against the run as it is by probe --compare's
- * noise rule (noise.c).
+ * cmd_tune_run.c: `punctual tune`'s measuring: the settings run in turns (a command
+ * through `punctual run --stats`, this binary; a unit through its runner in
+ * cmd_tune_unit.c), each setting's runs merged, its lateness quantile given an interval and
+ * judged against the program as it is by probe --compare's noise rule (noise.c); the
+ * setting kept is the cheapest not worse than the best beyond noise.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,38 +22,17 @@
 #include "noise.h"
 #include "tool.h"
 
-/* The lateness histogram's resolution: 4 buckets an octave (decay_hist.h), so a bucket's
- * largest value is at most 2^(1/4) - 1 above its smallest. */
-#define BUCKET_RES 0.19
 /* How long a command has to end after SIGTERM before SIGKILL. */
 #define TERM_GRACE_NS 2000000000LL
 /* The exit status of a command that was not found (env(1)'s, as cmd_run.c's). */
 #define EXIT_NOT_FOUND 127
 
-static char records[64]; /* the records file; "" once removed */
-
-void tune_records_remove(void)
+/* The child's argv: this binary's `run --stats`, s's options (the command's own slack
+ * where s sets none), then "--" and the command. */
+static char **run_argv(const struct tune_cmd *t, const struct tune_setting *s, char *budget,
+                       size_t nb, char *slice, size_t ns)
 {
-	if (records[0])
-		unlink(records);
-}
-
-void tune_records_create(const char *dir, char *path, size_t n)
-{
-	snprintf(records, sizeof(records), "%s/punctual-tune.XXXXXX", dir);
-	int fd = mkstemp(records);
-	if (fd < 0)
-		die(1, "cannot create a file in %s: %s", dir, strerror(errno));
-	fchmod(fd, 0666); /* a service's own user appends its records */
-	close(fd);
-	cleanup_on_signal(tune_records_remove);
-	snprintf(path, n, "%s", records);
-}
-
-/* The child's argv: this binary's `run --stats`, s's options, then "--" and cmd. */
-static char **run_argv(char **cmd, const struct tune_setting *s, char *budget, size_t nb,
-                       char *slice, size_t ns)
-{
+	char **cmd = t->cmd;
 	size_t n = 0;
 	while (cmd[n])
 		n++;
@@ -64,6 +45,8 @@ static char **run_argv(char **cmd, const struct tune_setting *s, char *budget, s
 	v[k++] = "--stats";
 	if (s->slack)
 		v[k++] = "--slack=1ns";
+	else if (t->slack[0])
+		v[k++] = (char *)t->slack;
 	if (s->precise)
 		v[k++] = "--precise";
 	if (s->precise && s->budget) {
@@ -100,15 +83,20 @@ static int64_t now_ns(void)
 }
 
 /* Waits for c until deadline (then SIGTERM, and SIGKILL after TERM_GRACE_NS) or a signal
- * to the tool: its status, 128 + the signal that ended it. */
-static int wait_child(pid_t c, int64_t deadline)
+ * to the tool: its status, 128 + the signal that ended it; the CPU it and the children it
+ * waited for used into *cpu_ns. */
+static int wait_child(pid_t c, int64_t deadline, int64_t *cpu_ns)
 {
 	bool termed = false;
 	for (;;) {
 		int st;
-		pid_t r = waitpid(c, &st, WNOHANG);
-		if (r == c)
+		struct rusage ru;
+		pid_t r = wait4(c, &st, WNOHANG, &ru);
+		if (r == c) {
+			*cpu_ns = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
+			          (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL;
 			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		}
 		if (r < 0 && errno != EINTR)
 			die(1, "cannot wait for the command: %s", strerror(errno));
 		int64_t t = now_ns();
@@ -123,14 +111,15 @@ static int wait_child(pid_t c, int64_t deadline)
 	}
 }
 
-void tune_run_cmd(char **cmd, int64_t for_ns, const char *path, const struct tune_setting *s,
-                  struct run_fig *f)
+void tune_cmd_runner(void *ctx, const struct tune_setting *s, int64_t for_ns, struct tune_run *r)
 {
-	char budget[64], slice[64];
-	char **argv = run_argv(cmd, s, budget, sizeof(budget), slice, sizeof(slice));
-	if (truncate(path, 0) != 0)
-		die(1, "cannot empty %s: %s", path, strerror(errno));
+	const struct tune_cmd *t = ctx;
+	char **cmd = t->cmd, budget[64], slice[64], path[64];
+	char **argv = run_argv(t, s, budget, sizeof(budget), slice, sizeof(slice));
+	/* a file per run: a process of the last run still holding its page keeps that file */
+	run_records_new(getenv("TMPDIR"), "tune", 0600, path, sizeof(path));
 	fflush(NULL);
+	int64_t t0 = now_ns();
 	pid_t c = fork();
 	if (c < 0)
 		die(1, "cannot run %s: %s", cmd[0], strerror(errno));
@@ -138,30 +127,46 @@ void tune_run_cmd(char **cmd, int64_t for_ns, const char *path, const struct tun
 		child(argv, path);
 	setpgid(c, c);
 	free(argv);
-	memset(f, 0, sizeof(*f));
-	f->status = wait_child(c, now_ns() + for_ns);
-	FILE *in = fopen(path, "r");
-	if (!in || run_records(in, f, NULL) < 0)
-		die(1, "cannot read %s: %s", path, strerror(errno));
-	fclose(in);
-	if (tool_stop) {
-		tune_records_remove();
+	memset(r, 0, sizeof(*r));
+	r->fig.status = wait_child(c, t0 + for_ns, &r->cpu_ns);
+	r->wall_ns = now_ns() - t0;
+	int e = run_records(path, &r->fig, NULL);
+	if (e < 0 && e != -EINVAL)
+		die(1, "cannot read %s: %s", path, strerror(-e));
+	if (tool_stop)
 		die(1, "interrupted: %s stopped, nothing changed", cmd[0]);
-	}
-}
-
-void tune_cmd_runner(void *ctx, const struct tune_setting *s, struct run_fig *f)
-{
-	struct tune_cmd *t = ctx;
-	tune_run_cmd(t->cmd, t->for_ns, t->records, s, f);
-	if (f->status == EXIT_NOT_FOUND || f->status == EXIT_NOT_FOUND - 1)
-		die(EXIT_USAGE, "%s: cannot be run (status %d)", t->cmd[0], f->status);
-	if (f->status != 0 && f->status != 128 + SIGTERM)
+	int st = r->fig.status;
+	if (st == EXIT_NOT_FOUND || st == EXIT_NOT_FOUND - 1)
+		die(EXIT_USAGE, "%s: cannot be run (status %d)", cmd[0], st);
+	if (st != 0 && st != 128 + SIGTERM)
 		die(1, "%s exited with status %d under '%s'; tune measures runs that end well",
-		    t->cmd[0], f->status, s->name);
+		    cmd[0], st, s->name);
 }
 
-/* at() for noise_interval: the value at quantile q of a run's lateness histogram, the
+/* ---- judging -------------------------------------------------------------------------- */
+
+double tune_quantile(const struct run_fig *f, double q)
+{
+	double rank = q * (double)f->waits;
+	uint64_t seen = 0;
+	for (int b = 0; b < PN__DECAY_HIST_BUCKETS; b++) {
+		if (!f->h[b] || (double)(seen + f->h[b]) <= rank) {
+			seen += f->h[b];
+			continue;
+		}
+		double lo = b ? (double)pn__decay_hist_bucket_hi(b - 1) + 1 : 0;
+		double hi = (double)pn__decay_hist_bucket_hi(b);
+		double v = lo + (hi - lo) * (rank - (double)seen + 0.5) / (double)f->h[b];
+		return fmin(fmin(v, hi), (double)f->max);
+	}
+	return (double)f->max;
+}
+
+/* The lateness histogram's resolution: 4 buckets an octave (decay_hist.h), so a bucket's
+ * largest value is at most 2^(1/4) - 1 above its smallest. */
+#define BUCKET_RES 0.19
+
+/* at() for noise_interval: the value at quantile q of a setting's lateness histogram, the
  * largest of its bucket, capped at its largest lateness. */
 static double at_fig(const void *arg, double q)
 {
@@ -175,62 +180,124 @@ static double at_fig(const void *arg, double q)
 	return (double)f->max;
 }
 
-/* Whether a run's waits support a p99: one wait above it at least (noise.c's rule). */
-static bool p99_supported(const struct run_fig *f)
-{
-	return f->waits >= 100 && f->p99 >= 0;
-}
-
-static void judge(struct tune_result *r, const struct tune_result *base, double z)
+/* r's quantile q and its interval; against base (unless r is base), the ratio, its
+ * interval and the verdict. A setting without a wait has none of them (NAN). */
+static void judge(struct tune_result *r, const struct tune_result *base, double q, double z)
 {
 	const struct run_fig *f = &r->fig;
 	r->verdict = 0;
+	r->v = r->lo = r->hi = NAN;
 	r->ratio = r->ratio_lo = r->ratio_hi = NAN;
-	if (!p99_supported(f))
+	if (!f->waits)
 		return;
-	noise_interval((double)f->p99, 0.99, (double)f->waits, z, BUCKET_RES, at_fig, f, &r->lo,
-	               &r->hi);
-	if (r == base)
+	r->v = at_fig(f, q);
+	noise_interval(r->v, q, (double)f->waits, z, TUNE_RESOLUTION, at_fig, f, &r->lo, &r->hi);
+	if (r == base || isnan(base->v))
 		return;
-	double b = fmax((double)base->fig.p99, 1);
-	r->ratio = fmax((double)f->p99, 1) / b;
+	r->ratio = fmax(r->v, 1) / fmax(base->v, 1);
 	r->ratio_lo = r->lo / base->hi;
 	r->ratio_hi = base->lo > 0 ? r->hi / base->lo : INFINITY;
 	r->verdict = noise_apart(base->lo, base->hi, r->lo, r->hi);
 }
 
-void tune_measure(tune_runner *run, void *ctx, const struct tune_setting *s, int n,
-                  struct tune_result *res)
+/* Judges every setting; the best (the lowest quantile of those better than as it is) and
+ * the one kept: the first, so the cheapest, better than as it is and not worse than the
+ * best beyond noise. */
+static void judge_all(struct tune_outcome *o)
 {
+	o->q = o->res[0].fig.waits >= 100 ? 0.99 : 0.5;
+	double z = noise_z((size_t)(o->n - 1));
+	for (int i = 0; i < o->n; i++)
+		judge(&o->res[i], &o->res[0], o->q, z);
+	o->best = o->kept = -1;
+	for (int i = 1; i < o->n; i++)
+		if (o->res[i].verdict < 0 && (o->best < 0 || o->res[i].v < o->res[o->best].v))
+			o->best = i;
+	for (int i = 1; o->best >= 0 && o->kept < 0; i++) {
+		const struct tune_result *b = &o->res[o->best], *r = &o->res[i];
+		if (r->verdict < 0 && noise_apart(b->lo, b->hi, r->lo, r->hi) <= 0)
+			o->kept = i;
+	}
+}
+
+/* Whether every fix stands apart from the program as it is, judged on its p99. */
+static bool decided(const struct tune_outcome *o)
+{
+	if (o->q < 0.9)
+		return false;
+	for (int i = 1; i < o->n; i++)
+		if (o->res[i].verdict == 0)
+			return false;
+	return true;
+}
+
+/* Adds run r into the setting's result. */
+static void merge(struct tune_result *m, const struct tune_run *r)
+{
+	struct run_fig *f = &m->fig;
+	const struct run_fig *g = &r->fig;
+	if (!m->runs)
+		f->max = -1;
+	f->status = g->status;
+	f->procs += g->procs;
+	f->threads += g->threads;
+	f->waits += g->waits;
+	f->events += g->events;
+	f->past += g->past;
+	f->max = g->max > f->max ? g->max : f->max;
+	for (int b = 0; b < PN__DECAY_HIST_BUCKETS; b++)
+		f->h[b] += g->h[b];
+	f->p50 = f->waits ? (int64_t)at_fig(f, 0.5) : -1;
+	f->p99 = f->waits ? (int64_t)at_fig(f, 0.99) : -1;
+	m->wall_ns += r->wall_ns;
+	m->cpu_ns = m->cpu_ns < 0 || r->cpu_ns < 0 ? -1 : m->cpu_ns + r->cpu_ns;
+	m->runs++;
+}
+
+/* A run's length: the measuring time over four rounds of every setting, at least RUN_MIN
+ * (a unit's restart and first waits are in every run), at most RUN_MAX. */
+#define ROUNDS_PLANNED 4
+#define ROUNDS_MIN     2
+#define RUN_MIN_NS     500000000LL
+#define RUN_MAX_NS     10000000000LL
+
+/* The first run, the program as it is, made no timed wait: said at once, not after every
+ * setting. */
+static void no_waits(const struct tune_run *r)
+{
+	die(1,
+	    "no timed wait seen as it is in %.3g s of its run: the shim times nanosleep, "
+	    "poll, epoll and the cond waits of dynamically linked programs; one that only "
+	    "computes has no lateness to tune",
+	    (double)r->wall_ns / 1e9);
+}
+
+void tune_measure(tune_runner *run, void *ctx, const struct tune_setting *s, int n, int64_t for_ns,
+                  struct tune_outcome *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->n = n;
+	int64_t len = for_ns / (ROUNDS_PLANNED * n);
+	len = len < RUN_MIN_NS ? RUN_MIN_NS : len > RUN_MAX_NS ? RUN_MAX_NS : len;
 	stop_on_signals();
-	for (int i = 0; i < n; i++) {
-		progress("tune: run %d of %d: %s", i + 1, n, s[i].name);
-		memset(&res[i], 0, sizeof(res[i]));
-		run(ctx, &s[i], &res[i].fig);
+	for (int round = 0;; round++) {
+		for (int j = 0; j < n; j++) {
+			int i = (j + round) % n;
+			progress("tune: round %d, run %d of %d: %s", round + 1, j + 1, n,
+			         s[i].name);
+			struct tune_run r;
+			run(ctx, &s[i], len, &r);
+			merge(&o->res[i], &r);
+			o->spent_ns += r.wall_ns;
+			if (round == 0 && i == 0 && !r.fig.waits)
+				no_waits(&r);
+		}
+		o->rounds = round + 1;
+		judge_all(o);
+		int64_t per_round = o->spent_ns / o->rounds;
+		if (o->rounds >= ROUNDS_MIN && (decided(o) || o->spent_ns + per_round > for_ns))
+			break;
 	}
 	progress_done();
 	stop_on_signals_end();
-	const struct run_fig *b = &res[0].fig;
-	if (!b->waits && b->status == 128 + SIGTERM)
-		die(1, "the program ran past --for and SIGTERM ended it before its exit handlers, "
-		       "where the shim writes its statistics: give a --for it exits within");
-	if (!b->waits)
-		die(1, "no timed wait seen as it is: the shim times nanosleep, poll, epoll and "
-		       "the cond waits of dynamically linked programs");
-	if (!p99_supported(b))
-		die(1, "%llu timed waits as it is: a p99 needs 100; give a longer --for",
-		    (unsigned long long)b->waits);
-	double z = noise_z((size_t)(n - 1));
-	judge(&res[0], &res[0], z);
-	for (int i = 1; i < n; i++)
-		judge(&res[i], &res[0], z);
-}
-
-int tune_best(const struct tune_result *res, int n)
-{
-	int best = -1;
-	for (int i = 1; i < n; i++)
-		if (res[i].verdict < 0 && (best < 0 || res[i].fig.p99 < res[best].fig.p99))
-			best = i;
-	return best;
 }

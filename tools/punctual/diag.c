@@ -52,7 +52,8 @@ static volatile sig_atomic_t ncleanups;
 
 volatile sig_atomic_t tool_stop;
 static volatile sig_atomic_t stoppable;
-static struct timespec stop_at; /* when tool_stop was set */
+static volatile sig_atomic_t hup_stops; /* SIGHUP stops as SIGTERM does (stop_on_hangup) */
+static struct timespec stop_at;         /* when tool_stop was set */
 
 /* A repeat within this of the first is the same request: timeout(1) sends its signal to
  * the child and then to its process group, and a terminal's Ctrl-C reaches every process
@@ -68,7 +69,7 @@ static long long since_stop(void)
 
 static void on_signal(int sig)
 {
-	if (stoppable && sig != SIGHUP) {
+	if (stoppable && (sig != SIGHUP || hup_stops)) {
 		if (!tool_stop) {
 			clock_gettime(CLOCK_MONOTONIC, &stop_at);
 			tool_stop = sig;
@@ -117,6 +118,12 @@ void stop_on_signals(void)
 	 * SIGINT): as cyclictest, a stop asked for is a stop */
 	catch_signal(SIGINT, true);
 	catch_signal(SIGTERM, true);
+}
+
+void stop_on_hangup(void)
+{
+	hup_stops = 1;
+	catch_signal(SIGHUP, false);
 }
 
 void stop_on_signals_end(void)

@@ -2,36 +2,58 @@
 /*
  * run_runs.c: `punctual run --stats --runs N`: runs the command N times, one after the
  * other, and reports each run's waits and their spread across runs, as hyperfine does for
- * run times. The shim appends a record per thread to PUNCTUAL_STATS_FILE (stats.c: its
- * waits and lateness histogram); each run's histograms are merged, so a run's quantiles
- * are those of all its waits, every thread and child process included. With --explain,
- * the shim also appends its threads' tables of causes (records "pn-why"), summed into one
+ * run times. The shim keeps a record per thread in PUNCTUAL_STATS_FILE (record.h: its
+ * waits and lateness histogram, as they accrue); each run's histograms are merged, so a
+ * run's quantiles are those of all its waits, every thread and child process included.
+ * With --explain, the records also hold the threads' tables of causes, summed into one
  * over the runs. A run that fails
  * (a status other than 0, or a signal) ends the series: its status is the tool's, as
  * make(1) stops at a failing command, with the runs so far reported.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "tool.h"
 #include "run_runs.h"
 #include "wait/decay_hist.h"
+#include "wait/record.h"
 #include "wait/why.h"
 
 /* env(1)'s statuses when the command cannot be run, as cmd_run.c's. */
 enum { EXIT_CANNOT_INVOKE = 126, EXIT_NOT_FOUND = 127 };
 
-static char records[64] = ""; /* the records file; "" once removed */
+static char records[64] = ""; /* the newest records file; "" once removed */
 
-static void records_remove(void)
+void run_records_remove(void)
 {
 	if (records[0])
 		unlink(records);
+	records[0] = '\0';
+}
+
+void run_records_new(const char *dir, const char *name, mode_t mode, char *path, size_t n)
+{
+	run_records_remove();
+	if (!dir || dir[0] != '/' || strlen(dir) + strlen(name) + 16 > sizeof(records))
+		dir = "/tmp";
+	snprintf(records, sizeof(records), "%s/punctual-%s.XXXXXX", dir, name);
+	int fd = mkstemp(records);
+	if (fd < 0)
+		die(1, "cannot create a file in %s: %s", dir, strerror(errno));
+	fchmod(fd, mode); /* mkstemp's 0600, unless a service's own user is to map it */
+	close(fd);
+	static bool cleans;
+	if (!cleans)
+		cleanup_on_signal(run_records_remove);
+	cleans = true;
+	snprintf(path, n, "%s", records);
 }
 
 /* With --explain, the runs' causes (their threads' tables): the late waits by cause and
@@ -53,63 +75,34 @@ static int64_t quantile(const uint64_t *h, uint64_t n, double q, int64_t max)
 	return max;
 }
 
-/* "B:N,..." after a record's figures into h (n buckets). */
-static void read_buckets(const char *s, uint64_t *h)
+int run_records(const char *path, struct run_fig *f, struct run_causes *why)
 {
-	while (*s && *s != '\n') {
-		char *end;
-		long b = strtol(s, &end, 10);
-		if (*end != ':' || b < 0 || b >= PN__DECAY_HIST_BUCKETS)
-			return;
-		h[b] += strtoull(end + 1, &end, 10);
-		s = *end == ',' ? end + 1 : end;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct pn__records_sum *s = malloc(sizeof(*s));
+	if (!s) {
+		close(fd);
+		return -ENOMEM;
 	}
-}
-
-/* One record line (stats.c, record and record_why) into f, or a cause's into why. */
-static void read_record(const char *line, struct run_fig *f, struct run_causes *why, int *pids,
-                        int *npids)
-{
-	int pid, tid, c, used;
-	unsigned long long w, e, p;
-	long long m;
-	if (sscanf(line, "pn-why 1 %d %d %d %lld %n", &pid, &tid, &c, &m, &used) == 4) {
-		if (!why || c < 0 || c >= PN__WHY_COUNT)
-			return;
-		why->max[c] = m > why->max[c] ? m : why->max[c];
-		read_buckets(line + used, why->n[c]);
-		return;
+	int r = pn__records_sum(fd, s);
+	close(fd);
+	f->procs = s->procs;
+	f->threads = s->threads;
+	f->waits = s->waits;
+	f->events = s->events;
+	f->past = s->past;
+	f->max = s->max;
+	memcpy(f->h, s->late, sizeof(f->h));
+	for (int c = 0; why && c < PN__WHY_COUNT; c++) {
+		why->max[c] = s->why_max[c] > why->max[c] ? s->why_max[c] : why->max[c];
+		for (int b = 0; b < PN__DECAY_HIST_BUCKETS; b++)
+			why->n[c][b] += s->why_n[c][b];
 	}
-	if (sscanf(line, "pn-stats 1 %d %d %llu %llu %llu %lld %n", &pid, &tid, &w, &e, &p, &m,
-	           &used) != 6)
-		return; /* not a record (a line cut short: none of ours) */
-	f->threads++;
-	f->waits += w;
-	f->events += e;
-	f->past += p;
-	if (m > f->max)
-		f->max = m;
-	int i = 0;
-	while (i < *npids && pids[i] != pid)
-		i++;
-	if (i == *npids && *npids < 256)
-		pids[(*npids)++] = pid;
-	read_buckets(line + used, f->h);
-}
-
-int run_records(FILE *in, struct run_fig *f, struct run_causes *why)
-{
-	int pids[256], npids = 0;
-	char *line = NULL;
-	size_t cap = 0;
-	f->max = -1;
-	while (getline(&line, &cap, in) > 0)
-		read_record(line, f, why, pids, &npids);
-	free(line);
-	f->procs = (unsigned)npids;
+	free(s);
 	f->p50 = f->waits ? quantile(f->h, f->waits, 0.5, f->max) : -1;
 	f->p99 = f->waits ? quantile(f->h, f->waits, 0.99, f->max) : -1;
-	return ferror(in) ? -EIO : 0;
+	return r;
 }
 
 /* With --explain: the threads' tables of causes summed over the runs (each thread's
@@ -221,32 +214,24 @@ static void spread_line(const char *name, const double *v, long n, bool ns)
 
 int run_runs(char **cmd, long n, const char *explain, int64_t precision)
 {
-	const char *dir = getenv("TMPDIR");
-	if (!dir || dir[0] != '/' || strlen(dir) > sizeof(records) - 24)
-		dir = "/tmp";
-	snprintf(records, sizeof(records), "%s/punctual-runs.XXXXXX", dir);
-	int fd = mkstemp(records);
-	if (fd < 0)
-		die(1, "cannot create a file in %s: %s", dir, strerror(errno));
-	cleanup_on_signal(records_remove);
-	if (setenv("PUNCTUAL_STATS_FILE", records, 1) != 0)
-		die(1, "cannot set the environment: %s", strerror(errno));
-	FILE *in = fdopen(fd, "r");
 	double *v = calloc(4 * (size_t)n, sizeof(double));
-	if (!in || !v)
+	if (!v)
 		die(1, "out of memory");
 	long done = 0;
 	int status = 0;
-	char a[24], b[24], c[24];
+	char a[24], b[24], c[24], path[64];
 	struct run_causes why = {0}; /* a failing run's are never shown: the series stops */
 	for (long i = 0; i < n; i++) {
-		if (ftruncate(fd, 0) != 0)
-			die(1, "cannot empty %s: %s", records, strerror(errno));
+		/* a file per run: a process of the last run still holding its page keeps that
+		 * file, never sees it cut short under its mapping */
+		run_records_new(getenv("TMPDIR"), "runs", 0600, path, sizeof(path));
+		if (setenv("PUNCTUAL_STATS_FILE", path, 1) != 0)
+			die(1, "cannot set the environment: %s", strerror(errno));
 		status = run_once(cmd);
 		struct run_fig f = {.status = status};
-		rewind(in);
-		if (run_records(in, &f, &why) < 0)
-			die(1, "cannot read %s: %s", records, strerror(errno));
+		int r = run_records(path, &f, &why);
+		if (r < 0 && r != -EINVAL)
+			die(1, "cannot read %s: %s", path, strerror(-r));
 		char it[5][48];
 		int k = 0;
 		snprintf(it[k++], sizeof(it[0]), "%llu waits", (unsigned long long)f.waits);
@@ -269,9 +254,7 @@ int run_runs(char **cmd, long n, const char *explain, int64_t precision)
 		v[3 * n + done] = (double)f.max;
 		done += f.waits > 0; /* a run without a wait has no lateness to spread */
 	}
-	fclose(in);
-	records_remove();
-	records[0] = '\0';
+	run_records_remove();
 	if (status == 0 && done > 0) {
 		fprintf(stderr,
 		        "punctual: %ld runs, %ld with timed waits: mean ± sd (min .. max)\n", n,

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "wait/decay_hist.h"
 
@@ -18,9 +19,18 @@ struct run_fig {
 };
 struct run_causes;
 
-/* Reads the records of a run (stats.c's "pn-stats" and "pn-why" lines) into f, zeroed
- * by the caller, its causes added into why (NULL: not read): 0, or -errno. */
-int run_records(FILE *in, struct run_fig *f, struct run_causes *why);
+/* A new, empty records file for the shim (PUNCTUAL_STATS_FILE), dir/punctual-NAME.XXXXXX
+ * (dir: an absolute path, else /tmp), of mode (0666 where a service's own user maps it),
+ * its path into path (n bytes, 64 is enough): it replaces (removes) the one made before,
+ * and a signal's cleanup removes it. Exits 1 when it cannot be made. */
+void run_records_new(const char *dir, const char *name, mode_t mode, char *path, size_t n);
+/* Removes the newest records file, if any. */
+void run_records_remove(void);
+/* Reads the records of a run in the file path (record.h: each thread's counts as they
+ * accrued, whatever ended its process) into f (its status kept), its causes added into
+ * why (NULL: not read): 0, or -errno (-EINVAL: a page that is no record, what came before
+ * it read). */
+int run_records(const char *path, struct run_fig *f, struct run_causes *why);
 /* The preload shim's path (cmd_run.c): $PUNCTUAL_PRELOAD, beside this binary, in the lib
  * directory next to its bin directory, or where it was installed; NULL when none is. */
 const char *run_preload_path(void);

@@ -38,6 +38,9 @@ extern volatile sig_atomic_t tool_stop;
 /* From here on the first SIGINT or SIGTERM sets tool_stop and interrupts a sleep (EINTR);
  * a second one, 100 ms or more later, runs the cleanups and ends the tool by the signal. */
 void stop_on_signals(void);
+/* From here on SIGHUP, unless ignored, stops a command as SIGTERM does (its first sets
+ * tool_stop), where an ending by the signal would leave a change half made (tune). */
+void stop_on_hangup(void);
 /* Measuring is over: from here on a SIGINT or SIGTERM ends the tool again (the cleanups
  * remove a file half written), tool_stop still saying whether one stopped it. */
 void stop_on_signals_end(void);
