@@ -11,7 +11,7 @@ RUN_ARGS ?= probe
 MAKEFLAGS += --no-print-directory
 
 .PHONY: all run test test-asan test-tsan test-load test-clang analyze test-musl test-aarch64 \
-	bench fuzz install package package-aarch64 bootstrap release debug format clean
+	test-systemd bench fuzz install package package-aarch64 bootstrap release debug format clean
 
 all: release
 
@@ -87,6 +87,15 @@ test-aarch64: bootstrap
 	@cmake --build --preset aarch64 -j $(JOBS)
 	@ctest --preset aarch64 -j $(JOBS) -E '^unit\.wheel\.model_[234]$$'; st=$$?; \
 	tests/skips.sh build/aarch64; exit $$st
+
+# Under a real systemd: `make package`'s .deb installed in a Debian 12 booted with systemd as
+# PID 1 under systemd-nspawn (tests/systemd: the root debootstrapped once into
+# /var/tmp/punctual-box-bookworm, each boot on a throwaway overlay), and tests/systemd's
+# tests run against it. A machine that cannot (not root, nspawn cannot boot) skips,
+# saying why.
+test-systemd: package
+	@./scripts/bootstrap systemd
+	@tests/systemd/run.sh build/package; st=$$?; [ $$st -ne 77 ] || st=0; exit $$st
 
 # The whole suite (test-asan's, then test-tsan's) beside 8 CPU hogs (stress-ng, started
 # before the suite and killed after it, whatever happens): a test must fail only for a
