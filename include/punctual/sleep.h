@@ -30,8 +30,12 @@
  *    the kernel to the deadline at 1 ns slack (a kernel wait is woken ahead of a CPU hog);
  *  - so too where no spin can lower the p99 of the lateness: where the thread's spins
  *    lose 1% of their time to stalls longer than the kernel's own p99 lateness, and where
- *    its CPU is shared with runnable tasks (with its learned slice; pn_sleep_stats' mode
- *    says which).
+ *    its CPU is shared with runnable tasks (pn_sleep_stats' mode says which). A shared
+ *    thread's kernel wait runs under SCHED_FIFO where the process may use it (root,
+ *    CAP_SYS_NICE, RLIMIT_RTPRIO): for that wait alone, its own policy, priority, nice,
+ *    flags, slice and timer slack written back before the call returns, so that its own
+ *    work never runs real-time and it reads its own attributes. A thread of another
+ *    policy than SCHED_OTHER (one it set itself) is left as it is.
  * A budget of 100% (PN_SLEEP_BUDGET_FULL) is precision at any cost: the margin covers the
  * quantile whatever it costs, as before budgets existed.
  *
@@ -130,8 +134,9 @@ enum {
 	                         * buys (the budget, or the default's knee) */
 	PN_SLEEP_MODE_LOST,     /* the kernel alone at 1 ns slack: the thread's spins lose the
 	                         * CPU as often as the kernel wakes it late */
-	PN_SLEEP_MODE_SHARED,   /* the kernel alone with the learned slice: the CPU is shared
-	                         * with runnable tasks, which a spin waits out */
+	PN_SLEEP_MODE_SHARED,   /* the kernel alone, under SCHED_FIFO for the wait alone where
+	                         * permitted: the CPU is shared with runnable tasks, which a
+	                         * spin waits out */
 	PN_SLEEP_MODES
 };
 /* A mode's name ("spin", "spin all", "kernel", "cheap", "lost", "shared", "none";
@@ -160,36 +165,35 @@ PN_API int32_t pn_sleep_budget(void);
 
 /* The EEVDF slice a thread that waits precisely asks for (Linux 6.12+: sched_attr's
  * sched_runtime for a SCHED_OTHER thread, no privilege needed): its wakeup then preempts a
- * thread with a longer slice, while its CPU share stays its weight's. PN_SLEEP_SLICE_AUTO
- * (the default) learns it from the thread's runs between waits (about their p95, between
- * 0.1 and 100 ms); PN_SLEEP_SLICE_OFF leaves the kernel's own (and puts it back). The
- * process's default comes from PUNCTUAL_SLICE at load ("auto", "off", or a duration). A
- * thread of another policy (SCHED_FIFO, RR, DEADLINE, BATCH, IDLE) is never touched; its
- * nice value and utilization clamps stay as they are. Linux copies a slice to the threads
- * and children a thread creates: at nice 0 or more the thread also gets
- * SCHED_RESET_ON_FORK, so that they start with the kernel's own (the flag then changes
- * nothing else; an unprivileged thread cannot clear it again). */
+ * thread with a longer slice, while its CPU share stays its weight's. It is asked for each
+ * kernel wait alone: set before it, the thread's own scheduling written back after it.
+ * A duration asks for it at every kernel wait; PN_SLEEP_SLICE_AUTO (the default) and
+ * PN_SLEEP_SLICE_OFF ask for none: beside CPU hogs a waiter's short slice made its wakeups
+ * later, not earlier, on Linux 6.18 (punctual probe's shared section measures the host).
+ * The process's default comes from PUNCTUAL_SLICE at load ("auto", "off", or a duration).
+ * A thread of another policy (SCHED_FIFO, RR, DEADLINE, BATCH, IDLE) is never touched. */
 #define PN_SLEEP_SLICE_AUTO (-1)
 #define PN_SLEEP_SLICE_OFF  0
 
 /* Sets the calling thread's slice: PN_SLEEP_SLICE_AUTO, PN_SLEEP_SLICE_OFF, or slice_ns in
- * [100 us, 100 ms], asked for at once. 0; -EINVAL out of range; -EOPNOTSUPP where the kernel
- * keeps its own (before 6.12) or denies it, or the thread is not SCHED_OTHER; -ENOMEM when
- * the thread's state cannot be mapped. */
+ * [100 us, 100 ms], for its next kernel waits. 0; -EINVAL out of range; -EOPNOTSUPP where
+ * the kernel keeps its own (before 6.12) or denies it, or the thread is not SCHED_OTHER;
+ * -ENOMEM when the thread's state cannot be mapped. */
 PN_API int pn_sleep_set_slice(int64_t slice_ns);
-/* The slice the calling thread runs with since the library asked for it, in ns; 0: the
- * kernel's own (never asked, or put back). */
+/* The slice the calling thread's last kernel wait asked for, in ns; 0: none (its own). */
 PN_API int64_t pn_sleep_slice(void);
 
-/* Opt-in real time for the calling thread's precise waits: SCHED_FIFO at prio (1-99) with
+/* Opt-in real time for the whole calling thread, its own work too (the default takes
+ * SCHED_FIFO for a shared thread's kernel waits alone): SCHED_FIFO at prio (1-99) with
  * SCHED_RESET_ON_FORK (its children start as SCHED_OTHER), where permitted (CAP_SYS_NICE,
  * or RLIMIT_RTPRIO >= prio). The process's RLIMIT_RTTIME is lowered to 1 s (hard 2 s)
- * where it was higher: a thread that runs that long without a blocking call gets SIGXCPU,
- * then SIGKILL, instead of holding its CPU. 0 puts back the scheduling it had before. A
- * SCHED_FIFO thread wins its wakeups against every SCHED_OTHER task, so this is never a
- * default; under the shim, PUNCTUAL_RT=PRIO (`punctual run --precise --rt`) tries it on
- * each thread before its first precise wait. 0; -EINVAL out of range; -EPERM where not
- * permitted (nothing changed); -ENOMEM if the thread's state cannot be mapped. */
+ * where it was higher: a thread that then computes that long without a blocking call is
+ * sent SIGXCPU, whose default action ends the process (and SIGKILL at 2 s), rather than
+ * hold its CPU; and while it computes, the SCHED_OTHER tasks of its CPU do not run. 0 puts
+ * back the scheduling it had before. Under the shim, PUNCTUAL_RT=PRIO (`punctual run
+ * --precise --rt`) tries it on each thread before its first precise wait. 0; -EINVAL out
+ * of range; -EPERM where not permitted (nothing changed); -ENOMEM if the thread's state
+ * cannot be mapped. */
 PN_API int pn_sleep_set_rt(int prio);
 
 /* Copies the calling thread's statistics. -EINVAL for NULL. */

@@ -61,6 +61,7 @@ struct pn__plan {
 	int k;           /* the sleep's length class */
 	bool past;       /* the deadline had passed: return at once */
 	bool kernel;     /* wait in the kernel until target first */
+	bool shared;     /* the thread shares its CPU: the kernel part under sched.c's rules */
 	int stop;        /* the probes ended the plan: -errno, or the ready count of its fds */
 	bool looked;     /* pn__spin_checked's last check ran, ending by the deadline */
 	bool tail;       /* PN__PLAN_TAIL: the caller spins to the deadline (pn__spin_tail) */

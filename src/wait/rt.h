@@ -22,6 +22,8 @@ struct pn__rt {
 	int prio;                   /* its SCHED_FIFO priority since we set it; 0: untouched */
 	bool tried;                 /* the process's default was tried on it */
 	struct pn__sched_attr orig; /* its scheduling before (put back by prio 0) */
+	uint64_t wait_fifo;         /* kernel waits under SCHED_FIFO for the wait alone (sched.c) */
+	bool fifo_off;              /* never those (the probe's row without real time) */
 };
 
 /* Before a precise wait: the process's default (PUNCTUAL_RT, 1-99) tried once on the

@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * slice.c: the EEVDF slice of a thread that waits precisely (slice.h). The kernel's own
- * guidance ("sched/eevdf: Use sched_attr::sched_runtime to set request/slice suggestion"):
- * a slice near the p95 of the thread's runs between waits; shorter brings undue
- * preemptions of the thread, longer a later wakeup. So the learned slice is the p95 of the
- * thread's mean run per switch-in (read from /proc/thread-self/schedstat every
- * SAMPLE_WAITS waits), in the kernel's bounds, PN__SLICE_MIN_NS until it has one.
+ * slice.c: the EEVDF slice of a thread that waits precisely (slice.h), and what its
+ * runs say (/proc/thread-self/schedstat every SAMPLE_WAITS waits): whether it shares its
+ * CPU. A slice is asked for only where the caller gives one (pn_sleep_set_slice,
+ * PUNCTUAL_SLICE), for each kernel wait alone; none by default. The kernel's guidance
+ * ("sched/eevdf: Use sched_attr::sched_runtime to set request/slice suggestion") is a slice
+ * near the p95 of the thread's runs between waits, which for a loop of sleeps is the
+ * kernel's floor, 100 us; beside two CPU hogs per CPU such a slice made the p99 of a 1 ms
+ * loop several hog slices long where the kernel's own did not (docs/DESIGN.md, "When the
+ * CPU is shared").
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -30,12 +34,11 @@
  * wait out another task's slice, ~0.7 ms; alone, one stall of the vCPU is as long). The
  * thread shares its CPU above PN__SLICE_CONTENDED_NS, and again alone below half of it. */
 #define SHARED_DECAY 4
-/* A learned slice is asked for again when it moves by this factor either way. */
-#define RESET_FACTOR 2
 
 static _Atomic int support; /* 0 not known yet, 1 yes, -1 no: stop asking */
 static int64_t default_want_ns = PN_SLEEP_SLICE_AUTO;
 static bool default_from_env; /* PUNCTUAL_SLICE gave it */
+static long online;           /* the CPUs online, at load */
 
 int pn__slice_parse(const char *s, int64_t *slice_ns)
 {
@@ -73,9 +76,10 @@ __attribute__((constructor)) static void slice_init(void)
 		default_want_ns = v;
 		default_from_env = true;
 	}
+	online = sysconf(_SC_NPROCESSORS_ONLN);
 	env = getenv("PUNCTUAL_PROCESS_SLICE");
 	if (env && pn__slice_parse(env, &v) == 0 && v > 0)
-		(void)pn__slice_set_self(v, true);
+		(void)pn__slice_set_self(v);
 }
 
 void pn__slice_set_default(int64_t want)
@@ -101,18 +105,16 @@ int pn__sched_set(struct pn__sched_attr *a)
 	return syscall(SYS_sched_setattr, 0L, a, 0L) ? -errno : 0;
 }
 
-int64_t pn__slice_set_self(int64_t ns, bool inherit)
+int64_t pn__slice_set_self(int64_t ns)
 {
 	struct pn__sched_attr a;
 	int r = pn__sched_get(&a);
 	if (r < 0)
 		return r;
-	if (a.policy != SCHED_OTHER && (!inherit || a.policy != SCHED_BATCH))
+	if (a.policy != SCHED_OTHER && a.policy != SCHED_BATCH)
 		return -EOPNOTSUPP;
 	a.runtime = (uint64_t)ns;
 	a.flags &= PN__SCHED_RESET_ON_FORK; /* no utilization clamp changed */
-	if (ns && a.nice >= 0 && !inherit)
-		a.flags |= PN__SCHED_RESET_ON_FORK;
 	if ((r = pn__sched_set(&a)) < 0)
 		return r;
 	return (r = pn__sched_get(&a)) < 0 ? r : (int64_t)a.runtime;
@@ -133,14 +135,13 @@ void pn__slice_note(struct pn__slice *s, uint64_t exec_ns, uint64_t queued_ns, u
 {
 	if (s->runs && runs > s->runs && exec_ns >= s->exec_ns && queued_ns >= s->queued_ns) {
 		uint64_t n = runs - s->runs;
-		pn__decay_hist_add(&s->run, (int64_t)((exec_ns - s->exec_ns) / n));
 		int64_t d = (int64_t)((queued_ns - s->queued_ns) / n);
 		s->delay_ns = s->readings++ ? s->delay_ns + (d - s->delay_ns) / SHARED_DECAY : d;
 		if (s->hold)
 			s->hold--;
 		if (s->delay_ns > PN__SLICE_CONTENDED_NS)
 			s->shared = true;
-		else if (s->delay_ns < PN__SLICE_CONTENDED_NS / 2 && !s->hold)
+		else if (s->delay_ns < PN__SLICE_CONTENDED_NS / 2 && !s->hold && !s->busy)
 			s->shared = false;
 	}
 	s->exec_ns = exec_ns;
@@ -203,11 +204,30 @@ void pn__slice_parse_runs(const char *s, uint64_t *exec_ns, uint64_t *queued_ns,
 	*runs = strtoull(end, &end, 10);
 }
 
+/* Whether the runnable tasks other than the caller fill every CPU online: /proc/loadavg's
+ * fourth field, "running/total", counts the caller too (one open, read, close). */
+static bool saturated(void)
+{
+	char buf[128];
+	int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || online <= 0)
+		return false;
+	buf[n] = '\0';
+	long running, total;
+	return sscanf(buf, "%*s %*s %*s %ld/%ld", &running, &total) == 2 && running - 1 >= online;
+}
+
 static void sample(struct pn__slice *s)
 {
 	uint64_t exec = 0, queued = 0, runs = 0;
-	if (pn__slice_read_runs(&exec, &queued, &runs) == 0)
+	if (pn__slice_read_runs(&exec, &queued, &runs) == 0) {
+		s->busy = s->shared && saturated(); /* read where it decides: while shared */
 		pn__slice_note(s, exec, queued, runs);
+	}
 }
 
 bool pn__slice_due(struct pn__slice *s)
@@ -219,41 +239,37 @@ bool pn__slice_due(struct pn__slice *s)
 	return true;
 }
 
-/* The slice the thread should have now: 0 for its own (OFF). */
-static int64_t wanted(struct pn__slice *s)
+int64_t pn__slice_wanted(const struct pn__slice *s)
 {
+	if (s->status < 0 || atomic_load_explicit(&support, memory_order_relaxed) < 0)
+		return 0;
 	int64_t w = s->want_ns == PN__SLICE_DEFAULT ? default_want_ns : s->want_ns;
-	if (w != PN_SLEEP_SLICE_AUTO)
-		return w;
-	int64_t q = s->run.n ? pn__decay_hist_quantile(&s->run, 0.95, 1) : 0;
-	return q < PN__SLICE_MIN_NS   ? PN__SLICE_MIN_NS
-	       : q > PN__SLICE_MAX_NS ? PN__SLICE_MAX_NS
-	                              : q;
+	return w == PN_SLEEP_SLICE_AUTO ? 0 : w;
 }
 
-/* Puts w (> 0) in place, or the kernel's own back (w 0): 0, or -EOPNOTSUPP where the
- * kernel keeps its own or refuses (then the process stops asking). */
-static int put(struct pn__slice *s, int64_t w)
+int pn__slice_wait(struct pn__slice *s, const struct pn__sched_attr *own, int64_t ns)
 {
-	if (w == 0 && !s->set_ns)
-		return 0;
-	int64_t got = pn__slice_set_self(w, false);
-	if (got < 0) { /* denied (seccomp: EPERM, ENOSYS): stop asking */
-		if (got != -EOPNOTSUPP)
-			atomic_store_explicit(&support, -1, memory_order_relaxed);
-		return -EOPNOTSUPP;
-	}
-	if (w && got != w) { /* the kernel keeps its own (< 6.12): stop asking */
+	struct pn__sched_attr a = *own;
+	a.runtime = (uint64_t)ns;
+	int r = pn__sched_set(&a);
+	if (r < 0) { /* denied (seccomp: EPERM, ENOSYS): stop asking */
 		atomic_store_explicit(&support, -1, memory_order_relaxed);
-		pn__slice_set_self(0, false);
-		s->set_ns = 0;
-		return -EOPNOTSUPP;
+		return r;
 	}
-	s->set_ns = w ? got : 0;
+	if (atomic_load_explicit(&support, memory_order_relaxed) == 0) {
+		/* the first: does the kernel keep it (6.12+)? */
+		int ok = pn__sched_get(&a) == 0 && a.runtime == (uint64_t)ns ? 1 : -1;
+		atomic_store_explicit(&support, ok, memory_order_relaxed);
+		if (ok < 0) {
+			pn__sched_set((struct pn__sched_attr *)own);
+			return -EOPNOTSUPP;
+		}
+	}
+	s->set_ns = ns;
 	return 0;
 }
 
-void pn__slice_apply(struct pn__slice *s)
+void pn__slice_sample(struct pn__slice *s)
 {
 	if (PN_UNLIKELY(s->status == 0))
 		look(s);
@@ -261,16 +277,24 @@ void pn__slice_apply(struct pn__slice *s)
 		return;
 	if (!s->external && pn__slice_due(s))
 		sample(s);
+}
+
+/* Whether the kernel keeps a slice the calling thread asks for (6.12+) and lets it ask,
+ * found by asking for one and putting its own back (a caller's, rare: pn_sleep_set_slice):
+ * 1, or -EOPNOTSUPP. */
+static int kept(void)
+{
 	if (atomic_load_explicit(&support, memory_order_relaxed) < 0)
-		return;
-	int64_t want = s->want_ns == PN__SLICE_DEFAULT ? default_want_ns : s->want_ns;
-	int64_t w = wanted(s);
-	if (s->set_ns == w)
-		return;
-	if (want == PN_SLEEP_SLICE_AUTO && s->set_ns && w < RESET_FACTOR * s->set_ns &&
-	    RESET_FACTOR * w > s->set_ns)
-		return; /* close enough: no system call */
-	put(s, w);
+		return -EOPNOTSUPP;
+	struct pn__sched_attr own;
+	if (pn__sched_get(&own) < 0 || own.policy != SCHED_OTHER)
+		return -EOPNOTSUPP;
+	own.flags &= PN__SCHED_RESET_ON_FORK;
+	struct pn__slice probe = {0};
+	if (pn__slice_wait(&probe, &own, PN__SLICE_MIN_NS) < 0)
+		return -EOPNOTSUPP;
+	pn__sched_set(&own);
+	return 1;
 }
 
 int pn__slice_want(struct pn__slice *s, int64_t slice_ns)
@@ -278,14 +302,12 @@ int pn__slice_want(struct pn__slice *s, int64_t slice_ns)
 	if (slice_ns != PN_SLEEP_SLICE_AUTO && slice_ns != PN_SLEEP_SLICE_OFF &&
 	    (slice_ns < PN__SLICE_MIN_NS || slice_ns > PN__SLICE_MAX_NS))
 		return -EINVAL;
-	if (atomic_load_explicit(&support, memory_order_relaxed) < 0)
-		return -EOPNOTSUPP;
 	if (s->status == 0)
 		look(s);
-	if (s->status < 0)
+	if (s->status < 0 || kept() < 0)
 		return -EOPNOTSUPP;
 	s->want_ns = slice_ns;
-	return put(s, wanted(s));
+	return 0;
 }
 
 bool pn__slice_shared(const struct pn__slice *s)

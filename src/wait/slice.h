@@ -4,7 +4,8 @@
  * lets a SCHED_OTHER thread ask for a shorter slice (sched_attr.sched_runtime, clamped to
  * [0.1 ms, 100 ms], no privilege needed): its wakeup then gets an earlier virtual deadline
  * and preempts a thread with a longer slice, while its share of the CPU stays its weight's.
- * Internal.
+ * A waiter's slice is asked for its kernel waits alone (sched.c), where its caller gives
+ * one. Internal.
  */
 #ifndef PUNCTUAL_WAIT_SLICE_H
 #define PUNCTUAL_WAIT_SLICE_H
@@ -28,15 +29,10 @@ struct pn__sched_attr {
 int pn__sched_get(struct pn__sched_attr *a);
 int pn__sched_set(struct pn__sched_attr *a);
 /* Asks for ns as the calling thread's slice (0: the kernel's own, which follows its base
- * slice), its other attributes as they are: ns read back, or -errno (-EOPNOTSUPP for a
- * policy not ours to change). A waiter's (inherit false): SCHED_OTHER only, and with a
- * slice SCHED_RESET_ON_FORK is set where the thread's nice is 0 or more: Linux copies a
- * slice to the threads and children a thread creates, and the flag, which then changes
- * nothing else, keeps a short slice the waiter's own; an unprivileged thread cannot clear
- * it again, so that it stays. `run --slice` alone (inherit true): SCHED_BATCH too, which
- * the caller asked for, and no flag, so that the command it executes and that command's
- * threads and children have it. */
-int64_t pn__slice_set_self(int64_t ns, bool inherit);
+ * slice), its other attributes as they are, for the command it executes and that
+ * command's threads and children (`run --slice`, PUNCTUAL_PROCESS_SLICE): ns read back,
+ * or -errno (-EOPNOTSUPP for a policy other than SCHED_OTHER or SCHED_BATCH). */
+int64_t pn__slice_set_self(int64_t ns);
 
 /* A thread's want before it says one: the process's default (PUNCTUAL_SLICE). */
 #define PN__SLICE_DEFAULT (-2)
@@ -47,7 +43,7 @@ int64_t pn__slice_set_self(int64_t ns, bool inherit);
 /* A thread's slice. */
 struct pn__slice {
 	int64_t want_ns;    /* PN__SLICE_DEFAULT, PN_SLEEP_SLICE_AUTO, PN_SLEEP_SLICE_OFF, or ns */
-	int64_t set_ns;     /* what the thread runs with since we set it, read back; 0: untouched */
+	int64_t set_ns;     /* the slice its last kernel wait asked for (sched.c); 0: none */
 	int8_t status;      /* 0 not looked at; 1 ours to set; -1 not (its policy, or denied) */
 	uint32_t waits;     /* waits since the last reading of its runs */
 	uint64_t exec_ns;   /* /proc/thread-self/schedstat at that reading: time on a CPU, */
@@ -55,32 +51,39 @@ struct pn__slice {
 	uint64_t queued_ns; /* and its time waiting on a run queue */
 	int64_t delay_ns;   /* the wait on a run queue per switch-in, readings averaged */
 	bool shared;        /* the thread shares its CPU (pn__slice_shared) */
+	bool busy;          /* at the last reading, the other runnable tasks filled every CPU */
 	bool external;      /* its readings come from its caller (the tool's frontier) */
 	uint32_t readings;  /* readings averaged into delay_ns (the first is taken whole) */
 	uint32_t hold;      /* readings it stays shared whatever they say (lost spins) */
 	float lost_rate;    /* share of its spins that lost the CPU to another task */
 	int64_t lost_ns;    /* external: the last spin's loss over PN__SLICE_LOST_NS, for the
 	                     * caller to weigh against its own readings; 0: none */
-	struct pn__decay_hist run; /* the mean run between switch-ins, sampled */
 };
 
-/* Before a precise wait's kernel part: the thread asks for the slice it should have (its
- * own, the process's default from PUNCTUAL_SLICE, or learned: about the p95 of its runs
- * between waits), once, and again when what it learns moves it by half or double. Only a
- * SCHED_OTHER thread's slice is touched; its nice, reset-on-fork flag and utilization
- * clamps stay. Where the kernel lacks it (< 6.12: the value does not read back) or denies
- * it, the process stops asking. Every SAMPLE_WAITS-th wait of a SCHED_OTHER thread also
- * reads its runs and its waits on a run queue (pn__slice_shared), whatever its slice. */
-void pn__slice_apply(struct pn__slice *s);
-/* Sets want_ns (the API's pn_sleep_set_slice): applied now. 0, or -EINVAL out of range,
- * -EOPNOTSUPP where the kernel lacks it or the thread is not SCHED_OTHER, -errno. */
+/* Before a precise wait: every SAMPLE_WAITS-th wait of a SCHED_OTHER thread reads its
+ * runs and its waits on a run queue (pn__slice_shared; what the learned slice follows). */
+void pn__slice_sample(struct pn__slice *s);
+/* The slice the thread's kernel wait should ask for: its own (pn_sleep_set_slice), else the
+ * process's default (PUNCTUAL_SLICE); 0 for none (AUTO and OFF alike, a thread not
+ * SCHED_OTHER, a kernel that keeps no slice). */
+int64_t pn__slice_wanted(const struct pn__slice *s);
+/* own (the thread's attributes as read, SCHED_OTHER) with ns as its slice, for a kernel
+ * wait (sched.c puts own back after it): 0, or -errno, where the process stops asking
+ * (denied, or a kernel before 6.12, which does not keep it: found at the first). */
+int pn__slice_wait(struct pn__slice *s, const struct pn__sched_attr *own, int64_t ns);
+/* Sets want_ns (the API's pn_sleep_set_slice), for the thread's next kernel waits. 0, or
+ * -EINVAL out of range, -EOPNOTSUPP where the kernel lacks it or the thread is not
+ * SCHED_OTHER. */
 int pn__slice_want(struct pn__slice *s, int64_t slice_ns);
 /* A thread whose switch-ins wait on a run queue longer than this on average shares its
  * CPU with runnable tasks (measured on 2 vCPUs, 1 ms sleeps: 0-3 us alone or beside one CPU
  * hog on its CPU, 34-230 us beside two hogs per CPU). */
 #define PN__SLICE_CONTENDED_NS 10000
 /* Whether the thread shares its CPU (its readings' averaged wait per switch-in above
- * PN__SLICE_CONTENDED_NS, and not yet below half of it since): then a precise wait does not spin
+ * PN__SLICE_CONTENDED_NS, and not yet below half of it since, nor while the other runnable
+ * tasks fill every CPU: a shared thread's wakeups, under SCHED_FIFO or a short slice, no
+ * longer wait on the run queue, which hides the sharing from its own readings; its spins
+ * would lose the CPU again): then a precise wait does not spin
  * (docs/DESIGN.md, "When the CPU is shared": any spin, even of 15 us, put the p99 at ~950 us
  * against ~735 us without). */
 bool pn__slice_shared(const struct pn__slice *s);
@@ -109,7 +112,8 @@ void pn__slice_spun(struct pn__slice *s, int64_t lost_ns, uint64_t queued_ns);
  * readings the loss is left in lost_ns for the caller. */
 void pn__slice_spin_end(struct pn__slice *s, int64_t lost_ns);
 /* Notes a reading of the thread's /proc/thread-self/schedstat (time on a CPU, time on a run
- * queue, switch-ins): what the slice learns and pn__slice_shared decide from. */
+ * queue, switch-ins) with s->busy already set: what the slice learns and pn__slice_shared
+ * decide from. */
 void pn__slice_note(struct pn__slice *s, uint64_t exec_ns, uint64_t queued_ns, uint64_t runs);
 /* Counts a wait: whether the thread's runs are to be read at it (its first wait, the 16th
  * after, then every 64th): a thread beside runnable tasks knows it from its 17th wait on,

@@ -15,6 +15,7 @@
 #include "wait/policy.h"
 #include "wait/plan.h"
 #include "wait/rt.h"
+#include "wait/sched.h"
 #include "wait/slice.h"
 
 struct pn__why;
@@ -71,6 +72,7 @@ struct pn__state {
 	struct pn__state_pending pend;
 	struct pn__slice slice;
 	struct pn__rt rt;
+	struct pn__sched_wait sched; /* the kernel wait's scheduling, while one is under ours */
 };
 
 /* The calling thread's state, or NULL: none yet (or its mapping failed). */

@@ -143,7 +143,7 @@ static const char *const mode_why[PN_SLEEP_MODES] = {
         "the kernel's wakeups meet the precision",
         "a spin would cost more CPU than it saves",
         "spins lose the CPU as often as the kernel is late",
-        "CPU shared: the kernel, a short slice, no spin",
+        "CPU shared: the kernel, real time if let, no spin",
 };
 
 /* The mechanism the waits settled on (its share of the last few hundred), and why: one
@@ -190,6 +190,8 @@ static void precise_block(struct block *k, int tid, const struct pn_sleep_stats 
 	if (st->shared_waits) /* the CPU shared with runnable tasks: waits kept from spinning */
 		item(k, "; ", "CPU shared: %llu without a spin",
 		     (unsigned long long)st->shared_waits);
+	if (x->fifo_waits) /* ... and of them, the kernel waits under SCHED_FIFO (sched.c) */
+		item(k, ", ", "%llu under SCHED_FIFO", (unsigned long long)x->fifo_waits);
 	mode_line(k, st);
 	if (x->kernel_p50_ns < 0)
 		return;
@@ -232,6 +234,7 @@ static void stats_line(const struct pn__state *t)
 	        .budget_ppm = pn__state_budget(t),
 	        .kernel_p50_ns = hist_quantile(t->kwake, 0.5),
 	        .kernel_p99_ns = hist_quantile(t->kwake, 0.99),
+	        .fifo_waits = t->rt.wait_fifo,
 	};
 	char line[1536];
 	size_t len = pn__stats_format(t->tid, &st, &x, line, sizeof(line));

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include <punctual/clock.h>
+#include "wait/sched.h"
 #include "wait/state.h"
 #include "wait/wait.h"
 
@@ -122,14 +123,18 @@ static int run(struct pn__waiter *w, struct pn__plan *p, unsigned n0)
 	struct pn__state *t = pn__state_get();
 	if (t && !p->past && !p->stop) { /* before the wait: the wakeup is what they serve */
 		pn__rt_apply(&t->rt);
-		pn__slice_apply(&t->slice);
+		pn__slice_sample(&t->slice);
 	}
 	if (p->stop) {
 		r = p->stop;
 	} else if (p->past) {
 		r = w->wait || w->past_once ? until(w, p->clk, p->deadline) : 0;
 	} else if (p->kernel || w->kernel_first) {
+		if (t && p->kernel)
+			pn__sched_wait_begin(&t->sched, &t->rt, &t->slice, p->shared, p->slack);
 		r = until(w, p->clk, p->kernel ? p->target : p->start);
+		if (t) /* the thread's own back, before anything else */
+			pn__sched_wait_end(&t->sched);
 		if (r < 0 && w->resume) { /* a library sleep never fails: a denied kernel part
 			                   * leaves the spin the whole of it */
 			pn__plan_cancel(p);
@@ -181,5 +186,8 @@ void pn__wait_observed(clockid_t clk, int64_t call, int64_t deadline, bool timed
 
 void pn__wait_cancel(struct pn__plan *p)
 {
+	struct pn__state *t = pn__state_get();
+	if (t) /* a jump out of the kernel part: the thread's own scheduling back */
+		pn__sched_wait_end(&t->sched);
 	pn__plan_cancel(p);
 }

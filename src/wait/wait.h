@@ -82,8 +82,8 @@ int pn__wait(struct pn__waiter *w, struct pn__plan *p, clockid_t clk, int64_t de
  * return from the deadline to the program). p: the caller's, which the plan fills (nothing
  * jumps out of a library sleep). ret: where the caller's call returns (the spin's warm). */
 int pn__wait_sleep(struct pn__plan *p, int64_t deadline, int64_t precision, const void *ret);
-/* A wait left without ending (a cancellation or a longjmp unwinds it): puts the slack back.
- * Idempotent. */
+/* A wait left without ending (a cancellation or a longjmp unwinds it): puts the thread's
+ * own scheduling (sched.h) and slack back. Idempotent. */
 void pn__wait_cancel(struct pn__plan *p);
 /* A wait a program made as it is (the shim observing: `run --stats` alone), called at call
  * (ns on clk) to deadline on clk, has just returned, by its timeout (timed_out) or not:

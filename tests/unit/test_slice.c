@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_slice.c: the EEVDF slice a precise waiter asks for (src/wait/slice.c). It is set and
- * reads back (sched_getattr); learned in the kernel's bounds; put back by
- * PN_SLEEP_SLICE_OFF; the thread's nice value and reset-on-fork flag stay (but that the flag
- * is set at nice >= 0: threads and children the waiter creates do not inherit its slice); a
- * SCHED_BATCH or SCHED_IDLE thread is left alone; a seccomp filter that denies sched_setattr
- * (EPERM, ENOSYS) leaves every wait working and never early; PUNCTUAL_SLICE's grammar. Each case
- * runs in a thread of its own (a slice is per thread). Skips where the kernel keeps its own
- * slice (before Linux 6.12). Whether a thread shares its CPU follows its readings of
- * /proc/thread-self/schedstat (synthetic here: the scheduler's are not ours to choose), and
- * a thread that shares it waits without a spin, never early. pn_sleep_set_rt's SCHED_FIFO
- * comes with reset-on-fork and a bounded RLIMIT_RTTIME, and is refused without permission.
+ * test_slice.c: the scheduling of a precise waiter's kernel waits (src/wait/slice.c,
+ * sched.c). A slice is asked for each kernel wait alone: an explicit one at every wait, a
+ * learned one (in the kernel's bounds) where the thread shares its CPU, none with
+ * PN_SLEEP_SLICE_OFF; after every wait the thread's policy, nice, flags and slice are its
+ * own, so the threads and children it creates inherit what they would without punctual.
+ * A shared thread's kernel waits run under SCHED_FIFO where the process may (root), its
+ * own attributes back after each; without the permission (uid 65534) they take the slice.
+ * A SCHED_BATCH or SCHED_IDLE thread is left alone; a seccomp filter that denies
+ * sched_setattr (EPERM, ENOSYS) leaves every wait working and never early; PUNCTUAL_SLICE's
+ * grammar. Each case runs in a thread of its own (scheduling is per thread). Skips where
+ * the kernel keeps its own slice (before Linux 6.12). Whether a thread shares its CPU
+ * follows its readings of /proc/thread-self/schedstat (synthetic here: the scheduler's are
+ * not ours to choose), and a thread that shares it waits without a spin, never early.
+ * pn_sleep_set_rt's SCHED_FIFO comes with reset-on-fork and a bounded RLIMIT_RTTIME, and is
+ * refused without permission.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -28,6 +32,7 @@
 
 #include <punctual/clock.h>
 #include <punctual/sleep.h>
+#include <punctual/slack.h>
 #include "wait/slice.h"
 #include "wait/state.h"
 #include "deny.h"
@@ -106,39 +111,55 @@ static bool supported(void)
 	return known > 0;
 }
 
-static const char *learned(void)
+/* The thread's scheduling as a program reads it: equal where every field is. */
+static bool same(struct attr a, struct attr b)
 {
+	return a.policy == b.policy && a.flags == b.flags && a.nice == b.nice &&
+	       a.priority == b.priority && a.runtime == b.runtime;
+}
+
+/* A thread asks for no slice unless told to: its attributes stay. */
+static const char *learned_not_shared(void)
+{
+	struct attr own = get();
 	const char *e = waits(200);
 	if (e)
 		return e;
-	int64_t s = pn_sleep_slice();
-	if (s < PN__SLICE_MIN_NS || s > PN__SLICE_MAX_NS)
-		return "the learned slice is outside the kernel's bounds";
-	if ((int64_t)get().runtime != s)
-		return "the learned slice does not read back";
+	if (pn_sleep_slice() != 0 || !same(get(), own))
+		return "a thread that does not share its CPU had a slice set";
 	struct pn_sleep_stats st;
 	pn_sleep_stats(&st);
-	return st.slice_ns == s ? NULL : "pn_sleep_stats does not show the slice";
+	return st.slice_ns == 0 ? NULL : "pn_sleep_stats shows a slice";
+}
+
+/* A thread whose waits never take SCHED_FIFO, as an unprivileged one's (a loaded machine
+ * makes it shared, and a shared wait as root runs under SCHED_FIFO, no slice asked). */
+static void no_fifo(void)
+{
+	struct pn__state *t = pn__state_make();
+	if (t)
+		t->rt.fifo_off = true;
 }
 
 static const char *explicit_and_off(void)
 {
-	uint64_t own = get().runtime;
-	if (pn_sleep_set_slice(500000) != 0 || get().runtime != 500000 ||
-	    pn_sleep_slice() != 500000)
-		return "an explicit slice is not set";
+	no_fifo();
+	struct attr own = get();
+	if (pn_sleep_set_slice(500000) != 0)
+		return "an explicit slice is refused";
 	const char *e = waits(20);
 	if (e)
 		return e;
-	if (get().runtime != 500000)
-		return "the waits moved an explicit slice";
-	if (pn_sleep_set_slice(PN_SLEEP_SLICE_OFF) != 0 || get().runtime != own ||
-	    pn_sleep_slice() != 0)
-		return "OFF does not put the thread's own slice back";
+	if (pn_sleep_slice() != 500000)
+		return "the waits did not ask for the explicit slice";
+	if (!same(get(), own))
+		return "after its waits the thread's own slice is not back";
+	if (pn_sleep_set_slice(PN_SLEEP_SLICE_OFF) != 0)
+		return "OFF is refused";
 	if ((e = waits(20)) != NULL)
 		return e;
-	if (get().runtime != own)
-		return "waits after OFF set a slice";
+	if (pn_sleep_slice() != 0 || !same(get(), own))
+		return "waits after OFF asked for a slice";
 	if (pn_sleep_set_slice(5) != -EINVAL || pn_sleep_set_slice(PN__SLICE_MAX_NS + 1) != -EINVAL)
 		return "a slice out of the kernel's bounds is not -EINVAL";
 	return NULL;
@@ -152,57 +173,41 @@ static const char *keeps_nice_and_reset_on_fork(void)
 	a.flags = 0x01; /* SCHED_FLAG_RESET_ON_FORK */
 	if (set(a) != 0)
 		return "cannot set reset-on-fork";
+	struct attr own = get();
 	if (pn_sleep_set_slice(300000) != 0)
-		return "the slice is not set";
+		return "the slice is refused";
 	const char *e = waits(20);
-	a = get();
 	if (e)
 		return e;
-	if (a.nice != 7)
-		return "the slice changed the thread's nice value";
-	if (!(a.flags & 0x01))
-		return "the slice dropped reset-on-fork";
-	return a.runtime == 300000 ? NULL : "the slice does not read back";
+	return same(get(), own) ? NULL : "the waits changed the thread's nice, flags or slice";
 }
 
-static void *runtime_of_new_thread(void *arg)
+static void *attr_of_new_thread(void *arg)
 {
-	*(uint64_t *)arg = get().runtime;
+	*(struct attr *)arg = get();
 	return NULL;
 }
 
-/* A slice asked for stays the waiter's: the threads it creates and the children it forks
- * start with the kernel's own (SCHED_RESET_ON_FORK, set at nice >= 0); at a negative nice
- * the flag, which would reset the children's nice too, is left as it was. */
+/* What a waiter's threads and children inherit is what they would without punctual: its
+ * own attributes (the waits' slice is gone by the time it creates them). */
 static const char *not_inherited(void)
 {
-	uint64_t own = get().runtime, theirs = 0;
-	if (pn_sleep_set_slice(300000) != 0 || get().runtime != 300000)
-		return "the slice is not set";
+	no_fifo();
+	struct attr own = get(), theirs;
+	if (pn_sleep_set_slice(300000) != 0 || waits(10))
+		return "the slice is refused, or a wait failed";
 	pthread_t t;
-	if (pthread_create(&t, NULL, runtime_of_new_thread, &theirs) != 0)
+	if (pthread_create(&t, NULL, attr_of_new_thread, &theirs) != 0)
 		return "no thread";
 	pthread_join(t, NULL);
-	if (theirs != own)
-		return "a thread created by a waiter inherited its slice";
+	if (!same(theirs, own))
+		return "a thread created by a waiter did not start with the waiter's own";
 	pid_t c = fork();
 	if (c == 0)
-		_exit(get().runtime == own ? 0 : 1);
+		_exit(same(get(), own) ? 0 : 1);
 	int st;
 	if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		return "a child forked by a waiter inherited its slice";
-	if (geteuid() == 0) { /* a negative nice needs the privilege */
-		struct attr a = get();
-		a.nice = -3;
-		a.runtime = 0;
-		a.flags = 0;
-		if (set(a) != 0 || pn_sleep_set_slice(PN_SLEEP_SLICE_OFF) != 0 ||
-		    pn_sleep_set_slice(250000) != 0)
-			return "cannot set a negative nice and a slice";
-		a = get();
-		if (a.nice != -3 || (a.flags & 0x01))
-			return "at a negative nice the slice set reset-on-fork or changed the nice";
-	}
+		return "a child forked by a waiter did not start with the waiter's own";
 	return NULL;
 }
 
@@ -225,8 +230,8 @@ static const char *other_policy(int policy)
 	const char *e = waits(4);
 	if (e)
 		return e;
-	if (get().runtime != own || pn_sleep_slice() != 0)
-		return "a thread of another policy had its slice set";
+	if (get().runtime != own || get().policy != (uint32_t)policy || pn_sleep_slice() != 0)
+		return "a thread of another policy had its scheduling changed";
 	return pn_sleep_set_slice(300000) == -EOPNOTSUPP
 	               ? NULL
 	               : "setting another policy's slice is not -EOPNOTSUPP";
@@ -242,12 +247,10 @@ static const char *idle(void)
 	return other_policy(SCHED_IDLE);
 }
 
-static void test_learned(void **state)
+static void test_learned_not_shared(void **state)
 {
 	(void)state;
-	if (!supported())
-		pn_skip("the kernel keeps its own slice (sched_runtime does not read back)");
-	in_thread(learned);
+	in_thread(learned_not_shared);
 }
 
 static void test_explicit_and_off(void **state)
@@ -514,6 +517,100 @@ static void test_shared_waits(void **state)
 	in_thread(shared_waits);
 }
 
+/* A shared thread's kernel waits as root: under SCHED_FIFO, its own attributes back after
+ * each; a thread of its own policy (SCHED_BATCH) left alone. */
+static const char *shared_fifo(void)
+{
+	if (pn_sleep_set_budget(500000) != 0 || waits(8))
+		return "cannot set a budget, or a wait failed";
+	struct pn__state *t = pn__state_make();
+	readings(&t->slice, 1, 0);
+	readings(&t->slice, 8, 100000);
+	struct attr own = get();
+	uint64_t fifo0 = t->rt.wait_fifo;
+	const char *e = waits(16);
+	if (e)
+		return e;
+	if (t->rt.wait_fifo == fifo0)
+		return "no kernel wait of a shared thread ran under SCHED_FIFO, as root";
+	if (!same(get(), own))
+		return "after its SCHED_FIFO waits the thread's own scheduling is not back";
+	struct pn_sleep_stats st; /* Linux resets a thread's slack as it leaves real time */
+	if (pn_sleep_stats(&st) != 0 || st.slack_ns != pn_slack_get())
+		return "after its SCHED_FIFO waits the thread's timer slack is not the one it had";
+	struct sched_param sp = {0};
+	if (sched_setscheduler(0, SCHED_BATCH, &sp) != 0)
+		return "cannot take SCHED_BATCH";
+	own = get();
+	fifo0 = t->rt.wait_fifo;
+	if ((e = waits(16)) != NULL)
+		return e;
+	return t->rt.wait_fifo == fifo0 && same(get(), own)
+	               ? NULL
+	               : "a SCHED_BATCH thread's waits ran under SCHED_FIFO, or changed it";
+}
+
+/* ... and without the permission: no SCHED_FIFO, and no slice unless asked for. */
+static const char *shared_slice(void)
+{
+	if (pn_sleep_set_budget(500000) != 0 || waits(8))
+		return "cannot set a budget, or a wait failed";
+	struct pn__state *t = pn__state_make();
+	readings(&t->slice, 1, 0);
+	readings(&t->slice, 8, 100000);
+	struct attr own = get();
+	const char *e = waits(16);
+	if (e)
+		return e;
+	if (t->rt.wait_fifo)
+		return "an unprivileged thread's waits ran under SCHED_FIFO";
+	if (pn_sleep_slice() != 0)
+		return "an unprivileged shared thread's waits asked for a slice unasked";
+	if (!same(get(), own))
+		return "after its waits the thread's own scheduling is not back";
+	if (!supported())
+		return NULL;
+	if (pn_sleep_set_slice(250000) != 0 || (e = waits(8)) != NULL)
+		return e ? e : "an explicit slice is refused";
+	if (pn_sleep_slice() != 250000 || !same(get(), own))
+		return "a shared thread's waits did not ask for its explicit slice, or kept it";
+	return NULL;
+}
+
+static int shared_child(bool drop)
+{
+	if (drop && setresuid(65534, 65534, 65534) != 0) /* no CAP_SYS_NICE, RLIMIT_RTPRIO 0 */
+		return 10;
+	pthread_t th;
+	struct job j = {drop ? shared_slice : shared_fifo, NULL};
+	if (pthread_create(&th, NULL, in_thread_run, &j) != 0)
+		return 11;
+	pthread_join(th, NULL);
+	if (j.failure)
+		print_error("%s\n", j.failure);
+	return j.failure ? 12 : 0;
+}
+
+static void test_shared_sched(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		pn_skip("SCHED_FIFO and the drop of permission need root");
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_RTPRIO, &rl) == 0 && rl.rlim_cur != 0)
+		pn_skip("RLIMIT_RTPRIO is not 0: an unprivileged thread may take SCHED_FIFO");
+	for (int drop = 0; drop < 2; drop++) {
+		pid_t c = fork();
+		assert_true(c >= 0);
+		if (c == 0)
+			_exit(shared_child(drop));
+		int st;
+		assert_int_equal(waitpid(c, &st, 0), c);
+		assert_true(WIFEXITED(st));
+		assert_int_equal(WEXITSTATUS(st), 0);
+	}
+}
+
 static void test_parse(void **state)
 {
 	(void)state;
@@ -539,7 +636,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_parse),
-	        cmocka_unit_test(test_learned),
+	        cmocka_unit_test(test_learned_not_shared),
 	        cmocka_unit_test(test_explicit_and_off),
 	        cmocka_unit_test(test_keeps_nice_and_reset_on_fork),
 	        cmocka_unit_test(test_not_inherited),
@@ -550,6 +647,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_first_reading),
 	        cmocka_unit_test(test_lost_spins),
 	        cmocka_unit_test(test_shared_waits),
+	        cmocka_unit_test(test_shared_sched),
 	};
 	return pn_run("slice", tests, argc, argv);
 }

@@ -160,7 +160,8 @@ static void test_width_sweep(void **state)
 					        .precision = (int64_t)figs[(j + 8) % 11],
 					        .budget_ppm = (int32_t)(count % 1000003),
 					        .kernel_p50_ns = (int64_t)figs[(j + 9) % 11],
-					        .kernel_p99_ns = (int64_t)figs[(j + 10) % 11]};
+					        .kernel_p99_ns = (int64_t)figs[(j + 10) % 11],
+					        .fifo_waits = count};
 					pn__stats_format(tids[i], &st, &x, buf, sizeof(buf));
 					lines_within_80(buf);
 				}

@@ -72,11 +72,15 @@ static const char usage[] =
         "                     (PUNCTUAL_SLICE). Alone: CMD's slice, a duration, which\n"
         "                     its threads and children inherit (chrt -o -T)\n"
         "      --rt[=PRIO]    with --precise: each waiting thread becomes SCHED_FIFO at\n"
-        "                     PRIO (1-99, default 10) before its first precise wait, its\n"
-        "                     children SCHED_OTHER (reset on fork); RLIMIT_RTTIME at most\n"
-        "                     1 s (SIGXCPU for a thread that runs 1 s without blocking).\n"
-        "                     Refused unless permitted: CAP_SYS_NICE or RLIMIT_RTPRIO\n"
-        "                     >= PRIO (PUNCTUAL_RT)\n"
+        "                     PRIO (1-99, default 10) for good, its own work too, before\n"
+        "                     its first precise wait; children SCHED_OTHER (reset on\n"
+        "                     fork). RISK: RLIMIT_RTTIME becomes 1 s, so a thread that\n"
+        "                     computes 1 s without blocking is killed (SIGXCPU), and\n"
+        "                     while it computes its CPU's other tasks wait. Without\n"
+        "                     --rt, a thread on a shared CPU already waits under\n"
+        "                     SCHED_FIFO where permitted, for its waits alone. Refused\n"
+        "                     unless permitted: CAP_SYS_NICE or RLIMIT_RTPRIO >= PRIO\n"
+        "                     (PUNCTUAL_RT)\n"
         "      --stats        at exit, on stderr, each thread's timed waits: how late\n"
         "                     each woke past the deadline it asked for (p50, p99,\n"
         "                     p99.9, max). Alone, CMD's waits stay as it makes them\n"
@@ -304,7 +308,7 @@ static void apply_rt(int prio)
 static void apply_slice(const char *val, int64_t ns)
 {
 	struct pn__sched_attr a;
-	int64_t got = pn__slice_set_self(ns, true);
+	int64_t got = pn__slice_set_self(ns);
 	if (got == -EOPNOTSUPP && pn__sched_get(&a) == 0) {
 		const char *policy = a.policy == SCHED_FIFO   ? "SCHED_FIFO"
 		                     : a.policy == SCHED_RR   ? "SCHED_RR"

@@ -4,15 +4,19 @@
  * CPU hogs of the probe's own (two per CPU on up to four of its CPUs, threads that end with
  * it however it ends), alternating sleep by sleep on its last CPU (measure/frontier.c): a
  * plain program (the kernel at 50 us slack with its own slice), the kernel with a 100 us
- * slice, a fixed 125 us margin and punctual's default (its learned slice, no spin while
- * the CPU is shared); lateness p50/p99, CPU, and the hogs' share in each. The
+ * slice, a fixed 125 us margin and punctual's default (no spin while the CPU is shared, its
+ * kernel waits under SCHED_FIFO where this process may: then also the default without, as
+ * an unprivileged program has it); lateness p50/p99, CPU, and the hogs' share in each. The
  * recommendation names the one of punctual's default and the short slice with the lower
  * p99, where it beats the plain program's.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "json.h"
 #include "probe.h"
@@ -21,19 +25,34 @@
 #define US 1000LL
 #define MS 1000000LL
 
-enum { PLAIN, SLICE, FIXED, DEFAULT, NVAR };
+enum { PLAIN, SLICE, FIXED, DEFAULT, NORT, NVAR };
+
+/* Whether this process may take SCHED_FIFO (the default's shared waits then do), tried
+ * in a child so that the probe's own scheduling stays. */
+static bool fifo_permitted(void)
+{
+	fflush(NULL);
+	pid_t c = fork();
+	if (c == 0) {
+		struct sched_param sp = {.sched_priority = 1};
+		_exit(sched_setscheduler(0, SCHED_FIFO, &sp) == 0 ? 0 : 1);
+	}
+	int st;
+	return c > 0 && waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
 
 static void shared_config(struct frontier_config *c, bool quick)
 {
 	memset(c, 0, sizeof(*c));
 	c->nlen = 1;
 	c->len[0] = 1 * MS;
-	c->rounds[0] = quick ? 110 : 400; /* 4 variants: about 0.5 s quick, 1.8 s otherwise */
-	c->nvar = NVAR;
+	c->rounds[0] = quick ? 110 : 400; /* 4-5 variants: about 0.5 s quick, 1.8-2.3 s else */
+	c->nvar = fifo_permitted() ? NVAR : NORT;
 	c->var[PLAIN] = (struct frontier_variant){FR_KERNEL, 50 * US};
 	c->var[SLICE] = (struct frontier_variant){FR_SLICE, 100 * US};
 	c->var[FIXED] = (struct frontier_variant){FR_FIXED, 125 * US};
 	c->var[DEFAULT] = (struct frontier_variant){FR_AUTO, 0};
+	c->var[NORT] = (struct frontier_variant){FR_AUTO_NORT, 0};
 	c->precision = 10 * US; /* run --precise's default */
 	c->hogs = 2;
 	c->hog_cpus = 4;
@@ -89,16 +108,17 @@ void probe_shared_note(const struct probe *p, char *buf, size_t n)
 	if (best < 0) {
 		if (ps->run)
 			snprintf(buf + used, n - used,
-			         " A short EEVDF slice did not win such wakeups here (the section "
-			         "\"when the CPUs are shared\").");
+			         " Neither punctual's default nor a short EEVDF slice won such "
+			         "wakeups here (the section \"when the CPUs are shared\").");
 		return;
 	}
 	snprintf(buf + used, n - used,
-	         " A short EEVDF slice wins such wakeups here: beside CPU hogs, 1 ms sleeps' "
-	         "p99 went from %s (a plain program) to %s (%s).",
+	         " Beside CPU hogs, 1 ms sleeps' p99 went from %s (a plain program) to %s (%s).",
 	         fmt_ns(a, sizeof(a), (double)p99(ps, PLAIN)),
 	         fmt_ns(b, sizeof(b), (double)p99(ps, best)),
-	         best == DEFAULT ? "`punctual run --precise`" : "the kernel with a 100 us slice");
+	         best == SLICE                ? "the kernel with a 100 us slice"
+	         : ps->f->c.nvar > NORT ? "`punctual run --precise`, real time for its waits"
+	                                      : "`punctual run --precise`");
 }
 
 /* Whether chrt(1) sets a SCHED_OTHER slice (-o -T NS: util-linux 2.41 and later). */
@@ -130,15 +150,21 @@ static void shared_recommend(struct probe *p)
 		snprintf(cmd, sizeof(cmd), "chrt -o -T 100000 0 APP");
 	else
 		snprintf(cmd, sizeof(cmd), "punctual run --slack 1ns --slice=100us -- APP");
+	char rt[192] = "";
+	if (best == DEFAULT && ps->f->c.nvar > NORT && p99(ps, NORT) >= 0)
+		snprintf(rt, sizeof(rt),
+		         " Its kernel waits run under SCHED_FIFO, as this process may (root, or "
+		         "CAP_SYS_NICE: a unit's AmbientCapabilities=CAP_SYS_NICE); without, p99 %s.",
+		         fmt_ns(b, sizeof(b), (double)p99(ps, NORT)));
 	struct probe_reco *r = probe_reco_add(
 	        p, "shared", cmd,
 	        "When the CPUs are shared (%d hogs on %d CPUs), %s wakes 1 ms sleeps at p99 %s "
-	        "against a plain program's %s, the hogs keeping %.0f%% of a fair share: `%s`.",
+	        "against a plain program's %s, the hogs keeping %.0f%% of a fair share: `%s`.%s",
 	        ps->f->nhogs, ps->f->hog_ncpus,
 	        best == DEFAULT ? "punctual's default" : "the kernel with a 100 us slice",
 	        fmt_ns(a, sizeof(a), (double)p99(ps, best)),
 	        fmt_ns(b, sizeof(b), (double)p99(ps, PLAIN)),
-	        frontier_fair_pct(ps->f, &ps->f->cell[0][best]), cmd);
+	        frontier_fair_pct(ps->f, &ps->f->cell[0][best]), cmd, rt);
 	probe_reco_measured(r, "p99_ns", (double)p99(ps, PLAIN), (double)p99(ps, best));
 }
 
@@ -218,7 +244,8 @@ static void shared_prom(FILE *fp, const struct probe *p)
 	char id[32];
 	prom_help(fp, "punctual_shared_lateness_seconds", "gauge",
 	          "Lateness past the deadline of the probe's 1 ms sleeps beside CPU hogs, by "
-	          "variant (plain, short slice, fixed margin, punctual's default) and percentile.");
+	          "variant (plain, short slice, fixed margin, punctual's default, and without real "
+	          "time where this process may use it) and percentile.");
 	for (int v = 0; v < f->c.nvar; v++) {
 		int64_t q[2] = {pn_hist_percentile(&f->cell[0][v].late, 50), p99(ps, v)};
 		for (int i = 0; i < 2; i++)

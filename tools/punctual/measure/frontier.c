@@ -86,6 +86,9 @@ const char *frontier_name(const struct frontier_variant *v, char *buf, size_t n)
 	case FR_RT:
 		snprintf(buf, n, "default, FIFO %lld", (long long)v->arg);
 		break;
+	case FR_AUTO_NORT:
+		snprintf(buf, n, "default, no real time");
+		break;
 	}
 	return buf;
 }
@@ -114,6 +117,9 @@ const char *frontier_id(const struct frontier_variant *v, char *buf, size_t n)
 		break;
 	case FR_RT:
 		snprintf(buf, n, "rt%lld", (long long)v->arg);
+		break;
+	case FR_AUTO_NORT:
+		snprintf(buf, n, "auto-nort");
 		break;
 	default:
 		frontier_name(v, buf, n);
@@ -284,7 +290,8 @@ static void spin_until(int64_t t)
 		;
 }
 
-/* One sleep of variant v to deadline; s: its state (FR_BUDGET, FR_AUTO, FR_RT). */
+/* One sleep of variant v to deadline; s: its state (FR_BUDGET, FR_AUTO, FR_AUTO_NORT,
+ * FR_RT). */
 static void sleep_one(const struct frontier_variant *v, struct pn__state *s, int64_t deadline,
                       int64_t precision)
 {
@@ -302,6 +309,7 @@ static void sleep_one(const struct frontier_variant *v, struct pn__state *s, int
 		break;
 	case FR_BUDGET:
 	case FR_AUTO:
+	case FR_AUTO_NORT:
 	case FR_RT:
 		pn__state_use(s);
 		pn_sleep_until(deadline, precision);
@@ -314,17 +322,15 @@ static void sleep_one(const struct frontier_variant *v, struct pn__state *s, int
 
 /* ---- the thread's scheduling, per variant ---------------------------------------------- */
 
-/* Before a sleep of v (outside its time): FR_SLICE's slice, FR_RT's SCHED_FIFO, the slice
- * a punctual variant's state asks for (which a program asks for once: the system call, and
- * the switch it may bring, stay out of the sleep's time); false where the variant cannot
- * run (SCHED_FIFO not permitted). */
-static bool sched_enter(const struct frontier_variant *v, struct pn__state *s,
-                        const struct pn__sched_attr *base, struct frontier *f)
+/* Before a sleep of v (outside its time): FR_SLICE's slice, FR_RT's SCHED_FIFO (a
+ * punctual variant's waits set their own scheduling for their kernel part alone, inside
+ * their time, as a program's do); false where the variant cannot run (SCHED_FIFO not
+ * permitted). */
+static bool sched_enter(const struct frontier_variant *v, const struct pn__sched_attr *base,
+                        struct frontier *f)
 {
 	struct pn__sched_attr a = *base;
-	if (s && v->kind != FR_RT) {
-		pn__slice_apply(&s->slice);
-	} else if (v->kind == FR_SLICE) {
+	if (v->kind == FR_SLICE) {
 		a.runtime = (uint64_t)v->arg;
 		pn__sched_set(&a); /* a kernel that keeps its own: the kernel alone's figures */
 	} else if (v->kind == FR_RT) {
@@ -341,16 +347,11 @@ static bool sched_enter(const struct frontier_variant *v, struct pn__state *s,
 	return true;
 }
 
-/* After it: the thread's own scheduling back, also where punctual's state set a slice (set
- * again before its next sleep). */
-static void sched_leave(const struct frontier_variant *v, struct pn__state *s,
-                        struct pn__sched_attr *base)
+/* After it: the thread's own scheduling back. */
+static void sched_leave(const struct frontier_variant *v, struct pn__sched_attr *base)
 {
-	if (v->kind == FR_SLICE || v->kind == FR_RT || (s && s->slice.set_ns)) {
+	if (v->kind == FR_SLICE || v->kind == FR_RT)
 		pn__sched_set(base);
-		if (s)
-			s->slice.set_ns = 0;
-	}
 }
 
 /* ---- what punctual's variants learn of the CPU's sharing ---------------------------------- */
@@ -495,7 +496,7 @@ static int states_new(const struct frontier_config *c, struct pn__state **state)
 {
 	for (int v = 0; v < c->nvar; v++) {
 		enum frontier_kind k = c->var[v].kind;
-		if (k != FR_BUDGET && k != FR_AUTO && k != FR_RT)
+		if (k != FR_BUDGET && k != FR_AUTO && k != FR_AUTO_NORT && k != FR_RT)
 			continue;
 		if (!(state[v] = pn__state_new()))
 			return -ENOMEM;
@@ -503,6 +504,7 @@ static int states_new(const struct frontier_config *c, struct pn__state **state)
 		        k == FR_BUDGET ? (int32_t)c->var[v].arg : PN_SLEEP_BUDGET_AUTO;
 		state[v]->slice.want_ns = c->slice_auto ? PN_SLEEP_SLICE_AUTO : PN_SLEEP_SLICE_OFF;
 		state[v]->slice.external = true; /* its readings: own_runs_add */
+		state[v]->rt.fifo_off = k == FR_AUTO_NORT;
 	}
 	return 0;
 }
@@ -564,7 +566,7 @@ static void turn_sleep(struct variant_thread *w)
 	int v = w->v, l = t->l;
 	struct pn__state *s = t->state[v];
 	struct frontier_cell *cell = &f->cell[l][v];
-	if (!sched_enter(&c->var[v], s, &w->base, f))
+	if (!sched_enter(&c->var[v], &w->base, f))
 		return;
 	bool learns = s && c->var[v].kind != FR_RT; /* FIFO: not shared */
 	struct runs r0, r1;
@@ -581,7 +583,7 @@ static void turn_sleep(struct variant_thread *w)
 		cell->hog_ns += hogs_cpu(f, t->h) - h0;
 		cell->hog_wall_ns += pn_now() - w0;
 	}
-	sched_leave(&c->var[v], s, &w->base);
+	sched_leave(&c->var[v], &w->base);
 	if (learns) {
 		runs_read(&r1);
 		own_runs_add(&w->own, s, &r0, &r1);

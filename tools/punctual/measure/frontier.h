@@ -16,12 +16,14 @@
 
 #include <punctual/hist.h>
 
-enum frontier_kind { FR_KERNEL, FR_FIXED, FR_BUDGET, FR_AUTO, FR_SPIN, FR_SLICE, FR_RT };
+enum frontier_kind { FR_KERNEL, FR_FIXED, FR_BUDGET, FR_AUTO, FR_SPIN, FR_SLICE, FR_RT, FR_AUTO_NORT };
 
 /* A variant: its kind, and the kernel alone's slack (FR_KERNEL: 0 is 1 ns, the kernel at its
  * best; 50 us is a plain program's), the fixed margin (FR_FIXED), the budget (FR_BUDGET, ppm), the
  * EEVDF slice of the kernel alone (FR_SLICE, ns) or the SCHED_FIFO priority of punctual's
- * default (FR_RT; no sleeps where this process may not take it). */
+ * default (FR_RT; no sleeps where this process may not take it). FR_AUTO is punctual's
+ * default as a program gets it (a shared thread's kernel waits under SCHED_FIFO where this
+ * process may); FR_AUTO_NORT the same never under SCHED_FIFO, as an unprivileged one. */
 struct frontier_variant {
 	enum frontier_kind kind;
 	int64_t arg;
