@@ -33,6 +33,7 @@ cs=/sys/devices/system/clocksource/clocksource0
 	"$(dirname "$0")/bench_run_cpus.sh" "$B"
 	"$B/bench/bench_wheel"
 	"$(dirname "$0")/bench_python.sh" "$B"
+	make -s package >/dev/null 2>&1 && "$(dirname "$0")/bench_tune_systemd.sh" build/package 3
 } >"$tmp"
 mkdir -p "$(dirname "$OUTFILE")"
 mv "$tmp" "$OUTFILE"

@@ -23,6 +23,9 @@ usage_error "--revert takes only UNIT" tune --revert --budget=5% a.service
 usage_error "--revert takes only UNIT" tune --revert --json a.service
 usage_error "template" tune 'pn-x@.service'
 usage_error "not a unit name" tune a/b
+usage_error "not a unit name" tune $'a\e[31mb.service'
+check "... a terminal's escape in it shown as \\x1b, never raw" \
+	test -n "$(grep -F 'a\x1b[31mb' "$ERR")" -a -z "$(grep -F $'\e' "$ERR")"
 usage_error "takes a service" tune a.socket
 usage_error "--for: " tune --for=1ms -- true
 usage_error "--for: " tune --for=25h -- true
@@ -48,9 +51,11 @@ fi
 run tune --json --for=4s -- "$COUNT" nanosleep 300
 check "tune -- CMD --json: exit 0 ($RC: $(head -c 300 "$ERR"))" test "$RC" -eq 0
 json_ok "$OUT"
-jq_check "three or four settings, each run as often, 300 waits a run, a verdict each" \
+# (a run the machine's load stretches past its length ends by SIGTERM with fewer waits)
+jq_check "three or four settings, each run as often, at most 300 waits a run, a verdict each" \
 	'(.runs | length) >= 3 and (.runs | length) <= 4 and .rounds >= 2 and
-	 all(.runs[]; .runs == $r and .waits == 300 * $r and (.verdict | type) == "string")' \
+	 all(.runs[]; .runs == $r and .waits > 0 and .waits <= 300 * $r and
+	     (.verdict | type) == "string")' \
 	--argjson r "$(jq '.rounds' "$OUT")" "$OUT"
 jq_check "the first is the program as it is, the others with a ratio and its interval" \
 	'.runs[0].setting == "as it is" and .runs[0].ratio == 1 and
@@ -75,8 +80,9 @@ jq_check "a best setting only if it measured better; the one kept better and not
 	 and ($k == null) == ($b == null)
 	 and ($k == null or any(.runs[]; .setting == $k and .verdict == "better"))
 	 and ([.runs[].setting] | index($k)) <= ([.runs[].setting] | index($b))' "$OUT"
-jq_check "a drop-in and an environment only with a fix kept" \
-	'(.kept == null) == (.drop_in == null) and (.kept == null) == (.environment == null)' "$OUT"
+jq_check "a drop-in only with a fix kept, an environment with it or the CPU count's advice" \
+	'(.kept == null) == (.drop_in == null) and
+	 ((.kept == null and .cpus == null) == (.environment == null))' "$OUT"
 run tune --budget=5% --for=4s -- "$COUNT" nanosleep 300
 check "tune --budget: exit 0 ($RC: $(head -c 300 "$ERR"))" test "$RC" -eq 0
 check "... tries --precise --budget=5%" grep -q -- '--precise --budget=5%' "$OUT"
@@ -166,7 +172,7 @@ if [ "$(id -u)" -ne 0 ] || [ "$(getconf _NPROCESSORS_ONLN)" -lt 2 ]; then
 elif ! quota_cgroup; then
 	skip "CPU-count advice: no cpu controller to make a cgroup with a quota in"
 else
-	run_cmd sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" tune --json -- "$3" nanosleep 300' \
+	run_cmd sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" tune --json --for=4s -- "$3" nanosleep 300' \
 		sh "$CG" "$PN" "$COUNT"
 	rmdir "$CG"
 	check "tune in a cgroup with a quota of 1 CPU: exit 0 ($RC: $(head -c 300 "$ERR"))" \

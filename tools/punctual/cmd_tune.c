@@ -148,7 +148,7 @@ static const char *slice_refused(void)
 	fflush(NULL);
 	pid_t c = fork();
 	if (c == 0) {
-		int64_t got = pn__slice_set_self(ns, true);
+		int64_t got = pn__slice_set_self(ns);
 		_exit(got == ns ? 0 : got == -EOPNOTSUPP ? 2 : 1);
 	}
 	int st;
@@ -423,13 +423,13 @@ static void json_report(const struct tune_outcome *o, int cpus, const char *shim
 		json_str(&j, "kept", set[o->kept].name);
 	else
 		json_none(&j, "kept");
-	char env[900];
-	if (o->kept >= 0) {
-		env_of(env, sizeof(env), &set[o->kept], shim, cpus);
+	char env[900] = "";
+	if (o->kept >= 0 || cpus) /* the fix kept's, or the CPU count's advice alone */
+		env_of(env, sizeof(env), &set[o->kept >= 0 ? o->kept : 0], shim, cpus);
+	if (env[0])
 		json_str(&j, "environment", env);
-	} else {
+	else
 		json_none(&j, "environment");
-	}
 	json_advice(&j, cpus);
 	if (drop_in)
 		json_str(&j, "drop_in", drop_in);

@@ -453,10 +453,12 @@ char **tune_unit_file_cmd(const char *file)
 	bool at = false;
 	for (; *p == '@' || (*p && strchr("-:+!|", *p)); p++)
 		at |= *p == '@';
-	if (strpbrk(p, "%$"))
+	if (strpbrk(p, "%$")) {
+		free(line);
 		usage_error("--unit-file %s: its ExecStart= has specifiers or variables, which "
 		            "systemd expands: give the command as tune -- CMD",
 		            file);
+	}
 	/* one block, the words after the pointers: the caller frees it once */
 	size_t len = strlen(p) + 1, max = len / 2 + 2;
 	char **argv = calloc(1, max * sizeof(*argv) + len);

@@ -38,11 +38,18 @@
 
 /* ---- names and systemctl ---------------------------------------------------------- */
 
+/* systemd's unit name characters (unit_name_is_valid): a name from elsewhere (a cgroup's,
+ * for --pid) with any other, a terminal's escape among them, is no unit's. */
+#define UNIT_CHARS                                                                         \
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789:-_.\\@"
+
 void tune_unit_name(const char *unit, char *name, size_t n)
 {
 	size_t len = strlen(unit);
-	if (!len || strchr(unit, '/') || len + 9 > n)
-		usage_error("'%s' is not a unit name (NAME.service)", unit);
+	char safe[256];
+	if (!len || unit[strspn(unit, UNIT_CHARS)] || len + 9 > n)
+		usage_error("'%s' is not a unit name (NAME.service)",
+		            text_safe(safe, sizeof(safe), unit));
 	const char *dot = strrchr(unit, '.');
 	if (dot && strcmp(dot, ".service") != 0)
 		usage_error("%s: tune takes a service (NAME.service)", unit);

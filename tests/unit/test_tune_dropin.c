@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_tune_dropin.c: the unit files `punctual tune` reads and the drop-ins it writes
+ * (tools/punctual/cmd_tune_dropin.c), on files of the test's own: [Service] lines with
+ * continuations, comments and quotes; what a unit sets itself beside an earlier tune's
+ * drop-in; a drop-in's quoting and '%' doubling, read back by the same reader; what a
+ * measuring drop-in undoes; ExecStart= as a command. systemd itself reads these drop-ins
+ * in tests/systemd (test_tune.sh: a shim path with '%', a unit's own LD_PRELOAD).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "cmd_tune.h"
+#include "tool.h"
+
+static char dir[64];
+static char refusal[512];
+static jmp_buf refused;
+
+/* The tool's exits: the message kept, back to the test. */
+void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(refusal, sizeof(refusal), fmt, ap);
+	va_end(ap);
+	longjmp(refused, 1);
+}
+
+void die(int st, const char *fmt, ...)
+{
+	(void)st;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(refusal, sizeof(refusal), fmt, ap);
+	va_end(ap);
+	longjmp(refused, 2);
+}
+
+const char *run_preload_path(void)
+{
+	return "/usr/lib/x/libpunctual-preload.so";
+}
+
+/* dir/name written with text: its path (static, one at a time). */
+static const char *put(const char *name, const char *text)
+{
+	static char path[256];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/pn-tune-dropin-XXXXXX");
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Environment= as systemd reads it: [Service] only, continued lines joined, comments
+ * skipped, quotes and escapes undone, an empty assignment empties the list, a later
+ * assignment of a name replaces the earlier. */
+static void environment(void **state)
+{
+	(void)state;
+	const char *f = put("a.service", "[Unit]\n"
+	                                 "Environment=NOT=unit\n"
+	                                 "[Service]\n"
+	                                 "Environment=GONE=1\n"
+	                                 "Environment=\n"
+	                                 "# Environment=COMMENT=1\n"
+	                                 "Environment=\"A=a b\" B=c\\\"d \\\n"
+	                                 "  ; a comment inside a continuation\n"
+	                                 "  C='e f'\n"
+	                                 "  Environment = A=again  \n"
+	                                 "Environment=D=%h\n");
+	char env[8][256];
+	int n = tune_unit_file_env(f, env, 8);
+	assert_int_equal(n, 4);
+	assert_string_equal(env[0], "A=again");
+	assert_string_equal(env[1], "B=c\"d");
+	assert_string_equal(env[2], "C=e f");
+	assert_string_equal(env[3], "D=%h"); /* a specifier left for systemd */
+	assert_int_equal(tune_unit_file_env("/nonexistent/x.service", env, 8), -2 /* ENOENT */);
+}
+
+/* What a unit sets itself, beside an earlier tune's kept drop-in and a measuring one a
+ * killed tune left. */
+static void own(void **state)
+{
+	(void)state;
+	char frag[256], drop[1024];
+	snprintf(frag, sizeof(frag), "%s", put("b.service", "[Service]\n"
+	                                                   "Environment=LD_PRELOAD=/own.so\n"
+	                                                   "ExecStart=/bin/true\n"
+	                                                   "TimerSlackNSec=20ms\n"));
+	char admin[256], old[256], measure[256];
+	snprintf(admin, sizeof(admin), "%s",
+	         put("10-admin.conf", "[Service]\nEnvironment=\"LD_PRELOAD=/a b.so\"\n"));
+	snprintf(old, sizeof(old), "%s",
+	         put(TUNE_DROP_IN, TUNE_MARK " (--precise)\n[Service]\n"
+	                           "Environment=LD_PRELOAD=/shim.so PUNCTUAL_PRECISION=10000\n"
+	                           "TimerSlackNSec=1\n"));
+	snprintf(measure, sizeof(measure), "%s",
+	         put(TUNE_MEASURE_IN, TUNE_MARK ", measuring\n[Service]\nTimerSlackNSec=5\n"));
+	snprintf(drop, sizeof(drop), "%s %s %s", admin, old, measure);
+	struct tune_unit_own o;
+	assert_int_equal(tune_unit_own(frag, drop, &o), 0);
+	assert_string_equal(o.preload, "/a b.so"); /* the administrator's, not tune's */
+	assert_string_equal(o.slack, "20ms");
+	assert_true(o.old_slack);
+	assert_int_equal(o.old_nenv, 2);
+	assert_string_equal(o.old_env[0], "LD_PRELOAD=/shim.so");
+	assert_string_equal(o.old_env[1], "PUNCTUAL_PRECISION=10000");
+	assert_true(tune_ours(old));
+	assert_false(tune_ours(admin));
+}
+
+/* d rendered into buf. */
+static void render(char *buf, size_t n, const struct tune_drop *d)
+{
+	FILE *f = fmemopen(buf, n, "w");
+	assert_non_null(f);
+	assert_int_equal(tune_drop_in(f, d), 0);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* A kept drop-in: '%' doubled in the shim's path, kept as written in the unit's own
+ * LD_PRELOAD, quoted where blanks are; read back, the assignments are the ones meant. */
+static void kept(void **state)
+{
+	(void)state;
+	struct tune_unit_own o = {.preload = "/my lib/%h.so"};
+	struct tune_setting s = {.name = "--precise", .precise = true, .budget = "5.0000%"};
+	struct tune_drop d = {.s = &s, .shim = "/opt/p%q/shim.so", .own = &o, .cpus = 2};
+	char buf[4096];
+	render(buf, sizeof(buf), &d);
+	assert_true(strncmp(buf, TUNE_MARK, strlen(TUNE_MARK)) == 0);
+	assert_non_null(strstr(buf, "\"LD_PRELOAD=/my lib/%h.so:/opt/p%%q/shim.so\""));
+	assert_non_null(strstr(buf, " PUNCTUAL_BUDGET=5.0000%%"));
+	assert_null(strstr(buf, "UnsetEnvironment")); /* a kept one replaces the old whole */
+	assert_null(strstr(buf, "ReadWritePaths"));
+	const char *f = put("kept.conf", buf);
+	char env[16][256];
+	int n = tune_unit_file_env(f, env, 16);
+	assert_true(n >= 4);
+	/* the reader leaves '%%' as written: systemd makes it one '%' */
+	assert_string_equal(env[0], "LD_PRELOAD=/my lib/%h.so:/opt/p%%q/shim.so");
+	assert_string_equal(env[1], "PUNCTUAL_PRECISION=10000");
+	assert_string_equal(env[2], "PUNCTUAL_BUDGET=5.0000%%");
+	assert_string_equal(env[3], "PUNCTUAL_CPUS=2");
+	struct tune_setting slack = {.name = "--slack 1ns", .slack = true};
+	d = (struct tune_drop){.s = &slack, .shim = "/s.so"};
+	render(buf, sizeof(buf), &d);
+	assert_null(strstr(buf, "Environment="));
+	assert_non_null(strstr(buf, "\nTimerSlackNSec=1\n"));
+}
+
+/* A measuring drop-in: the records, and what an earlier tune's kept drop-in sets that
+ * this setting does not, undone. */
+static void measuring(void **state)
+{
+	(void)state;
+	struct tune_unit_own o = {.slack = "20ms", .old_slack = true, .old_nenv = 2};
+	snprintf(o.old_env[0], sizeof(o.old_env[0]), "LD_PRELOAD=/shim.so");
+	snprintf(o.old_env[1], sizeof(o.old_env[1]), "PUNCTUAL_PRECISION=10000");
+	struct tune_setting as_is = {.name = "as it is"};
+	struct tune_drop d = {.s = &as_is, .shim = "/shim.so", .own = &o, .records = "/run/r.1"};
+	char buf[4096];
+	render(buf, sizeof(buf), &d);
+	assert_non_null(strstr(buf, "Environment=LD_PRELOAD=/shim.so PUNCTUAL_STATS=1 "
+	                            "PUNCTUAL_STATS_FILE=/run/r.1\n"));
+	assert_non_null(strstr(buf, "\nUnsetEnvironment=PUNCTUAL_PRECISION=10000\n"));
+	assert_non_null(strstr(buf, "\nTimerSlackNSec=20ms\n")); /* the unit's own, back */
+	assert_non_null(strstr(buf, "\nReadWritePaths=-/run/r.1\n"));
+	struct tune_setting precise = {.name = "--precise", .precise = true};
+	d.s = &precise;
+	render(buf, sizeof(buf), &d);
+	assert_null(strstr(buf, "UnsetEnvironment")); /* it sets the precision itself */
+	char rec[64];
+	tune_drop_in_records(put("m.conf", buf), rec, sizeof(rec));
+	assert_string_equal(rec, ""); /* not a records file of tune's name */
+	d.records = "/run/punctual-tune.abc";
+	render(buf, sizeof(buf), &d);
+	tune_drop_in_records(put("m.conf", buf), rec, sizeof(rec));
+	assert_string_equal(rec, "/run/punctual-tune.abc");
+}
+
+/* ExecStart= as a command: prefixes dropped, "@" takes the second word out, quotes
+ * grouped, continued lines joined; specifiers and variables refused. */
+static void exec_start(void **state)
+{
+	(void)state;
+	char **argv = tune_unit_file_cmd(put("c.service", "[Service]\n"
+	                                                  "ExecStart=-@/bin/prog name \"a b\" \\\n"
+	                                                  "  'c'\n"));
+	assert_string_equal(argv[0], "/bin/prog");
+	assert_string_equal(argv[1], "a b");
+	assert_string_equal(argv[2], "c");
+	assert_null(argv[3]);
+	free(argv);
+	const char *bad[] = {"[Service]\nExecStart=/bin/prog %i\n",
+	                     "[Service]\nExecStart=/bin/prog $X\n", "[Unit]\nExecStart=/bin/x\n",
+	                     "[Service]\nExecStart=/bin/x\nExecStart=\n"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		refusal[0] = '\0';
+		if (setjmp(refused) == 0) {
+			tune_unit_file_cmd(put("d.service", bad[i]));
+			fail_msg("not refused: %s", bad[i]);
+		}
+		assert_non_null(strstr(refusal, "--unit-file"));
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(environment), cmocka_unit_test(own),
+	        cmocka_unit_test(kept),        cmocka_unit_test(measuring),
+	        cmocka_unit_test(exec_start),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
