@@ -3,10 +3,12 @@
  * _punctual.c: the C extension under the Python package punctual, a thin layer over
  * libpunctual (linked statically, its symbols kept inside this module).
  *
- * Every argument is checked here before the library sees it: a wrong type is a TypeError,
- * a negative value a ValueError, a value beyond int64 an OverflowError, and a -errno from
- * the library an OSError with that errno. Waits release the GIL. A long wait runs in
- * chunks of CHUNK_NS so that a signal handler (KeyboardInterrupt) runs within a chunk.
+ * Every argument is checked here before the library sees it, and every message names the
+ * function and the argument ("sleep_until(): deadline_ns must be ..."): a wrong type is a
+ * TypeError, a negative or NaN value a ValueError, a value too large for the library's
+ * int64 ns an OverflowError, and a -errno from the library an OSError with that errno.
+ * Waits release the GIL. A long wait runs in chunks of at most CHUNK_NS, so that a signal
+ * handler (KeyboardInterrupt) runs within a chunk.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -17,10 +19,11 @@
 
 #include <punctual/punctual.h>
 
-/* The longest stretch a wait spends without looking at Python's signal flags. */
-#define CHUNK_NS INT64_C(50000000)
-/* The precision of the chunks before the last one: their lateness only moves the last
- * chunk's start, which still ends at the deadline. */
+/* The longest stretch a wait spends without looking at Python's signal flags: a signal
+ * handler runs at most this (and a chunk's lateness) after its signal. */
+#define CHUNK_NS INT64_C(20000000)
+/* The precision of the chunks before the last one. The last one starts CHUNK_NS / 2 or more
+ * before the deadline, far more than this: a late chunk never makes the last one late. */
 #define CHUNK_PRECISION_NS INT64_C(1000000)
 /* What sleep_until's precision is when the caller names none (punctual run --precise's). */
 #define DEFAULT_PRECISION_NS INT64_C(10000)
@@ -32,12 +35,14 @@ static PyObject *raise_errno(int neg_errno)
 	return PyErr_SetFromErrno(PyExc_OSError);
 }
 
-/* Reads o as an int64 of ns, >= 0: 0, or -1 with TypeError (not an integer), OverflowError
- * (beyond int64) or ValueError (negative) set. */
-static int arg_ns(PyObject *o, const char *name, int64_t *out)
+/* Reads o as an int64 of ns, >= 0, for the argument label ("sleep_until(): deadline_ns"):
+ * 0, or -1 with TypeError (not an integer), ValueError (negative) or OverflowError (beyond
+ * int64) set. */
+static int arg_ns(PyObject *o, const char *label, int64_t *out)
 {
-	if (PyFloat_Check(o)) {
-		PyErr_Format(PyExc_TypeError, "%s must be an int of nanoseconds, not float", name);
+	if (!PyIndex_Check(o)) {
+		PyErr_Format(PyExc_TypeError, "%s must be an int of nanoseconds, not %.200s", label,
+		             Py_TYPE(o)->tp_name);
 		return -1;
 	}
 	PyObject *i = PyNumber_Index(o);
@@ -48,27 +53,36 @@ static int arg_ns(PyObject *o, const char *name, int64_t *out)
 	Py_DECREF(i);
 	if (v == -1 && PyErr_Occurred())
 		return -1;
-	if (overflow) {
-		PyErr_Format(PyExc_OverflowError, "%s is out of the int64 range of nanoseconds",
-		             name);
+	/* the value shown only where it fits: the repr of a huge int can fail */
+	if (overflow < 0) {
+		PyErr_Format(PyExc_ValueError, "%s must be >= 0", label);
+		return -1;
+	}
+	if (overflow > 0) {
+		PyErr_Format(PyExc_OverflowError, "%s is beyond int64 nanoseconds (292 years)",
+		             label);
 		return -1;
 	}
 	if (v < 0) {
-		PyErr_Format(PyExc_ValueError, "%s must be >= 0, got %lld", name, v);
+		PyErr_Format(PyExc_ValueError, "%s must be >= 0, got %lld", label, v);
 		return -1;
 	}
 	*out = (int64_t)v;
 	return 0;
 }
 
-/* Sleeps until deadline, CHUNK_NS at most between looks at signals; 0 or -1 with an
- * exception set (a signal handler's, or OSError). */
+/* Sleeps until deadline, at most CHUNK_NS between looks at signals; 0 or -1 with an
+ * exception set (a signal handler's, or OSError). Only the last chunk, CHUNK_NS / 2 to
+ * CHUNK_NS long, waits with the caller's precision; the others end by CHUNK_NS / 2 before
+ * the deadline, so that their lateness (CHUNK_PRECISION_NS) never makes the last late. */
 static int wait_until(int64_t deadline, int64_t precision)
 {
 	for (;;) {
 		int64_t now = pn_now();
-		int last = deadline - now <= 2 * CHUNK_NS;
+		int last = deadline - now <= CHUNK_NS;
 		int64_t end = last ? deadline : now + CHUNK_NS;
+		if (!last && end > deadline - CHUNK_NS / 2)
+			end = deadline - CHUNK_NS / 2;
 		/* the GIL released by hand: clang-format cannot indent Py_BEGIN_ALLOW_THREADS */
 		PyThreadState *save = PyEval_SaveThread();
 		int r = pn_sleep_until(end, last ? precision : CHUNK_PRECISION_NS);
@@ -84,22 +98,25 @@ static int wait_until(int64_t deadline, int64_t precision)
 	}
 }
 
-/* Reads an optional budget in ppm: 0 (none given: *given = 0), or -1 with an error. */
-static int arg_budget(PyObject *o, int *given, int32_t *ppm)
+/* Reads an optional budget in ppm (None: *given = 0) for the argument label: 0, or -1 with
+ * TypeError (not an int) or ValueError (out of range) set. */
+static int arg_budget(PyObject *o, const char *label, int *given, int32_t *ppm)
 {
 	*given = 0;
 	if (!o || o == Py_None)
 		return 0;
-	if (PyFloat_Check(o)) {
-		PyErr_SetString(PyExc_TypeError, "budget_ppm must be an int");
+	if (!PyLong_Check(o)) {
+		PyErr_Format(PyExc_TypeError, "%s must be an int of ppm, not %.200s", label,
+		             Py_TYPE(o)->tp_name);
 		return -1;
 	}
-	long v = PyLong_AsLong(o);
+	int overflow = 0;
+	long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
 	if (v == -1 && PyErr_Occurred())
 		return -1;
-	if (v < PN_SLEEP_BUDGET_AUTO || v > PN_SLEEP_BUDGET_FULL) {
-		PyErr_Format(PyExc_ValueError, "budget_ppm must be -1 (auto) or 0..%d, got %ld",
-		             PN_SLEEP_BUDGET_FULL, v);
+	if (overflow || v < PN_SLEEP_BUDGET_AUTO || v > PN_SLEEP_BUDGET_FULL) {
+		PyErr_Format(PyExc_ValueError, "%s must be -1 (auto) or 0..%d", label,
+		             PN_SLEEP_BUDGET_FULL);
 		return -1;
 	}
 	*given = 1;
@@ -112,7 +129,7 @@ PyDoc_STRVAR(sleep_until_doc,
              "Sleeps until deadline_ns (now_ns()'s clock): never early, late by at most\n"
              "precision_ns unless the CPU stalls. budget_ppm sets the thread's spin budget\n"
              "for this wait (-1: the measured default), then puts the previous one back.\n"
-             "Releases the GIL; signal handlers run within 50 ms.");
+             "Releases the GIL; signal handlers run within 25 ms.");
 
 static PyObject *py_sleep_until(PyObject *self, PyObject *args, PyObject *kw)
 {
@@ -125,9 +142,9 @@ static PyObject *py_sleep_until(PyObject *self, PyObject *args, PyObject *kw)
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|OO:sleep_until", names, &d_obj, &p_obj,
 	                                 &b_obj))
 		return NULL;
-	if (arg_ns(d_obj, "deadline_ns", &deadline) < 0 ||
-	    (p_obj && arg_ns(p_obj, "precision_ns", &precision) < 0) ||
-	    arg_budget(b_obj, &given, &budget) < 0)
+	if (arg_ns(d_obj, "sleep_until(): deadline_ns", &deadline) < 0 ||
+	    (p_obj && arg_ns(p_obj, "sleep_until(): precision_ns", &precision) < 0) ||
+	    arg_budget(b_obj, "sleep_until(): budget_ppm", &given, &budget) < 0)
 		return NULL;
 	if (given) {
 		before = pn_sleep_budget();
@@ -179,11 +196,12 @@ static PyObject *py_epoll_wait_until(PyObject *self, PyObject *args)
 	(void)self;
 	if (!PyArg_ParseTuple(args, "iiOO:epoll_wait_until", &epfd, &max, &d_obj, &p_obj))
 		return NULL;
-	if (arg_ns(d_obj, "deadline_ns", &deadline) < 0 ||
-	    arg_ns(p_obj, "precision_ns", &precision) < 0)
+	if (arg_ns(d_obj, "epoll_wait_until(): deadline_ns", &deadline) < 0 ||
+	    arg_ns(p_obj, "epoll_wait_until(): precision_ns", &precision) < 0)
 		return NULL;
 	if (epfd < 0 || max <= 0)
-		return PyErr_Format(PyExc_ValueError, "epfd must be >= 0 and maxevents > 0");
+		return PyErr_Format(PyExc_ValueError,
+		                    "epoll_wait_until(): epfd must be >= 0 and maxevents > 0");
 	if (max > EVENTS_MAX)
 		max = EVENTS_MAX;
 	struct epoll_event *ev = PyMem_Calloc((size_t)max, sizeof(*ev));
@@ -208,9 +226,24 @@ static PyObject *py_epoll_wait_until(PyObject *self, PyObject *args)
 
 PyDoc_STRVAR(seconds_to_ns_doc,
              "seconds_to_ns(seconds, name='seconds')\n--\n\n"
-             "A duration in seconds (int or float) as int ns, rounded up, so that a sleep\n"
-             "of it is never shorter: ValueError for a negative or NaN value,\n"
-             "OverflowError beyond 2**62 ns (146 years), TypeError for a non-number.");
+             "A duration in seconds (a real number) as int ns, rounded up, so that a sleep\n"
+             "of it is never shorter. name labels the messages ('sleep(): seconds'):\n"
+             "ValueError for a negative or NaN value, OverflowError beyond 2**62 ns\n"
+             "(146 years) or for infinity, TypeError for a non-number.");
+
+/* Raises what a conversion of o that overflowed means: ValueError for a negative o
+ * (-10**400 is out of range below, as -1 is), else OverflowError. Returns NULL. */
+static PyObject *too_large(PyObject *o, const char *name)
+{
+	PyObject *zero = PyLong_FromLong(0);
+	int neg = zero ? PyObject_RichCompareBool(o, zero, Py_LT) : -1;
+	Py_XDECREF(zero);
+	if (neg < 0)
+		return NULL;
+	if (neg)
+		return PyErr_Format(PyExc_ValueError, "%s must be >= 0", name);
+	return PyErr_Format(PyExc_OverflowError, "%s is too large (over 146 years)", name);
+}
 
 static PyObject *py_seconds_to_ns(PyObject *self, PyObject *args, PyObject *kw)
 {
@@ -220,22 +253,25 @@ static PyObject *py_seconds_to_ns(PyObject *self, PyObject *args, PyObject *kw)
 	(void)self;
 	if (!PyArg_ParseTupleAndKeywords(args, kw, "O|s:seconds_to_ns", names, &o, &name))
 		return NULL;
-	if (PyUnicode_Check(o) || PyBytes_Check(o)) {
-		PyErr_Format(PyExc_TypeError, "%s must be a number of seconds, not %s", name,
-		             Py_TYPE(o)->tp_name);
-		return NULL;
-	}
+	PyNumberMethods *nb = Py_TYPE(o)->tp_as_number;
+	if (!PyFloat_Check(o) && !PyIndex_Check(o) && !(nb && nb->nb_float))
+		return PyErr_Format(PyExc_TypeError, "%s must be a real number, not %.200s", name,
+		                    Py_TYPE(o)->tp_name);
 	double s = PyFloat_AsDouble(o);
-	if (s == -1.0 && PyErr_Occurred())
-		return NULL;
+	if (s == -1.0 && PyErr_Occurred()) {
+		if (!PyErr_ExceptionMatches(PyExc_OverflowError))
+			return NULL;
+		PyErr_Clear();
+		return too_large(o, name);
+	}
 	if (isnan(s))
 		return PyErr_Format(PyExc_ValueError, "%s must not be NaN", name);
 	if (s < 0)
-		return PyErr_Format(PyExc_ValueError, "%s must be >= 0", name);
+		return PyErr_Format(PyExc_ValueError, "%s must be >= 0, got %R", name, o);
 	/* 2^62 ns leaves room to add it to any pn_now() of a running system */
 	double ns = ceil(s * 1e9);
 	if (!(ns <= 4611686018427387904.0))
-		return PyErr_Format(PyExc_OverflowError, "%s is too large", name);
+		return too_large(o, name);
 	return PyLong_FromLongLong((long long)ns);
 }
 
@@ -260,6 +296,151 @@ static PyObject *py_cpu_count_fresh(PyObject *self, PyObject *unused)
 	return PyLong_FromLong(pn_cpu_count_fresh());
 }
 
+/* Sets d[key] = v (a new reference, consumed); -1 on failure. */
+static int put(PyObject *d, const char *key, PyObject *v)
+{
+	int r = v ? PyDict_SetItemString(d, key, v) : -1;
+	Py_XDECREF(v);
+	return r;
+}
+
+/* s as str (a path or a line holding paths: any byte but NUL, undecodable ones escaped as
+ * os.fsdecode does), or None for NULL or "". */
+static PyObject *str_or_none(const char *s)
+{
+	if (!s || !s[0])
+		Py_RETURN_NONE;
+	return PyUnicode_DecodeFSDefault(s);
+}
+
+/* v as int, or None where it is not known. */
+static PyObject *int_if(int known, long long v)
+{
+	if (!known)
+		Py_RETURN_NONE;
+	return PyLong_FromLongLong(v);
+}
+
+/* An error's description, or None for 0. */
+static PyObject *error_or_none(int neg_errno)
+{
+	if (!neg_errno)
+		Py_RETURN_NONE;
+	return PyUnicode_FromString(pn_strerror(neg_errno));
+}
+
+/* One cgroup level as `punctual cpus --json` writes it. */
+static PyObject *level_dict(const struct pn_cpu_level *l)
+{
+	PyObject *d = PyDict_New();
+	if (!d)
+		return NULL;
+	if (put(d, "path", str_or_none(l->path)) < 0 ||
+	    put(d, "quota_us", int_if(l->quota_us > 0, l->quota_us)) < 0 ||
+	    put(d, "period_us", int_if(l->period_us > 0, l->period_us)) < 0 ||
+	    put(d, "shares", int_if(l->shares >= 0, l->shares)) < 0 ||
+	    put(d, "error", error_or_none(l->status)) < 0) {
+		Py_DECREF(d);
+		return NULL;
+	}
+	return d;
+}
+
+/* The cgroup part of cpu_info(): version, controller, path, dir, error and levels. */
+static PyObject *cgroup_dict(const struct pn_cpu_info *in)
+{
+	int n = in->n_levels < PN_CPU_LEVELS_MAX ? in->n_levels : PN_CPU_LEVELS_MAX;
+	PyObject *levels = PyList_New(0);
+	PyObject *d = levels ? PyDict_New() : NULL;
+	if (!d) {
+		Py_XDECREF(levels);
+		return NULL;
+	}
+	for (int i = 0; i < n; i++) {
+		PyObject *l = level_dict(&in->levels[i]);
+		if (!l || PyList_Append(levels, l) < 0) {
+			Py_XDECREF(l);
+			Py_DECREF(levels);
+			Py_DECREF(d);
+			return NULL;
+		}
+		Py_DECREF(l);
+	}
+	const char *controller = in->cgroup_v1_cpu ? "v1" : "v2";
+	if (put(d, "version", str_or_none(pn_cgroup_version_name(in->cgroup_version))) < 0 ||
+	    put(d, "controller", str_or_none(in->cgroup_path[0] ? controller : NULL)) < 0 ||
+	    put(d, "path", str_or_none(in->cgroup_path)) < 0 ||
+	    put(d, "dir", str_or_none(in->cgroup_dir)) < 0 ||
+	    put(d, "error", error_or_none(in->cgroup_error)) < 0) {
+		Py_DECREF(levels);
+		Py_DECREF(d);
+		return NULL;
+	}
+	if (put(d, "levels", levels) < 0) {
+		Py_DECREF(d);
+		return NULL;
+	}
+	return d;
+}
+
+/* The limit part: cpus, count, path and level, or None without a limit. */
+static PyObject *limit_dict(const struct pn_cpu_info *in)
+{
+	if (!(in->limit > 0))
+		Py_RETURN_NONE;
+	PyObject *d = PyDict_New();
+	if (!d)
+		return NULL;
+	if (put(d, "cpus", PyFloat_FromDouble(in->limit)) < 0 ||
+	    put(d, "count", PyLong_FromLong(in->limit_count)) < 0 ||
+	    put(d, "path", str_or_none(in->limit_path)) < 0 ||
+	    put(d, "level", PyLong_FromLong(in->limit_level)) < 0) {
+		Py_DECREF(d);
+		return NULL;
+	}
+	return d;
+}
+
+static PyObject *info_dict(const struct pn_cpu_info *in)
+{
+	PyObject *d = PyDict_New();
+	if (!d)
+		return NULL;
+	if (put(d, "count", PyLong_FromLong(in->count)) < 0 ||
+	    put(d, "reason", str_or_none(in->reason)) < 0 ||
+	    put(d, "online", int_if(in->online > 0, in->online)) < 0 ||
+	    put(d, "affinity", int_if(in->affinity > 0, in->affinity)) < 0 ||
+	    put(d, "affinity_list", str_or_none(in->affinity_list)) < 0 ||
+	    put(d, "rounding", str_or_none(pn_cpu_rounding_name(in->rounding))) < 0 ||
+	    put(d, "rounding_invalid", str_or_none(in->rounding_invalid)) < 0 ||
+	    put(d, "override", int_if(in->override != 0, in->override)) < 0 ||
+	    put(d, "override_invalid", str_or_none(in->override_invalid)) < 0 ||
+	    put(d, "cgroup", cgroup_dict(in)) < 0 || put(d, "limit", limit_dict(in)) < 0) {
+		Py_DECREF(d);
+		return NULL;
+	}
+	return d;
+}
+
+PyDoc_STRVAR(cpu_info_doc,
+             "cpu_info()\n--\n\n"
+             "The CPU count evaluated now and why (pn_cpu_info), as a dict of the shape\n"
+             "`punctual cpus --json` writes: None where a value is unknown or absent.");
+
+static PyObject *py_cpu_info(PyObject *self, PyObject *unused)
+{
+	(void)self;
+	(void)unused;
+	/* 19 KiB: on the heap, as the calling thread's stack may be small */
+	struct pn_cpu_info *in = PyMem_Malloc(sizeof(*in));
+	if (!in)
+		return PyErr_NoMemory();
+	int r = pn_cpu_info(in);
+	PyObject *d = r < 0 ? raise_errno(r) : info_dict(in);
+	PyMem_Free(in);
+	return d;
+}
+
 static PyObject *py_slack_get(PyObject *self, PyObject *unused)
 {
 	(void)self;
@@ -271,7 +452,7 @@ static PyObject *py_slack_set(PyObject *self, PyObject *o)
 {
 	int64_t ns;
 	(void)self;
-	if (arg_ns(o, "ns", &ns) < 0)
+	if (arg_ns(o, "slack_set(): ns", &ns) < 0)
 		return NULL;
 	int r = pn_slack_set(ns);
 	if (r < 0)
@@ -291,24 +472,15 @@ static PyObject *py_budget_set(PyObject *self, PyObject *o)
 	int given;
 	int32_t ppm;
 	(void)self;
-	if (o == Py_None) {
-		PyErr_SetString(PyExc_TypeError, "budget_ppm must be an int");
-		return NULL;
-	}
-	if (arg_budget(o, &given, &ppm) < 0)
+	if (o == Py_None)
+		return PyErr_Format(PyExc_TypeError,
+		                    "budget_set(): budget_ppm must be an int of ppm, not NoneType");
+	if (arg_budget(o, "budget_set(): budget_ppm", &given, &ppm) < 0)
 		return NULL;
 	int r = pn_sleep_set_budget(ppm);
 	if (r < 0)
 		return raise_errno(r);
 	Py_RETURN_NONE;
-}
-
-/* Sets d[key] = v (a new reference, consumed); -1 on failure. */
-static int put(PyObject *d, const char *key, PyObject *v)
-{
-	int r = v ? PyDict_SetItemString(d, key, v) : -1;
-	Py_XDECREF(v);
-	return r;
 }
 
 static PyObject *py_sleep_stats(PyObject *self, PyObject *unused)
@@ -350,6 +522,7 @@ static PyMethodDef methods[] = {
          "The cached quota-aware CPU count (pn_cpu_count)."},
         {"cpu_count_fresh", py_cpu_count_fresh, METH_NOARGS,
          "The CPU count evaluated now (pn_cpu_count_fresh)."},
+        {"cpu_info", py_cpu_info, METH_NOARGS, cpu_info_doc},
         {"slack_get", py_slack_get, METH_NOARGS, "The calling thread's timer slack in ns."},
         {"slack_set", py_slack_set, METH_O, "Sets the calling thread's timer slack (0: default)."},
         {"budget_get", py_budget_get, METH_NOARGS, "The calling thread's spin budget in ppm."},
@@ -370,7 +543,9 @@ static struct PyModuleDef module = {
         NULL,
 };
 
-PyMODINIT_FUNC PyInit__punctual(void);
+/* Visible by hand: the module is built with -fvisibility=hidden, and before 3.9
+ * PyMODINIT_FUNC does not export the function. */
+__attribute__((visibility("default"))) PyMODINIT_FUNC PyInit__punctual(void);
 
 PyMODINIT_FUNC PyInit__punctual(void)
 {
