@@ -11,20 +11,25 @@ RUN_ARGS ?= probe
 MAKEFLAGS += --no-print-directory
 
 .PHONY: all run test test-asan test-tsan test-load test-clang analyze test-musl test-aarch64 \
-	test-systemd bench fuzz install package package-aarch64 bootstrap release debug format clean
+	test-systemd image test-container bench fuzz install package package-aarch64 bootstrap release \
+	debug format clean
 
 all: release
 
 bootstrap:
 	@./scripts/bootstrap
 
+# The builds say one line each (scripts/quietly: the compiler's output in build/*.log, its
+# end shown where a build fails), so that `make run` shows its report and `make test` its
+# tests.
 release: bootstrap
 	@cmake --preset release >/dev/null
-	@cmake --build --preset release -j $(JOBS)
+	@./scripts/quietly build/release.log "building (release)" \
+		cmake --build --preset release -j $(JOBS)
 
 debug: bootstrap
 	@cmake --preset debug >/dev/null
-	@cmake --build --preset debug -j $(JOBS)
+	@./scripts/quietly build/debug.log "building (debug)" cmake --build --preset debug -j $(JOBS)
 
 # The main job: the timing report.
 run: release
@@ -35,12 +40,12 @@ test: test-asan test-tsan
 
 test-asan: bootstrap
 	@cmake --preset asan >/dev/null
-	@cmake --build --preset asan -j $(JOBS)
+	@./scripts/quietly build/asan.log "building (ASan+UBSan)" cmake --build --preset asan -j $(JOBS)
 	@ctest --preset asan -j $(TEST_JOBS); st=$$?; tests/skips.sh build/asan; exit $$st
 
 test-tsan: bootstrap
 	@cmake --preset tsan >/dev/null
-	@cmake --build --preset tsan -j $(JOBS)
+	@./scripts/quietly build/tsan.log "building (TSan)" cmake --build --preset tsan -j $(JOBS)
 	@ctest --preset tsan -j $(TEST_JOBS); st=$$?; tests/skips.sh build/tsan; exit $$st
 
 # The same suite built by clang (-O2, and UBSan, which unlike gcc's checks float-to-int
@@ -97,15 +102,35 @@ test-systemd: package
 	@./scripts/bootstrap systemd
 	@tests/systemd/run.sh build/package; st=$$?; [ $$st -ne 77 ] || st=0; exit $$st
 
+# The OCI image punctual:VERSION and punctual:latest in podman's local store, FROM scratch
+# (packaging/oci; nothing pulled from a registry): the tool and its shim built for /usr in
+# build/image, the glibc they run on, coreutils' nproc and a static busybox, taken from
+# this machine's Debian packages; about 6 MB. podman reads packaging/oci/containers.conf
+# (runc, no default ulimits) unless CONTAINERS_CONF names another.
+image: bootstrap
+	@./scripts/bootstrap container
+	@cmake -S . -B build/image -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
+		-DCMAKE_INSTALL_LIBDIR=lib -DPUNCTUAL_TESTS=OFF -DPUNCTUAL_BENCH=OFF \
+		-DPUNCTUAL_DOCS=OFF >/dev/null
+	@./scripts/quietly build/image.log "building (image)" cmake --build build/image -j $(JOBS)
+	@packaging/oci/build.sh build/image
+
+# The image in real containers (podman; tests/container): the CPU count under a quota, the
+# probe's JSON and metrics, the DaemonSet's pod played by podman, and packaging/kubernetes
+# checked against the Kubernetes API's schemas (npm packages installed under build/k8s).
+# A machine that cannot run containers skips, saying why.
+test-container: image
+	@tests/container/run.sh build/image; st=$$?; [ $$st -ne 77 ] || st=0; exit $$st
+
 # The whole suite (test-asan's, then test-tsan's) beside 8 CPU hogs (stress-ng, started
 # before the suite and killed after it, whatever happens): a test must fail only for a
 # bug, never for a loaded machine. Not in CI (it takes several minutes); its status is
 # the suite's.
 test-load: bootstrap
 	@cmake --preset asan >/dev/null
-	@cmake --build --preset asan -j $(JOBS)
+	@./scripts/quietly build/asan.log "building (ASan+UBSan)" cmake --build --preset asan -j $(JOBS)
 	@cmake --preset tsan >/dev/null
-	@cmake --build --preset tsan -j $(JOBS)
+	@./scripts/quietly build/tsan.log "building (TSan)" cmake --build --preset tsan -j $(JOBS)
 	@stress-ng --cpu 8 --quiet & hog=$$!; \
 	trap 'kill $$hog 2>/dev/null; wait $$hog 2>/dev/null' EXIT; trap 'exit 130' INT TERM; \
 	ctest --preset asan -j $(TEST_JOBS); a=$$?; tests/skips.sh build/asan; \
@@ -130,7 +155,7 @@ install: release
 package: bootstrap
 	@cmake -S . -B build/package -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
 		-DPUNCTUAL_TESTS=OFF -DPUNCTUAL_BENCH=OFF >/dev/null
-	@cmake --build build/package -j $(JOBS)
+	@./scripts/quietly build/package.log "building (package)" cmake --build build/package -j $(JOBS)
 	@cd build/package && cpack -G DEB >/dev/null && ls -1 "$$PWD"/*.deb
 
 # The same .deb for arm64, cross-built: build/package-aarch64/punctual_VERSION_arm64.deb.
