@@ -50,25 +50,19 @@ void (*pn__state_on_new)(void);
 #define LIVE 512
 static struct pn__state *live[LIVE]; /* atomic slots */
 
-/* A thread's explain counts (why.h), freed with its state; in a fork()ed child reset, the
- * parent thread's schedstat closed (the next read finds it closed and opens the child's). */
+/* A thread's explain counts (why.h), freed with its state; in a fork()ed child reset. No
+ * descriptor is in them (why.c opens each file for each read): nothing of the program's
+ * is closed. */
 static void why_free(struct pn__why *w)
 {
-	if (!w)
-		return;
-	if (w->fd >= 0)
-		close(w->fd);
-	munmap(w, sizeof(*w));
+	if (w)
+		munmap(w, sizeof(*w));
 }
 
 static void why_forked(struct pn__why *w)
 {
-	if (!w)
-		return;
-	if (w->fd >= 0)
-		close(w->fd);
-	memset(w, 0, sizeof(*w));
-	w->fd = -1;
+	if (w)
+		memset(w, 0, sizeof(*w));
 }
 
 static bool live_add(struct pn__state *s)

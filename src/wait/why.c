@@ -13,12 +13,12 @@
  *
  * Where a periodic loop can take one reading a period (after a wakeup, the next sleep's
  * "before"), a program works between its waits, and a preemption then is not its wait's:
- * the counters are read just before each wait and just after it. That is a pread of
- * /proc/thread-self/schedstat each side (about a microsecond, kept open per thread), and
- * one of cpu.stat per level with a quota (none without one), only while PUNCTUAL_EXPLAIN
- * is set; the "before" read delays the program's call, so a relative wait's lateness
- * includes it. A descriptor the program closed (close_range) is opened again; the file's
- * text is checked, so one the program reused for another file gives no reading.
+ * the counters are read just before each wait and just after it: /proc/thread-self/
+ * schedstat each side, and cpu.stat per level with a quota (none without one), only while
+ * PUNCTUAL_EXPLAIN is set; the "before" read delays the program's call, so a relative
+ * wait's lateness includes it. Each read opens, reads and closes its file (a few
+ * microseconds): the shim holds no descriptor between calls, so a number the program
+ * closes and reuses (close_range, then open) is never the shim's to read or close.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,14 +33,15 @@
 #include <punctual/cpus.h>
 #include "internal.h"
 #include "wait/record.h"
+#include "wait/slice.h"
 #include "wait/state.h"
 #include "wait/why.h"
 
 #define WHY_LEVELS 4 /* cgroup levels with a quota watched, nearest the process first */
 
 static int64_t threshold = -1; /* ns; -1: twice each thread's median */
-static int cg_fd[WHY_LEVELS] = {-1, -1, -1, -1};
-static int cg_n;
+static char cg_path[WHY_LEVELS][sizeof(((struct pn_cpu_info *)0)->cgroup_dir) + 16];
+static int cg_n; /* the cpu.stat files of the levels with a quota, nearest first */
 
 const char *pn__why_name(int c)
 {
@@ -65,10 +66,11 @@ bool pn__why_setup(const char *explain)
 		int n = info->n_levels < PN_CPU_LEVELS_MAX ? info->n_levels : PN_CPU_LEVELS_MAX;
 		for (int i = 0; i < n && cg_n < WHY_LEVELS; i++) {
 			const struct pn_cpu_level *l = &info->levels[i];
-			char path[sizeof(dir) + 16];
+			char *path = cg_path[cg_n];
 			if (l->status == 0 && l->quota_us > 0 &&
-			    snprintf(path, sizeof(path), "%s/cpu.stat", dir) < (int)sizeof(path) &&
-			    (cg_fd[cg_n] = open(path, O_RDONLY | O_CLOEXEC)) >= 0)
+			    snprintf(path, sizeof(cg_path[0]), "%s/cpu.stat", dir) <
+			            (int)sizeof(cg_path[0]) &&
+			    access(path, R_OK) == 0)
 				cg_n++;
 			char *slash = strrchr(dir, '/');
 			if (!slash || slash == dir)
@@ -87,7 +89,10 @@ static uint64_t read_throttled(void)
 	uint64_t sum = 0;
 	for (int i = 0; i < cg_n; i++) {
 		char buf[1024];
-		ssize_t r = pread(cg_fd[i], buf, sizeof(buf) - 1, 0);
+		int fd = open(cg_path[i], O_RDONLY | O_CLOEXEC);
+		ssize_t r = fd >= 0 ? pread(fd, buf, sizeof(buf) - 1, 0) : -1;
+		if (fd >= 0)
+			close(fd);
 		if (r <= 0)
 			continue;
 		buf[r] = '\0';
@@ -99,26 +104,11 @@ static uint64_t read_throttled(void)
 	return sum;
 }
 
-static int open_schedstat(void)
+/* run_delay from the thread's schedstat ("exec delay slices\n"), or -1. */
+static int64_t read_run_delay(void)
 {
-	return open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-}
-
-/* run_delay from schedstat's three numbers ("exec delay slices\n"), or -1. */
-static int64_t read_run_delay(struct pn__why *w)
-{
-	char buf[96];
-	ssize_t r = pread(w->fd, buf, sizeof(buf) - 1, 0);
-	if (r < 0 && errno == EBADF && (w->fd = open_schedstat()) >= 0)
-		r = pread(w->fd, buf, sizeof(buf) - 1, 0);
-	if (r <= 0 || buf[r - 1] != '\n')
-		return -1;
-	buf[r] = '\0';
-	unsigned long long exec, delay, slices;
-	char end;
-	if (sscanf(buf, "%llu %llu %llu%c", &exec, &delay, &slices, &end) != 4 || end != '\n')
-		return -1;
-	return (int64_t)delay;
+	uint64_t exec, delay, runs;
+	return pn__slice_read_runs(&exec, &delay, &runs) == 0 ? (int64_t)delay : -1;
 }
 
 /* The calling thread's why, mapped and opened at its first wait; NULL if that fails. */
@@ -136,7 +126,6 @@ static struct pn__why *why_get(void)
 	struct pn__why *w = m;
 	int pol = sched_getscheduler(0);
 	w->rt = pol == SCHED_FIFO || pol == SCHED_RR;
-	w->fd = open_schedstat();
 	return t->why = w;
 }
 
@@ -144,7 +133,7 @@ static void why_before(struct pn__why_snap *s)
 {
 	int e = errno;
 	struct pn__why *w = why_get();
-	s->run_delay = w ? read_run_delay(w) : -1;
+	s->run_delay = w ? read_run_delay() : -1;
 	s->throttled = read_throttled();
 	s->slack = w && !w->rt ? prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0) : 0;
 	s->cpu = sched_getcpu();
@@ -157,7 +146,7 @@ static void why_after(const struct pn__why_snap *s, int64_t late)
 	struct pn__why *w = why_get();
 	if (!w)
 		goto out;
-	int64_t rd = read_run_delay(w);
+	int64_t rd = read_run_delay();
 	uint64_t thr = read_throttled();
 	int cpu = sched_getcpu();
 	if (threshold >= 0 && late <= threshold) /* given: counted exactly, not by bucket */

@@ -26,9 +26,8 @@ enum pn__why_cause {
 };
 
 /* A thread's causes: its late waits counted by cause and lateness bucket (so that the
- * report picks its threshold at the end), and its schedstat, kept open. */
+ * report picks its threshold at the end). */
 struct pn__why {
-	int fd;  /* /proc/thread-self/schedstat; -1: not open */
 	bool rt; /* a realtime thread: the kernel gives it no slack */
 	int64_t max[PN__WHY_COUNT];
 	uint32_t n[PN__WHY_COUNT][PN__DECAY_HIST_BUCKETS];

@@ -64,6 +64,17 @@ check "fork: one line per thread, 3 in all ($n: $(tr '\n' ' ' <"$TMP/fork.err" |
 check "fork: the child's line counts its own wait" \
 	grep -q "^punctual: thread $child: 1 waits" "$TMP/fork.err"
 
+# --explain's reads: the program closes every descriptor and opens its own as a thread
+# that waited exits; the shim keeps none, so it closes none of the program's
+"$PN" run --precise --stats --explain -- "$HOSTILE" explainfd >"$TMP/xfd" 2>"$TMP/xfd.err"
+rc=$?
+check "explainfd: exit 0, the program's descriptor kept ($rc: $(cat "$TMP/xfd"))" \
+	test $rc -eq 0 -a -n "$(grep 'still the program' "$TMP/xfd")"
+"$PN" run --stats --explain -- "$HOSTILE" explainfd >"$TMP/xfd" 2>"$TMP/xfd.err"
+rc=$?
+check "explainfd, observing: exit 0, the program's descriptor kept ($rc: $(cat "$TMP/xfd"))" \
+	test $rc -eq 0 -a -n "$(grep 'still the program' "$TMP/xfd")"
+
 # the report at exit while 400 threads exit
 crashed=0
 for i in $(seq 40); do

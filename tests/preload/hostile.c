@@ -13,6 +13,10 @@
  *            does not grow by their states
  *   fork     (for run --stats) two threads sleep, the main one forks, the child sleeps once
  *   exits    (for run --stats) 400 threads leave a barrier as the main one exits
+ *   explainfd (for run --stats --explain) a thread waits; the main one closes every
+ *            descriptor from 3 up and opens a file of its own, which takes the first
+ *            number; the thread exits; the file is still the program's (a write to it
+ *            works)
  *   dlclose PATH   a thread sleeps through PATH (libpunctual.so), which is dlclosed before
  *            the thread exits
  *   taistep  (root) CLOCK_TAI stepped back 1 s three times while a thread makes 20 us
@@ -482,6 +486,40 @@ static int t_stepped(const char *name, clockid_t clk, int cond)
 	return 0;
 }
 
+static void *explainfd_thread(void *arg)
+{
+	volatile int *stage = arg;
+	struct timespec ms = {0, 1000000};
+	for (int i = 0; i < 20; i++)
+		nanosleep(&ms, NULL);
+	*stage = 1;
+	while (*stage != 2)
+		nanosleep(&ms, NULL);
+	return NULL;
+}
+
+static int t_explainfd(void)
+{
+	volatile int stage = 0;
+	pthread_t t;
+	if (pthread_create(&t, NULL, explainfd_thread, (void *)&stage) != 0)
+		return 3;
+	while (stage != 1)
+		usleep(1000);
+	for (int fd = 3; fd < 1024; fd++) /* close_range(3, ~0) where libc lacks it */
+		close(fd);
+	char path[] = "/tmp/pn-explainfd-XXXXXX";
+	int mine = mkstemp(path);
+	unlink(path);
+	stage = 2;
+	pthread_join(t, NULL);
+	int ok = mine >= 0 && write(mine, "x", 1) == 1;
+	printf("explainfd: fd %d %s\n", mine, ok ? "still the program's" : "lost");
+	if (mine >= 0)
+		close(mine);
+	return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -498,6 +536,8 @@ int main(int argc, char **argv)
 		return t_fork();
 	if (!strcmp(w, "exits"))
 		return t_exits();
+	if (!strcmp(w, "explainfd"))
+		return t_explainfd();
 	if (!strcmp(w, "dlclose") && argc > 2)
 		return t_dlclose(argv[2]);
 	if (!strcmp(w, "taistep"))
@@ -505,7 +545,8 @@ int main(int argc, char **argv)
 	if (!strcmp(w, "rtstep"))
 		return t_stepped("rtstep", CLOCK_REALTIME, 1);
 	fprintf(stderr,
-	        "usage: %s stdio|dup2|noppoll [K]|keydtor|fork|exits|dlclose PATH|taistep|rtstep\n",
+	        "usage: %s stdio|dup2|noppoll [K]|keydtor|fork|exits|explainfd|dlclose PATH|"
+	        "taistep|rtstep\n",
 	        argv[0]);
 	return 2;
 }
