@@ -5,7 +5,8 @@
 # systemd-analyze verify, the tmpfiles.d entry makes the textfile directory, the timer is
 # enabled and waiting, and one run of the service by hand succeeds, writes punctual.prom
 # there (promtool check metrics accepts it) and its report goes to the journal. The tool
-# itself runs too: punctual --version and punctual cpus.
+# itself runs too: punctual --version and punctual cpus; probe names the container as
+# systemd-detect-virt does.
 . "$(dirname "$0")/lib.sh"
 UNITS=/usr/lib/systemd/system
 PROM=/var/lib/prometheus/node-exporter/punctual.prom
@@ -74,4 +75,13 @@ check "the probe's report is in the journal" grep -q '^recommendations' "$OUT"
 inbox ls -A /var/lib/prometheus/node-exporter
 check "nothing but punctual.prom left in the textfile directory ($(said))" \
 	test "$(cat "$OUT")" = punctual.prom
+# the container, named as systemd-detect-virt names it (here systemd-nspawn)
+inbox systemd-detect-virt --container
+want=$(cat "$OUT")
+inbox punctual probe --quick --json
+check "probe --json names the container as systemd-detect-virt does ($want)" \
+	test "$(jq -r .system.container "$OUT" 2>/dev/null)" = "$want"
+if [ -s "$TMP/punctual.prom" ]; then
+	check "... and the metrics carry it" grep -q "container=\"$want\"" "$TMP/punctual.prom"
+fi
 finish

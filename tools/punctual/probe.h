@@ -59,6 +59,8 @@ struct probe {
 	struct host host;
 	char virt[96];      /* "KVM" (CPUID hypervisor leaf), "none", ... */
 	char dmi[160];      /* DMI vendor and product, "" if unreadable */
+	char container[48]; /* the container manager's name ("systemd-nspawn", "podman"), or "" */
+	char container_how[32]; /* where it was found; "": no container found */
 	char nohz_full[64]; /* "" when none or unreadable */
 	char isolated[64];
 	int64_t slack_self, slack_pid1; /* ns, or -errno */

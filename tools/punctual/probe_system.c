@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* probe_system.c: `punctual probe`'s section "system": the kernel, the CPU, the hypervisor,
- * the clocksource, the tick, nohz_full and isolated CPUs, the timer slack of this process
- * and of PID 1. */
+ * the container, the clocksource, the tick, nohz_full and isolated CPUs, the timer slack of
+ * this process and of PID 1. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
@@ -46,10 +47,53 @@ static void virtualization(struct probe *p)
 	snprintf(p->dmi, sizeof(p->dmi), "%s%s%s", vendor, *vendor && *product ? " " : "", product);
 }
 
+/* The container this process runs in, by systemd-detect-virt's rules: what its manager
+ * wrote to /run/systemd/container (systemd-nspawn, podman, ... for the systemd inside),
+ * PID 1's "container=" (an init that is not systemd; root may read it), then the files
+ * podman and docker leave (/run/.containerenv, /.dockerenv); "" for none found. The name
+ * is printable ASCII, cut to fit; how it was found goes to p->container_how. */
+static void container(struct probe *p)
+{
+	char v[sizeof(p->container)] = "";
+	const char *how = "";
+	FILE *f = fopen("/run/systemd/container", "r");
+	if (f) {
+		if (fgets(v, sizeof(v), f))
+			how = "/run/systemd/container";
+		fclose(f);
+	}
+	if (!*how && (f = fopen("/proc/1/environ", "r"))) {
+		char var[4096];
+		size_t n = fread(var, 1, sizeof(var) - 1, f);
+		fclose(f);
+		var[n] = '\0';
+		for (size_t i = 0; i < n; i += strlen(var + i) + 1)
+			if (strncmp(var + i, "container=", 10) == 0 && var[i + 10]) {
+				snprintf(v, sizeof(v), "%s", var + i + 10);
+				how = "PID 1's container=";
+			}
+	}
+	if (!*how && access("/run/.containerenv", F_OK) == 0) {
+		snprintf(v, sizeof(v), "podman");
+		how = "/run/.containerenv";
+	}
+	if (!*how && access("/.dockerenv", F_OK) == 0) {
+		snprintf(v, sizeof(v), "docker");
+		how = "/.dockerenv";
+	}
+	v[strcspn(v, "\n")] = '\0';
+	for (char *c = v; *c; c++)
+		if (*c < 0x20 || *c > 0x7e)
+			*c = '?';
+	snprintf(p->container, sizeof(p->container), "%s", *how ? v : "");
+	snprintf(p->container_how, sizeof(p->container_how), "%s", how);
+}
+
 static void system_measure(struct probe *p)
 {
 	host_read(&p->host);
 	virtualization(p);
+	container(p);
 	if (read_sysfs_line("/sys/devices/system/cpu/nohz_full", p->nohz_full,
 	                    sizeof(p->nohz_full)) < 0 ||
 	    strcmp(p->nohz_full, "(null)") == 0)
@@ -77,6 +121,11 @@ static void text_system(const struct probe *p)
 	fprintf(out, "  kernel          %s\n", p->host.kernel);
 	fprintf(out, "  cpu             %s\n", p->host.cpu);
 	fprintf(out, "  virtualization  %s%s%s\n", p->virt, *p->dmi ? "; DMI: " : "", p->dmi);
+	if (*p->container_how)
+		fprintf(out, "  container       %s (%s)\n", *p->container ? p->container : "?",
+		        p->container_how);
+	else
+		fprintf(out, "  container       none found\n");
 	fprintf(out, "  clocksource     %s (available: %s)\n", p->host.clocksource,
 	        p->host.clocksources);
 	fprintf(out, "  tick            %.0f Hz (coarse clock resolution %s)\n", p->host.tick_hz,
@@ -94,6 +143,10 @@ static void system_json(struct json *j, const struct probe *p)
 	json_str(j, "cpu", p->host.cpu);
 	json_str(j, "virtualization", p->virt);
 	json_str(j, "dmi", p->dmi);
+	if (*p->container_how)
+		json_str(j, "container", p->container);
+	else
+		json_none(j, "container");
 	json_str(j, "clocksource", p->host.clocksource);
 	json_words(j, "available_clocksources", p->host.clocksources);
 	json_num(j, "tick_hz_estimate", p->host.tick_hz);
@@ -114,6 +167,8 @@ static void system_prom(FILE *f, const struct probe *p)
 	prom_label(f, p->host.cpu);
 	fputs("\",virtualization=\"", f);
 	prom_label(f, p->virt);
+	fputs("\",container=\"", f);
+	prom_label(f, p->container);
 	fputs("\",clocksource=\"", f);
 	prom_label(f, p->host.clocksource);
 	fprintf(f, "\",version=\"%s\"} 1\n", PUNCTUAL_VERSION);

@@ -167,6 +167,18 @@ static const char *others_names(char *buf, size_t n, const struct others *o)
 	return buf;
 }
 
+/* Other processes keeping at least this many CPUs busy can be what a late wakeup waited
+ * behind on the run queue (a tenth of a CPU: less is the odd wakeup of a daemon, the kernel
+ * threads' order of work). */
+#define OTHERS_PREEMPT 0.1
+
+/* Whether other processes kept CPUs busy enough to be what preempted wakeups waited
+ * behind: on a quiet host the run-queue waits are the kernel's own, which no advice moves. */
+static bool others_preempt(const struct probe_why *w)
+{
+	return w->others_status == 0 && w->others.cpus >= OTHERS_PREEMPT;
+}
+
 static bool others_busy(const struct probe_why *w)
 {
 	return w->others_status == 0 && w->others.cpus >= OTHERS_BUSY;
@@ -239,7 +251,7 @@ static int probe_why_reco(const struct probe_why *w, struct probe_reco *r)
 		return 1;
 	}
 	char names[160];
-	if (top == CAUSE_PREEMPTED) {
+	if (top == CAUSE_PREEMPTED && others_preempt(w)) {
 		r->kind = "preemption";
 		snprintf(buf, n,
 		         "Preemption: %.0f%% of the late deadlines of a 1 ms loop (up to %s late) "
