@@ -31,6 +31,7 @@ cs=/sys/devices/system/clocksource/clocksource0
 	"$(dirname "$0")/bench_loops.sh" "$B"
 	"$B/bench/bench_cpus" "$(dirname "$0")" "$B/bench"
 	"$(dirname "$0")/bench_run_cpus.sh" "$B"
+	make -s image >/dev/null 2>&1; "$(dirname "$0")/bench_containers.sh" build/image
 	"$B/bench/bench_wheel"
 	"$(dirname "$0")/bench_python.sh" "$B"
 	make -s package >/dev/null 2>&1 && "$(dirname "$0")/bench_tune_systemd.sh" build/package 3

@@ -277,7 +277,7 @@ void pn__plan_make(struct pn__plan *p, clockid_t clk, int64_t deadline, int64_t 
 	       : !margin                    ? PN_SLEEP_MODE_CHEAP
 	                                    : mode;
 	t->st.shared_waits += mode == PN_SLEEP_MODE_SHARED;
-	p->shared = mode == PN_SLEEP_MODE_SHARED;
+	p->shared = pn__slice_shared(&t->slice); /* whatever the mode: sched.c's rules */
 	pn__state_mode(t, mode);
 	t->st.margin_ns = margin;
 	p->budget_cut_ns = c.wanted > planned ? c.wanted - planned : 0;

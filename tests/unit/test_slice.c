@@ -479,7 +479,12 @@ static void test_lost_spins(void **state)
 	pn__slice_note(&own, exec, queued, runs); /* a start */
 	pn__slice_spin_end(&own, 700000);
 	pn__slice_spin_end(&own, 700000);
-	assert_false(pn__slice_shared(&own));
+	uint64_t queued_after;
+	assert_int_equal(pn__slice_read_runs(&exec, &queued_after, &runs), 0);
+	/* (unless a loaded machine queued this very thread that long meanwhile: then the rule
+	 * holds, and the losses were the run queue's) */
+	if (queued_after - queued < 700000 / 2)
+		assert_false(pn__slice_shared(&own));
 }
 
 /* A thread whose readings say it shares its CPU waits without a spin, never early. */

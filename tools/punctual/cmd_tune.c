@@ -31,7 +31,9 @@ static const char usage[] =
         "\n"
         "Measures a program's timed waits (the shim's stats, as run --stats) as it is\n"
         "and under each fix: --slack 1ns, --slack 1ns --slice=100us (Linux 6.12+; a\n"
-        "unit's set by the shim), --precise, and --precise --budget=B if given. The\n"
+        "unit's set by the shim), --precise, --precise --budget=B if given, and for a\n"
+        "unit run as another user than root --precise +CAP_SYS_NICE (its waits on a\n"
+        "shared CPU under SCHED_FIFO, each wait alone: AmbientCapabilities=). The\n"
         "settings run in turns (A B C A B C ...) until every fix stands apart from the\n"
         "program as it is beyond noise (as probe --compare judges) or D is spent. Of the\n"
         "fixes better than as it is, the cheapest (slack, then the slice, then the\n"
@@ -75,7 +77,7 @@ struct tune_opts {
 static struct tune_opts opt = {.for_ns = 60000000000LL};
 static struct tune_setting set[TUNE_SETTINGS_MAX];
 static int nset;
-static const char *notes[2]; /* why a setting was not tried */
+static const char *notes[3]; /* why a setting was not tried */
 static int nnotes;
 static char **unit_cmd; /* --unit-file's command */
 
@@ -175,8 +177,27 @@ static void setting_slice(void)
 	        .name = "--slack 1ns --slice=" TUNE_SLICE, .slack = true, .slice = TUNE_SLICE};
 }
 
-/* The settings tried, the first the program as it is. */
-static void settings(void)
+/* A unit run as another user than root: --precise with CAP_SYS_NICE too, so that its
+ * waits on a shared CPU may take SCHED_FIFO (each wait alone); the most invasive, last. */
+static void setting_rt(const char *unit)
+{
+	static char note[160];
+	char why[96];
+	if (!unit || access("/run/systemd/system", F_OK) != 0)
+		return;
+	int r = tune_unit_rt(unit, why, sizeof(why));
+	if (r < 0) {
+		snprintf(note, sizeof(note), "--precise +CAP_SYS_NICE not tried: %s", why);
+		notes[nnotes++] = note;
+	} else if (r > 0) {
+		set[nset++] = (struct tune_setting){
+		        .name = "--precise +CAP_SYS_NICE", .precise = true, .rt = true};
+	}
+}
+
+/* The settings tried, the first the program as it is; unit: the unit's name (NULL: a
+ * command). */
+static void settings(const char *unit)
 {
 	static char budget_name[64];
 	set[nset++] = (struct tune_setting){.name = "as it is"};
@@ -188,6 +209,7 @@ static void settings(void)
 		set[nset++] = (struct tune_setting){
 		        .name = budget_name, .precise = true, .budget = opt.budget_env};
 	}
+	setting_rt(unit);
 }
 
 /* ---- rendering ---------------------------------------------------------------------- */
@@ -544,7 +566,7 @@ int cmd_tune(int argc, char **argv)
 	if (opt.unit || opt.pid)
 		tune_unit_name(opt.unit ? opt.unit : owner, name, sizeof(name));
 	out_open();
-	settings();
+	settings(opt.unit || opt.pid ? name : NULL);
 	int st;
 	if (opt.revert)
 		st = tune_unit_revert(name, opt.dry_run);

@@ -28,10 +28,12 @@ struct tune_setting {
 	bool precise;
 	const char *budget; /* PUNCTUAL_BUDGET's value ("5.0000%", "auto"), or NULL */
 	const char *slice;  /* run --slice's value without --precise, or NULL */
+	bool rt; /* a unit run as another user than root given CAP_SYS_NICE: its shared
+	          * waits under SCHED_FIFO, each wait alone (AmbientCapabilities=) */
 };
 
 /* The most settings tune tries. */
-#define TUNE_SETTINGS_MAX 5
+#define TUNE_SETTINGS_MAX 6
 
 /* One run under a setting: its waits from the shim's records, how long it ran, the CPU
  * its processes used (-1: not known). */
@@ -159,6 +161,11 @@ void tune_unit_name(const char *unit, char *name, size_t n);
 typedef void tune_render(const struct tune_outcome *o, int cpus, const char *path);
 int tune_unit(const char *name, const struct tune_setting *s, int n, int64_t for_ns, bool apply,
               tune_render *render);
+/* Whether the unit name's precise waits would take SCHED_FIFO only with CAP_SYS_NICE
+ * given: 1 (it runs as another user than root, and its capability bounding set keeps
+ * CAP_SYS_NICE), 0 (root's, or it has it already), -1 with why (n bytes) where it cannot be
+ * given. */
+int tune_unit_rt(const char *name, char *why, size_t n);
 /* Removes what tune wrote for the unit name (its drop-ins) and restarts it if it ran;
  * with dry_run, says what it would remove: the exit status. */
 int tune_unit_revert(const char *name, bool dry_run);

@@ -372,12 +372,16 @@ int tune_drop_in(FILE *f, const struct tune_drop *d)
 		fprintf(f, "# LD_PRELOAD: the unit's own, then punctual's shim.\n");
 	if (d->cpus)
 		fprintf(f, "# The CPU count is advice from the cgroup's quota, not measured.\n");
+	if (s->rt)
+		fprintf(f, "# CAP_SYS_NICE: where its CPU is shared, each wait under SCHED_FIFO alone.\n");
 	fprintf(f, "[Service]\n");
 	if (s->precise || s->slice || d->records || d->cpus)
 		drop_env(f, d, &l);
 	drop_undo(f, d, &l);
 	if (s->slack)
 		fprintf(f, "TimerSlackNSec=1\n");
+	if (s->rt)
+		fprintf(f, "AmbientCapabilities=CAP_SYS_NICE\n");
 	if (d->records) /* a unit with ProtectSystem=strict may still map its records */
 		fprintf(f, "ReadWritePaths=-%s\n", d->records);
 	return ferror(f) ? -EIO : 0;

@@ -469,6 +469,28 @@ static int unit_cpus(const char *name)
 	return n > 0 && n < online ? n : 0;
 }
 
+int tune_unit_rt(const char *name, char *why, size_t n)
+{
+	char show[4096], user[64], dyn[16], bound[2048], amb[2048];
+	if (systemctl(show, sizeof(show),
+	              (const char *const[]){"show", "-p", "User", "-p", "DynamicUser", "-p",
+	                                    "CapabilityBoundingSet", "-p", "AmbientCapabilities",
+	                                    "--", name, NULL}) != 0)
+		return 0;
+	prop(show, "User", user, sizeof(user));
+	prop(show, "DynamicUser", dyn, sizeof(dyn));
+	prop(show, "CapabilityBoundingSet", bound, sizeof(bound));
+	prop(show, "AmbientCapabilities", amb, sizeof(amb));
+	bool root = strcmp(dyn, "yes") != 0 && (!user[0] || !strcmp(user, "root") || !strcmp(user, "0"));
+	if (root || strstr(amb, "cap_sys_nice"))
+		return 0;
+	if (!strstr(bound, "cap_sys_nice")) {
+		snprintf(why, n, "its CapabilityBoundingSet= lacks CAP_SYS_NICE");
+		return -1;
+	}
+	return 1;
+}
+
 /* ---- tune UNIT, tune --revert UNIT ---------------------------------------------------- */
 
 static void unit_begin(const char *name, struct unit *u)
