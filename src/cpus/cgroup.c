@@ -359,3 +359,33 @@ void pn__cgroup_limit_of(const char *root, const char *file, struct pn_cpu_info 
 	*quota = best_q;
 	*period = best_p;
 }
+
+int pn__cgroup_stat_open(const char *dir)
+{
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s/cpu.stat", dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int pn__cgroup_stat_pread(int fd, bool v2, struct pn__cgroup_stat *st)
+{
+	char buf[1024];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	pn__cgroup_parse_stat(buf, v2, st);
+	return 0;
+}
+
+int pn__cgroup_stat(const char *dir, bool v2, struct pn__cgroup_stat *st)
+{
+	int fd = pn__cgroup_stat_open(dir);
+	if (fd < 0)
+		return fd;
+	int e = pn__cgroup_stat_pread(fd, v2, st);
+	close(fd);
+	return e;
+}

@@ -52,7 +52,23 @@ int pn__cgroup_parse_int(const char *text, int64_t *v);
  * -EIO when malformed. */
 int pn__cgroup_parse_cpulist(const char *text);
 
+/* A cgroup level's CFS counters since it was created, from its cpu.stat: v1 nr_periods,
+ * nr_throttled and throttled_time (ns), v2 the same with throttled_usec (ns here); a key
+ * missing is 0. */
+struct pn__cgroup_stat {
+	uint64_t nr_periods, nr_throttled, throttled_ns;
+};
+/* cpu.stat's text into *st (the parser: cgroup_parse.c). */
+void pn__cgroup_parse_stat(const char *text, bool v2, struct pn__cgroup_stat *st);
+
 /* ---- the walk (cgroup.c) ---- */
+
+/* The one reader of cpu.stat: the file in the cgroup directory dir, opened, read and
+ * closed (0 or -errno); or, for a caller that reads it often, kept open (its descriptor,
+ * or -errno) and read again. */
+int pn__cgroup_stat(const char *dir, bool v2, struct pn__cgroup_stat *st);
+int pn__cgroup_stat_open(const char *dir);
+int pn__cgroup_stat_pread(int fd, bool v2, struct pn__cgroup_stat *st);
 
 /* How many evaluations found their mount in the cache instead of mountinfo (tests). */
 unsigned long pn__cgroup_mount_cache_hits(void);

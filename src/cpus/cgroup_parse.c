@@ -316,3 +316,22 @@ int pn__cgroup_parse_cpulist(const char *text)
 		p++;
 	return *p ? -EIO : (int)count;
 }
+
+void pn__cgroup_parse_stat(const char *text, bool v2, struct pn__cgroup_stat *st)
+{
+	*st = (struct pn__cgroup_stat){0};
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		unsigned long long v;
+		char key[32];
+		if (sscanf(p, "%31s %llu", key, &v) != 2)
+			continue;
+		if (strcmp(key, "nr_periods") == 0)
+			st->nr_periods = v;
+		else if (strcmp(key, "nr_throttled") == 0)
+			st->nr_throttled = v;
+		else if (!v2 && strcmp(key, "throttled_time") == 0)
+			st->throttled_ns = v;
+		else if (v2 && strcmp(key, "throttled_usec") == 0)
+			st->throttled_ns = v * 1000;
+	}
+}

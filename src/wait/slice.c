@@ -22,6 +22,7 @@
 
 #include <punctual/sleep.h>
 #include "internal.h"
+#include "wait/runs.h"
 #include "wait/slice.h"
 
 /* The thread's runs are read at its first wait, FIRST_WAITS waits later (its first reading,
@@ -169,9 +170,11 @@ void pn__slice_spin_end(struct pn__slice *s, int64_t lost_ns)
 	}
 	if (s->status <= 0 || !s->runs || s->shared)
 		return;
-	uint64_t exec = 0, queued = 0, runs = 0, q = 0;
-	if (lost_ns > PN__SLICE_LOST_NS && pn__slice_read_runs(&exec, &queued, &runs) == 0 &&
-	    queued >= s->queued_ns && runs >= s->runs) {
+	struct pn__runs now;
+	uint64_t q = 0;
+	if (lost_ns > PN__SLICE_LOST_NS && pn__runs_read(&now) == 0 &&
+	    now.queued_ns >= s->queued_ns && now.switches >= s->runs) {
+		uint64_t queued = now.queued_ns, runs = now.switches;
 		/* the run-queue wait beyond what its switch-ins since the reading wait on average
 		 */
 		uint64_t usual = (uint64_t)(s->delay_ns > 0 ? s->delay_ns : 0) * (runs - s->runs);
@@ -179,29 +182,6 @@ void pn__slice_spin_end(struct pn__slice *s, int64_t lost_ns)
 		q = q > usual ? q - usual : 0;
 	}
 	pn__slice_spun(s, lost_ns, q);
-}
-
-int pn__slice_read_runs(uint64_t *exec_ns, uint64_t *queued_ns, uint64_t *runs)
-{
-	char buf[128];
-	int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return n < 0 ? -errno : -ENODATA;
-	buf[n] = '\0';
-	pn__slice_parse_runs(buf, exec_ns, queued_ns, runs);
-	return 0;
-}
-
-void pn__slice_parse_runs(const char *s, uint64_t *exec_ns, uint64_t *queued_ns, uint64_t *runs)
-{
-	char *end;
-	*exec_ns = strtoull(s, &end, 10);
-	*queued_ns = strtoull(end, &end, 10);
-	*runs = strtoull(end, &end, 10);
 }
 
 /* Whether the runnable tasks other than the caller fill every CPU online: /proc/loadavg's
@@ -223,10 +203,10 @@ static bool saturated(void)
 
 static void sample(struct pn__slice *s)
 {
-	uint64_t exec = 0, queued = 0, runs = 0;
-	if (pn__slice_read_runs(&exec, &queued, &runs) == 0) {
+	struct pn__runs r;
+	if (pn__runs_read(&r) == 0) {
 		s->busy = s->shared && saturated(); /* read where it decides: while shared */
-		pn__slice_note(s, exec, queued, runs);
+		pn__slice_note(s, r.exec_ns, r.queued_ns, r.switches);
 	}
 }
 

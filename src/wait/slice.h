@@ -120,10 +120,6 @@ void pn__slice_note(struct pn__slice *s, uint64_t exec_ns, uint64_t queued_ns, u
  * and its spins' losses count from its second. A caller with external readings reads
  * them then. */
 bool pn__slice_due(struct pn__slice *s);
-/* Reads the calling thread's /proc/thread-self/schedstat: 0, or -errno. */
-int pn__slice_read_runs(uint64_t *exec_ns, uint64_t *queued_ns, uint64_t *runs);
-/* Parses a schedstat line s (NUL-terminated): time on a CPU, on a run queue, switch-ins. */
-void pn__slice_parse_runs(const char *s, uint64_t *exec_ns, uint64_t *queued_ns, uint64_t *runs);
 /* The process's default want (PUNCTUAL_SLICE at load: "off", "auto", or a duration). */
 int64_t pn__slice_default(void);
 /* Sets the process's default want (the tool's measurements: OFF), unless PUNCTUAL_SLICE

@@ -32,22 +32,39 @@
 
 #include <punctual/cpus.h>
 #include "internal.h"
+#include "cpus/cgroup.h"
 #include "wait/record.h"
-#include "wait/slice.h"
+#include "wait/runs.h"
 #include "wait/state.h"
 #include "wait/why.h"
 
 #define WHY_LEVELS 4 /* cgroup levels with a quota watched, nearest the process first */
 
 static int64_t threshold = -1; /* ns; -1: twice each thread's median */
-static char cg_path[WHY_LEVELS][sizeof(((struct pn_cpu_info *)0)->cgroup_dir) + 16];
-static int cg_n; /* the cpu.stat files of the levels with a quota, nearest first */
+static char cg_dir[WHY_LEVELS][sizeof(((struct pn_cpu_info *)0)->cgroup_dir)];
+static int cg_n; /* the levels with a quota, nearest first */
+static bool cg_v2;
 
 const char *pn__why_name(int c)
 {
-	static const char *const names[PN__WHY_COUNT] = {"throttled", "preempted", "migrated",
-	                                                 "slack", "wakeup"};
+	static const char *const names[PN__WHY_COUNT] = {
+	        "throttled", "preempted", "migrated", "irq", "stolen", "slack", "wakeup"};
 	return c >= 0 && c < PN__WHY_COUNT ? names[c] : "unknown";
+}
+
+int pn__why_classify(const struct pn__why_evidence *e)
+{
+	if (e->throttled)
+		return PN__WHY_THROTTLED;
+	if (e->waited >= 0 && 2 * e->waited >= e->late)
+		return PN__WHY_PREEMPTED;
+	if (e->moved)
+		return PN__WHY_MIGRATED;
+	if (e->irqs)
+		return PN__WHY_IRQ;
+	if (e->stolen)
+		return PN__WHY_STOLEN;
+	return e->late <= e->slack ? PN__WHY_SLACK : PN__WHY_WAKEUP;
 }
 
 bool pn__why_setup(const char *explain)
@@ -63,15 +80,14 @@ bool pn__why_setup(const char *explain)
 	if (pn_cpu_info(info) == 0 && info->cgroup_dir[0]) {
 		char dir[sizeof(info->cgroup_dir)];
 		snprintf(dir, sizeof(dir), "%s", info->cgroup_dir);
+		cg_v2 = info->cgroup_version == PN_CGROUP_V2;
 		int n = info->n_levels < PN_CPU_LEVELS_MAX ? info->n_levels : PN_CPU_LEVELS_MAX;
+		struct pn__cgroup_stat st;
 		for (int i = 0; i < n && cg_n < WHY_LEVELS; i++) {
 			const struct pn_cpu_level *l = &info->levels[i];
-			char *path = cg_path[cg_n];
 			if (l->status == 0 && l->quota_us > 0 &&
-			    snprintf(path, sizeof(cg_path[0]), "%s/cpu.stat", dir) <
-			            (int)sizeof(cg_path[0]) &&
-			    access(path, R_OK) == 0)
-				cg_n++;
+			    pn__cgroup_stat(dir, cg_v2, &st) == 0)
+				snprintf(cg_dir[cg_n++], sizeof(cg_dir[0]), "%s", dir);
 			char *slash = strrchr(dir, '/');
 			if (!slash || slash == dir)
 				break;
@@ -83,32 +99,22 @@ bool pn__why_setup(const char *explain)
 }
 
 /* The sum of nr_throttled and the throttled time (either rises with a throttle) over the
- * watched levels; v1's throttled_time and v2's throttled_usec alike. */
+ * watched levels. */
 static uint64_t read_throttled(void)
 {
 	uint64_t sum = 0;
-	for (int i = 0; i < cg_n; i++) {
-		char buf[1024];
-		int fd = open(cg_path[i], O_RDONLY | O_CLOEXEC);
-		ssize_t r = fd >= 0 ? pread(fd, buf, sizeof(buf) - 1, 0) : -1;
-		if (fd >= 0)
-			close(fd);
-		if (r <= 0)
-			continue;
-		buf[r] = '\0';
-		for (char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-			if (strncmp(p, "nr_throttled ", 13) == 0 ||
-			    strncmp(p, "throttled_", 10) == 0)
-				sum += strtoull(strchr(p, ' ') ? strchr(p, ' ') : p, NULL, 10);
-	}
+	struct pn__cgroup_stat st;
+	for (int i = 0; i < cg_n; i++)
+		if (pn__cgroup_stat(cg_dir[i], cg_v2, &st) == 0)
+			sum += st.nr_throttled + st.throttled_ns;
 	return sum;
 }
 
 /* run_delay from the thread's schedstat ("exec delay slices\n"), or -1. */
 static int64_t read_run_delay(void)
 {
-	uint64_t exec, delay, runs;
-	return pn__slice_read_runs(&exec, &delay, &runs) == 0 ? (int64_t)delay : -1;
+	struct pn__runs r;
+	return pn__runs_read(&r) == 0 ? (int64_t)r.queued_ns : -1;
 }
 
 /* The calling thread's why, mapped and opened at its first wait; NULL if that fails. */
@@ -155,11 +161,12 @@ static void why_after(const struct pn__why_snap *s, int64_t late)
 		w->unread++;
 		goto out;
 	}
-	int c = thr != s->throttled               ? PN__WHY_THROTTLED
-	        : 2 * (rd - s->run_delay) >= late ? PN__WHY_PREEMPTED
-	        : cpu != s->cpu                   ? PN__WHY_MIGRATED
-	        : late <= s->slack                ? PN__WHY_SLACK
-	                                          : PN__WHY_WAKEUP;
+	struct pn__why_evidence ev = {.late = late,
+	                              .throttled = thr != s->throttled,
+	                              .waited = rd - s->run_delay,
+	                              .moved = cpu != s->cpu,
+	                              .slack = s->slack};
+	int c = pn__why_classify(&ev);
 	w->n[c][pn__decay_hist_bucket_of(late)]++;
 	if (late > w->max[c])
 		w->max[c] = late;

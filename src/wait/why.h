@@ -13,17 +13,32 @@
 
 #include "wait/decay_hist.h"
 
-/* Most specific first: the first that holds names a late wait. irq and stolen, which
- * `sleep --periodic --explain` also names, need the per-CPU files (/proc/interrupts,
- * /proc/stat): too dear around every wait of a program. */
+/* The causes of a late wait, most specific first: the first that holds names it. One rule
+ * for the library's waits (PUNCTUAL_EXPLAIN) and the tool's periodic loop (`sleep
+ * --periodic --explain`); irq and stolen need the per-CPU files (/proc/interrupts,
+ * /proc/stat), too dear around every wait of a program: only the tool's loop reads them. */
 enum pn__why_cause {
 	PN__WHY_THROTTLED, /* a cgroup's CFS quota ran out during the wait */
 	PN__WHY_PREEMPTED, /* runqueue wait (schedstat run_delay) for half the lateness or more */
 	PN__WHY_MIGRATED,  /* it woke on another CPU than it waited on */
+	PN__WHY_IRQ,       /* device interrupts or softirqs on its CPU above their usual rate */
+	PN__WHY_STOLEN,    /* the hypervisor reported steal time on its CPU */
 	PN__WHY_SLACK,     /* within the thread's timer slack */
 	PN__WHY_WAKEUP,    /* none of these: the kernel's own wakeup latency */
 	PN__WHY_COUNT
 };
+
+/* What the counters read around a late wait say. */
+struct pn__why_evidence {
+	int64_t late;      /* ns past the deadline */
+	bool throttled;    /* a quota level's cpu.stat rose during the wait */
+	int64_t waited;    /* its run-queue wait meanwhile, ns (< 0: unread) */
+	bool moved;        /* it woke on another CPU */
+	bool irqs, stolen; /* the per-CPU files' verdicts (the tool's loop only) */
+	int64_t slack;     /* the thread's timer slack (0 for a real-time thread) */
+};
+/* The cause (enum pn__why_cause) the rule names for e. */
+int pn__why_classify(const struct pn__why_evidence *e);
 
 /* A thread's causes: its late waits counted by cause and lateness bucket (so that the
  * report picks its threshold at the end). */

@@ -66,7 +66,7 @@ run probe --compare --json "$A" "$TMP/b_clocks.json"
 json_ok "$OUT"
 jq_check "the same clock figures: every clock row the same" \
 	'[.figures[] | select(.section == "clocks")] as $c | ($c | length) > 0 and all($c[]; .verdict == "same")' "$OUT"
-jq '(first(.clocks.sources[] | select(.path == "vdso"))) |= (.ns_per_read *= 3 | .ns_per_read_min *= 3)' \
+jq '(first(.clocks.sources[] | select(.path == "vdso"))) |= (.ns_per_read.median *= 3 | .ns_per_read.min *= 3)' \
 	"$TMP/b_clocks.json" >"$TMP/b_slow.json"
 SLOW=$(jq -r 'first(.clocks.sources[] | select(.path == "vdso")) | .id + " ns_per_read"' "$A")
 run probe --compare --json "$A" "$TMP/b_slow.json"
@@ -102,7 +102,7 @@ jq_check "itself (one side from stdin): every row the same, no fact differs" \
 
 # different cells, workloads, sections: compared on what they share, the rest listed
 jq 'del(.timers) | .sleeps.cells |= map(select(.mechanism != "select")) | .why_late = {causes: [{cause: "throttled", count: 3}]}' "$A" >"$TMP/c.json"
-jq '.timers.timers = 300 | .why_late = {causes: [{cause: "throttled", count: 3}, {cause: "irq", count: 1}]} | .sleeps.cells[0].supported = false' "$B" >"$TMP/d.json"
+jq '.timers.count = 300 | .why_late = {causes: [{cause: "throttled", count: 3}, {cause: "irq", count: 1}]} | .sleeps.cells[0].supported = false' "$B" >"$TMP/d.json"
 run probe --compare --json "$TMP/c.json" "$TMP/d.json"
 json_ok "$OUT"
 jq_check "cells only one report has are skipped, named" \
@@ -111,10 +111,45 @@ jq_check "an unsupported cell is skipped as such" 'any(.skipped[]; .reason | sta
 jq_check "a section it does not know is compared too (why_late)" \
 	'any(.figures[]; .section == "why_late" and .figure == "throttled count" and .verdict == "same")' "$OUT"
 jq_check "... and its member only one has is skipped" 'any(.skipped[]; .figure == "irq count")' "$OUT"
-jq '.timers.timers = 300' "$B" >"$TMP/e.json"
+jq '.timers.count = 300' "$B" >"$TMP/e.json"
 run probe --compare --json "$B" "$TMP/e.json"
 jq_check "a different workload (timers 100 -> 300) skips that section, saying why" \
 	'(all(.figures[]; .section != "timers")) and any(.skipped[]; .section == "timers" and (.reason | test("different runs: timers 100 -> 300")))' "$OUT"
+
+# schema version 1 wrote the clocks' sources, the CPU count and the timer demo flat;
+# version 2 writes them as clock, cpus and timers --json do. A report of either version
+# compares with one of the other: this report brought down to version 1's members (as
+# version 1 wrote them) compares with itself row for row, every row the same; a recorded
+# version 1 report (the fixtures) compares with this one in those three sections
+jq '.clocks.sources |= map({id, path, ns_per_read: .ns_per_read.median,
+	ns_per_read_min: .ns_per_read.min, rank,
+	backward: (.backward.same_thread + (if .ordered then .backward.cross_cpu else 0 end))})
+    | .cpus |= {count, online, affinity, affinity_list, cgroup_version: .cgroup.version,
+	cgroup_path: (.cgroup.path // ""), limit: (.limit.cpus // 0), reason}
+    | .timers |= {timers: .count, min_delay_ns: .delay.a_ns, max_delay_ns: .delay.b_ns,
+	precision_percent, wakeups_without_window: .uncoalesced_wakeups,
+	wakeups_with_window: .wakeups, offline_optimum, past_window, early,
+	late_p99_ns: .lateness_ns.p99}' "$A" >"$TMP/v1.json"
+check "the report is version 2: clock costs, the cgroup and the delays are objects" \
+	jq -e '(.clocks.sources[0].ns_per_read | type) == "object" and (.cpus.cgroup | type) == "object"
+	 and (.timers.delay | type) == "object"' "$A"
+run probe --compare --json "$TMP/v1.json" "$A"
+json_ok "$OUT"
+jq_check "version 1 against version 2 of one report: every row the same, no fact differs" \
+	--slurpfile j "$A" '.summary.better == 0 and .summary.worse == 0 and (.facts | length) == 0
+	 and ([.figures[] | select(.section == "clocks")] | length) == ($j[0].clocks.sources | length)
+	 and any(.figures[]; .section == "timers" and .figure == "wakeups_with_window")
+	 and any(.figures[]; .section == "timers" and .figure == "late_p99_ns")
+	 and any(.figures[]; .section == "cpus" and .figure == "count")
+	 and all(.figures[]; .verdict | IN("same", "context", "varies"))' "$OUT"
+run probe --compare --json "$FX/aa01-a.json" "$A"
+json_ok "$OUT"
+jq_check "a recorded version 1 report against this one: clocks, CPUs and timers compared" \
+	'any(.figures[]; .section == "clocks" and .figure == "libc:CLOCK_MONOTONIC ns_per_read"
+	     and .rule == "range")
+	 and any(.figures[]; .section == "cpus" and .figure == "count")
+	 and any(.figures[]; .section == "timers" and .figure == "wakeups_with_window")
+	 and all(.skipped[]; .section != "clocks" and .section != "cpus")' "$OUT"
 
 # bad input: exit 2, one line, nothing on stdout
 printf '{"tool": "punctual", "command": "probe", "sleeps": [1,]}' >"$TMP/trailing.json"

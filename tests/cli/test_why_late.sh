@@ -224,7 +224,10 @@ else
 	cleanup
 	json_ok "$J"
 	s=$(share throttled "$J")
-	check "0.3-CPU cgroup with a busy loop: throttled share $s >= 0.8 ($(jq -c '[.causes[] | select(.count > 0) | {cause, count, wakeups}]' "$J" 2>/dev/null))" ge "$s" 0.8
+	# throttling is the cause named first, most of the late deadlines' (the machine's own
+	# load preempts some too: make test-load runs this beside 8 hogs)
+	check "0.3-CPU cgroup with a busy loop: throttled first, share $s >= 0.5 ($(jq -c '[.causes[] | select(.count > 0) | {cause, count, wakeups}]' "$J" 2>/dev/null))" \
+		test "$(top "$J")" = throttled -a -n "$(ge "$s" 0.5 && echo y)"
 	jq_check "throttled names the cgroup and its quota" --arg p "/pn-late-$$" \
 		'[.causes[] | select(.cause == "throttled")][0] | .cgroup == $p and .quota_us == 30000 and .period_us == 100000' "$J"
 	jq_check "the cgroup's counters are in the report" --arg p "/pn-late-$$" \

@@ -4,12 +4,14 @@
 # check: no two object files of the library, the shim or the tool use each other, directly
 # or through others (scripts/circles.py), and no file under src/ or tools/ has more than 800
 # lines, no function over 80; every environment variable the code reads is documented; the
-# wait engine is the only driver of a plan and reaches the kernel through one table
+# wait engine is the only driver of a plan and reaches the kernel through one table; the
+# tool takes the library's internals through src/contract.h alone, and only those it lists
 # (docs/HACKING.md).
 SRC=$1 BUILD=$2
 fails=0
 for t in punctual_objects punctual_preload punctual_tool; do
 	objs=$(find "$BUILD/CMakeFiles/$t.dir" -name '*.o')
+	[ "$t" = punctual_tool ] && objs="$objs $(find "$BUILD/CMakeFiles/punctual_toolkit.dir" -name '*.o')"
 	if [ -z "$objs" ]; then
 		echo "FAIL: no object files for $t under $BUILD"
 		fails=$((fails + 1))
@@ -64,6 +66,25 @@ own=$(nm --defined-only $shim | awk 'NF == 3 {print $3}' | sort -u)
 imp=$(nm -u $shim | awk '$1 == "U" && $2 ~ /^pn__/ {print $2}' | sort -u | comm -23 - <(echo "$own"))
 if [ "$(echo "$imp" | grep -c .)" -gt 6 ]; then
 	echo "FAIL: the shim uses $(echo "$imp" | grep -c .) internal symbols of the library (at most 6): $(echo $imp)"
+	fails=$((fails + 1))
+fi
+# the tool's contract with the library: tools/ includes one header of src/ (contract.h),
+# and its objects use no internal symbol of the library that the header does not list
+srch=$(grep -rhoE '^#include "[^"]+"' "$SRC/tools" | sed 's/#include "//; s/"$//' | sort -u |
+	while read -r h; do [ -f "$SRC/src/$h" ] && [ ! -f "$SRC/tools/punctual/$h" ] && echo "$h"; done)
+if [ "$srch" != contract.h ]; then
+	echo "FAIL: tools/ includes these headers of src/, not contract.h alone: $(echo $srch)"
+	fails=$((fails + 1))
+fi
+tool=$(find "$BUILD/CMakeFiles/punctual_toolkit.dir" "$BUILD/CMakeFiles/punctual_tool.dir" -name '*.o')
+# shellcheck disable=SC2086
+towned=$(nm --defined-only $tool | awk 'NF == 3 {print $3}' | sort -u)
+listed=$(grep -oE 'pn__[a-z0-9_]+' "$SRC/src/contract.h" | sort -u)
+# shellcheck disable=SC2086
+beyond=$(nm -u $tool | awk '$1 == "U" && $2 ~ /^pn__/ {print $2}' | sort -u |
+	comm -23 - <(echo "$towned") | comm -23 - <(echo "$listed"))
+if [ -n "$beyond" ]; then
+	echo "FAIL: the tool uses internals src/contract.h does not list: $(echo $beyond)"
 	fails=$((fails + 1))
 fi
 # no function over 80 lines (Universal Ctags finds each function's first and last line)

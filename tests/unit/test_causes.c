@@ -21,27 +21,29 @@
 static void stat_v1_v2(void **state)
 {
 	(void)state;
-	struct cg_stat st;
-	causes_parse_stat("nr_periods 46\nnr_throttled 34\nthrottled_time 1084785325\nnr_bursts 0\n"
-	                  "burst_time 0\n",
-	                  false, &st);
+	struct pn__cgroup_stat st;
+	pn__cgroup_parse_stat(
+	        "nr_periods 46\nnr_throttled 34\nthrottled_time 1084785325\nnr_bursts 0\n"
+	        "burst_time 0\n",
+	        false, &st);
 	assert_int_equal(st.nr_periods, 46);
 	assert_int_equal(st.nr_throttled, 34);
 	assert_int_equal(st.throttled_ns, 1084785325);
-	causes_parse_stat("usage_usec 9\nuser_usec 5\nsystem_usec 4\nnr_periods 7\nnr_throttled 2\n"
-	                  "throttled_usec 1500\nnr_bursts 0\nburst_usec 0",
-	                  true, &st);
+	pn__cgroup_parse_stat(
+	        "usage_usec 9\nuser_usec 5\nsystem_usec 4\nnr_periods 7\nnr_throttled 2\n"
+	        "throttled_usec 1500\nnr_bursts 0\nburst_usec 0",
+	        true, &st);
 	assert_int_equal(st.nr_periods, 7);
 	assert_int_equal(st.nr_throttled, 2);
 	assert_int_equal(st.throttled_ns, 1500000);
 	/* v2 without the cpu controller has no throttling keys; v1's key is not v2's */
-	causes_parse_stat("usage_usec 9\nuser_usec 5\n", true, &st);
+	pn__cgroup_parse_stat("usage_usec 9\nuser_usec 5\n", true, &st);
 	assert_int_equal(st.nr_throttled + st.throttled_ns + st.nr_periods, 0);
-	causes_parse_stat("throttled_time 5\n", true, &st);
+	pn__cgroup_parse_stat("throttled_time 5\n", true, &st);
 	assert_int_equal(st.throttled_ns, 0);
-	causes_parse_stat("", false, &st);
+	pn__cgroup_parse_stat("", false, &st);
 	assert_int_equal(st.nr_throttled, 0);
-	causes_parse_stat("nr_throttled\nnr_throttled x\nnr_throttled 3", false, &st);
+	pn__cgroup_parse_stat("nr_throttled\nnr_throttled x\nnr_throttled 3", false, &st);
 	assert_int_equal(st.nr_throttled, 3);
 }
 
@@ -114,39 +116,39 @@ static void table(void **state)
 {
 	(void)state;
 	struct cause_rec recs[] = {
-	        {.late = 100, .cause = CAUSE_WAKEUP, .level = -1},
-	        {.late = 500, .missed = 9, .cause = CAUSE_THROTTLED, .level = 1},
-	        {.late = 300, .cause = CAUSE_THROTTLED, .level = 0},
-	        {.late = 200, .missed = 1, .cause = CAUSE_THROTTLED, .level = 1},
-	        {.late = 700, .cause = CAUSE_PREEMPTED, .level = -1},
-	        {.late = 201, .missed = 30, .cause = CAUSE_PREEMPTED, .level = -1},
+	        {.late = 100, .cause = PN__WHY_WAKEUP, .level = -1},
+	        {.late = 500, .missed = 9, .cause = PN__WHY_THROTTLED, .level = 1},
+	        {.late = 300, .cause = PN__WHY_THROTTLED, .level = 0},
+	        {.late = 200, .missed = 1, .cause = PN__WHY_THROTTLED, .level = 1},
+	        {.late = 700, .cause = PN__WHY_PREEMPTED, .level = -1},
+	        {.late = 201, .missed = 30, .cause = PN__WHY_PREEMPTED, .level = -1},
 	};
 	struct causes_thread t = {.rec = recs, .nrec = sizeof(recs) / sizeof(recs[0])};
 	struct cause_table tab = {0};
 	cause_table_add(&tab, &t, 200); /* later than 200: not the 100 nor the 200 */
 	assert_int_equal(tab.late_wakeups, 4);
 	assert_int_equal(tab.late, 10 + 1 + 1 + 31);
-	assert_int_equal(tab.c[CAUSE_THROTTLED].count, 11);
-	assert_int_equal(tab.c[CAUSE_THROTTLED].wakeups, 2);
-	assert_int_equal(tab.c[CAUSE_THROTTLED].total_ns, 800);
-	assert_int_equal(tab.c[CAUSE_THROTTLED].max_ns, 500);
-	assert_int_equal(tab.c[CAUSE_PREEMPTED].count, 32);
-	assert_int_equal(tab.c[CAUSE_WAKEUP].count, 0);
-	assert_int_equal(cause_table_top(&tab), CAUSE_PREEMPTED);
+	assert_int_equal(tab.c[PN__WHY_THROTTLED].count, 11);
+	assert_int_equal(tab.c[PN__WHY_THROTTLED].wakeups, 2);
+	assert_int_equal(tab.c[PN__WHY_THROTTLED].total_ns, 800);
+	assert_int_equal(tab.c[PN__WHY_THROTTLED].max_ns, 500);
+	assert_int_equal(tab.c[PN__WHY_PREEMPTED].count, 32);
+	assert_int_equal(tab.c[PN__WHY_WAKEUP].count, 0);
+	assert_int_equal(cause_table_top(&tab), PN__WHY_PREEMPTED);
 	/* levels 0 and 1 once each: a tie goes to the level nearest the process */
 	assert_int_equal(cause_table_level(&tab), 0);
-	struct cause_rec more = {.late = 900, .cause = CAUSE_THROTTLED, .level = 1};
+	struct cause_rec more = {.late = 900, .cause = PN__WHY_THROTTLED, .level = 1};
 	struct causes_thread t2 = {.rec = &more, .nrec = 1};
 	cause_table_add(&tab, &t2, 200); /* a second thread's records add up */
 	assert_int_equal(cause_table_level(&tab), 1);
-	assert_int_equal(tab.c[CAUSE_THROTTLED].max_ns, 900);
+	assert_int_equal(tab.c[PN__WHY_THROTTLED].max_ns, 900);
 	assert_int_equal(tab.late_wakeups, 5);
 	struct cause_table empty = {0};
 	assert_int_equal(cause_table_top(&empty), -1);
 	assert_int_equal(cause_table_level(&empty), -1);
-	for (int c = 0; c < CAUSE_COUNT; c++)
-		assert_true(strlen(cause_name(c)) > 0);
-	assert_string_equal(cause_name(CAUSE_COUNT), "unknown");
+	for (int c = 0; c < PN__WHY_COUNT; c++)
+		assert_true(strlen(pn__why_name(c)) > 0);
+	assert_string_equal(pn__why_name(PN__WHY_COUNT), "unknown");
 }
 
 /* One real reading: no quota level, so no cgroup file; a late wakeup gets a cause. */
@@ -163,12 +165,12 @@ static void real(void **state)
 	assert_int_equal(causes_after(&t, pn_now(), 1000, 0, 0, false, &level), -1);
 	assert_int_equal(t.nrec, 0);
 	int c = causes_after(&t, pn_now(), 5000000, 1, 4, true, &level);
-	assert_true(c >= 0 && c < CAUSE_COUNT);
+	assert_true(c >= 0 && c < PN__WHY_COUNT);
 	assert_int_equal(t.nrec, 1);
 	assert_int_equal(t.rec[0].cause, c);
 	assert_int_equal(t.rec[0].missed, 4);
 	assert_int_equal(t.rec[0].cycle, 1);
-	assert_true(c == CAUSE_THROTTLED ? level >= 0 : level == -1);
+	assert_true(c == PN__WHY_THROTTLED ? level >= 0 : level == -1);
 	causes_thread_close(&t);
 	free(t.rec);
 }

@@ -27,10 +27,11 @@
 #include <jansson.h>
 #endif
 
-#include "json.h"
-#include "prom.h"
-#include "splitmix.h"
-#include "tool.h"
+#include "contract.h"
+#include "util/diag.h"
+#include "util/encode.h"
+#include "util/json.h"
+#include "util/prom.h"
 
 #define MAXCP 64
 

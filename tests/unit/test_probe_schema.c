@@ -15,7 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "probe_schema.h"
+#include "probe/schema.h"
 
 static void precedence(void **state)
 {

@@ -33,6 +33,7 @@
 #include <punctual/clock.h>
 #include <punctual/sleep.h>
 #include <punctual/slack.h>
+#include "wait/runs.h"
 #include "wait/slice.h"
 #include "wait/state.h"
 #include "deny.h"
@@ -474,16 +475,15 @@ static void test_lost_spins(void **state)
 	assert_int_equal(e.lost_ns, 700000); /* left for the caller's own readings */
 	/* and for a thread that reads its own, losses its run queue did not take */
 	struct pn__slice own = {.status = 1};
-	uint64_t exec, queued, runs;
-	assert_int_equal(pn__slice_read_runs(&exec, &queued, &runs), 0);
-	pn__slice_note(&own, exec, queued, runs); /* a start */
+	struct pn__runs r0, r1;
+	assert_int_equal(pn__runs_read(&r0), 0);
+	pn__slice_note(&own, r0.exec_ns, r0.queued_ns, r0.switches); /* a start */
 	pn__slice_spin_end(&own, 700000);
 	pn__slice_spin_end(&own, 700000);
-	uint64_t queued_after;
-	assert_int_equal(pn__slice_read_runs(&exec, &queued_after, &runs), 0);
+	assert_int_equal(pn__runs_read(&r1), 0);
 	/* (unless a loaded machine queued this very thread that long meanwhile: then the rule
 	 * holds, and the losses were the run queue's) */
-	if (queued_after - queued < 700000 / 2)
+	if (r1.queued_ns - r0.queued_ns < 700000 / 2)
 		assert_false(pn__slice_shared(&own));
 }
 

@@ -17,8 +17,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "cmd_tune.h"
-#include "tool.h"
+#include "tune/tune.h"
+#include "util/diag.h"
 
 static char dir[64];
 static char refusal[512];
@@ -109,17 +109,19 @@ static void own(void **state)
 {
 	(void)state;
 	char frag[256], drop[1024];
-	snprintf(frag, sizeof(frag), "%s", put("b.service", "[Service]\n"
-	                                                   "Environment=LD_PRELOAD=/own.so\n"
-	                                                   "ExecStart=/bin/true\n"
-	                                                   "TimerSlackNSec=20ms\n"));
+	snprintf(frag, sizeof(frag), "%s",
+	         put("b.service", "[Service]\n"
+	                          "Environment=LD_PRELOAD=/own.so\n"
+	                          "ExecStart=/bin/true\n"
+	                          "TimerSlackNSec=20ms\n"));
 	char admin[256], old[256], measure[256];
 	snprintf(admin, sizeof(admin), "%s",
 	         put("10-admin.conf", "[Service]\nEnvironment=\"LD_PRELOAD=/a b.so\"\n"));
 	snprintf(old, sizeof(old), "%s",
-	         put(TUNE_DROP_IN, TUNE_MARK " (--precise)\n[Service]\n"
-	                           "Environment=LD_PRELOAD=/shim.so PUNCTUAL_PRECISION=10000\n"
-	                           "TimerSlackNSec=1\n"));
+	         put(TUNE_DROP_IN,
+	             TUNE_MARK " (--precise)\n[Service]\n"
+	                       "Environment=LD_PRELOAD=/shim.so PUNCTUAL_PRECISION=10000\n"
+	                       "TimerSlackNSec=1\n"));
 	snprintf(measure, sizeof(measure), "%s",
 	         put(TUNE_MEASURE_IN, TUNE_MARK ", measuring\n[Service]\nTimerSlackNSec=5\n"));
 	snprintf(drop, sizeof(drop), "%s %s %s", admin, old, measure);
@@ -234,9 +236,8 @@ static void exec_start(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(environment), cmocka_unit_test(own),
-	        cmocka_unit_test(kept),        cmocka_unit_test(measuring),
-	        cmocka_unit_test(exec_start),
+	        cmocka_unit_test(environment), cmocka_unit_test(own),        cmocka_unit_test(kept),
+	        cmocka_unit_test(measuring),   cmocka_unit_test(exec_start),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

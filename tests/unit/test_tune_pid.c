@@ -17,9 +17,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "cmd_tune.h"
-#include "fs.h"
-#include "tool.h"
+#include "contract.h"
+#include "tune/tune.h"
+#include "util/diag.h"
 
 static char root[64];
 static char refusal[512];

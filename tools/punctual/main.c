@@ -2,14 +2,19 @@
 /*
  * main.c: the punctual command: the subcommand table and the top-level options.
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <punctual/sleep.h>
 #include <punctual/version.h>
-#include "json.h"
-#include "tool.h"
-#include "wait/slice.h"
+#include "contract.h"
+#include "util/diag.h"
+#include "util/opts.h"
+#include "util/out.h"
+#include "commands.h"
+#include "util/json.h"
 
 struct subcmd {
 	const char *name;

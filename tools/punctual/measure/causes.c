@@ -34,6 +34,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,16 +43,10 @@
 #include <unistd.h>
 
 #include <punctual/cpus.h>
+#include "contract.h"
 #include "measure/causes.h"
 
 #define BLOCK 64 /* wakeups between two readings of the per-CPU files */
-
-const char *cause_name(int c)
-{
-	static const char *const names[CAUSE_COUNT] = {"throttled", "preempted", "migrated", "irq",
-	                                               "stolen",    "slack",     "wakeup"};
-	return c >= 0 && c < CAUSE_COUNT ? names[c] : "unknown";
-}
 
 /* ---- the cgroup levels ---------------------------------------------------------------- */
 
@@ -114,63 +110,26 @@ void causes_cgroup_init(struct causes_cgroup *cg)
 	free(info);
 }
 
-void causes_parse_stat(const char *buf, bool v2, struct cg_stat *st)
+int causes_cgroup_stat(const struct causes_cgroup *cg, int level, struct pn__cgroup_stat *st)
 {
-	*st = (struct cg_stat){0};
-	for (const char *p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-		unsigned long long v;
-		char key[32];
-		if (sscanf(p, "%31s %llu", key, &v) != 2)
-			continue;
-		if (strcmp(key, "nr_periods") == 0)
-			st->nr_periods = v;
-		else if (strcmp(key, "nr_throttled") == 0)
-			st->nr_throttled = v;
-		else if (!v2 && strcmp(key, "throttled_time") == 0)
-			st->throttled_ns = v;
-		else if (v2 && strcmp(key, "throttled_usec") == 0)
-			st->throttled_ns = v * 1000;
-	}
-}
-
-int causes_cgroup_stat(const struct causes_cgroup *cg, int level, struct cg_stat *st)
-{
-	char buf[1024];
 	if (level < 0 || level >= cg->n)
 		return -EINVAL;
-	int r = read_small(cg->lv[level].dir, "cpu.stat", buf, sizeof(buf));
-	if (r == 0)
-		causes_parse_stat(buf, cg->v2, st);
-	return r;
+	return pn__cgroup_stat(cg->lv[level].dir, cg->v2, st);
 }
 
 /* ---- readers -------------------------------------------------------------------------- */
 
-static int pread_str(int fd, char *buf, size_t n)
-{
-	ssize_t r = pread(fd, buf, n - 1, 0);
-	if (r < 0)
-		return -errno;
-	buf[r] = '\0';
-	return (int)r;
-}
-
 static int64_t read_run_delay(int fd)
 {
-	char buf[96];
-	if (fd < 0 || pread_str(fd, buf, sizeof(buf)) < 0)
-		return -1;
-	unsigned long long exec, delay;
-	return sscanf(buf, "%llu %llu", &exec, &delay) == 2 ? (int64_t)delay : -1;
+	struct pn__runs r;
+	return fd >= 0 && pn__runs_pread(fd, &r) == 0 ? (int64_t)r.queued_ns : -1;
 }
 
 static uint64_t read_throttle(int fd, bool v2)
 {
-	char buf[1024];
-	struct cg_stat st;
-	if (fd < 0 || pread_str(fd, buf, sizeof(buf)) < 0)
+	struct pn__cgroup_stat st;
+	if (fd < 0 || pn__cgroup_stat_pread(fd, v2, &st) < 0)
 		return 0;
-	causes_parse_stat(buf, v2, &st);
 	return st.nr_throttled + st.throttled_ns;
 }
 
@@ -319,19 +278,14 @@ int causes_thread_open(struct causes_thread *t, const struct causes_cgroup *cg, 
 {
 	memset(t, 0, sizeof(*t));
 	t->cg = cg;
-	t->sched_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
-	int open_err = t->sched_fd < 0 ? -errno : 0;
+	t->sched_fd = pn__runs_open();
+	int open_err = t->sched_fd < 0 ? t->sched_fd : 0;
 	t->irq_fd = open("/proc/interrupts", O_RDONLY | O_CLOEXEC);
 	t->softirq_fd = open("/proc/softirqs", O_RDONLY | O_CLOEXEC);
 	t->stat_fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
 	for (int i = 0; i < CAUSES_LEVELS; i++) {
-		char path[1200];
-		t->cg_fd[i] = -1;
-		if (i < cg->n) {
-			snprintf(path, sizeof(path), "%s/cpu.stat", cg->lv[i].dir);
-			t->cg_fd[i] = open(path, O_RDONLY | O_CLOEXEC);
-			t->thr[i] = read_throttle(t->cg_fd[i], cg->v2);
-		}
+		t->cg_fd[i] = i < cg->n ? pn__cgroup_stat_open(cg->lv[i].dir) : -1;
+		t->thr[i] = i < cg->n ? read_throttle(t->cg_fd[i], cg->v2) : 0;
 	}
 	int pol = sched_getscheduler(0);
 	t->slack = pol == SCHED_FIFO || pol == SCHED_RR ? 0 : prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
@@ -398,35 +352,27 @@ int causes_after(struct causes_thread *t, int64_t now, int64_t late, uint64_t cy
 			block_snapshot(t, now, cpu, read_irqs(t, cpu));
 		return -1;
 	}
-	int c;
 	uint64_t irq = read_irqs(t, cpu);
-	if (throttled >= 0)
-		c = CAUSE_THROTTLED;
-	else if (2 * waited >= late)
-		c = CAUSE_PREEMPTED;
-	else if (moved)
-		c = CAUSE_MIGRATED;
-	else {
-		bool irqs = false, stolen = false;
-		if (cpu == t->blk_cpu && now > t->blk_at) {
-			double span = (double)(t->blk_at - t->base_at);
-			double rate = span > 0 ? (double)(t->blk_irq - t->base_irq) / span : 0;
-			uint64_t d = irq - t->blk_irq;
-			irqs = d > 0 && (double)d > 2 * rate * (double)(now - t->blk_at);
-			stolen = read_steal(t, cpu) > t->blk_steal;
-		}
-		c = irqs               ? CAUSE_IRQ
-		    : stolen           ? CAUSE_STOLEN
-		    : late <= t->slack ? CAUSE_SLACK
-		                       : CAUSE_WAKEUP;
+	struct pn__why_evidence ev = {.late = late,
+	                              .throttled = throttled >= 0,
+	                              .waited = waited,
+	                              .moved = moved,
+	                              .slack = t->slack};
+	if (cpu == t->blk_cpu && now > t->blk_at) { /* the per-CPU files, since the last block */
+		double span = (double)(t->blk_at - t->base_at);
+		double rate = span > 0 ? (double)(t->blk_irq - t->base_irq) / span : 0;
+		uint64_t d = irq - t->blk_irq;
+		ev.irqs = d > 0 && (double)d > 2 * rate * (double)(now - t->blk_at);
+		ev.stolen = read_steal(t, cpu) > t->blk_steal;
 	}
+	int c = pn__why_classify(&ev);
 	block_snapshot(t, now, cpu, irq);
 	struct cause_rec r = {.late = late,
 	                      .run_delay = waited,
 	                      .cycle = cycle,
 	                      .missed = missed > UINT32_MAX ? UINT32_MAX : (uint32_t)missed,
 	                      .cause = (uint8_t)c,
-	                      .level = (int8_t)(c == CAUSE_THROTTLED ? throttled : -1),
+	                      .level = (int8_t)(c == PN__WHY_THROTTLED ? throttled : -1),
 	                      .cpu = (int16_t)cpu};
 	record(t, &r);
 	if (level)
@@ -469,7 +415,7 @@ int cause_table_level(const struct cause_table *tab)
 int cause_table_top(const struct cause_table *tab)
 {
 	int best = -1;
-	for (int c = 0; c < CAUSE_COUNT; c++)
+	for (int c = 0; c < PN__WHY_COUNT; c++)
 		if (tab->c[c].count && (best < 0 || tab->c[c].count > tab->c[best].count))
 			best = c;
 	return best;

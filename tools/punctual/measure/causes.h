@@ -7,19 +7,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Most specific first: the first that holds names a late wakeup. */
-enum cause {
-	CAUSE_THROTTLED, /* a cgroup's CFS quota ran out during the sleep */
-	CAUSE_PREEMPTED, /* runqueue wait (schedstat run_delay) for half the lateness or more */
-	CAUSE_MIGRATED,  /* woke on another CPU than it slept on */
-	CAUSE_IRQ,       /* device interrupts or softirqs on its CPU above their usual rate */
-	CAUSE_STOLEN,    /* the hypervisor reported steal time on its CPU */
-	CAUSE_SLACK,     /* within the thread's timer slack */
-	CAUSE_WAKEUP,    /* none of these: the kernel's own wakeup latency */
-	CAUSE_COUNT
-};
-/* "throttled", ..., "wakeup". */
-const char *cause_name(int c);
+#include "contract.h"
+
+/* The causes, their order and the rule that names them are the library's (enum
+ * pn__why_cause, pn__why_classify, pn__why_name: src/wait/why.h), one rule for the tool's
+ * loop and a program's waits under PUNCTUAL_EXPLAIN. */
 
 #define CAUSES_LEVELS 16
 
@@ -40,16 +32,11 @@ struct causes_cgroup {
 /* Fills cg from pn_cpu_info; never fails (cg->note says what could not be read). */
 void causes_cgroup_init(struct causes_cgroup *cg);
 
-/* A level's CFS counters (v1 nr_periods / nr_throttled / throttled_time; v2 nr_periods /
- * nr_throttled / throttled_usec, in ns here) since the cgroup was created: 0 or -errno. */
-struct cg_stat {
-	uint64_t nr_periods, nr_throttled, throttled_ns;
-};
-int causes_cgroup_stat(const struct causes_cgroup *cg, int level, struct cg_stat *st);
+/* Level level's CFS counters (the library's reader of cpu.stat): 0 or -errno. */
+int causes_cgroup_stat(const struct causes_cgroup *cg, int level, struct pn__cgroup_stat *st);
 
-/* The parsers, pure functions of the files' text (tests/unit/test_causes.c). cpu.stat
- * (v1 throttled_time in ns, v2 throttled_usec), missing keys 0: */
-void causes_parse_stat(const char *text, bool v2, struct cg_stat *st);
+/* The parsers of the per-CPU files, pure functions of their text (tests/unit/test_causes.c;
+ * cpu.stat's is the library's pn__cgroup_parse_stat). */
 /* CPU cpu's column of /proc/interrupts (without LOC and RES) plus that of /proc/softirqs
  * (HI NET_TX NET_RX BLOCK IRQ_POLL TASKLET); either text may be NULL; a CPU without a
  * column (offline) adds 0. */
@@ -112,7 +99,7 @@ struct cause_table {
 	int64_t threshold;
 	uint64_t late;         /* late deadlines (as cause_stat.count), all causes */
 	uint64_t late_wakeups; /* wakeups later than threshold */
-	struct cause_stat c[CAUSE_COUNT];
+	struct cause_stat c[PN__WHY_COUNT];
 	uint64_t level_count[CAUSES_LEVELS]; /* throttled wakeups per level */
 };
 void cause_table_add(struct cause_table *tab, const struct causes_thread *t, int64_t threshold);

@@ -19,7 +19,10 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -29,9 +32,10 @@
 #include <unistd.h>
 
 #include <punctual/clock.h>
-#include "internal.h"
+#include "contract.h"
+#include "util/diag.h"
+#include "util/progress.h"
 #include "measure/clocks.h"
-#include "tool.h"
 
 #define BATCH_TARGET_NS 50000
 #define PROBE_ERRNO     ENOTRECOVERABLE

@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,9 +28,8 @@
 #include <punctual/clock.h>
 #include <punctual/slack.h>
 #include <punctual/sleep.h>
+#include "contract.h"
 #include "measure/frontier.h"
-#include "wait/slice.h"
-#include "wait/state.h"
 
 #define US 1000LL
 #define MS 1000000LL
@@ -370,14 +370,10 @@ static _Thread_local int runs_fd = -1;
 
 static void runs_read(struct runs *r)
 {
-	char buf[128];
-	ssize_t n = runs_fd >= 0 ? pread(runs_fd, buf, sizeof(buf) - 1, 0) : -1;
-	if (n > 0) {
-		buf[n] = '\0';
-		pn__slice_parse_runs(buf, &r->exec, &r->queued, &r->n);
-	} else if (pn__slice_read_runs(&r->exec, &r->queued, &r->n) < 0) {
-		memset(r, 0, sizeof(*r));
-	}
+	struct pn__runs k;
+	if ((runs_fd >= 0 ? pn__runs_pread(runs_fd, &k) : pn__runs_read(&k)) < 0)
+		k = (struct pn__runs){0};
+	*r = (struct runs){k.exec_ns, k.queued_ns, k.switches};
 }
 
 /* A punctual variant learns whether its CPU is shared from its own sleeps alone, as a
@@ -605,7 +601,7 @@ static void *variant_main(void *arg)
 	struct variant_thread *w = arg;
 	struct turns *t = w->t;
 	pn__sched_get(&w->base);
-	runs_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	runs_fd = pn__runs_open();
 	for (;;) {
 		sem_take(&t->go[w->v]);
 		if (atomic_load(&t->quit))

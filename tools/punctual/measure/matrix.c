@@ -6,13 +6,17 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include <punctual/clock.h>
 #include <punctual/slack.h>
+#include "util/diag.h"
+#include "util/out.h"
+#include "util/progress.h"
 #include "measure/matrix.h"
-#include "tool.h"
 
 struct sleep_cell *sleep_matrix_cell(const struct sleep_matrix *x, int i, int s, int m)
 {

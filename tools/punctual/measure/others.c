@@ -14,6 +14,8 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,11 +118,14 @@ void others_diff(const struct others_snap *before, const struct others_snap *aft
 		                                              before->p[i].reaped <= a->reaped
 		                                      ? &before->p[i]
 		                                      : NULL;
-		uint64_t own = a->ticks - (b ? b->ticks : 0), reaped = a->reaped - (b ? b->reaped : 0);
+		uint64_t own = a->ticks - (b ? b->ticks : 0),
+		         reaped = a->reaped - (b ? b->reaped : 0);
 		if (a->pid == self || own + reaped == 0)
 			continue;
 		double c = (double)own * per_tick, r = (double)reaped * per_tick;
-		c += r < ncpus - c ? r : c < ncpus ? ncpus - c : 0; /* the reaped: within the CPUs */
+		c += r < ncpus - c ? r
+		     : c < ncpus   ? ncpus - c
+		                   : 0; /* the reaped: within the CPUs */
 		o->cpus += c;
 		o->nbusy++;
 		size_t j = o->ntop < OTHERS_TOP ? o->ntop++ : OTHERS_TOP;

@@ -12,6 +12,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -19,8 +22,9 @@
 
 #include <punctual/clock.h>
 #include <punctual/sleep.h>
+#include "util/diag.h"
+#include "util/progress.h"
 #include "measure/periodic.h"
-#include "tool.h"
 
 #define WARMUP       128
 #define MAX_OUTLIERS 1024

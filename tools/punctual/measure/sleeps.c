@@ -13,6 +13,8 @@
  * what remains and counts an interruption; a return before the deadline without one is
  * an early return, which must never happen.
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <errno.h>
 #include <linux/futex.h>
 #include <poll.h>
@@ -35,7 +37,7 @@
 #include <punctual/clock.h>
 #include <punctual/sleep.h>
 #include <punctual/wait.h>
-#include "internal.h"
+#include "contract.h"
 #include "measure/sleeps.h"
 
 #define MAX_MECHS 32
@@ -52,7 +54,7 @@ struct sleep_ctx {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool cv_ready;
-	_Atomic bool cut; /* sleep_ctx_cut: the sample in progress is cut, none starts */
+	_Atomic bool cut;            /* sleep_ctx_cut: the sample in progress is cut, none starts */
 	volatile sig_atomic_t *stop; /* sleep_ctx_stop_on */
 #ifdef PN_HAVE_LIBURING
 	struct io_uring ring;

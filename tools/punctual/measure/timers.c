@@ -6,15 +6,18 @@
  * timer was due; that is what the process pays, and what the optimum bounds.
  */
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <punctual/clock.h>
 #include <punctual/sleep.h>
 #include <punctual/wheel.h>
+#include "contract.h"
+#include "util/progress.h"
 #include "measure/timers.h"
-#include "splitmix.h"
-#include "tool.h"
 
 /* ---- windows ----------------------------------------------------------------------- */
 

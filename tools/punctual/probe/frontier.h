@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/* probe_frontier.h: `punctual probe`'s section "what precision costs here": the
+ * lateness-versus-CPU frontier of measure/frontier.c, rendered, and the recommendation of
+ * the punctual variant that beats the kernel beyond the noise (probe_frontier.c). */
+#ifndef PUNCTUAL_PROBE_FRONTIER_H
+#define PUNCTUAL_PROBE_FRONTIER_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "measure/frontier.h"
+#include "probe/reco.h"
+
+struct probe_frontier {
+	bool run;
+	struct frontier *f; /* NULL until measured */
+	int best;           /* the variant advised at 1 ms (frontier_best), or -1 */
+	int won;            /* the stretches it won (frontier_best) */
+	int len_1ms;        /* the index of the 1 ms length, or -1 */
+};
+
+#endif

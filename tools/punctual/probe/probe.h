@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/* probe.h: what `punctual probe` measures, and its sections (probe_<section>.c), each of
+ * one shape, which cmd_probe.c runs in turn. */
+#ifndef PUNCTUAL_PROBE_H
+#define PUNCTUAL_PROBE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <punctual/clock.h>
+#include <punctual/cpus.h>
+#include <punctual/sleep.h>
+#include "util/diag.h"
+#include "util/host.h"
+#include "util/json.h"
+#include "measure/clocks.h"
+#include "measure/matrix.h"
+#include "measure/timers.h"
+#include "probe/frontier.h"
+#include "probe/reco.h"
+#include "probe/why.h"
+
+#define PROBE_INTERVALS 3
+#define PROBE_SLACKS    2
+#define PROBE_MECHS     6
+#define PROBE_RECOS     8
+
+struct probe_timers {
+	bool run;
+	int timers;
+	int64_t min_delay, max_delay; /* ns */
+	int percent;                  /* precision as % of the delay in the coalesced run */
+	uint64_t wakeups_exact;       /* precision 0 */
+	uint64_t wakeups_window;      /* precision = percent of the delay */
+	uint64_t optimum_window;      /* the offline optimum for the same windows */
+	uint64_t past_window;         /* fires after their window (a late wakeup), coalesced run */
+	uint64_t early;               /* fires before the deadline: 0 */
+	int64_t late_p99;             /* ns, coalesced run */
+	struct timers_config config;  /* the coalesced run's, */
+	struct timers_result *result; /* and its result (--json) */
+};
+
+/* probe_shared.c: 1 ms sleeps beside CPU hogs, four variants. */
+struct probe_shared {
+	bool run;
+	int error;          /* -errno: the hogs could not be started, nothing measured */
+	struct frontier *f; /* NULL until measured */
+};
+
+/* probe_quota.c: the CFS quota's throttling across the probe's measurements, from its
+ * start to the why-late loop's end (the shared run's hogs would throttle a quota by
+ * themselves): spinning there spends the quota. */
+struct probe_quota {
+	struct causes_cgroup cg; /* the levels with a quota, read at the start */
+	struct pn__cgroup_stat before[CAUSES_LEVELS];
+	int status[CAUSES_LEVELS]; /* 0, or -errno: that level's cpu.stat unreadable */
+	int level;                 /* the level throttled the longest, or -1: none was */
+	uint64_t throttled;        /* its periods throttled over the probe */
+	int64_t throttled_ns;      /* and its time throttled */
+};
+
+struct probe {
+	bool quick;
+	struct host host;
+	char virt[96];      /* "KVM" (CPUID hypervisor leaf), "none", ... */
+	char dmi[160];      /* DMI vendor and product, "" if unreadable */
+	char container[48]; /* the container manager's name ("systemd-nspawn", "podman"), or "" */
+	char container_how[32]; /* where it was found; "": no container found */
+	char nohz_full[64];     /* "" when none or unreadable */
+	char isolated[64];
+	int64_t slack_self, slack_pid1; /* ns, or -errno */
+	struct pn_cycles_info cycles;
+	int nclocks;
+	struct clock_result *clocks;
+	int64_t intervals[PROBE_INTERVALS], slacks[PROBE_SLACKS];
+	const struct sleep_mech *mechs[PROBE_MECHS];
+	struct sleep_matrix sleeps;
+	struct pn_cpu_info cpu;
+	int cpu_status; /* pn_cpu_info's: 0, or -errno and cpu is not filled */
+	int cpu_count;  /* pn_cpu_count(), which answers even then */
+	struct probe_timers timers;
+	struct probe_why why;           /* probe_why.c */
+	struct probe_frontier frontier; /* probe_frontier.c */
+	struct probe_shared shared;     /* probe_shared.c */
+	struct probe_quota quota;       /* probe_quota.c */
+	struct probe_reco recos[PROBE_RECOS];
+	int nrecos;
+	int64_t elapsed;
+};
+
+/* A section of the report, each of one shape: it measures (exits 1 on failure), adds the
+ * recommendations its figures support, and renders as text (on out), --json and --prom;
+ * done frees what it measured (NULL: nothing). cmd_probe.c runs them in this order. */
+struct probe_section {
+	const char *name;
+	void (*measure)(struct probe *p);
+	void (*recommend)(struct probe *p); /* NULL: none */
+	void (*text)(const struct probe *p);
+	void (*json)(struct json *j, const struct probe *p);
+	void (*prom)(FILE *f, const struct probe *p);
+	void (*done)(struct probe *p);
+};
+extern const struct probe_section probe_system, probe_clocks, probe_sleeps, probe_timers,
+        probe_cpus, probe_frontier, probe_shared, probe_why;
+
+/* Index of a mechanism or a clock source in the probe's results, or -1 (probe_sleeps.c,
+ * probe_clocks.c). */
+int probe_mech(const struct probe *p, const char *id);
+int probe_clock(const struct probe *p, const char *id);
+
+/* probe_shared.c: appends to buf (of n) whether the shared-CPU run saw a short EEVDF slice
+ * win the wakeups a plain program lost (why-late's preemption advice); nothing when it did
+ * not run. */
+void probe_shared_note(const struct probe *p, char *buf, size_t n);
+
+/* probe_quota.c: reads the quota levels' counters before any section measures, and at the
+ * why-late loop's end (the level throttled the longest in between); whether a quota
+ * throttled the probe (then no advice spins); the quota's advice, when one did. */
+void probe_quota_begin(struct probe *p);
+void probe_quota_end(struct probe *p);
+bool probe_throttled(const struct probe *p);
+void probe_quota_reco(struct probe *p);
+
+/* probe_verdict.c: the report's first lines, the deadlines this host keeps: each loop
+ * length's p99 lateness, the kernel alone's and with the advised fix. */
+void probe_verdict_text(const struct probe *p);
+void probe_verdict_json(struct json *j, const struct probe *p);
+
+/* probe_reco.c: appends a recommendation of kind (naming command, "" none), its text from
+ * fmt; returns it, so that a measured one can say what it moved (NULL when the list is
+ * full). */
+struct probe_reco *probe_reco_add(struct probe *p, const char *kind, const char *command,
+                                  const char *fmt, ...) PN_FMT(4, 5);
+/* The next free recommendation (counted once filled: p->nrecos++), or NULL when full. */
+struct probe_reco *probe_reco_next(struct probe *p);
+/* What r's change moved, measured: figure from before to after (r NULL: nothing). */
+void probe_reco_measured(struct probe_reco *r, const char *figure, double before, double after);
+void probe_reco_text(const struct probe *p);
+void probe_reco_json(struct json *j, const struct probe *p);
+
+/* Before measuring: exits 2 with one line if dir cannot be written or created or
+ * has a control character (it goes into gnuplot scripts), 1 without gnuplot. */
+void probe_plot_check(const char *dir);
+/* PNG and SVG charts through gnuplot into dir (dir_open: created if missing; every file
+ * with files.c's rules); 0 or -errno, what naming the file that failed ("" for dir
+ * itself); exits 1 without gnuplot. */
+int probe_plot(const struct probe *p, const char *dir, char *what, size_t n);
+/* `punctual probe --compare BEFORE AFTER` (compare.c): its own options; exit status. */
+int probe_compare(int argc, char **argv);
+
+#endif

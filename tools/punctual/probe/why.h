@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/* probe_why.h: `punctual probe`'s "why late" section: a short periodic loop of its own,
+ * the causes of its late tail and the cgroup's throttling counters (probe_why.c). */
+#ifndef PUNCTUAL_PROBE_WHY_H
+#define PUNCTUAL_PROBE_WHY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "measure/causes.h"
+#include "measure/others.h"
+#include "probe/reco.h"
+
+struct probe_why {
+	bool run;
+	int64_t interval, duration, elapsed;
+	uint64_t cycles, missed, early;
+	int64_t p50, p99, max; /* lateness, ns */
+	int status;            /* 0, or -errno: no attribution (causes_status) */
+	struct causes_cgroup cg;
+	struct pn__cgroup_stat st[CAUSES_LEVELS]; /* each quota level's counters at the end */
+	int st_status[CAUSES_LEVELS];
+	struct cause_table tab; /* later than 2x the median */
+	int runnable, cpus;     /* procs_running (/proc/stat) at the end, CPUs online */
+	struct others others;   /* what other processes ran during the loop */
+	int others_status;      /* 0, or -errno: /proc unreadable */
+	/* The same loop, shorter, with /dev/cpu_dma_latency held at 0 (PM QoS: no CPU goes
+	 * into an idle state it takes longer than 0 us to leave), for a wakeup from idle that
+	 * is late for the guest's own idle states, not the host's */
+	struct {
+		int status; /* 0 measured, or -errno: the file cannot be held (not root) */
+		int64_t elapsed;
+		uint64_t cycles, late, late_before; /* late: over 2x the main loop's median */
+		int64_t p50, p99;
+	} qos;
+};
+
+#endif

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/* render/figures.c: the JSON of the figures the subcommands and the probe share
+ * (figures.h). */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <punctual/cpus.h>
+#include <punctual/version.h>
+#include "render/figures.h"
+
+void clock_source_json(struct json *j, const struct clock_result *r)
+{
+	json_obj(j, NULL);
+	json_str(j, "id", r->id);
+	json_str(j, "name", r->name);
+	json_str(j, "via", r->via);
+	json_str(j, "path", r->path);
+	json_bool(j, "ordered", r->ordered);
+	json_int(j, "rank", r->rank);
+	json_obj(j, "ns_per_read");
+	json_num(j, "min", r->cost_min);
+	json_num(j, "median", r->cost_median);
+	json_uint(j, "rounds", r->rounds);
+	json_uint(j, "reads_per_round", r->reads_per_round);
+	json_obj_end(j);
+	json_obj(j, "resolution_ns");
+	json_int_if(j, "getres", r->getres_ns >= 0, r->getres_ns);
+	json_int_if(j, "smallest_step", r->step_ns >= 0, r->step_ns);
+	json_obj_end(j);
+	json_obj(j, "backward");
+	json_uint(j, "same_thread", r->backward_same);
+	json_uint(j, "reads_checked", r->reads_checked);
+	json_uint(j, "cross_cpu", r->backward_cross);
+	json_uint(j, "handoffs", r->handoffs);
+	json_int(j, "max_ns", r->backward_max_ns);
+	json_obj_end(j);
+	json_obj_end(j);
+}
+
+static void cgroup_json(struct json *j, const struct pn_cpu_info *in)
+{
+	json_obj(j, "cgroup");
+	json_str(j, "version", pn_cgroup_version_name(in->cgroup_version));
+	json_str(j, "controller", in->cgroup_path[0] ? (in->cgroup_v1_cpu ? "v1" : "v2") : NULL);
+	json_str(j, "path", in->cgroup_path[0] ? in->cgroup_path : NULL);
+	json_str(j, "dir", in->cgroup_dir[0] ? in->cgroup_dir : NULL);
+	json_str(j, "error", in->cgroup_error ? pn_strerror(in->cgroup_error) : NULL);
+	json_arr(j, "levels");
+	int n = in->n_levels < PN_CPU_LEVELS_MAX ? in->n_levels : PN_CPU_LEVELS_MAX;
+	for (int i = 0; i < n; i++) {
+		const struct pn_cpu_level *l = &in->levels[i];
+		json_obj(j, NULL);
+		json_str(j, "path", l->path);
+		json_int_if(j, "quota_us", l->quota_us > 0, l->quota_us);
+		json_int_if(j, "period_us", l->period_us > 0, l->period_us);
+		json_int_if(j, "shares", l->shares >= 0, l->shares);
+		json_str(j, "error", l->status ? pn_strerror(l->status) : NULL);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+void cpu_info_json(struct json *j, const struct pn_cpu_info *in)
+{
+	json_int(j, "count", in->count);
+	json_str(j, "reason", in->reason);
+	json_int_if(j, "online", in->online > 0, in->online);
+	json_int_if(j, "affinity", in->affinity > 0, in->affinity);
+	json_str(j, "affinity_list", in->affinity_list);
+	json_str(j, "rounding", pn_cpu_rounding_name(in->rounding));
+	json_str(j, "rounding_invalid", in->rounding_invalid[0] ? in->rounding_invalid : NULL);
+	json_int_if(j, "override", in->override != 0, in->override);
+	json_str(j, "override_invalid", in->override_invalid[0] ? in->override_invalid : NULL);
+	cgroup_json(j, in);
+	if (in->limit > 0) {
+		json_obj(j, "limit");
+		json_num(j, "cpus", in->limit);
+		json_int(j, "count", in->limit_count);
+		json_str(j, "path", in->limit_path);
+		json_int(j, "level", in->limit_level);
+		json_obj_end(j);
+	} else {
+		json_none(j, "limit");
+	}
+}
+
+void timers_json(struct json *j, const struct timers_config *c, const struct timers_result *r,
+                 bool interrupted)
+{
+	json_int(j, "count", c->count);
+	json_bool(j, "periodic", c->periodic);
+	json_obj(j, "delay");
+	json_str(j, "distribution",
+	         c->dist == TIMERS_UNIFORM   ? "uniform"
+	         : c->dist == TIMERS_BIMODAL ? "bimodal"
+	                                     : "fixed");
+	json_int(j, "a_ns", c->a);
+	json_int(j, "b_ns", c->b);
+	json_obj_end(j);
+	if (c->percent >= 0) {
+		json_num(j, "precision_percent", c->percent);
+		json_none(j, "precision_ns");
+	} else {
+		json_none(j, "precision_percent");
+		json_int(j, "precision_ns", c->precision);
+	}
+	json_uint(j, "seed", c->seed);
+	json_int(j, "duration_ns", c->duration);
+	json_int(j, "elapsed_ns", r->elapsed);
+	json_bool(j, "interrupted", interrupted);
+	json_uint(j, "fired", r->fired);
+	json_int(j, "unfired", r->unfired);
+	json_bool(j, "truncated", r->truncated);
+	json_uint(j, "wakeups", r->wakeups);
+	json_uint(j, "offline_optimum", r->optimum);
+	json_num(j, "ratio_to_optimum", r->optimum ? (double)r->wakeups / (double)r->optimum : 0.0);
+	json_uint(j, "uncoalesced_wakeups", r->uncoalesced);
+	json_num(j, "timers_per_wakeup", r->wakeups ? (double)r->fired / (double)r->wakeups : 0.0);
+	json_uint(j, "missed_periods", r->missed);
+	json_uint(j, "past_window", r->past_window);
+	json_uint(j, "early", r->early);
+	json_hist(j, "lateness_ns", &r->late, JSON_HIST_MEAN);
+}

@@ -1,0 +1,486 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_tune_dropin.c: the unit files `punctual tune` reads and the drop-ins it writes.
+ * Reading: a unit's [Service] lines (continued lines joined, comments skipped), its
+ * ExecStart= as a command, its Environment= assignments (unquoted and unescaped as
+ * systemd does, specifiers left for systemd), and what a unit sets itself besides tune's
+ * own drop-ins: LD_PRELOAD and TimerSlackNSec=. Writing: a drop-in's Environment= with
+ * each assignment quoted where it must be, '%' doubled in what tune adds (systemd reads
+ * it as a specifier), the unit's own LD_PRELOAD kept before the shim's; a measuring
+ * drop-in also undoes what an earlier tune's kept drop-in sets (UnsetEnvironment= of its
+ * exact assignments, the unit's own slack), so that the kept one stays in place until a
+ * new one replaces it.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/diag.h"
+#include "util/out.h"
+#include "tune/tune.h"
+
+/* ---- reading unit files ------------------------------------------------------------- */
+
+/* A [Service] line's handler: its key, its value (trimmed, writable). */
+typedef void service_fn(const char *key, char *value, void *arg);
+
+/* s without leading and trailing blanks (s is changed). */
+static char *trim(char *s)
+{
+	s += strspn(s, " \t");
+	size_t n = strlen(s);
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+		s[--n] = '\0';
+	return s;
+}
+
+/* One logical line (continuations joined) of the file at f into *line: its length, or
+ * -1 at the end. A line ending in a backslash goes on in the next, comment lines within
+ * it skipped, as systemd reads them. */
+static ssize_t logical_line(FILE *f, char **line, size_t *cap)
+{
+	char *part = NULL;
+	size_t pcap = 0, len = 0;
+	ssize_t r;
+	bool any = false;
+	while ((r = getline(&part, &pcap, f)) > 0) {
+		part[strcspn(part, "\r\n")] = '\0';
+		char *t = trim(part);
+		if (any && (t[0] == '#' || t[0] == ';'))
+			continue;
+		size_t k = strlen(t);
+		bool more = k && t[k - 1] == '\\';
+		if (more)
+			t[--k] = ' ';
+		if (len + k + 2 > *cap) {
+			char *m = realloc(*line, len + k + 256);
+			if (!m)
+				die(1, "out of memory");
+			*line = m;
+			*cap = len + k + 256;
+		}
+		memcpy(*line + len, t, k);
+		len += k;
+		(*line)[len] = '\0';
+		any = true;
+		if (!more)
+			break;
+	}
+	free(part);
+	return any ? (ssize_t)len : -1;
+}
+
+/* Calls fn with each Key=Value line of file's [Service] section: 0, or -errno. */
+static int service_lines(const char *file, service_fn *fn, void *arg)
+{
+	FILE *f = fopen(file, "r");
+	if (!f)
+		return -errno;
+	char *line = NULL;
+	size_t cap = 0;
+	bool service = false;
+	while (logical_line(f, &line, &cap) >= 0) {
+		char *l = trim(line), *eq = strchr(l, '=');
+		if (l[0] == '[')
+			service = strcmp(l, "[Service]") == 0;
+		else if (service && eq && l[0] != '#' && l[0] != ';') {
+			*eq = '\0';
+			fn(trim(l), trim(eq + 1), arg);
+		}
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+/* The next word of an Environment= or ExecStart= value at *p, unquoted ("..." and '...')
+ * and unescaped (\x is x; \n, \t their characters), '%' left as it is; NULL at the end.
+ * Written over the value itself. */
+static char *next_word(char **p)
+{
+	char *s = *p + strspn(*p, " \t"), *w = s, *o = s;
+	if (!*s)
+		return NULL;
+	char quote = 0;
+	for (; *s && (quote || (*s != ' ' && *s != '\t')); s++) {
+		if (*s == '\\' && s[1]) {
+			s++;
+			*o++ = *s == 'n' ? '\n' : *s == 't' ? '\t' : *s;
+		} else if (!quote && (*s == '"' || *s == '\'')) {
+			quote = *s;
+		} else if (quote && *s == quote) {
+			quote = 0;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*p = *s ? s + 1 : s;
+	*o = '\0';
+	return w;
+}
+
+/* ---- Environment= ------------------------------------------------------------------- */
+
+struct env_list {
+	char (*env)[256];
+	int n, max;
+};
+
+/* Adds NAME=VALUE to l, replacing one of the same name. */
+static void env_add(struct env_list *l, const char *a)
+{
+	size_t k = strcspn(a, "=");
+	if (!a[k] || k == 0 || strlen(a) >= 256)
+		return;
+	int i = 0;
+	while (i < l->n && !(strncmp(l->env[i], a, k + 1) == 0))
+		i++;
+	if (i == l->n && l->n == l->max)
+		return;
+	snprintf(l->env[i], 256, "%s", a);
+	l->n += i == l->n;
+}
+
+static void env_line(const char *key, char *value, void *arg)
+{
+	struct env_list *l = arg;
+	if (strcmp(key, "Environment") != 0)
+		return;
+	if (!*value) /* an empty assignment empties the list */
+		l->n = 0;
+	for (char *w; (w = next_word(&value));)
+		env_add(l, w);
+}
+
+int tune_unit_file_env(const char *file, char env[][256], int max)
+{
+	struct env_list l = {env, 0, max};
+	int r = service_lines(file, env_line, &l);
+	return r < 0 ? r : l.n;
+}
+
+/* The value of name in l ("" when none). */
+static const char *env_get(const struct env_list *l, const char *name)
+{
+	size_t k = strlen(name);
+	for (int i = 0; i < l->n; i++)
+		if (strncmp(l->env[i], name, k) == 0 && l->env[i][k] == '=')
+			return l->env[i] + k + 1;
+	return "";
+}
+
+/* ---- what a unit sets itself -------------------------------------------------------- */
+
+struct own_read {
+	struct env_list env;
+	char slack[64];
+	bool old_slack;
+};
+
+static void own_line(const char *key, char *value, void *arg)
+{
+	struct own_read *o = arg;
+	if (strcmp(key, "TimerSlackNSec") == 0)
+		snprintf(o->slack, sizeof(o->slack), "%s", value);
+	else
+		env_line(key, value, &o->env);
+}
+
+/* An earlier tune's kept drop-in: its assignments and whether it sets the slack. */
+static void old_line(const char *key, char *value, void *arg)
+{
+	struct own_read *o = arg;
+	if (strcmp(key, "TimerSlackNSec") == 0)
+		o->old_slack = true;
+	else
+		env_line(key, value, &o->env);
+}
+
+/* The slack a service inherits where nothing sets its own: its manager's, PID 1's. */
+static void manager_slack(char *buf, size_t n)
+{
+	char v[32] = "";
+	FILE *f = fopen("/proc/1/timerslack_ns", "r");
+	if (f && fgets(v, sizeof(v), f))
+		v[strcspn(v, "\n")] = '\0';
+	if (f)
+		fclose(f);
+	snprintf(buf, n, "%s", v[0] ? v : "50us");
+}
+
+int tune_unit_own(const char *fragment, const char *dropins, struct tune_unit_own *own)
+{
+	static char env[64][256], old[TUNE_OLD_ENV][256];
+	struct own_read o = {.env = {env, 0, 64}};
+	struct own_read t = {.env = {old, 0, TUNE_OLD_ENV}};
+	memset(own, 0, sizeof(*own));
+	char *paths = strdup(dropins ? dropins : ""), *p = paths;
+	if (!paths)
+		die(1, "out of memory");
+	int r = fragment && fragment[0] ? service_lines(fragment, own_line, &o) : 0;
+	for (char *file; r >= 0 && (file = next_word(&p));) {
+		const char *base = strrchr(file, '/');
+		base = base ? base + 1 : file;
+		bool tunes = tune_ours(file);
+		if (tunes && strcmp(base, TUNE_MEASURE_IN) == 0)
+			continue; /* a killed tune's, removed before measuring */
+		r = service_lines(file, tunes ? old_line : own_line, tunes ? (void *)&t : &o);
+	}
+	free(paths);
+	snprintf(own->preload, sizeof(own->preload), "%s", env_get(&o.env, "LD_PRELOAD"));
+	snprintf(own->slack, sizeof(own->slack), "%s", o.slack);
+	own->old_slack = t.old_slack;
+	if (own->old_slack && !own->slack[0])
+		manager_slack(own->slack, sizeof(own->slack));
+	for (int i = 0; i < t.env.n; i++)
+		snprintf(own->old_env[i], sizeof(own->old_env[i]), "%s", old[i]);
+	own->old_nenv = t.env.n;
+	return r;
+}
+
+/* ---- writing ------------------------------------------------------------------------ */
+
+/* s inside an Environment= word's double quotes: '\' and '"' escaped, newline and tab
+ * as C escapes, '%' doubled unless raw (the unit's own text, whose specifiers are
+ * systemd's). */
+static void env_text(FILE *f, const char *s, bool raw)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fputc('\\', f);
+		if (*s == '\n' || *s == '\t')
+			fputs(*s == '\n' ? "\\n" : "\\t", f);
+		else if (*s == '%' && !raw)
+			fputs("%%", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+/* An assignment as an Environment= word, in double quotes where a blank, quote,
+ * backslash or control character needs them. */
+static void env_word(FILE *f, const char *a, bool raw)
+{
+	bool quote = false;
+	for (const char *c = a; *c; c++)
+		quote |= *c == ' ' || *c == '"' || *c == '\'' || *c == '\\' ||
+		         iscntrl((unsigned char)*c);
+	if (quote)
+		fputc('"', f);
+	env_text(f, a, raw);
+	if (quote)
+		fputc('"', f);
+}
+
+void tune_cpus_env(char *buf, size_t size, int n)
+{
+	snprintf(buf, size,
+	         "PUNCTUAL_CPUS=%d GOMAXPROCS=%d OMP_NUM_THREADS=%d DOTNET_PROCESSOR_COUNT=%d "
+	         "PYTHON_CPU_COUNT=%d JAVA_TOOL_OPTIONS=-XX:ActiveProcessorCount=%d",
+	         n, n, n, n, n, n);
+}
+
+/* The assignments d's Environment= makes, but LD_PRELOAD, into l. */
+static void drop_vars(const struct tune_drop *d, struct env_list *l)
+{
+	char v[256];
+	const struct tune_setting *s = d->s;
+	if (s->precise) {
+		snprintf(v, sizeof(v), "PUNCTUAL_PRECISION=%d", TUNE_PRECISION_NS);
+		env_add(l, v);
+	}
+	if (s->slice) { /* systemd has no slice setting: the shim sets it as it loads */
+		snprintf(v, sizeof(v), "PUNCTUAL_PROCESS_SLICE=%s", s->slice);
+		env_add(l, v);
+	}
+	if (s->precise && s->budget) {
+		snprintf(v, sizeof(v), "PUNCTUAL_BUDGET=%s", s->budget);
+		env_add(l, v);
+	}
+	if (d->records) {
+		env_add(l, "PUNCTUAL_STATS=1");
+		snprintf(v, sizeof(v), "PUNCTUAL_STATS_FILE=%s", d->records);
+		env_add(l, v);
+	}
+	if (d->cpus) {
+		char env[256], *p = env;
+		tune_cpus_env(env, sizeof(env), d->cpus);
+		for (char *w; (w = next_word(&p));)
+			env_add(l, w);
+	}
+}
+
+/* The Environment= line of d, if it needs one; its assignments into l. */
+static void drop_env(FILE *f, const struct tune_drop *d, struct env_list *l)
+{
+	drop_vars(d, l);
+	if (!l->n)
+		return;
+	const char *own = d->own ? d->own->preload : "";
+	fputs("Environment=", f);
+	if (own[0]) { /* the unit's own first, then the shim: both load */
+		fputs("\"LD_PRELOAD=", f);
+		env_text(f, own, true);
+		fputc(':', f);
+		env_text(f, d->shim, false);
+		fputc('"', f);
+	} else {
+		char a[1100];
+		snprintf(a, sizeof(a), "LD_PRELOAD=%s", d->shim);
+		env_word(f, a, false);
+	}
+	for (int i = 0; i < l->n; i++) {
+		fputc(' ', f);
+		env_word(f, l->env[i], false);
+	}
+	fputc('\n', f);
+}
+
+/* A measuring drop-in: what an earlier tune's kept drop-in sets and d does not, undone. */
+static void drop_undo(FILE *f, const struct tune_drop *d, const struct env_list *set)
+{
+	const struct tune_unit_own *own = d->own;
+	if (!own || !d->records)
+		return;
+	for (int i = 0; i < own->old_nenv; i++) {
+		const char *a = own->old_env[i];
+		size_t k = strcspn(a, "=");
+		char name[256];
+		snprintf(name, sizeof(name), "%.*s", (int)k, a);
+		if (strcmp(name, "LD_PRELOAD") == 0 || env_get(set, name)[0])
+			continue;
+		fputs("UnsetEnvironment=", f);
+		env_word(f, a, true);
+		fputc('\n', f);
+	}
+	if (own->old_slack && !d->s->slack)
+		fprintf(f, "TimerSlackNSec=%s\n", own->slack);
+}
+
+int tune_drop_in(FILE *f, const struct tune_drop *d)
+{
+	const struct tune_setting *s = d->s;
+	char env[16][256];
+	struct env_list l = {env, 0, 16};
+	if (d->records)
+		fprintf(f, "%s, measuring '%s': removed when it ends.\n", TUNE_MARK, s->name);
+	else
+		fprintf(f, "%s (%s); `punctual tune --revert UNIT` removes it.\n", TUNE_MARK,
+		        s->name);
+	if (d->own && d->own->preload[0] && (s->precise || s->slice || d->cpus))
+		fprintf(f, "# LD_PRELOAD: the unit's own, then punctual's shim.\n");
+	if (d->cpus)
+		fprintf(f, "# The CPU count is advice from the cgroup's quota, not measured.\n");
+	if (s->rt)
+		fprintf(f, "# CAP_SYS_NICE: where its CPU is shared, each wait under SCHED_FIFO "
+		           "alone.\n");
+	fprintf(f, "[Service]\n");
+	if (s->precise || s->slice || d->records || d->cpus)
+		drop_env(f, d, &l);
+	drop_undo(f, d, &l);
+	if (s->slack)
+		fprintf(f, "TimerSlackNSec=1\n");
+	if (s->rt)
+		fprintf(f, "AmbientCapabilities=CAP_SYS_NICE\n");
+	if (d->records) /* a unit with ProtectSystem=strict may still map its records */
+		fprintf(f, "ReadWritePaths=-%s\n", d->records);
+	return ferror(f) ? -EIO : 0;
+}
+
+const char *tune_shim(void)
+{
+	static char path[4096];
+	if (path[0])
+		return path;
+	const char *p = run_preload_path();
+	if (!p)
+		die(1, "libpunctual-preload.so not found (beside the punctual binary)");
+	if (!realpath(p, path))
+		snprintf(path, sizeof(path), "%s", p);
+	for (const char *c = path; *c; c++)
+		if (iscntrl((unsigned char)*c))
+			die(1, "the shim's path has a control character: it cannot go into a unit");
+	return path;
+}
+
+bool tune_ours(const char *path)
+{
+	char line[64] = "";
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	bool yes = fgets(line, sizeof(line), f) && strncmp(line, TUNE_MARK, strlen(TUNE_MARK)) == 0;
+	fclose(f);
+	return yes;
+}
+
+static void records_line(const char *key, char *value, void *arg)
+{
+	char *buf = arg;
+	if (strcmp(key, "ReadWritePaths") == 0 && value[0] == '-' && value[1] == '/')
+		snprintf(buf, 64, "%s", value + 1);
+}
+
+void tune_drop_in_records(const char *path, char *buf, size_t n)
+{
+	char r[64] = "";
+	service_lines(path, records_line, r);
+	snprintf(buf, n, "%s", strncmp(r, "/run/punctual-tune.", 19) == 0 ? r : "");
+}
+
+/* ---- the unit file's command -------------------------------------------------------- */
+
+static void exec_line(const char *key, char *value, void *arg)
+{
+	char **found = arg;
+	if (strcmp(key, "ExecStart") != 0)
+		return;
+	if (!*value) { /* an empty assignment resets */
+		free(*found);
+		*found = NULL;
+	} else if (!*found) {
+		*found = strdup(value);
+		if (!*found)
+			die(1, "out of memory");
+	}
+}
+
+char **tune_unit_file_cmd(const char *file)
+{
+	char *line = NULL;
+	int r = service_lines(file, exec_line, &line);
+	if (r < 0)
+		usage_error("--unit-file %s: %s", file, strerror(-r));
+	if (!line)
+		usage_error("--unit-file %s: no ExecStart= in its [Service] section", file);
+	char *p = line;
+	bool at = false;
+	for (; *p == '@' || (*p && strchr("-:+!|", *p)); p++)
+		at |= *p == '@';
+	if (strpbrk(p, "%$")) {
+		free(line);
+		usage_error("--unit-file %s: its ExecStart= has specifiers or variables, which "
+		            "systemd expands: give the command as tune -- CMD",
+		            file);
+	}
+	/* one block, the words after the pointers: the caller frees it once */
+	size_t len = strlen(p) + 1, max = len / 2 + 2;
+	char **argv = calloc(1, max * sizeof(*argv) + len);
+	if (!argv)
+		die(1, "out of memory");
+	char *words = memcpy((char *)(argv + max), p, len);
+	free(line);
+	size_t n = 0;
+	for (char *w; (w = next_word(&words));)
+		argv[n++] = w;
+	if (at && n >= 2) /* "@": the second word is only the name the program sees */
+		memmove(argv + 1, argv + 2, (n-- - 1) * sizeof(*argv));
+	if (!n)
+		usage_error("--unit-file %s: its ExecStart= is empty", file);
+	return argv;
+}

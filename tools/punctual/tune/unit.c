@@ -1,0 +1,571 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_tune_unit.c: `punctual tune UNIT`: a systemd service measured under each setting
+ * through a runtime drop-in (/run/systemd/system/UNIT.d/) and a restart, the one kept
+ * written as a drop-in under /etc/systemd/system/UNIT.d/ with --apply. The rules a
+ * systemd administrator may count on:
+ * - Every drop-in is written whole (a temporary file, fsync, rename: files.c) and carries
+ *   TUNE_MARK; a file without it is never replaced or removed.
+ * - Nothing is removed before its replacement is in place: an earlier tune's kept drop-in
+ *   stays while measuring (the measuring one overrides it) until --apply renames the new
+ *   one over it.
+ * - Whatever ends the tune early (a failed restart, a unit that exits, an error, SIGINT,
+ *   SIGTERM or SIGHUP), the measuring drop-in goes and the unit is left running or
+ *   stopped as it was. What a SIGKILL leaves, the next tune or --revert removes.
+ * - One tune of a unit at a time (a lock in /run/lock).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/diag.h"
+#include "util/out.h"
+#include "util/files.h"
+#include "util/encode.h"
+#include "contract.h"
+#include "tune/tune.h"
+
+#define ETC_DIR    "/etc/systemd/system"
+#define RUN_DIR    "/run/systemd/system"
+#define LOCK_DIR   "/run/lock"
+#define DROP_IN    TUNE_DROP_IN
+#define MEASURE_IN TUNE_MEASURE_IN
+/* How often a measuring run looks whether the unit still runs. */
+#define LOOK_NS 200000000LL
+
+/* ---- names and systemctl ---------------------------------------------------------- */
+
+/* systemd's unit name characters (unit_name_is_valid): a name from elsewhere (a cgroup's,
+ * for --pid) with any other, a terminal's escape among them, is no unit's. */
+#define UNIT_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789:-_.\\@"
+
+void tune_unit_name(const char *unit, char *name, size_t n)
+{
+	size_t len = strlen(unit);
+	char safe[256];
+	if (!len || unit[strspn(unit, UNIT_CHARS)] || len + 9 > n)
+		usage_error("'%s' is not a unit name (NAME.service)",
+		            text_safe(safe, sizeof(safe), unit));
+	const char *dot = strrchr(unit, '.');
+	if (dot && strcmp(dot, ".service") != 0)
+		usage_error("%s: tune takes a service (NAME.service)", unit);
+	snprintf(name, n, "%s%s", unit, dot ? "" : ".service");
+	if (strstr(name, "@.service"))
+		usage_error("%s is a template: give an instance (%.*s@INSTANCE.service)", name,
+		            (int)(strlen(name) - 9), name);
+}
+
+/* ---- systemctl ---------------------------------------------------------------------- */
+
+/* Runs systemctl with args (NULL-terminated), stderr to /dev/null, its stdout into buf
+ * (n bytes, NUL-terminated; NULL: discarded): its exit status, or -1 when it cannot run. */
+#define SYSTEMCTL_ARGS 16
+static int systemctl(char *buf, size_t n, const char *const *args)
+{
+	const char *argv[SYSTEMCTL_ARGS + 2] = {"systemctl"};
+	int k = 0;
+	for (; args[k] && k < SYSTEMCTL_ARGS; k++)
+		argv[k + 1] = args[k];
+	if (args[k]) /* a caller's mistake: never run a command cut short */
+		return -1;
+	int fd[2];
+	if (pipe2(fd, O_CLOEXEC) != 0)
+		return -1;
+	fflush(NULL);
+	pid_t c = fork();
+	if (c == 0) {
+		int null = open("/dev/null", O_RDWR);
+		dup2(fd[1], 1);
+		dup2(null, 2);
+		execvp("systemctl", (char **)argv);
+		_exit(127);
+	}
+	close(fd[1]);
+	size_t len = 0;
+	ssize_t r;
+	char sink[256];
+	while ((r = read(fd[0], buf ? buf + len : sink, buf ? n - 1 - len : sizeof(sink))) > 0)
+		len += buf ? (size_t)r : 0;
+	close(fd[0]);
+	if (buf)
+		buf[len] = '\0';
+	int st;
+	if (c < 0 || waitpid(c, &st, 0) != c)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* ---- the unit's state --------------------------------------------------------------- */
+
+struct unit {
+	const char *name;
+	const char *shim;
+	struct tune_unit_own own;
+	bool was_active; /* running when the tune began: running again at its end */
+	bool measuring;  /* MEASURE_IN written */
+	bool done;       /* nothing left to put back */
+	int cpus;        /* what its cgroup's quota allows, if fewer than online; else 0 */
+	char records[64];
+	char etc[512], run[512]; /* the .d directories */
+};
+
+static struct unit *restoring; /* what the exit handler puts back */
+static char measure_path[600]; /* what a second signal removes (the rest needs systemctl) */
+
+static void measure_remove(void)
+{
+	unlink(measure_path);
+}
+
+/* Key's value in systemctl show's "Key=Value" lines into v (n bytes; "" when absent). */
+static void prop(const char *show, const char *key, char *v, size_t n)
+{
+	size_t k = strlen(key);
+	v[0] = '\0';
+	for (const char *l = show; *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0))
+		if (strncmp(l, key, k) == 0 && l[k] == '=')
+			snprintf(v, n, "%.*s", (int)strcspn(l + k + 1, "\n"), l + k + 1);
+}
+
+/* One property of name into v (n bytes; "" when systemctl cannot say). */
+static void show1(const char *name, const char *key, char *v, size_t n)
+{
+	char show[4096];
+	if (systemctl(show, sizeof(show),
+	              (const char *const[]){"show", "-p", key, "--", name, NULL}) != 0)
+		show[0] = '\0';
+	prop(show, key, v, n);
+}
+
+static int reload(void)
+{
+	return systemctl(NULL, 0, (const char *const[]){"daemon-reload", NULL});
+}
+
+static int unit_do(const char *verb, const char *name)
+{
+	return systemctl(NULL, 0, (const char *const[]){verb, "--", name, NULL});
+}
+
+static char *path_in(char *buf, size_t n, const char *dir, const char *file)
+{
+	snprintf(buf, n, "%s/%s", dir, file);
+	return buf;
+}
+
+static int render_drop_in(FILE *f, const void *arg)
+{
+	return tune_drop_in(f, arg);
+}
+
+/* Writes d as file in dir (created if missing) whole: 0 or -errno. */
+static int write_in(const char *dir, const char *file, const struct tune_drop *d)
+{
+	int at = dir_open(dir);
+	if (at < 0)
+		return at;
+	int r = file_write_at(at, file, render_drop_in, d);
+	close(at);
+	return r;
+}
+
+/* Removes the measuring drop-in in dir (and the records file it names), and dir if that
+ * leaves it empty: whether there was one. */
+static bool measure_gone(const char *dir)
+{
+	char p[600], rec[64];
+	path_in(p, sizeof(p), dir, MEASURE_IN);
+	if (!tune_ours(p))
+		return false;
+	tune_drop_in_records(p, rec, sizeof(rec));
+	unlink(p);
+	if (rec[0])
+		unlink(rec);
+	rmdir(dir); /* only when nothing else is in it */
+	return true;
+}
+
+/* The exit handler: the measuring drop-in removed, the unit running or stopped as it was. */
+static void unit_restore(void)
+{
+	struct unit *u = restoring;
+	if (!u || u->done)
+		return;
+	u->done = true;
+	if (u->measuring)
+		measure_gone(u->run);
+	reload();
+	unit_do(u->was_active ? "restart" : "stop", u->name);
+	run_records_remove();
+}
+
+/* ---- measuring ---------------------------------------------------------------------- */
+
+/* Waits the run's length, looking that the unit still runs; exits 1 (restored) if not. */
+static void unit_wait(const struct unit *u, const struct tune_setting *s, int64_t for_ns)
+{
+	for (int64_t left = for_ns; left > 0; left -= LOOK_NS) {
+		int64_t step = left < LOOK_NS ? left : LOOK_NS;
+		nanosleep(&(struct timespec){step / 1000000000, step % 1000000000}, NULL);
+		if (tool_stop)
+			die(1, "interrupted: %s put back as it was", u->name);
+		char st[32];
+		show1(u->name, "ActiveState", st, sizeof(st));
+		if (strcmp(st, "active") != 0 && strcmp(st, "reloading") != 0)
+			die(1,
+			    "%s stopped under '%s' (%s) before the run's end: put back as it was",
+			    u->name, s->name, st[0] ? st : "unknown");
+	}
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* The CPU time, ns, of process pid: its threads' (schedstat, ns) and its waited-for
+ * children's (stat's cutime and cstime, clock ticks). */
+static int64_t proc_cpu(long pid)
+{
+	char p[64], st[1024];
+	int64_t sum = 0;
+	snprintf(p, sizeof(p), "/proc/%ld/task", pid);
+	DIR *d = opendir(p);
+	for (struct dirent *e; d && (e = readdir(d));) {
+		struct pn__runs r;
+		if (e->d_name[0] != '.' &&
+		    pn__runs_read_task((pid_t)pid, (pid_t)atol(e->d_name), &r) == 0)
+			sum += (int64_t)r.exec_ns;
+	}
+	if (d)
+		closedir(d);
+	snprintf(p, sizeof(p), "/proc/%ld/stat", pid);
+	FILE *f = fopen(p, "r");
+	size_t n = f ? fread(st, 1, sizeof(st) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	st[n] = '\0';
+	const char *c = strrchr(st, ')'); /* the name may hold anything but ends there */
+	long long cu, cs, hz = sysconf(_SC_CLK_TCK);
+	if (c && hz > 0 &&
+	    sscanf(c + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %lld %lld", &cu,
+	           &cs) == 2)
+		sum += (cu + cs) * (1000000000LL / hz);
+	return sum;
+}
+
+/* The CPU time, ns, of the processes in the cgroup whose cgroup.procs is at path; -1 when
+ * the file cannot be read. */
+static int64_t procs_cpu(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	int64_t sum = 0;
+	long pid;
+	while (fscanf(f, "%ld", &pid) == 1)
+		sum += proc_cpu(pid);
+	fclose(f);
+	return sum;
+}
+
+/* The CPU the unit used since its start: systemd's accounting, else its processes' own
+ * (a process that ended and was not waited for in the unit is missed, and a thread that
+ * ended); -1: not known. */
+static int64_t unit_cpu(const char *name)
+{
+	char v[1024], *end;
+	show1(name, "CPUUsageNSec", v, sizeof(v));
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	if (v[0] && !*end && !errno && n < (1ULL << 62))
+		return (int64_t)n;
+	show1(name, "ControlGroup", v, sizeof(v));
+	if (v[0] != '/')
+		return -1;
+	static const char *const roots[] = {"/sys/fs/cgroup", "/sys/fs/cgroup/unified",
+	                                    "/sys/fs/cgroup/systemd"};
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		char p[1200];
+		snprintf(p, sizeof(p), "%s%s/cgroup.procs", roots[i], v);
+		int64_t cpu = procs_cpu(p);
+		if (cpu >= 0)
+			return cpu;
+	}
+	return -1;
+}
+
+/* The runner: the unit restarted under s with a new records file, and read for_ns later
+ * while it runs (the shim's records hold each wait as it ended; the next run's restart
+ * ends this one). */
+static void unit_runner(void *ctx, const struct tune_setting *s, int64_t for_ns, struct tune_run *r)
+{
+	struct unit *u = ctx;
+	run_records_new("/run", "tune", 0666, u->records, sizeof(u->records));
+	struct tune_drop d = {.s = s, .shim = u->shim, .own = &u->own, .records = u->records};
+	u->measuring = true;
+	int e = write_in(u->run, MEASURE_IN, &d);
+	if (e < 0)
+		die(1, "cannot write %s/%s: %s", u->run, MEASURE_IN, strerror(-e));
+	if (reload() != 0 || unit_do("restart", u->name) != 0)
+		die(1, "cannot restart %s under '%s' (systemctl status %s): put back as it was",
+		    u->name, s->name, u->name);
+	int64_t t0 = now_ns();
+	unit_wait(u, s, for_ns);
+	memset(r, 0, sizeof(*r));
+	r->cpu_ns = unit_cpu(u->name);
+	r->wall_ns = now_ns() - t0;
+	e = run_records(u->records, &r->fig, NULL);
+	if (e < 0 && e != -EINVAL)
+		die(1, "cannot read %s: %s", u->records, strerror(-e));
+}
+
+/* ---- before measuring --------------------------------------------------------------- */
+
+/* Exits unless name can be restarted here: systemd as PID 1 (sd_booted's test), root's
+ * permission, a loaded service that is not socket-activated and not a oneshot. Its own
+ * settings into u. */
+static void unit_check(const char *name, struct unit *u)
+{
+	if (access(RUN_DIR, F_OK) != 0)
+		die(1,
+		    "systemd is not PID 1 here (no %s): no unit to restart; measure its "
+		    "command with 'punctual tune --unit-file FILE'",
+		    RUN_DIR);
+	if (geteuid() != 0 || access(RUN_DIR, W_OK) != 0 || access(ETC_DIR, W_OK) != 0)
+		die(EXIT_USAGE, "%s: no permission to write its drop-ins and restart it (root's)",
+		    name);
+	char show[8192], load[32], type[32], by[512], active[32], frag[1024], drop[4096];
+	if (systemctl(show, sizeof(show),
+	              (const char *const[]){"show", "-p", "LoadState", "-p", "Type", "-p",
+	                                    "TriggeredBy", "-p", "ActiveState", "-p",
+	                                    "FragmentPath", "-p", "DropInPaths", "--", name,
+	                                    NULL}) != 0)
+		die(1, "%s: systemctl show failed", name);
+	prop(show, "LoadState", load, sizeof(load));
+	prop(show, "Type", type, sizeof(type));
+	prop(show, "TriggeredBy", by, sizeof(by));
+	prop(show, "ActiveState", active, sizeof(active));
+	prop(show, "FragmentPath", frag, sizeof(frag));
+	prop(show, "DropInPaths", drop, sizeof(drop));
+	if (strcmp(load, "loaded") != 0)
+		die(EXIT_USAGE, "%s is not loaded (LoadState=%s)", name,
+		    load[0] ? load : "unknown");
+	if (strstr(by, ".socket"))
+		die(EXIT_USAGE, "%s is socket-activated (%s): a restart would not run it", name,
+		    by);
+	if (strcmp(type, "oneshot") == 0)
+		die(EXIT_USAGE, "%s is a oneshot: nothing runs to measure; use 'tune -- CMD'",
+		    name);
+	u->was_active = strcmp(active, "active") == 0;
+	if (tune_unit_own(frag, drop, &u->own) < 0)
+		die(1, "%s: cannot read its unit files (%s %s): %s", name, frag, drop,
+		    strerror(errno));
+}
+
+/* One tune of name at a time: the lock held until the tool exits; exits 1 if another
+ * tune holds it. */
+static void unit_lock(const char *name)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s/punctual-tune-%s.lock", LOCK_DIR, name);
+	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		die(1, "cannot open %s: %s", p, strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		char pid[24] = "";
+		ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		die(1, "another punctual tune of %s is running (PID %s): one at a time", name,
+		    pid[0] ? pid : "unknown");
+	}
+	char pid[24];
+	int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+		/* the PID is for the message of a tune that waits; the lock holds without it */
+	}
+}
+
+/* What a tune that was killed left (its measuring drop-in and records), removed. */
+static void unit_leftovers(const struct unit *u, bool dry_run)
+{
+	char p[600];
+	if (!tune_ours(path_in(p, sizeof(p), u->run, MEASURE_IN)))
+		return;
+	if (dry_run) {
+		fprintf(out, "would remove %s, which an interrupted tune left\n", p);
+		return;
+	}
+	measure_gone(u->run);
+	fprintf(stderr, "punctual tune: removed %s, which an interrupted tune left\n", p);
+	reload();
+}
+
+/* --apply: exits 2 where a drop-in of tune's name is someone else's. */
+static void unit_not_theirs(const struct unit *u)
+{
+	char p[600];
+	path_in(p, sizeof(p), u->etc, DROP_IN);
+	if (access(p, F_OK) == 0 && !tune_ours(p))
+		die(EXIT_USAGE,
+		    "%s was not written by punctual tune: not replacing it (move it to another "
+		    "name to keep it, then tune again)",
+		    p);
+}
+
+/* ---- after measuring ---------------------------------------------------------------- */
+
+/* With --apply: the kept setting's drop-in renamed over an earlier one (or tune's removed
+ * when none is kept), then the measuring one removed, the unit as it was; exits 1 (put
+ * back) when the unit does not start under it. */
+static void unit_keep(struct unit *u, const struct tune_setting *kept)
+{
+	char p[600];
+	if (kept) {
+		struct tune_drop d = {.s = kept, .shim = u->shim, .own = &u->own, .cpus = u->cpus};
+		int r = write_in(u->etc, DROP_IN, &d);
+		if (r < 0)
+			die(1, "cannot write %s/%s: %s", u->etc, DROP_IN, strerror(-r));
+	} else if (tune_ours(path_in(p, sizeof(p), u->etc, DROP_IN))) {
+		unlink(p);
+		rmdir(u->etc); /* only when nothing else is in it */
+	}
+	measure_gone(u->run);
+	u->measuring = false;
+	if (reload() != 0 || unit_do(u->was_active ? "restart" : "stop", u->name) != 0)
+		die(1, "cannot restart %s (systemctl status %s)", u->name, u->name);
+	u->done = true;
+	run_records_remove();
+	if (u->was_active) { /* one that exits at once under the drop-in is said so */
+		char st[32];
+		nanosleep(&(struct timespec){1, 0}, NULL);
+		show1(u->name, "ActiveState", st, sizeof(st));
+		if (strcmp(st, "active") != 0)
+			die(1,
+			    "%s stopped under the kept drop-in (%s): `punctual tune --revert %s` "
+			    "removes it",
+			    u->name, st[0] ? st : "unknown", u->name);
+	}
+}
+
+/* The CPUs the quota of the cgroup of name's main process allows, where fewer than the
+ * CPUs online; else 0 (also for a unit with no main process running). */
+static int unit_cpus(const char *name)
+{
+	char pid[32];
+	show1(name, "MainPID", pid, sizeof(pid));
+	long p = atol(pid), online = sysconf(_SC_NPROCESSORS_ONLN);
+	int n = p > 0 ? tune_pid_cpus(p) : 0;
+	return n > 0 && n < online ? n : 0;
+}
+
+int tune_unit_rt(const char *name, char *why, size_t n)
+{
+	char show[4096], user[64], dyn[16], bound[2048], amb[2048];
+	if (systemctl(show, sizeof(show),
+	              (const char *const[]){"show", "-p", "User", "-p", "DynamicUser", "-p",
+	                                    "CapabilityBoundingSet", "-p", "AmbientCapabilities",
+	                                    "--", name, NULL}) != 0)
+		return 0;
+	prop(show, "User", user, sizeof(user));
+	prop(show, "DynamicUser", dyn, sizeof(dyn));
+	prop(show, "CapabilityBoundingSet", bound, sizeof(bound));
+	prop(show, "AmbientCapabilities", amb, sizeof(amb));
+	bool root = strcmp(dyn, "yes") != 0 &&
+	            (!user[0] || !strcmp(user, "root") || !strcmp(user, "0"));
+	if (root || strstr(amb, "cap_sys_nice"))
+		return 0;
+	if (!strstr(bound, "cap_sys_nice")) {
+		snprintf(why, n, "its CapabilityBoundingSet= lacks CAP_SYS_NICE");
+		return -1;
+	}
+	return 1;
+}
+
+/* ---- tune UNIT, tune --revert UNIT ---------------------------------------------------- */
+
+static void unit_begin(const char *name, struct unit *u)
+{
+	u->name = name;
+	snprintf(u->etc, sizeof(u->etc), "%s/%s.d", ETC_DIR, name);
+	snprintf(u->run, sizeof(u->run), "%s/%s.d", RUN_DIR, name);
+	unit_check(name, u);
+	unit_lock(name);
+}
+
+int tune_unit(const char *name, const struct tune_setting *s, int n, int64_t for_ns, bool apply,
+              tune_render *render)
+{
+	static struct unit u;
+	unit_begin(name, &u);
+	if (apply)
+		unit_not_theirs(&u);
+	u.shim = tune_shim();
+	unit_leftovers(&u, false);
+	unit_check(name, &u); /* its files again, without what was left */
+	u.cpus = unit_cpus(name);
+	restoring = &u;
+	atexit(unit_restore);
+	path_in(measure_path, sizeof(measure_path), u.run, MEASURE_IN);
+	cleanup_on_signal(measure_remove);
+	stop_on_hangup();
+	static struct tune_outcome o;
+	tune_measure(unit_runner, &u, s, n, for_ns, &o);
+	stop_on_signals(); /* what follows completes: a signal's stop is seen after it */
+	if (apply)
+		unit_keep(&u, o.kept >= 0 ? &s[o.kept] : NULL);
+	else
+		unit_restore();
+	stop_on_signals_end();
+	char p[600];
+	render(&o, u.cpus, path_in(p, sizeof(p), u.etc, DROP_IN));
+	return 0;
+}
+
+int tune_unit_revert(const char *name, bool dry_run)
+{
+	static struct unit u;
+	unit_begin(name, &u);
+	char p[600];
+	bool left = tune_ours(path_in(p, sizeof(p), u.run, MEASURE_IN));
+	path_in(p, sizeof(p), u.etc, DROP_IN);
+	unit_leftovers(&u, dry_run);
+	if (access(p, F_OK) == 0 && !tune_ours(p))
+		fprintf(out, "%s was not written by punctual tune: left as it is\n", p);
+	bool kept = tune_ours(p);
+	if (!kept && !left) {
+		fprintf(out, "%s: no drop-in of punctual tune's; nothing to revert\n", name);
+		return 0;
+	}
+	const char *then = u.was_active ? "restart" : "leave stopped";
+	if (dry_run) {
+		if (kept)
+			fprintf(out, "would remove %s\n", p);
+		fprintf(out, "would %s %s\n", then, name);
+		return 0;
+	}
+	if (kept && unlink(p) != 0)
+		die(1, "cannot remove %s: %s", p, strerror(errno));
+	if (kept)
+		fprintf(out, "removed %s\n", p);
+	rmdir(u.etc); /* only when nothing else is in it */
+	if (reload() != 0 || (u.was_active && unit_do("restart", name) != 0))
+		die(1, "%s: tune's drop-ins removed, but it did not restart (systemctl status %s)",
+		    name, name);
+	fprintf(out, "%s %s without tune's drop-ins\n", name,
+	        u.was_active ? "restarted" : "left stopped");
+	return 0;
+}
