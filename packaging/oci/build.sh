@@ -10,9 +10,9 @@
 #     (libc6, libjansson4, liburing2), coreutils' nproc (a glibc program, so that
 #     `run --cpus -- nproc` shows the shim's and OMP_NUM_THREADS's count; busybox's
 #     counts the affinity mask alone and ignores both), busybox-static as /usr/bin/sh
-#     (the entrypoint and the DaemonSet's loop are shell scripts), and each package's
+#     (the DaemonSet's loop is a shell script), and each package's
 #     copyright file, with their versions in /usr/share/doc/punctual/image-packages;
-#   - packaging/oci's entrypoint and textfile-loop, and an /etc/passwd naming root and
+#   - packaging/oci's textfile-loop, and an /etc/passwd naming root and
 #     nobody (65534), the image's user.
 # Prints one line: the image, its ID and its size.
 set -euo pipefail
@@ -64,7 +64,7 @@ stage_root() {
 	install -m 755 "$inst/bin/punctual" "$ROOT/usr/bin/punctual"
 	install -m 644 "$inst/lib/libpunctual-preload.so" "$ROOT/usr/lib/"
 	install -m 644 "$inst/share/punctual/probe.schema.json" "$ROOT/usr/share/punctual/"
-	install -m 755 "$HERE/entrypoint" "$HERE/textfile-loop" "$ROOT/usr/libexec/punctual/"
+	install -m 755 "$HERE/textfile-loop" "$ROOT/usr/libexec/punctual/"
 
 	command -v busybox >/dev/null || die "no busybox (scripts/bootstrap container)"
 	copy_host "$(command -v nproc)"

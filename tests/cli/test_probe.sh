@@ -102,6 +102,22 @@ else
 	skip "--plot: gnuplot is not installed"
 fi
 
+# --prom - (or --prom last, without a FILE: here): the metrics on stdout, the report (here
+# --json) on stderr, each whole; a probe a signal ends writes no metrics there, its
+# partial report still on stderr
+ok probe --quick --json --prom
+check "--prom -: the metrics on stdout" grep -q '^punctual_host_info{kernel=' "$OUT"
+if command -v promtool >/dev/null; then
+	check "--prom -: promtool check metrics" promtool check metrics <"$OUT"
+fi
+check "--prom -: the report on stderr, one JSON document" \
+	jq -e '.command == "probe" and .interrupted == false' "$ERR"
+INTERRUPT_AFTER=0.1 interrupt INT probe --quick --prom -
+check "--prom - interrupted: exit 0, as any probe a signal ends (got $RC)" test "$RC" -eq 0
+check "... no metrics on stdout" test ! -s "$OUT"
+check "... said so, the partial report on stderr" \
+	sh -c "grep -q 'interrupted: --prom not written' '$ERR' && grep -q '^interrupted by SIGINT' '$ERR'"
+
 COLUMNS=80 ok probe --quick
 check "no line of probe --quick is over 80 columns at COLUMNS=80 ($(awk 'length > 80' "$OUT" | head -c 200))" \
 	sh -c "awk 'length > 80 {exit 1}' '$OUT'"
@@ -163,7 +179,7 @@ fi
 usage_error "unknown option '--bogus'" probe --bogus
 usage_error "unexpected argument" probe now
 usage_error "needs a file name" probe --quick --prom ""
-usage_error "needs a value" probe --prom
+usage_error "needs a value" probe --plot
 run probe --quick --prom /nonexistent/dir/p.prom
 check "an unwritable --prom is bad input, status 2 (checked before measuring)" test "$RC" -eq 2
 check "... one line on stderr" test "$(wc -l <"$ERR")" -eq 1

@@ -142,11 +142,11 @@ image() {
 	fi
 	pn -- --version
 	if [ "$RC" -eq 0 ] && grep -q "^punctual $VERSION " "$OUT"; then
-		pass "image: the entrypoint runs punctual ($(head -n 1 "$OUT"))"
+		pass "image: its entrypoint is punctual ($(head -n 1 "$OUT"))"
 	else
 		fail "image: punctual --version: exit $RC: $(said)"
 	fi
-	# the entrypoint keeps the tool's own refusals: --prom FILE is punctual's, checked first
+	# the tool's own refusals: --prom FILE is checked before anything is measured
 	pn -- probe --prom /nonexistent/punctual.prom
 	if [ "$RC" -eq 2 ] && [ ! -s "$OUT" ]; then
 		pass "image: probe --prom FILE stays punctual's (exit 2 for a missing directory)"
@@ -222,7 +222,7 @@ jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])),
 			fail "probe: .system.container is '$rt', expected podman"
 		fi
 	fi
-	# the entrypoint's --prom without a FILE: the metrics on stdout, the report on stderr
+	# --prom without a FILE (the last argument): the metrics on stdout, the report on stderr
 	pn --cpus=1 -- probe --quick --prom
 	p=$OUT
 	if [ "$RC" -ne 0 ] || [ ! -s "$p" ]; then

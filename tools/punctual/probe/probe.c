@@ -29,7 +29,7 @@
 #include "util/prom.h"
 
 static const char usage_fmt[] =
-        "usage: punctual probe [--quick] [--json] [--prom FILE] [--plot DIR]\n"
+        "usage: punctual probe [--quick] [--json] [--prom [FILE]] [--plot DIR]\n"
         "       punctual probe --compare BEFORE.json AFTER.json [--json]\n"
         "                      [--fail-on-worse]\n"
         "\n"
@@ -47,7 +47,10 @@ static const char usage_fmt[] =
         "  -j, --json        JSON, valid against the schema named at the end\n"
         "      --prom FILE   also write Prometheus text metrics to FILE, atomically, for\n"
         "                    node_exporter's textfile collector (man punctual, FILES: how\n"
-        "                    links, owners and modes are treated)\n"
+        "                    links, owners and modes are treated); FILE - (or none, as\n"
+        "                    the last argument): the metrics on standard output, the\n"
+        "                    report on standard error (a container's output is its\n"
+        "                    standard output)\n"
         "      --plot DIR    also write PNG and SVG charts to DIR (needs gnuplot)\n"
         "      --compare     two --json reports side by side (punctual probe --compare\n"
         "                    --help)\n"
@@ -163,15 +166,28 @@ static size_t measure(struct probe *p)
 	return ran;
 }
 
-/* What measuring left: --prom and --plot, then the report on stdout. */
+/* The metrics on stdout (--prom -), all or nothing as a report. */
+static void prom_stdout(const struct probe *p)
+{
+	out_open();
+	if (render_prom(out, p) < 0)
+		die(1, "writing the metrics failed");
+	out_commit();
+}
+
+/* What measuring left: --prom and --plot, then the report on stdout (on stderr when the
+ * metrics take stdout: --prom -). */
 static void write_out(const struct probe *p, const char *prom, const char *plot, bool json)
 {
+	bool prom_out = prom && strcmp(prom, "-") == 0;
 	if (tool_stop && (prom || plot)) { /* a partial report in no file: they stay as they were */
 		fprintf(stderr, "punctual probe: interrupted: %s%s%s not written\n",
 		        prom ? "--prom" : "", prom && plot ? " and " : "", plot ? "--plot" : "");
 		prom = plot = NULL;
 	}
-	if (prom) {
+	if (prom && prom_out) {
+		prom_stdout(p);
+	} else if (prom) {
 		/* the collector must never read half a file: write beside it, then rename */
 		int r = file_write(prom, render_prom, p);
 		if (r < 0)
@@ -192,7 +208,7 @@ static void write_out(const struct probe *p, const char *prom, const char *plot,
 		render_json(p);
 	else
 		render_text(p);
-	out_commit();
+	out_commit_to(prom_out ? stderr : stdout);
 }
 
 int cmd_probe(int argc, char **argv)
@@ -206,6 +222,11 @@ int cmd_probe(int argc, char **argv)
 	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
 		if (strcmp(argv[i], "--compare") == 0)
 			return probe_compare(argc, argv);
+	/* --prom as the last argument, without a FILE: standard output, as --prom - (what a
+	 * container's `podman run IMAGE probe --prom > FILE` means) */
+	static char prom_stdout_arg[] = "--prom=-";
+	if (argc > 1 && strcmp(argv[argc - 1], "--prom") == 0)
+		argv[argc - 1] = prom_stdout_arg;
 	static struct probe p;
 	const char *prom = NULL, *plot = NULL;
 	bool json = false;
@@ -234,7 +255,7 @@ int cmd_probe(int argc, char **argv)
 	if (plot && !*plot)
 		usage_error("--plot needs a directory");
 	/* before the seconds of measuring, not after */
-	if (prom)
+	if (prom && strcmp(prom, "-") != 0)
 		file_check("--prom", prom);
 	if (plot)
 		probe_plot_check(plot);

@@ -28,8 +28,13 @@ void out_open(void)
 
 void out_commit(void)
 {
+	out_commit_to(stdout);
+}
+
+void out_commit_to(FILE *f)
+{
 	fflush(out);
-	if (fwrite(out_buf, 1, out_len, stdout) != out_len || fflush(stdout) != 0)
+	if (fwrite(out_buf, 1, out_len, f) != out_len || fflush(f) != 0)
 		die(1, "writing the report failed");
 	fclose(out);
 	free(out_buf);

@@ -12,6 +12,8 @@
 extern FILE *out;
 void out_open(void);
 void out_commit(void);
+/* out_commit() onto f (stderr: the report when stdout carries something else). */
+void out_commit_to(FILE *f);
 /* Flushes and closes stdout: output that did not reach it (a full disk, /dev/full, a
  * closed descriptor) is one line and exit 1, like a report that cannot be written.
  * main() calls it once a subcommand returns; a path that exits 0 by itself calls it
