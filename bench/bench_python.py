@@ -15,6 +15,7 @@ thread's CPU time (time.thread_time_ns, the loop's work included) over the varia
 time. Prints Markdown.
 """
 import asyncio
+import os
 import sys
 import threading
 import time
@@ -140,10 +141,21 @@ def pct(sorted_values, q):
 
 
 def main():
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+    args = [a for a in sys.argv[1:] if a != "--beside-hogs"]
+    hogs = len(args) < len(sys.argv) - 1
+    n = int(args[0]) if args else 2000
     late, cpu, wall, early = measure(n, 100)
-    print("## Python: time.sleep, asyncio.sleep and the punctual package (bench_python.py)")
-    print()
+    if hogs:
+        print("### Beside CPU hogs")
+        print()
+        print("The same, beside stress-ng --cpu %d (two hogs per CPU, unpinned), as root:"
+              % (2 * (os.cpu_count() or 1)))
+        print("where punctual's waits see the CPU shared, they wait in the kernel under")
+        print("SCHED_FIFO for the wait alone (docs/DESIGN.md, \"Real time for the wait alone\").")
+        print()
+    else:
+        print("## Python: time.sleep, asyncio.sleep and the punctual package (bench_python.py)")
+        print()
     print(f"1 ms sleeps, {n} of each after 100 rounds to warm up, the variants taking turns")
     print("sleep by sleep, each in a thread of its own, Python %s, the package"
           % sys.version.split()[0])

@@ -205,7 +205,13 @@ static void sample(struct pn__slice *s)
 {
 	struct pn__runs r;
 	if (pn__runs_read(&r) == 0) {
-		s->busy = s->shared && saturated(); /* read where it decides: while shared */
+		/* read where it decides: while shared, and at the thread's first reading, which
+		 * has no run-queue wait to go by yet (a thread that starts beside tasks that
+		 * fill every CPU is shared from its second wait, not its 17th) */
+		bool first = !s->runs;
+		s->busy = (s->shared || first) && saturated();
+		if (first && s->busy)
+			s->shared = true;
 		pn__slice_note(s, r.exec_ns, r.queued_ns, r.switches);
 	}
 }

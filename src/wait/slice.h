@@ -116,8 +116,9 @@ void pn__slice_spin_end(struct pn__slice *s, int64_t lost_ns);
  * decide from. */
 void pn__slice_note(struct pn__slice *s, uint64_t exec_ns, uint64_t queued_ns, uint64_t runs);
 /* Counts a wait: whether the thread's runs are to be read at it (its first wait, the 16th
- * after, then every 64th): a thread beside runnable tasks knows it from its 17th wait on,
- * and its spins' losses count from its second. A caller with external readings reads
+ * after, then every 64th): a thread beside runnable tasks knows it from its 17th wait on
+ * (from its second where they fill every CPU: /proc/loadavg at the first reading), and
+ * its spins' losses count from its second. A caller with external readings reads
  * them then. */
 bool pn__slice_due(struct pn__slice *s);
 /* The process's default want (PUNCTUAL_SLICE at load: "off", "auto", or a duration). */

@@ -21,6 +21,7 @@
 #include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -418,6 +419,56 @@ static void test_first_reading(void **state)
 	assert_int_equal(n, 64);
 }
 
+/* A thread that starts beside runnable tasks filling every CPU (hogs of its own here, two
+ * per CPU online, each counted once it spins: /proc/loadavg's running count is the run
+ * queues' at the reading) is shared from its first reading, before any run-queue wait says
+ * so. Whether it is shared without them depends on the machine's load: not asserted. */
+static _Atomic int hogs_up, hogs_stop;
+
+static void *hog(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&hogs_up, 1);
+	while (!atomic_load(&hogs_stop))
+		;
+	return NULL;
+}
+
+static const char *first_saturated(void)
+{
+	struct pn__slice s = {0};
+	pn__slice_sample(&s);
+	if (s.status < 0)
+		return NULL; /* no sched_getattr here: nothing read */
+	return pn__slice_shared(&s) ? NULL : "a first reading beside 2 hogs a CPU is not shared";
+}
+
+static void test_first_reading_saturated(void **state)
+{
+	(void)state;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1 || n > 64)
+		skip();
+	pthread_t t[128];
+	atomic_store(&hogs_up, 0);
+	atomic_store(&hogs_stop, 0);
+	for (long i = 0; i < 2 * n; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, hog, NULL), 0);
+	while (atomic_load(&hogs_up) < 2 * n)
+		sched_yield();
+	pthread_t th;
+	struct job j = {first_saturated, NULL};
+	int r = pthread_create(&th, NULL, in_thread_run, &j);
+	if (r == 0)
+		pthread_join(th, NULL);
+	atomic_store(&hogs_stop, 1); /* before any assertion: a failed one jumps out */
+	for (long i = 0; i < 2 * n; i++)
+		pthread_join(t[i], NULL);
+	assert_int_equal(r, 0);
+	if (j.failure)
+		fail_msg("%s", j.failure);
+}
+
 /* Spins that lose the CPU to another task (the run queue took the loss) often enough make
  * the thread shared for PN__SLICE_HOLD readings, however alone its readings look (a short
  * slice hides the sharing); one now and then does not, nor losses the run queue did not
@@ -650,6 +701,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_rt),
 	        cmocka_unit_test(test_shared_readings),
 	        cmocka_unit_test(test_first_reading),
+	        cmocka_unit_test(test_first_reading_saturated),
 	        cmocka_unit_test(test_lost_spins),
 	        cmocka_unit_test(test_shared_waits),
 	        cmocka_unit_test(test_shared_sched),
