@@ -11,8 +11,10 @@
 CG="" # "DIR ORIGIN": the cgroup created, and where the test started
 FULL="" # the full probe's PID while it runs
 HOG="" # the quota's neighbours while they spin
+THROTTLED="" # the throttled probe's PID while it runs
 cleanup() {
 	[ -n "$FULL" ] && kill "$FULL" 2>/dev/null
+	[ -n "$THROTTLED" ] && kill "$THROTTLED" 2>/dev/null
 	# shellcheck disable=SC2086 # HOG: a PID per CPU
 	[ -n "$HOG" ] && { kill $HOG 2>/dev/null; wait $HOG 2>/dev/null; }
 	if [ -n "$CG" ] && [ -d "${CG%% *}" ]; then
@@ -130,10 +132,11 @@ check "the report opens with its verdict, after the title" \
 # Inside a 0.5-CPU quota that throttled the probe: no advice spins (budget, precise,
 # shared), the quota's advice instead, and no fix in the verdict. The probe alone spends
 # about half a CPU (ASan, 2026-12-03: 2.1 s of CPU in 4.5 s), so whether it exceeds the
-# quota by itself depends on the machine's load (CI, stop 44: once not). One neighbour
-# spinning in the cgroup for the probe's first 2 s was not always enough either (CI, stop
-# 50: on a loaded machine it got less than the quota's half CPU); one per CPU wants them
-# all, over the quota at any load up to 2 runnable tasks per CPU.
+# quota by itself depends on the machine's load (CI, stop 44: once not). Neighbours that
+# spun for a fixed 2 s were not enough either: on a loaded machine the probe, starved in
+# the cgroup, had not begun measuring when they stopped (CI, stops 50 and 57). So one
+# neighbour per CPU spins until the probe has run 100 ms of CPU (past its start, where it
+# reads cpu.stat first) and the cgroup has been throttled 3 periods more, at any load.
 mnt=$(awk '$0 ~ / - cgroup / && $NF ~ /(^|,)cpu(,|$)/ { print $4 " " $5; exit }' /proc/self/mountinfo)
 self=$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ { sub(/^[^:]*:[^:]*:/, ""); print; exit }' /proc/self/cgroup)
 if [ "$(id -u)" -ne 0 ]; then
@@ -146,17 +149,39 @@ else
 	CG="${mnt#* }${self%/}/pn-probe-$$ ${mnt#* }${self%/}"
 	echo 100000 >"${CG%% *}/cpu.cfs_period_us"
 	echo 50000 >"${CG%% *}/cpu.cfs_quota_us"
-	hog() { # a neighbour per CPU in the cgroup, each spinning for 2 s
+	throttles() { awk '$1 == "nr_throttled" { print $2 }' "${CG%% *}/cpu.stat"; }
+	cpu_ticks() { # PID: its user and system time, in clock ticks (0 once it has ended)
+		sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $12 + $13; exit } END { if (!NR) print 0 }'
+	}
+	# throttled_probe ARGS...: `probe --quick ARGS` in the cgroup beside its neighbours,
+	# as run_cmd (RC, OUT, ERR); they stop as the comment above says, or when it ends.
+	throttled_probe() {
+		local pid n0 i=0
 		HOG=""
 		for _ in $(seq "$(nproc)"); do
-			sh -c 'echo $$ >"$1/cgroup.procs" && exec timeout 2 sh -c "while :; do :; done"' \
+			sh -c 'echo $$ >"$1/cgroup.procs" && exec sh -c "while :; do :; done"' \
 				sh "${CG%% *}" &
 			HOG="$HOG $!"
 		done
+		NRUN=$((NRUN + 1))
+		OUT=$TMP/out.$NRUN ERR=$TMP/err.$NRUN
+		sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "${CG%% *}" \
+			"$PN" probe --quick "$@" >"$OUT" 2>"$ERR" &
+		pid=$! THROTTLED=$!
+		while [ -d "/proc/$pid" ] && [ "$(cpu_ticks "$pid")" -lt 10 ] && [ $i -lt 6000 ]; do
+			sleep 0.01; i=$((i + 1))
+		done
+		n0=$(throttles)
+		while [ -d "/proc/$pid" ] && [ "$(throttles)" -lt $((n0 + 3)) ] && [ $i -lt 6000 ]; do
+			sleep 0.01; i=$((i + 1))
+		done
+		# shellcheck disable=SC2086 # HOG: a PID per CPU
+		kill $HOG 2>/dev/null; wait $HOG 2>/dev/null; HOG=""
+		wait "$pid"
+		RC=$? THROTTLED=""
+		STATUS[$OUT]=$RC
 	}
-	hog
-	run_cmd sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" probe --quick --json' sh "${CG%% *}" "$PN"
-	wait $HOG; HOG=""
+	throttled_probe --json
 	TJ=$OUT
 	check "a throttled probe exits 0 (got $RC: $(head -c 200 "$ERR"))" test "$RC" -eq 0
 	json_ok "$TJ"
@@ -166,9 +191,7 @@ else
 	jq_check "a throttled probe: the quota's advice, once" \
 		'[.recommendations[] | select(.kind == "quota" or .kind == "throttling")] | length == 1' "$TJ"
 	jq_check "a throttled probe: no fix in the verdict" '.verdict.fix == null and all(.verdict.loops[]; .fix_ns == null)' "$TJ"
-	hog
-	run_cmd sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" probe --quick' sh "${CG%% *}" "$PN"
-	wait $HOG; HOG=""
+	throttled_probe
 	# out_wrap may break the line anywhere: the verdict's lines are joined first
 	check "a throttled probe's verdict says why no fix ($(sed -n 3,8p "$OUT" | head -c 400))" \
 		sh -c "sed -n '/^verdict/,/^\$/p' '$OUT' | tr -s '\n ' '  ' | grep -q 'no fix that spins: the CPU quota'"
