@@ -2,10 +2,10 @@
 /*
  * test_budget.c: precise sleeps under CPU budgets, through the real calls: never early under
  * any budget (10^4 mixed sleeps and waits); a budget of 0 never spins; the spin share
- * pn_sleep_stats reports is the thread's CPU time in the spin phase (within 10%, measured
- * with CLOCK_THREAD_CPUTIME_ID around it); the budget's API (thread, process default,
- * bounds); the statistics' new fields hold together. No test asserts a lateness or a CPU
- * share of the machine: those live in bench/.
+ * pn_sleep_stats reports is the thread's CPU time in the spin phase (within 10% and the
+ * host's stolen time, measured with CLOCK_THREAD_CPUTIME_ID around it); the budget's API (thread,
+ * process default, bounds); the statistics' new fields hold together. No test asserts a lateness or
+ * a CPU share of the machine: those live in bench/.
  */
 #include <errno.h>
 #include <poll.h>
@@ -103,6 +103,21 @@ static void test_never_early(void **state)
 /* The spin phase alone (the plan's steps, as the shim takes them): the thread's CPU time
  * in it against what pn_sleep_stats adds to spun_ns. Spin-heavy (precision at any cost,
  * 300 us sleeps) so that the spin is most of the phase. */
+/* The machine's stolen time so far, in ns (/proc/stat's cpu line, 8th field: time the
+ * hypervisor ran something else while a vCPU wanted to run), or 0 where unknown. */
+static int64_t steal_ns(void)
+{
+	FILE *f = fopen("/proc/stat", "r");
+	unsigned long long v[8] = {0};
+	if (!f)
+		return 0;
+	int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+	               &v[4], &v[5], &v[6], &v[7]);
+	fclose(f);
+	long hz = sysconf(_SC_CLK_TCK);
+	return n == 8 && hz > 0 ? (int64_t)(v[7] * (1000000000ULL / (unsigned long long)hz)) : 0;
+}
+
 static void *spin_share(void *arg)
 {
 	(void)arg;
@@ -111,7 +126,7 @@ static void *spin_share(void *arg)
 		pn_sleep_until(pn_now() + 300 * US, 1 * US);
 	struct pn_sleep_stats a, b;
 	pn_sleep_stats(&a);
-	int64_t cpu = 0;
+	int64_t cpu = 0, steal = steal_ns();
 	for (int i = 0; i < 1000; i++) {
 		struct pn__plan p = PN__PLAN_INIT;
 		pn__plan_make(&p, CLOCK_MONOTONIC, pn_now() + 300 * US, 1 * US, 0, NULL);
@@ -127,20 +142,25 @@ static void *spin_share(void *arg)
 		cpu += thread_cpu() - c0;
 	}
 	pn_sleep_stats(&b);
+	steal = steal_ns() - steal;
 	int64_t spun = b.spun_ns - a.spun_ns;
 	if (cpu < 10 * MS)
 		return "the sleeps hardly spun: nothing to compare";
 	/* Never more than the spin's CPU (the CPU time read itself, two system calls a sleep,
 	 * is in cpu, not in spun): a spin preempted, its stretch counted, would exceed it.
-	 * Less, within reason: a gap of over PN__GAP_NS between two clock reads is taken as
-	 * the CPU taken away, but an interrupt handled on the thread's own CPU is charged to
-	 * its CPU time too (beside stress-ng under TSan: spun 82% of cpu). */
-	if (spun > cpu + cpu / 10 || spun < cpu / 2) {
-		static char why[160];
+	 * In a VM the kernel takes the stolen time it learns of out of the task running when
+	 * it learns it (steal accounting, at a clock update), time that may have been stolen
+	 * outside the spin: so the bound is 110% plus the machine's steal meanwhile (a busy
+	 * host, CI of 2026-12-06: spun 111% of cpu). Less, within reason: a gap of over
+	 * PN__GAP_NS between two clock reads is taken as the CPU taken away, but an interrupt
+	 * handled on the thread's own CPU is charged to its CPU time too (beside stress-ng
+	 * under TSan: spun 82% of cpu). */
+	if (spun > cpu + cpu / 10 + steal || spun < cpu / 2) {
+		static char why[200];
 		snprintf(why, sizeof(why),
 		         "spun_ns grew by %lld ns, the spin phase took %lld ns of CPU: not within "
-		         "[50%%, 110%%]",
-		         (long long)spun, (long long)cpu);
+		         "[50%%, 110%% + %lld ns stolen]",
+		         (long long)spun, (long long)cpu, (long long)steal);
 		return why;
 	}
 	return NULL;
