@@ -46,9 +46,8 @@ static ssize_t logical_line(FILE *f, char **line, size_t *cap)
 {
 	char *part = NULL;
 	size_t pcap = 0, len = 0;
-	ssize_t r;
 	bool any = false;
-	while ((r = getline(&part, &pcap, f)) > 0) {
+	while (getline(&part, &pcap, f) > 0) {
 		part[strcspn(part, "\r\n")] = '\0';
 		char *t = trim(part);
 		if (any && (t[0] == '#' || t[0] == ';'))
@@ -57,7 +56,7 @@ static ssize_t logical_line(FILE *f, char **line, size_t *cap)
 		bool more = k && t[k - 1] == '\\';
 		if (more)
 			t[--k] = ' ';
-		if (len + k + 2 > *cap) {
+		if (!*line || len + k + 2 > *cap) {
 			char *m = realloc(*line, len + k + 256);
 			if (!m)
 				die(1, "out of memory");
