@@ -188,17 +188,22 @@ static int spin_mode(struct pn__state *t, int64_t margin, int64_t len, int64_t p
 	return alone ? alone : margin >= len ? PN_SLEEP_MODE_SPIN_ALL : PN_SLEEP_MODE_SPIN;
 }
 
-/* The margin for a wait of len ns in class k at this precision, within t's budget. */
-static void choose(struct pn__state *t, int k, int64_t len, int64_t precision,
+/* The margin for a wait of len ns in class k at this precision, within t's budget. Returns
+ * true where the thread's CPU is shared and the wait spins whatever its margin would be
+ * (kernel_alone): the margin is not priced then, and the mode is PN_SLEEP_MODE_SHARED. */
+static bool choose(struct pn__state *t, int k, int64_t len, int64_t precision,
                    struct pn__policy_choice *c)
 {
 	int32_t budget_ppm = pn__state_budget(t);
+	bool shared =
+	        budget_ppm != PN_SLEEP_BUDGET_FULL && !t->rt.prio && pn__slice_shared(&t->slice);
 	struct pn__policy_ask a = {.len = len,
 	                           .precision = precision,
 	                           .budget_ppm = budget_ppm,
 	                           .budget_room_ns = INT64_MAX,
 	                           .overhead = t->overhead,
-	                           .loss = pn__policy_loss_share(&t->loss, precision)};
+	                           .loss = pn__policy_loss_share(&t->loss, precision),
+	                           .unpriced = shared};
 	if (budget_ppm != PN_SLEEP_BUDGET_AUTO && budget_ppm != PN_SLEEP_BUDGET_FULL) {
 		int64_t used_ns = pn__state_window_used(t, pn_now());
 		int64_t window_ns =
@@ -209,6 +214,7 @@ static void choose(struct pn__state *t, int k, int64_t len, int64_t precision,
 	t->st.budget_ppm = budget_ppm;
 	t->st.spend_ppm = c->spend_ppm;
 	t->st.spin_loss_ppm = (int32_t)(a.loss * 1e6);
+	return shared;
 }
 
 void pn__plan_make(struct pn__plan *p, clockid_t clk, int64_t deadline, int64_t precision,
@@ -247,12 +253,13 @@ void pn__plan_make(struct pn__plan *p, clockid_t clk, int64_t deadline, int64_t 
 	}
 	int k = pn__policy_class(deadline - now);
 	struct pn__policy_choice c;
-	choose(t, k, deadline - now, precision, &c);
+	bool shared = choose(t, k, deadline - now, precision, &c);
 	int64_t kernel_q = c.kernel_q, margin = c.margin;
-	if (margin >= deadline - now && spin_only_learn(t, p, k, deadline - now))
+	if (!shared && margin >= deadline - now && spin_only_learn(t, p, k, deadline - now))
 		margin = (deadline - now) / 2;
 	int64_t planned = margin; /* what the budget's cut is counted against */
-	int mode = spin_mode(t, margin, deadline - now, precision, kernel_q);
+	int mode = shared ? PN_SLEEP_MODE_SHARED
+	                  : spin_mode(t, margin, deadline - now, precision, kernel_q);
 	if (mode != PN_SLEEP_MODE_SPIN && mode != PN_SLEEP_MODE_SPIN_ALL) {
 		margin = 0;
 		planned = c.wanted; /* the CPU or the spins, not the budget, took the spin */

@@ -440,8 +440,13 @@ void pn__policy_choose(const struct pn__sleep_class *cls, int k, const struct pn
 		return;
 	}
 	wanted = wanted > a->precision ? wanted - a->precision : 0;
-	const struct pn__sleep_class *src = cost_source(cls, k);
 	c->wanted = wanted;
+	if (a->unpriced) { /* afford's walk over the buckets (~13k instructions) for nothing */
+		c->margin = 0;
+		c->spend_ppm = 0;
+		return;
+	}
+	const struct pn__sleep_class *src = cost_source(cls, k);
 	c->margin = afford(src ? &src->wake : NULL, a, wanted, &spin);
 	c->spend_ppm = cost_share_ppm((double)spin, a);
 }

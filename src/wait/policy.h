@@ -62,6 +62,7 @@ struct pn__policy_ask {
 	int64_t budget_room_ns; /* CPU the thread's budget window has left for this wait */
 	int64_t overhead;       /* a wait's CPU besides its spin, ns */
 	double loss;            /* pn__policy_loss_share at the precision */
+	bool unpriced;          /* no spin whatever the margin (a shared CPU): no margin priced */
 };
 /* The answer: the margin, what the learned wakeups alone ask for (wanted >= margin: the
  * budget or the knee cut the difference), and the share of the wait's length the margin is
