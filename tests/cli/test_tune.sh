@@ -122,29 +122,37 @@ fi
 printf '[Service]\nEnvironment=PN_TUNE_C=%%h\nExecStart=/bin/true\n' >"$TMP/spec-env.service"
 usage_error "Environment= has specifiers" tune --unit-file "$TMP/spec-env.service"
 
-# a unit file with 20 ms of timer slack: its runs as it is keep it, a fix is kept, and its
-# drop-in is one systemd-analyze verify accepts
+# a unit file with 20 ms of timer slack: its runs as it is keep it, and a fix kept has a
+# drop-in systemd-analyze verify accepts. Whether a fix stands apart is a measurement: on a
+# quiet machine each does (p99 in us against 20 ms), beside 4 hogs per CPU (make
+# test-load) none did in 2 of 4 runs (p99 2.4-10.8 ms against 25-31 ms, within the noise
+# of 100-wait runs), and then no drop-in is written.
 printf '[Unit]\nDescription=t\n[Service]\nTimerSlackNSec=20ms\nExecStart=%s nanosleep 100\n' \
 	"$(realpath "$COUNT")" >"$TMP/pn-tune-slack.service"
 run tune --json --for=6s --unit-file "$TMP/pn-tune-slack.service"
 check "tune --unit-file, 20 ms of slack: exit 0 ($RC: $(head -c 300 "$ERR"))" test "$RC" -eq 0
-jq_check "... its runs as it is late by the unit's slack, a fix kept" \
-	'.runs[0].p50_ns > 10000000 and .kept != null and (.drop_in | startswith("# Written by punctual tune"))' "$OUT"
-jq_check "... the drop-in never replaces ExecStart=, a slice's set by the shim" \
-	'(.drop_in | test("ExecStart") | not) and
-	 ((.kept | test("--slice=")) == (.drop_in | test("PUNCTUAL_PROCESS_SLICE=100us")))' "$OUT"
-mkdir "$TMP/pn-tune-slack.service.d"
-jq -r .drop_in "$OUT" >"$TMP/pn-tune-slack.service.d/50-punctual-tune.conf"
-if ! command -v systemd-analyze >/dev/null; then
-	skip "systemd-analyze verify: not installed (Debian: systemd)"
+jq_check "... its runs as it is late by the unit's slack" '.runs[0].p50_ns > 10000000' "$OUT"
+if ! jq -e '.kept != null' "$OUT" >/dev/null; then
+	jq_check "... no fix kept: no drop-in" '.drop_in == null and .best == null' "$OUT"
+	skip "the drop-in's checks: no fix stood apart from the noise on this (loaded) machine"
 else
-	run_cmd systemd-analyze verify "$TMP/pn-tune-slack.service"
-	check "systemd-analyze verify accepts the unit and its drop-in ($RC: $(head -c 300 "$ERR"))" \
-		test "$RC" -eq 0 -a ! -s "$ERR"
-	printf '[Service]\nNoSuchKey=1\n' >"$TMP/pn-tune-slack.service.d/99-bad.conf"
-	run_cmd systemd-analyze verify "$TMP/pn-tune-slack.service"
-	check "... and reads the drop-in directory (a bad key there is named)" grep -q NoSuchKey "$ERR"
-	rm "$TMP/pn-tune-slack.service.d/99-bad.conf"
+	jq_check "... a fix kept: its drop-in" '.drop_in | startswith("# Written by punctual tune")' "$OUT"
+	jq_check "... the drop-in never replaces ExecStart=, a slice's set by the shim" \
+		'(.drop_in | test("ExecStart") | not) and
+		 ((.kept | test("--slice=")) == (.drop_in | test("PUNCTUAL_PROCESS_SLICE=100us")))' "$OUT"
+	mkdir "$TMP/pn-tune-slack.service.d"
+	jq -r .drop_in "$OUT" >"$TMP/pn-tune-slack.service.d/50-punctual-tune.conf"
+	if ! command -v systemd-analyze >/dev/null; then
+		skip "systemd-analyze verify: not installed (Debian: systemd)"
+	else
+		run_cmd systemd-analyze verify "$TMP/pn-tune-slack.service"
+		check "systemd-analyze verify accepts the unit and its drop-in ($RC: $(head -c 300 "$ERR"))" \
+			test "$RC" -eq 0 -a ! -s "$ERR"
+		printf '[Service]\nNoSuchKey=1\n' >"$TMP/pn-tune-slack.service.d/99-bad.conf"
+		run_cmd systemd-analyze verify "$TMP/pn-tune-slack.service"
+		check "... and reads the drop-in directory (a bad key there is named)" grep -q NoSuchKey "$ERR"
+		rm "$TMP/pn-tune-slack.service.d/99-bad.conf"
+	fi
 fi
 
 # A quota of 1 CPU of the online ones (v1 cpu controller, or v2's where enabled): tune

@@ -264,7 +264,9 @@ static void t_select(void)
 		 * time left is within the timeout (select), tv_usec over a second normalized */
 		if (write(p[1], "x", 1) != 1)
 			return;
-		long long tmo[] = {-1, 1000000};
+		/* 1 s: a ready call's time left is above 0 unless a stall of the whole timeout
+		 * came between its start and its return (1 ms was, beside stress-ng under TSan) */
+		long long tmo[] = {-1, 1000000000};
 		for (int i = 0; i < 2; i++) {
 			sets_fill(&r, &w, &e);
 			ret = sel_call(k, nfds, &r, &w, &e, tmo[i], NULL, &left);
