@@ -162,12 +162,11 @@ static bool spin_only_learn(struct pn__state *t, struct pn__plan *p, int k, int6
 #define LOSS_EXPLORE    16
 
 /* Why a wait that would spin waits in the kernel alone instead (a PN_SLEEP_MODE_*), or 0:
- * the CPU is shared (a spin loses it for the other tasks' slices), or the thread's spins
- * lose the CPU as often as the kernel is late (the vCPU taken away while it spins). */
+ * the thread's spins lose the CPU as often as the kernel is late (the vCPU taken away while
+ * it spins). A shared CPU (a spin loses it for the other tasks' slices) is choose's: such a
+ * wait is PN_SLEEP_MODE_SHARED before any margin is priced. */
 static int kernel_alone(struct pn__state *t, int64_t precision, int64_t kernel_q)
 {
-	if (pn__slice_shared(&t->slice))
-		return PN_SLEEP_MODE_SHARED;
 	double loss = pn__policy_loss_share(&t->loss, kernel_q - precision);
 	if (loss >= LOSS_SPIN_RATE &&
 	    pn__policy_loss_stalls(&t->loss, kernel_q - precision) >= LOSS_MIN_STALLS &&
