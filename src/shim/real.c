@@ -47,6 +47,26 @@ __attribute__((constructor)) void pn__real_resolve(void)
 	FIND(sem_timedwait, "sem_timedwait");
 	FIND(sem_clockwait, "sem_clockwait");
 	FIND(sigtimedwait, "sigtimedwait");
+	FIND(sigaction, "sigaction");
+	FIND(pthread_sigmask, "pthread_sigmask");
+	FIND(fork, "fork");
+	FIND(posix_spawn, "posix_spawn");
+	FIND(posix_spawnp, "posix_spawnp");
+	FIND(execve, "execve");
+	FIND(execv, "execv");
+	FIND(execvp, "execvp");
+	FIND(execvpe, "execvpe");
+	FIND(fexecve, "fexecve");
+	FIND(sched_getscheduler, "sched_getscheduler");
+	FIND(sched_getparam, "sched_getparam");
+	FIND(sched_setscheduler, "sched_setscheduler");
+	FIND(sched_setparam, "sched_setparam");
+	FIND(pthread_getschedparam, "pthread_getschedparam");
+	FIND(pthread_setschedparam, "pthread_setschedparam");
+	FIND(pthread_setschedprio, "pthread_setschedprio");
+	FIND(setpriority, "setpriority");
+	FIND(nice, "nice");
+	FIND(prctl, "prctl");
 	FIND(nanosleep, "nanosleep"); /* last: pn__real_get's sign that all are found */
 }
 

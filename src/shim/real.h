@@ -47,6 +47,29 @@ struct pn__real {
 	int (*sem_timedwait)(sem_t *, const struct timespec *);
 	int (*sem_clockwait)(sem_t *, clockid_t, const struct timespec *);
 	int (*sigtimedwait)(const sigset_t *, siginfo_t *, const struct timespec *);
+	/* what ends a lend first (signal_calls.c) */
+	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
+	int (*pthread_sigmask)(int, const sigset_t *, sigset_t *);
+	pid_t (*fork)(void);
+	int (*posix_spawn)(pid_t *, const char *, const void *, const void *, char *const[],
+	                   char *const[]);
+	int (*posix_spawnp)(pid_t *, const char *, const void *, const void *, char *const[],
+	                    char *const[]);
+	int (*execve)(const char *, char *const[], char *const[]);
+	int (*execv)(const char *, char *const[]);
+	int (*execvp)(const char *, char *const[]);
+	int (*execvpe)(const char *, char *const[], char *const[]);
+	int (*fexecve)(int, char *const[], char *const[]);
+	int (*sched_getscheduler)(pid_t);
+	int (*sched_getparam)(pid_t, struct sched_param *);
+	int (*sched_setscheduler)(pid_t, int, const struct sched_param *);
+	int (*sched_setparam)(pid_t, const struct sched_param *);
+	int (*pthread_getschedparam)(pthread_t, int *, struct sched_param *);
+	int (*pthread_setschedparam)(pthread_t, int, const struct sched_param *);
+	int (*pthread_setschedprio)(pthread_t, int);
+	int (*setpriority)(int, unsigned, int);
+	int (*nice)(int);
+	int (*prctl)(int, unsigned long, unsigned long, unsigned long, unsigned long);
 };
 
 /* The real functions (NULL: libc has none), set at load, or by pn__real_resolve at a call

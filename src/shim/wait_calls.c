@@ -499,7 +499,7 @@ static int wait_sig(struct pn__waiter *w, const struct timespec *ts, const sigse
 static bool sig_discarded(int sig, const sigset_t *blocked)
 {
 	struct sigaction sa;
-	if (sigismember(blocked, sig) == 1 || sigaction(sig, NULL, &sa) != 0)
+	if (sigismember(blocked, sig) == 1 || pn__real.sigaction(sig, NULL, &sa) != 0)
 		return false;
 	if (sa.sa_flags & SA_SIGINFO)
 		return false;

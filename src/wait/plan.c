@@ -48,6 +48,10 @@
  * set already. p->slack becomes the slack in force. */
 static void set_slack(struct pn__state *t, struct pn__plan *p, int64_t ns)
 {
+	if (t->sched.lent) { /* real-time: the kernel keeps no slack and takes none */
+		p->slack = 0;
+		return;
+	}
 	if (p->flags & PN__PLAN_KEEP_SLACK) {
 		if (p->restore < 0) { /* not changed yet: what the thread has now */
 			int64_t cur = pn_slack_get();

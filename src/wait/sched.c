@@ -1,53 +1,127 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sched.c: a precise wait's scheduling, for its kernel part alone (sched.h). On a CPU
- * shared with runnable tasks a SCHED_OTHER wakeup waits for its turn behind them (a
- * slice of theirs, milliseconds); a SCHED_FIFO one runs at once. Held for the wait alone,
- * real time costs the other tasks only the wakeup itself: the thread is SCHED_FIFO while
- * it sleeps, and its own policy again before the call returns, so its own work never runs
- * real-time (no RLIMIT_RTTIME kill, no starvation) and it blocked in between (which resets
- * the RLIMIT_RTTIME count). The policy, priority, nice, flags and slice written back are
- * those read before the wait: a slice the kernel chose is written back at its value, so it
- * no longer follows a later change of the kernel's base slice (debugfs), nothing else. The
- * timer slack, which Linux zeroes for a real-time task and sets to the thread's default
- * when it leaves real time, is put back as it was before the wait.
+ * sched.c: the real time a precise wait lends a shared thread (sched.h). On a CPU shared
+ * with runnable tasks a SCHED_OTHER wakeup waits behind them; a SCHED_FIFO one runs at
+ * once. The lend covers the kernel wait; under the shim it also covers the work the
+ * wakeup starts, until the thread's next wait, a signal handler, fork, exec or a call
+ * about its own scheduling, and at most PN__SCHED_LEND_NS of CPU per wakeup and
+ * 1/PN__SCHED_LEND_SHARE of its wall time (a CPU timer's signal ends it). The thread's own
+ * policy, nice, flags and slack come back when the lend ends, unless something outside
+ * changed them meanwhile: what an administrator set stands.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "wait/sched.h"
 
 static _Atomic int fifo; /* 0 not tried, 1 permitted, -1 denied: not tried again */
+int pn__sched_lend_signal;
+PN_TLS unsigned pn__sched_sig_ours, pn__sched_sig_theirs;
 
 int pn__sched_wait_fifo(void)
 {
 	return atomic_load_explicit(&fifo, memory_order_relaxed);
 }
 
-/* SCHED_FIFO at PN__SCHED_WAIT_PRIO, the thread's flags kept: 0 or -errno. */
+/* The kernel's struct sigevent, for a timer signalling one thread (SIGEV_THREAD_ID). */
+struct k_sigevent {
+	union sigval value;
+	int signo, notify, tid;
+	int pad[11];
+};
+#ifndef SIGEV_THREAD_ID
+#define SIGEV_THREAD_ID 4
+#endif
+
+/* The bound's CPU timer (on the thread's CPU clock, so it fires only while the thread
+ * runs), armed with ns: 0 with *left the previous arm's unused time, or -errno. */
+static int timer_arm(struct pn__sched_wait *w, int64_t ns, int64_t *left)
+{
+	if (w->timer == 0) {
+		struct k_sigevent ev;
+		memset(&ev, 0, sizeof(ev));
+		ev.signo = pn__sched_lend_signal;
+		ev.notify = SIGEV_THREAD_ID;
+		ev.tid = (int)syscall(SYS_gettid);
+		ev.value.sival_ptr = w;
+		int id;
+		if (syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &ev, &id) != 0) {
+			w->timer = -1;
+			return -errno;
+		}
+		w->timer_id = id;
+		w->timer = 1;
+	}
+	if (w->timer < 0)
+		return -ENOSYS;
+	struct itimerspec nv = {{0, 0}, {ns / 1000000000, ns % 1000000000}}, ov;
+	if (syscall(SYS_timer_settime, w->timer_id, 0, &nv, &ov) != 0)
+		return -errno;
+	*left = pn__ts_ns(&ov.it_value);
+	return 0;
+}
+
+/* SCHED_FIFO at PN__SCHED_WAIT_PRIO with SCHED_RESET_ON_FORK (a child a handler starts,
+ * or one of a raw clone, begins as SCHED_OTHER): 0 or -errno. */
 static int to_fifo(const struct pn__sched_attr *own)
 {
 	struct pn__sched_attr a;
 	memset(&a, 0, sizeof(a));
 	a.policy = SCHED_FIFO;
 	a.priority = PN__SCHED_WAIT_PRIO;
-	a.flags = own->flags & PN__SCHED_RESET_ON_FORK;
+	a.flags = PN__SCHED_RESET_ON_FORK;
 	a.util_min = own->util_min;
 	a.util_max = own->util_max;
 	return pn__sched_set(&a);
 }
 
-void pn__sched_wait_begin(struct pn__sched_wait *w, struct pn__rt *r, struct pn__slice *s,
-                          bool shared, int64_t slack)
+/* The thread's own back after SCHED_FIFO, where it is still ours: a policy or priority
+ * set from outside stands; a nice set meanwhile (the kernel keeps it under SCHED_FIFO) is
+ * the one written. Where SCHED_RESET_ON_FORK may not be cleared (RLIMIT_RTPRIO alone), it
+ * stays. Whether it was ours. */
+static bool fifo_back(struct pn__sched_wait *w)
 {
-	pn__sched_wait_end(w); /* one a jump out of a wait left (a library caller's handler) */
+	struct pn__sched_attr cur;
+	if (pn__sched_get(&cur) == 0 &&
+	    (cur.policy != SCHED_FIFO || cur.priority != PN__SCHED_WAIT_PRIO)) {
+		w->outside++;
+		return false;
+	}
+	errno = 0;
+	int nice = getpriority(PRIO_PROCESS, 0);
+	if (errno == 0)
+		w->own.nice = nice;
+	if (pn__sched_set(&w->own) == -EPERM) {
+		struct pn__sched_attr a = w->own;
+		a.flags |= PN__SCHED_RESET_ON_FORK;
+		pn__sched_set(&a);
+	}
+	return true;
+}
+
+void pn__sched_wait_begin(struct pn__sched_wait *w, struct pn__rt *r, struct pn__slice *s,
+                          bool shared, int64_t slack, int64_t own_slack)
+{
+	bool try_fifo = shared && !r->fifo_off && !r->prio && pn__sched_wait_fifo() >= 0;
+	if (w->under && w->lent && try_fifo) {
+		w->lent = false; /* still ours: this wait runs under it */
+		r->wait_fifo++;
+		return;
+	}
+	pn__sched_lend_end(w); /* a lend no longer wanted, or one a jump left */
 	w->slack = slack;
+	w->own_slack = own_slack;
 	s->set_ns = 0;
 	int64_t slice = pn__slice_wanted(s);
-	bool try_fifo = shared && !r->fifo_off && pn__sched_wait_fifo() >= 0;
 	if (r->prio || (!try_fifo && !slice))
 		return; /* nothing to set: not even a sched_getattr */
 	int e = errno;
@@ -71,14 +145,114 @@ out:
 	errno = e;
 }
 
-void pn__sched_wait_end(struct pn__sched_wait *w)
+/* Whether the reaction after this wakeup may run under the lend: the shim owns the bound's
+ * signal, and the bucket holds enough; arms the bound. */
+/* Whether the bound's signal can reach the thread: read at its first lend and every 64th
+ * (a thread that blocks every signal, a worker's usual mask, gets no lend past its waits). */
+static bool bound_reaches(struct pn__sched_wait *w)
+{
+	if ((w->lends++ & 63) == 0) {
+		sigset_t now;
+		w->blocked = pthread_sigmask(SIG_BLOCK, NULL, &now) != 0 ||
+		             sigismember(&now, pn__sched_lend_signal) == 1;
+	}
+	return !w->blocked;
+}
+
+static bool lend_on(struct pn__sched_wait *w, int64_t now)
+{
+	if (!pn__sched_lend_signal || w->timer < 0 || !bound_reaches(w))
+		return false;
+	if (w->last && now > w->last)
+		w->credit += (now - w->last) / PN__SCHED_LEND_SHARE;
+	w->last = now;
+	if (w->credit > PN__SCHED_LEND_NS)
+		w->credit = PN__SCHED_LEND_NS;
+	int64_t give = w->credit >= PN__SCHED_LEND_MIN_NS ? w->credit : 0, left = 0;
+	if (give == 0 && !w->armed)
+		return false;
+	if (timer_arm(w, give, &left) < 0)
+		return false;
+	if (w->armed) /* what the last reaction used */
+		w->credit -= w->armed - (left < w->armed ? left : w->armed);
+	w->armed = give;
+	return give > 0;
+}
+
+void pn__sched_wait_end(struct pn__sched_wait *w, int64_t now)
 {
 	if (!w->under)
 		return;
 	int e = errno;
-	pn__sched_set(&w->own);
-	if (w->under == PN__SCHED_FIFO && w->slack > 0)
+	if (w->under == PN__SCHED_FIFO && lend_on(w, now)) {
+		w->lent = true;
+		errno = e;
+		return;
+	}
+	bool ours = w->under != PN__SCHED_FIFO || fifo_back(w);
+	if (w->under == PN__SCHED_SLICE)
+		pn__sched_set(&w->own);
+	else if (ours && w->slack > 0)
 		pn__slack_put(w->slack); /* Linux put the default back: the plan's again */
 	w->under = 0;
 	errno = e;
+}
+
+static void lend_end(struct pn__sched_wait *w, bool disarm)
+{
+	if (!w->under)
+		return;
+	int e = errno;
+	if (w->under == PN__SCHED_SLICE) {
+		pn__sched_set(&w->own);
+	} else if (fifo_back(w)) {
+		int64_t put = w->lent ? w->own_slack : w->slack;
+		if (put > 0)
+			pn__slack_put(put);
+	}
+	if (disarm && w->armed > 0) {
+		int64_t left;
+		if (timer_arm(w, 0, &left) == 0)
+			w->credit -= w->armed - (left < w->armed ? left : w->armed);
+		w->armed = 0;
+	}
+	w->under = 0;
+	w->lent = false;
+	errno = e;
+}
+
+void pn__sched_lend_end(struct pn__sched_wait *w)
+{
+	lend_end(w, true);
+}
+
+bool pn__sched_on_bound(struct pn__sched_wait *w, const void *cookie)
+{
+	if (!w || cookie != w)
+		return false;
+	pn__sched_sig_ours++;
+	if (!w->lent)
+		return true;
+	w->bounded++;
+	w->credit -= w->armed;
+	w->armed = 0;
+	lend_end(w, false);
+	return true;
+}
+
+bool pn__sched_interrupted_by_us(unsigned ours, unsigned theirs)
+{
+	return pn__sched_sig_ours != ours && pn__sched_sig_theirs == theirs;
+}
+
+void pn__sched_forked(struct pn__sched_wait *w)
+{
+	/* timers are not inherited; SCHED_RESET_ON_FORK made the child SCHED_OTHER */
+	w->under = 0;
+	w->lent = false;
+	w->timer = 0;
+	w->armed = 0;
+	w->credit = 0;
+	w->last = 0;
+	w->lends = 0;
 }

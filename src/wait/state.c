@@ -145,10 +145,16 @@ static void state_exit(void *v)
 	munmap(s, sizeof(struct pn__state));
 }
 
+/* A page the kernel zeroes in a child (MADV_WIPEONFORK): a child of a raw fork system
+ * call, which runs no atfork handler, finds it zero at its first wait. NULL: none. */
+static volatile char *forked_mark;
+
 /* In a fork()ed child: the other threads are gone, their states with them; the caller's
  * counts its own sleeps from here. */
 static void state_forked(void)
 {
+	if (forked_mark)
+		*forked_mark = 1;
 	for (int i = 0; i < LIVE; i++) {
 		struct pn__state *s = __atomic_load_n(&live[i], __ATOMIC_RELAXED);
 		if (s && s != T) {
@@ -174,6 +180,7 @@ static void state_forked(void)
 	/* the child's scheduling is its own: SCHED_RESET_ON_FORK put it back to SCHED_OTHER
 	 * and the kernel's slice where the parent had set them */
 	T->rt = (struct pn__rt){0};
+	pn__sched_forked(&T->sched);
 	T->slice.status = 0;
 	T->slice.set_ns = 0;
 }
@@ -184,6 +191,16 @@ __attribute__((constructor)) static void state_init(void)
 {
 	state_key_ok = pthread_key_create(&state_key, state_exit) == 0;
 	pthread_atfork(NULL, NULL, state_forked);
+	void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+#ifdef MADV_WIPEONFORK
+	if (m != MAP_FAILED && madvise(m, 4096, MADV_WIPEONFORK) == 0) {
+		forked_mark = m;
+		*forked_mark = 1;
+		m = MAP_FAILED;
+	}
+#endif
+	if (m != MAP_FAILED)
+		munmap(m, 4096);
 	const char *env = getenv("PUNCTUAL_BUDGET");
 	int32_t budget_ppm;
 	if (env && pn__duration_parse_share(env, &budget_ppm) == 0) /* malformed: auto */
@@ -197,6 +214,8 @@ struct pn__state *pn__state_get(void)
 
 struct pn__state *pn__state_make(void)
 {
+	if (PN_UNLIKELY(forked_mark && !*forked_mark))
+		state_forked(); /* a raw fork's child: the parent's pages are not its own */
 	if (PN_LIKELY(T != NULL))
 		return T;
 	if (gone)

@@ -192,6 +192,12 @@ static void precise_block(struct block *k, int tid, const struct pn_sleep_stats 
 		     (unsigned long long)st->shared_waits);
 	if (x->fifo_waits) /* ... and of them, the kernel waits under SCHED_FIFO (sched.c) */
 		item(k, ", ", "%llu under SCHED_FIFO", (unsigned long long)x->fifo_waits);
+	if (x->lend_bounded) /* reactions past the lend's CPU bound, back to their own policy */
+		item(k, ", ", "%llu reactions past the real-time bound",
+		     (unsigned long long)x->lend_bounded);
+	if (x->lend_outside) /* lends whose thread was changed from outside: the change stood */
+		item(k, ", ", "%llu changed from outside meanwhile",
+		     (unsigned long long)x->lend_outside);
 	mode_line(k, st);
 	if (x->kernel_p50_ns < 0)
 		return;
@@ -235,6 +241,8 @@ static void stats_line(const struct pn__state *t)
 	        .kernel_p50_ns = hist_quantile(t->kwake, 0.5),
 	        .kernel_p99_ns = hist_quantile(t->kwake, 0.99),
 	        .fifo_waits = t->rt.wait_fifo,
+	        .lend_bounded = t->sched.bounded,
+	        .lend_outside = t->sched.outside,
 	};
 	char line[1536];
 	size_t len = pn__stats_format(t->tid, &st, &x, line, sizeof(line));

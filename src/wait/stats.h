@@ -38,7 +38,8 @@ struct pn__stats_more {
 	int64_t precision;                    /* the precise waits' precision, ns */
 	int32_t budget_ppm;                   /* the thread's budget (or PN_SLEEP_BUDGET_AUTO) */
 	int64_t kernel_p50_ns, kernel_p99_ns; /* the kernel parts' wakeups; -1: none */
-	uint64_t fifo_waits; /* kernel waits under SCHED_FIFO for the wait alone (sched.c) */
+	uint64_t fifo_waits; /* kernel waits under SCHED_FIFO lent (sched.c) */
+	uint64_t lend_bounded, lend_outside; /* lends the CPU bound ended, and outside changes */
 };
 /* The thread's block into buf (n bytes, NUL-terminated, cut to fit): three lines (four
  * with the kernel's figures), a line continued on the next where wide figures would take

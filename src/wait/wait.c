@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include <punctual/clock.h>
+#include <punctual/slack.h>
 #include "wait/sched.h"
 #include "wait/state.h"
 #include "wait/wait.h"
@@ -27,13 +28,45 @@ static int fds_until(struct pn__waiter *w, int64_t target)
 	return w->wait(w, &ts, w->mask);
 }
 
+/* The kernel part until target; an EINTR that the lend's bound alone caused (sched.h) goes
+ * on, as the program's call would have. */
 static int until(struct pn__waiter *w, clockid_t clk, int64_t target)
 {
-	if (w->wait)
-		return fds_until(w, target);
 	int r;
-	while ((r = w->until(w, clk, target)) == -EINTR && w->resume)
-		;
+	unsigned ours, theirs;
+	do {
+		ours = pn__sched_sig_ours;
+		theirs = pn__sched_sig_theirs;
+		r = w->wait ? fds_until(w, target) : w->until(w, clk, target);
+	} while (r == -EINTR && (w->resume || pn__sched_interrupted_by_us(ours, theirs)));
+	return r;
+}
+
+/* The kernel part of a shared thread: a long one waits under the thread's own scheduling
+ * until PN__SCHED_LAST_NS before its target (what is changed from outside meanwhile is
+ * read, not undone), the rest under the lend (sched.h). */
+static int kernel_part(struct pn__waiter *w, struct pn__plan *p, struct pn__state *t,
+                       int64_t target)
+{
+	if (t && p->kernel && p->shared && (w->wait || w->kind == PN__WAIT_SLEEP) &&
+	    target - pn__clock_now(p->clk) > 2 * PN__SCHED_LAST_NS) {
+		pn__sched_lend_end(&t->sched);
+		int r = until(w, p->clk, target - PN__SCHED_LAST_NS);
+		if (r != 0)
+			return r;
+		int64_t now = pn_slack_get(); /* a slack set from outside meanwhile stands */
+		if ((p->flags & PN__PLAN_KEEP_SLACK) && now != p->slack) {
+			p->restore = now;
+			if (p->slack > 0)
+				pn__slack_put(p->slack);
+		}
+	}
+	if (t && p->kernel)
+		pn__sched_wait_begin(&t->sched, &t->rt, &t->slice, p->shared, p->slack,
+		                     p->restore >= 0 ? p->restore : p->slack);
+	int r = until(w, p->clk, target);
+	if (t) /* the thread's own back (or the lend's bound armed), before anything else */
+		pn__sched_wait_end(&t->sched, pn_now());
 	return r;
 }
 
@@ -130,11 +163,7 @@ static int run(struct pn__waiter *w, struct pn__plan *p, unsigned n0)
 	} else if (p->past) {
 		r = w->wait || w->past_once ? until(w, p->clk, p->deadline) : 0;
 	} else if (p->kernel || w->kernel_first) {
-		if (t && p->kernel)
-			pn__sched_wait_begin(&t->sched, &t->rt, &t->slice, p->shared, p->slack);
-		r = until(w, p->clk, p->kernel ? p->target : p->start);
-		if (t) /* the thread's own back, before anything else */
-			pn__sched_wait_end(&t->sched);
+		r = kernel_part(w, p, t, p->kernel ? p->target : p->start);
 		if (r < 0 && w->resume) { /* a library sleep never fails: a denied kernel part
 			                   * leaves the spin the whole of it */
 			pn__plan_cancel(p);
@@ -188,6 +217,22 @@ void pn__wait_cancel(struct pn__plan *p)
 {
 	struct pn__state *t = pn__state_get();
 	if (t) /* a jump out of the kernel part: the thread's own scheduling back */
-		pn__sched_wait_end(&t->sched);
+		pn__sched_lend_end(&t->sched);
 	pn__plan_cancel(p);
+}
+
+int pn__wait_lend(int op, const void *arg)
+{
+	if (op == PN__LEND_SIGNAL) {
+		pn__sched_lend_signal = (int)(intptr_t)arg;
+		return 0;
+	}
+	struct pn__state *t = pn__state_get();
+	if (op == PN__LEND_BOUND)
+		return pn__sched_on_bound(t ? &t->sched : NULL, arg);
+	if (op == PN__LEND_HANDLER)
+		pn__sched_sig_theirs++;
+	if (t && t->sched.under)
+		pn__sched_lend_end(&t->sched);
+	return 0;
 }

@@ -82,6 +82,13 @@ int pn__wait(struct pn__waiter *w, struct pn__plan *p, clockid_t clk, int64_t de
  * return from the deadline to the program). p: the caller's, which the plan fills (nothing
  * jumps out of a library sleep). ret: where the caller's call returns (the spin's warm). */
 int pn__wait_sleep(struct pn__plan *p, int64_t deadline, int64_t precision, const void *ret);
+/* The lend of real time (sched.h) as the shim drives it: PN__LEND_SIGNAL names the bound's
+ * signal (arg: the number) and lets lends outlast their waits; PN__LEND_END ends the calling
+ * thread's lend (fork, exec, a call about its own scheduling), PN__LEND_HANDLER too and
+ * counts a handler of the program's; PN__LEND_BOUND is the bound's signal (arg: its value):
+ * 1 where it was the thread's timer, else 0. Async-signal-safe. */
+enum { PN__LEND_SIGNAL, PN__LEND_END, PN__LEND_HANDLER, PN__LEND_BOUND };
+int pn__wait_lend(int op, const void *arg);
 /* A wait left without ending (a cancellation or a longjmp unwinds it): puts the thread's
  * own scheduling (sched.h) and slack back. Idempotent. */
 void pn__wait_cancel(struct pn__plan *p);

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <punctual/cpus.h>
@@ -130,7 +131,7 @@ static struct pn__why *why_get(void)
 	if (m == MAP_FAILED)
 		return NULL;
 	struct pn__why *w = m;
-	int pol = sched_getscheduler(0);
+	int pol = (int)syscall(SYS_sched_getscheduler, 0); /* the shim's would end a lend */
 	w->rt = pol == SCHED_FIFO || pol == SCHED_RR;
 	return t->why = w;
 }
@@ -141,7 +142,7 @@ static void why_before(struct pn__why_snap *s)
 	struct pn__why *w = why_get();
 	s->run_delay = w ? read_run_delay() : -1;
 	s->throttled = read_throttled();
-	s->slack = w && !w->rt ? prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0) : 0;
+	s->slack = w && !w->rt ? syscall(SYS_prctl, PR_GET_TIMERSLACK, 0L, 0L, 0L, 0L) : 0;
 	s->cpu = sched_getcpu();
 	errno = e;
 }

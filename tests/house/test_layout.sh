@@ -40,8 +40,9 @@ for v in $(grep -rhoE 'getenv\("[A-Z_]+"\)' "$SRC/src" "$SRC/tools" | grep -oE '
 done
 # the one wait engine: only it drives a plan, only kernel.c makes raw kernel waits, only
 # the shim's real.c looks up libc's waits, and the shim reaches the library through a
-# handful of internal symbols: the engine's three doors (a precise wait, its cancel, an
-# observed wait), the kernel table's denial (two) and the report's setup
+# handful of internal symbols: the engine's four doors (a precise wait, its cancel, an
+# observed wait, the lend of real time), the kernel table's denial and the report's setup
+# and its explain step
 drivers=$(for o in $(find "$BUILD/CMakeFiles/punctual_objects.dir" "$BUILD/CMakeFiles/punctual_preload.dir" -name '*.o'); do
 	nm -u "$o" | grep -qE ' pn__plan_(make|woke|cancel)$' && basename "$o" .o
 done | sort -u | tr '\n' ' ')
@@ -64,8 +65,8 @@ shim=$(find "$BUILD/CMakeFiles/punctual_preload.dir" -name '*.o' -path '*/shim/*
 own=$(nm --defined-only $shim | awk 'NF == 3 {print $3}' | sort -u)
 # shellcheck disable=SC2086
 imp=$(nm -u $shim | awk '$1 == "U" && $2 ~ /^pn__/ {print $2}' | sort -u | comm -23 - <(echo "$own"))
-if [ "$(echo "$imp" | grep -c .)" -gt 6 ]; then
-	echo "FAIL: the shim uses $(echo "$imp" | grep -c .) internal symbols of the library (at most 6): $(echo $imp)"
+if [ "$(echo "$imp" | grep -c .)" -gt 7 ]; then
+	echo "FAIL: the shim uses $(echo "$imp" | grep -c .) internal symbols of the library (at most 7): $(echo $imp)"
 	fails=$((fails + 1))
 fi
 # the tool's contract with the library: tools/ includes one header of src/ (contract.h),
