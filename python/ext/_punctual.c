@@ -75,7 +75,21 @@ static int arg_ns(PyObject *o, const char *label, int64_t *out)
  * exception set (a signal handler's, or OSError). Only the last chunk, CHUNK_NS / 2 to
  * CHUNK_NS long, waits with the caller's precision; the others end by CHUNK_NS / 2 before
  * the deadline, so that their lateness (CHUNK_PRECISION_NS) never makes the last late. */
+static int wait_until_slack(int64_t deadline, int64_t precision);
+
+/* The thread's timer slack as it was before: the plan's own slack (the chunks' 0.5 ms, or
+ * 1 ns) would stay behind, for time.sleep too, after a handler's exception as after the
+ * end. */
 static int wait_until(int64_t deadline, int64_t precision)
+{
+	int64_t slack = pn_slack_get();
+	int st = wait_until_slack(deadline, precision);
+	if (slack > 0 && pn_slack_get() != slack)
+		pn_slack_set(slack);
+	return st;
+}
+
+static int wait_until_slack(int64_t deadline, int64_t precision)
 {
 	for (;;) {
 		int64_t now = pn_now();

@@ -133,5 +133,21 @@ def main(argv: typing.Optional[typing.List[str]] = None) -> int:
     return 0
 
 
+def _run() -> int:
+    """main(), with what stdout refuses (a full disk, a closed pipe) as one line and
+    status 1, not a traceback."""
+    try:
+        st = main()
+        sys.stdout.flush()
+        return st
+    except OSError as e:
+        try:
+            sys.stdout = None  # nothing more to flush at exit
+        finally:
+            print(f"python -m punctual: cannot write the report: {e.strerror or e}",
+                  file=sys.stderr)
+        return 1
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_run())

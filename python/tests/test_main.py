@@ -84,6 +84,15 @@ class Arguments(unittest.TestCase):
                 self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
                 self.assertTrue(p.stderr.startswith("python -m punctual: "), p.stderr)
 
+    def test_full_stdout(self):
+        # a report stdout refuses: one line on stderr, status 1, no traceback
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([sys.executable, "-m", "punctual", "-n", "10"], stdout=full,
+                               stderr=subprocess.PIPE, text=True, timeout=120)
+        self.assertEqual(p.returncode, 1)
+        self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+        self.assertTrue(p.stderr.startswith("python -m punctual: cannot write"), p.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -287,6 +287,28 @@ class SlackAndBudget(unittest.TestCase):
         t.join()
         self.assertEqual(seen, [12345, True])
 
+    def test_slack_is_put_back_after_an_exception(self):
+        # a handler's exception ends a long sleep between chunks: the thread's own slack
+        # stands after it, as after a sleep that ran to its end
+        class Stop(Exception):
+            pass
+
+        def stop(signum, frame):
+            raise Stop()
+
+        before = punctual.slack_get()
+        old = signal.signal(signal.SIGALRM, stop)
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0.05)
+            with self.assertRaises(Stop):
+                punctual.sleep(3)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+        self.assertEqual(punctual.slack_get(), before)
+        punctual.sleep(0.001)
+        self.assertEqual(punctual.slack_get(), before)
+
     def test_budget_per_call_is_put_back(self):
         punctual.set_budget(0.25)
         try:
