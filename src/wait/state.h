@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include <punctual/sleep.h>
+#include "wait/arms.h"
 #include "wait/policy.h"
 #include "wait/plan.h"
 #include "wait/rt.h"
@@ -73,6 +74,7 @@ struct pn__state {
 	struct pn__slice slice;
 	struct pn__rt rt;
 	struct pn__sched_wait sched; /* the kernel wait's scheduling, while one is under ours */
+	struct pn__arms arms; /* shared without real time: the plan's way or the program's */
 };
 
 /* The calling thread's state, or NULL: none yet (or its mapping failed). */

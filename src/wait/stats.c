@@ -14,6 +14,7 @@
 
 #include <punctual/sleep.h>
 #include "internal.h"
+#include "wait/arms.h"
 #include "wait/record.h"
 #include "wait/state.h"
 #include "wait/stats.h"
@@ -199,10 +200,23 @@ static void precise_block(struct block *k, int tid, const struct pn_sleep_stats 
 		item(k, ", ", "%llu changed from outside meanwhile",
 		     (unsigned long long)x->lend_outside);
 	mode_line(k, st);
+	if (x->arm_waits[PN__ARM_ALONE]) { /* real time refused: the plan against the program */
+		char b2[32];
+		next_line(k);
+		item(k, "", "no real time: plan p99 %s (%llu waits)",
+		     pn__duration_format(a, sizeof(a), (double)x->arm_p99[PN__ARM_PLAN]),
+		     (unsigned long long)x->arm_waits[PN__ARM_PLAN]);
+		item(k, ", ", "as the program alone %s (%llu waits): %s",
+		     pn__duration_format(b2, sizeof(b2), (double)x->arm_p99[PN__ARM_ALONE]),
+		     (unsigned long long)x->arm_waits[PN__ARM_ALONE],
+		     x->arm_alone ? "waits as the program would" : "the plan kept");
+	}
 	if (x->kernel_p50_ns < 0)
 		return;
 	next_line(k);
-	item(k, "", "saved: p50 %s -> %s",
+	/* "saved" only where the precise waits ended no later than their kernel parts woke */
+	bool worse = st->late_p50_ns > x->kernel_p50_ns || st->late_p99_ns > x->kernel_p99_ns;
+	item(k, "", "%s: p50 %s -> %s", worse ? "not saved" : "saved",
 	     pn__duration_format(a, sizeof(a), (double)x->kernel_p50_ns),
 	     pn__duration_format(b, sizeof(b), (double)st->late_p50_ns));
 	item(k, ", ", "p99 %s -> %s", pn__duration_format(a, sizeof(a), (double)x->kernel_p99_ns),
@@ -243,6 +257,9 @@ static void stats_line(const struct pn__state *t)
 	        .fifo_waits = t->rt.wait_fifo,
 	        .lend_bounded = t->sched.bounded,
 	        .lend_outside = t->sched.outside,
+	        .arm_waits = {t->arms.waits[0], t->arms.waits[1]},
+	        .arm_p99 = {pn__arms_p99(&t->arms, 0), pn__arms_p99(&t->arms, 1)},
+	        .arm_alone = t->arms.alone,
 	};
 	char line[1536];
 	size_t len = pn__stats_format(t->tid, &st, &x, line, sizeof(line));

@@ -40,6 +40,9 @@ struct pn__stats_more {
 	int64_t kernel_p50_ns, kernel_p99_ns; /* the kernel parts' wakeups; -1: none */
 	uint64_t fifo_waits; /* kernel waits under SCHED_FIFO lent (sched.c) */
 	uint64_t lend_bounded, lend_outside; /* lends the CPU bound ended, and outside changes */
+	uint64_t arm_waits[2];                /* shared without real time: the plan's way, the */
+	int64_t arm_p99[2];                   /* ... program's alone (arms.h), and their p99s */
+	bool arm_alone;                       /* ... the comparison's choice: the program's */
 };
 /* The thread's block into buf (n bytes, NUL-terminated, cut to fit): three lines (four
  * with the kernel's figures), a line continued on the next where wide figures would take

@@ -182,26 +182,82 @@ static int run(struct pn__waiter *w, struct pn__plan *p, unsigned n0)
 	return r;
 }
 
+/* Whether t's waits are compared with the program's own way (arms.h): it shares its CPU
+ * and may not use real time (denied, or the probe's row without it). */
+static bool comparing(struct pn__state *t)
+{
+	return t && !t->rt.prio && pn__slice_shared(&t->slice) &&
+	       (pn__sched_wait_fifo() < 0 || t->rt.fifo_off);
+}
+
+/* The wait as the program would make it alone: its kernel wait to the deadline, at its own
+ * slack, under its own scheduling; its lateness is the comparison's. */
+static int wait_alone(struct pn__state *t, struct pn__waiter *w, clockid_t clk, int64_t deadline)
+{
+	pn__slice_sample(&t->slice);
+	int64_t call = pn__clock_now(clk);
+	int r = until(w, clk, deadline);
+	int64_t end = pn__clock_now(clk);
+	if (r == 0)
+		pn__arms_learn(&t->arms, PN__ARM_ALONE, end - deadline);
+	if (r >= 0) /* counted as the program's own waits are (run --stats) */
+		pn__state_observed(t, call, deadline, end, r == 0);
+	return r;
+}
+
+/* After a wait of the plan's way that the comparison chose: its lateness (none where the
+ * caller still spins a tail, or an event ended it). */
+static void learn_plan(struct pn__state *t, int arm, struct pn__plan *p, int r)
+{
+	if (arm == PN__ARM_PLAN && r == 0 && !p->tail)
+		pn__arms_learn(&t->arms, PN__ARM_PLAN, pn__clock_now(p->clk) - p->deadline);
+}
+
 int pn__wait(struct pn__waiter *w, struct pn__plan *p, clockid_t clk, int64_t deadline,
              int64_t precision, int flags)
 {
 	pn__waiter_bind(w);
+	struct pn__state *t = pn__state_get();
+	int arm = -1;
+	if (comparing(t)) {
+		arm = pn__arms_pick(&t->arms);
+		if (arm == PN__ARM_ALONE && deadline > pn__clock_now(clk)) {
+			int e = errno, r = wait_alone(t, w, clk, deadline);
+			errno = e;
+			return r;
+		}
+	}
 	struct pn__probe probe = {probe_fds, w};
 	unsigned n0 = w->nested ? *w->nested : 0;
 	pn__plan_make(p, clk, deadline, precision, w->wait ? flags | PN__PLAN_EINTR : flags,
 	              w->wait ? &probe : NULL);
-	return run(w, p, n0);
+	int r = run(w, p, n0);
+	if (arm >= 0)
+		learn_plan(t, arm, p, r);
+	return r;
 }
 
 int pn__wait_sleep(struct pn__plan *p, int64_t deadline, int64_t precision, const void *ret)
 {
-	pn__plan_make(p, CLOCK_MONOTONIC, deadline, precision, PN__PLAN_TAIL, NULL);
-	if (p->past)
-		return 0; /* a deadline already past costs the plan alone */
 	struct pn__waiter w = {
 	        .kind = PN__WAIT_SLEEP, .k = &pn__kernel_raw, .resume = true, .ret = {ret, NULL}};
 	pn__waiter_bind(&w);
-	return run(&w, p, 0);
+	struct pn__state *t = pn__state_get();
+	int arm = -1;
+	if (comparing(t)) {
+		arm = pn__arms_pick(&t->arms);
+		if (arm == PN__ARM_ALONE && deadline > pn_now()) {
+			*p = (struct pn__plan)PN__PLAN_INIT;
+			return wait_alone(t, &w, CLOCK_MONOTONIC, deadline);
+		}
+	}
+	pn__plan_make(p, CLOCK_MONOTONIC, deadline, precision, PN__PLAN_TAIL, NULL);
+	if (p->past)
+		return 0; /* a deadline already past costs the plan alone */
+	int r = run(&w, p, 0);
+	if (arm >= 0)
+		learn_plan(t, arm, p, r);
+	return r;
 }
 
 void pn__wait_observed(clockid_t clk, int64_t call, int64_t deadline, bool timed_out,

@@ -90,6 +90,7 @@ static pid_t hog(int cpu)
 {
 	pid_t p = fork();
 	if (p == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* gone with the test, whatever ends it */
 		cpu_set_t s;
 		CPU_ZERO(&s);
 		CPU_SET(cpu, &s);

@@ -116,6 +116,18 @@ static void test_layout(void **state)
 	assert_int_equal(lines_within_80(buf), 4);
 	assert_non_null(strstr(
 	        buf, "\n  saved: p50 60 us -> 2.5 us, p99 90 us -> 9 us (kernel -> precise)\n"));
+	/* a loss is not "saved"; the comparison with the program alone is said */
+	x.kernel_p99_ns = 5000;
+	x.arm_waits[0] = 900;
+	x.arm_waits[1] = 100;
+	x.arm_p99[0] = 786000;
+	x.arm_p99[1] = 655000;
+	x.arm_alone = true;
+	pn__stats_format(42, &st, &x, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "\n  not saved: p50 60 us -> 2.5 us, p99 5 us -> 9 us"));
+	assert_non_null(strstr(buf, "no real time: plan p99 786 us (900 waits)"));
+	assert_non_null(strstr(buf, "(100 waits): waits as the program would"));
+	x.arm_waits[0] = x.arm_waits[1] = 0;
 	x.observed = true;
 	x.events = 5;
 	pn__stats_format(7, &st, &x, buf, sizeof(buf));
