@@ -152,11 +152,11 @@ static int probe_frontier_reco(const struct probe_frontier *pf, struct probe_rec
 	                 p99_noise(q2, sizeof(q2), kc), frontier_cpu_pct(kc), pf->won,
 	                 FRONTIER_ROUNDS);
 	for (int d = 0; !deflt && d < c->nvar && w > 0 && (size_t)w < n; d++)
-		if (c->var[d].kind == FR_AUTO)
-			w += snprintf(
-			        buf + w, n - (size_t)w, ", against the default's p99 %s as well",
-			        fmt_ns(name, sizeof(name),
-			               (double)pn_hist_percentile(&pf->f->cell[l][d].late, 99)));
+		if (c->var[d].kind == FR_AUTO && probe_p99(&pf->f->cell[l][d].late) >= 0)
+			w += snprintf(buf + w, n - (size_t)w,
+			              ", against the default's p99 %s as well",
+			              fmt_ns(name, sizeof(name),
+			                     (double)probe_p99(&pf->f->cell[l][d].late)));
 	snprintf(r->command, sizeof(r->command), "punctual run %s -- APP", flag);
 	if (w > 0 && (size_t)w < n)
 		snprintf(buf + w, n - (size_t)w, "): `punctual run %s -- APP`%s.", flag,

@@ -103,6 +103,14 @@ struct probe_section {
 extern const struct probe_section probe_system, probe_clocks, probe_sleeps, probe_timers,
         probe_cpus, probe_frontier, probe_shared, probe_why;
 
+/* The p99 of h that the report shows: from FRONTIER_MIN_P99 values on, else -1 (a "-" in
+ * its tables). The advice and the verdict quote no other p99: under that count it is the
+ * largest value. */
+static inline int64_t probe_p99(const struct pn_hist *h)
+{
+	return pn_hist_count(h) >= FRONTIER_MIN_P99 ? pn_hist_percentile(h, 99) : -1;
+}
+
 /* Index of a mechanism or a clock source in the probe's results, or -1 (probe_sleeps.c,
  * probe_clocks.c). */
 int probe_mech(const struct probe *p, const char *id);

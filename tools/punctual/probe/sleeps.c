@@ -72,8 +72,9 @@ static double cell_spin(const struct sleep_cell *c)
 
 /* Advice only for a gain a program feels: slack 1 ns when it saves over SLACK_GAIN_MIN and
  * a fifth of the median; precise sleeps when the kernel's best p99 is over PRECISE_P99_MIN
- * and pn_sleep_until halves it; epoll's rounding when a 1 us timeout lasts over
- * EPOLL_ROUNDED_MIN (half of epoll_wait's 1 ms unit) and 4 times nanosleep's. */
+ * and pn_sleep_until halves it, both p99s the table shows (probe_p99); epoll's rounding
+ * when a 1 us timeout lasts over EPOLL_ROUNDED_MIN (half of epoll_wait's 1 ms unit) and
+ * 4 times nanosleep's. */
 #define SLACK_GAIN_MIN    5000
 #define PRECISE_P99_MIN   10000
 #define EPOLL_ROUNDED_MIN 500000
@@ -105,24 +106,22 @@ static void sleeps_recommend(struct probe *p)
 	const struct sleep_cell *k = cell(p, "clock_nanosleep_abs", 1, best),
 	                        *pr = cell(p, "precise:1us", 1, best);
 	if (k && pr && !probe_throttled(p)) { /* a spin would spend a quota that throttles */
-		int64_t kp = pn_hist_percentile(&k->late, 99),
-		        pp = pn_hist_percentile(&pr->late, 99);
-		if (kp > PRECISE_P99_MIN && pp * 2 < kp)
+		int64_t kp = probe_p99(&k->late), pp = probe_p99(&pr->late);
+		char spin[64] = ", without spinning";
+		if (pr->spun_ns > 0)
+			snprintf(spin, sizeof(spin), ", for %s of spinning per sleep",
+			         fmt_ns(c, sizeof(c), cell_spin(pr)));
+		if (pp >= 0 && kp > PRECISE_P99_MIN && pp * 2 < kp)
 			probe_reco_measured(
 			        probe_reco_add(
 			                p, "precise", "punctual run --precise=1us -- APP",
 			                "Deadlines that matter: even with slack 1 ns the kernel "
-			                "wakes %s late "
-			                "at "
-			                "p99 (clock_nanosleep, 100 us). pn_sleep_until(deadline, "
-			                "1us) in "
-			                "code, or "
-			                "`punctual run --precise=1us -- APP` for a program you "
-			                "cannot change, "
-			                "measured %s at p99, for %s of spinning per sleep.",
+			                "wakes %s late at p99 (clock_nanosleep, 100 us). "
+			                "pn_sleep_until(deadline, 1us) in code, or `punctual run "
+			                "--precise=1us -- APP` for a program you cannot change, "
+			                "measured %s at p99%s.",
 			                fmt_ns(a, sizeof(a), (double)kp),
-			                fmt_ns(b, sizeof(b), (double)pp),
-			                fmt_ns(c, sizeof(c), cell_spin(pr))),
+			                fmt_ns(b, sizeof(b), (double)pp), spin),
 			        "p99_ns", (double)kp, (double)pp);
 	}
 	/* poll/epoll_wait round short timeouts up to a millisecond */
@@ -143,14 +142,15 @@ static void sleeps_recommend(struct probe *p)
 	}
 }
 
-/* A p50 / p99 pair in us: the p99 only from 100 sleeps ("-" under). */
+/* A p50 / p99 pair in us: the p99 that probe_p99 shows, else "-". */
 static const char *pair(char *buf, size_t n, const struct pn_hist *h)
 {
 	double p50 = (double)pn_hist_percentile(h, 50) / 1e3;
-	if (pn_hist_count(h) < 100)
+	int64_t p99 = probe_p99(h);
+	if (p99 < 0)
 		snprintf(buf, n, "%.1f / -", p50);
 	else
-		snprintf(buf, n, "%.1f / %.1f", p50, (double)pn_hist_percentile(h, 99) / 1e3);
+		snprintf(buf, n, "%.1f / %.1f", p50, (double)p99 / 1e3);
 	return buf;
 }
 
@@ -182,9 +182,12 @@ static void sleeps_text(const struct probe *p)
 			}
 			fputc('\n', out);
 		}
-	out_wrap(out, "  ", "  ",
+	char note[192];
+	snprintf(note, sizeof(note),
 	         "(precise:P rows are pn_sleep_until with precision P and its default budget; they "
-	         "set their own slack. A p99 needs 100 sleeps: under that, -.)");
+	         "set their own slack. A p99 needs %d sleeps: under that, -.)",
+	         FRONTIER_MIN_P99);
+	out_wrap(out, "  ", "  ", note);
 }
 
 static void sleeps_json(struct json *j, const struct probe *p)

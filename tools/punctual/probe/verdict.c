@@ -3,8 +3,9 @@
  * probe_verdict.c: `punctual probe`'s first lines, the answer to "what deadlines can this
  * host keep?": for each loop length of the frontier from 1 ms on, how late the kernel alone
  * wakes and how late the advised fix does (the frontier's recommendation, frontier_best),
- * with how sure the advice is. The p99 where the length has the sleeps for one, else the
- * largest lateness seen, named as such. No fix where the CPU quota throttled the probe.
+ * with how sure the advice is. The p99 where both cells have the sleeps for one (probe_p99),
+ * else the largest lateness of each, named as such. No fix where the CPU quota throttled
+ * the probe.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,17 +18,28 @@
 
 #define MS 1000000LL
 
-/* The cell's p99 where it has the sleeps for one, else its largest lateness. */
-static int64_t figure(const struct frontier_cell *c)
-{
-	return pn_hist_count(&c->late) >= FRONTIER_MIN_P99 ? pn_hist_percentile(&c->late, 99)
-	                                                   : pn_hist_max(&c->late);
-}
-
 /* The advised fix's variant index, or -1 (none, or a quota throttled the probe). */
 static int fix(const struct probe *p)
 {
 	return probe_throttled(p) ? -1 : p->frontier.best;
+}
+
+/* The sleeps of length l's kernel cell and of its fix's (if any), the fewer: one count, so
+ * that one statistic names the line (a p99 where both show one, probe_p99's rule). */
+static uint64_t sleeps(const struct probe *p, int l, int k)
+{
+	const struct frontier *f = p->frontier.f;
+	uint64_t n = pn_hist_count(&f->cell[l][k].late);
+	int best = fix(p);
+	if (best >= 0 && pn_hist_count(&f->cell[l][best].late) < n)
+		n = pn_hist_count(&f->cell[l][best].late);
+	return n;
+}
+
+/* The cell's p99, or its largest lateness. */
+static int64_t figure(const struct frontier_cell *c, bool p99)
+{
+	return p99 ? probe_p99(&c->late) : pn_hist_max(&c->late);
 }
 
 /* "punctual run --precise[ --budget=N%]" into buf. */
@@ -40,9 +52,10 @@ static const char *command(char *buf, size_t n, const struct frontier_variant *v
 	return buf;
 }
 
-static bool shown(const struct frontier *f, int l, int k)
+/* A length from 1 ms on whose cells have sleeps (an interrupted probe may leave none). */
+static bool shown(const struct probe *p, int l, int k)
 {
-	return f->c.len[l] >= 1 * MS && pn_hist_count(&f->cell[l][k].late) > 0;
+	return p->frontier.f->c.len[l] >= 1 * MS && sleeps(p, l, k) > 0;
 }
 
 void probe_verdict_text(const struct probe *p)
@@ -57,21 +70,22 @@ void probe_verdict_text(const struct probe *p)
 	fprintf(out, "verdict: how late this host keeps a loop's deadlines (lateness p99 of\n"
 	             "alternating sleeps, no load of the probe's own)\n");
 	for (int l = 0; l < f->c.nlen; l++) {
-		if (!shown(f, l, k))
+		if (!shown(p, l, k))
 			continue;
 		const struct frontier_cell *kc = &f->cell[l][k];
-		bool p99 = pn_hist_count(&kc->late) >= FRONTIER_MIN_P99;
+		uint64_t n = sleeps(p, l, k);
+		bool p99 = n >= FRONTIER_MIN_P99;
 		int w = 0;
 		if (!p99) /* a largest value is no figure to be sure of */
 			w = snprintf(line, sizeof(line),
 			             "the largest of %llu sleeps (too few for "
 			             "a p99): ",
-			             (unsigned long long)pn_hist_count(&kc->late));
+			             (unsigned long long)n);
 		w += snprintf(line + w, sizeof(line) - (size_t)w, "%s with the kernel alone",
-		              fmt_ns(a, sizeof(a), (double)figure(kc)));
+		              fmt_ns(a, sizeof(a), (double)figure(kc, p99)));
 		if (best >= 0)
 			snprintf(line + w, sizeof(line) - (size_t)w, "; %s with `%s`%s",
-			         fmt_ns(b, sizeof(b), (double)figure(&f->cell[l][best])),
+			         fmt_ns(b, sizeof(b), (double)figure(&f->cell[l][best], p99)),
 			         command(cmd, sizeof(cmd), &f->c.var[best]), p99 ? sure : "");
 		else if (probe_throttled(p)) /* whatever the sample count */
 			snprintf(line + w, sizeof(line) - (size_t)w,
@@ -98,16 +112,17 @@ void probe_verdict_json(struct json *j, const struct probe *p)
 	json_obj(j, "verdict");
 	json_arr(j, "loops");
 	for (int l = 0; l < f->c.nlen; l++) {
-		if (!shown(f, l, k))
+		if (!shown(p, l, k))
 			continue;
 		const struct frontier_cell *kc = &f->cell[l][k];
+		uint64_t n = sleeps(p, l, k);
+		bool p99 = n >= FRONTIER_MIN_P99;
 		json_obj(j, NULL);
 		json_int(j, "length_ns", f->c.len[l]);
-		json_str(j, "statistic",
-		         pn_hist_count(&kc->late) >= FRONTIER_MIN_P99 ? "p99" : "max");
-		json_uint(j, "sleeps", pn_hist_count(&kc->late));
-		json_int(j, "kernel_ns", figure(kc));
-		json_int_if(j, "fix_ns", best >= 0, best >= 0 ? figure(&f->cell[l][best]) : 0);
+		json_str(j, "statistic", p99 ? "p99" : "max");
+		json_uint(j, "sleeps", n);
+		json_int(j, "kernel_ns", figure(kc, p99));
+		json_int_if(j, "fix_ns", best >= 0, best >= 0 ? figure(&f->cell[l][best], p99) : 0);
 		json_obj_end(j);
 	}
 	json_arr_end(j);

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_probe_reco.c: what `punctual probe` advises and concludes quotes only the p99s its
+ * tables show. On fixed figures: a sleep cell of fewer than FRONTIER_MIN_P99 sleeps (a
+ * "-" in the sleeps table) gives no precise-sleep advice; a precise cell that never spun
+ * is said to need no spin, not "0 of spinning"; the frontier's advice names the
+ * default's p99 only where its cell has one; and the verdict calls a loop's figures a p99
+ * only where both cells have one.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "probe/probe.h"
+#include "util/json.h"
+#include "util/out.h"
+
+#define US 1000LL
+#define MS 1000000LL
+
+static struct probe p;
+static struct sleep_cell cells[PROBE_INTERVALS * PROBE_SLACKS * PROBE_MECHS];
+static const char *unsupported[PROBE_MECHS];
+static struct frontier fr;
+
+/* A probe with the sleeps section's shape and empty cells, no quota throttled. */
+static int setup(void **state)
+{
+	(void)state;
+	static const int64_t iv[PROBE_INTERVALS] = {1 * US, 100 * US, 1 * MS};
+	memset(&p, 0, sizeof(p));
+	memset(&fr, 0, sizeof(fr));
+	p.quota.level = -1;
+	p.slack_self = 50 * US;
+	memcpy(p.intervals, iv, sizeof(iv));
+	p.slacks[0] = 50 * US;
+	p.slacks[1] = 1;
+	const char *ids[] = {"nanosleep", "clock_nanosleep_abs", "epoll_wait", "select"};
+	int n = 0;
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+		p.mechs[n++] = sleep_mech_find(ids[i]);
+	p.mechs[n++] = sleep_mech_precise(PRECISE_SLEEP, 1000, "1us");
+	p.mechs[n++] = sleep_mech_precise(PRECISE_SLEEP, 50000, "50us");
+	for (size_t i = 0; i < sizeof(cells) / sizeof(cells[0]); i++)
+		sleep_cell_init(&cells[i]);
+	memset(unsupported, 0, sizeof(unsupported));
+	p.sleeps = (struct sleep_matrix){.intervals = p.intervals,
+	                                 .nintervals = PROBE_INTERVALS,
+	                                 .slacks = p.slacks,
+	                                 .nslacks = PROBE_SLACKS,
+	                                 .m = p.mechs,
+	                                 .nm = n,
+	                                 .unsupported = unsupported,
+	                                 .cells = cells};
+	return 0;
+}
+
+/* n sleeps of late ns into h, the last `big` of them big ns late. */
+static void fill(struct pn_hist *h, uint64_t n, int64_t late, uint64_t nbig, int64_t big)
+{
+	pn_hist_record_n(h, late, n - nbig);
+	pn_hist_record_n(h, big, nbig);
+}
+
+static struct sleep_cell *cell(const char *mech, int interval, int slack)
+{
+	int m = probe_mech(&p, mech);
+	assert_true(m >= 0);
+	return sleep_matrix_cell(&p.sleeps, interval, slack, m);
+}
+
+static const struct probe_reco *reco(const char *kind)
+{
+	for (int i = 0; i < p.nrecos; i++)
+		if (strcmp(p.recos[i].kind, kind) == 0)
+			return &p.recos[i];
+	return NULL;
+}
+
+/* 68 sleeps a cell, one 2.2 ms late: the table shows "28.0 / -", so no p99 to quote. */
+static void precise_needs_a_shown_p99(void **state)
+{
+	(void)state;
+	fill(&cell("clock_nanosleep_abs", 1, 1)->late, 68, 28 * US, 1, 2200 * US);
+	fill(&cell("precise:1us", 1, 1)->late, 68, 1 * US, 0, 0);
+	probe_sleeps.recommend(&p);
+	const struct probe_reco *r = reco("precise");
+	if (r)
+		fail_msg("advice from a p99 the table shows as -: %s", r->text);
+}
+
+/* From FRONTIER_MIN_P99 sleeps on the advice stands; a precise cell that never spun says
+ * so rather than "0 of spinning". */
+static void precise_without_spinning(void **state)
+{
+	(void)state;
+	fill(&cell("clock_nanosleep_abs", 1, 1)->late, 200, 28 * US, 10, 500 * US);
+	fill(&cell("precise:1us", 1, 1)->late, 200, 1 * US, 0, 0);
+	probe_sleeps.recommend(&p);
+	const struct probe_reco *r = reco("precise");
+	assert_non_null(r);
+	assert_true(r->measured && r->before > 400 * US && r->after < 2 * US);
+	if (strstr(r->text, " 0 of spinning"))
+		fail_msg("a spin of 0 quoted: %s", r->text);
+	assert_non_null(strstr(r->text, "without spinning"));
+}
+
+static void precise_with_spinning(void **state)
+{
+	(void)state;
+	fill(&cell("clock_nanosleep_abs", 1, 1)->late, 200, 28 * US, 10, 500 * US);
+	struct sleep_cell *pr = cell("precise:1us", 1, 1);
+	fill(&pr->late, 200, 1 * US, 0, 0);
+	pr->spun_ns = 200 * 40 * US;
+	probe_sleeps.recommend(&p);
+	const struct probe_reco *r = reco("precise");
+	assert_non_null(r);
+	assert_non_null(strstr(r->text, "for 40 us of spinning per sleep"));
+}
+
+/* A frontier of 1 ms sleeps: the kernel, budget 10% and the default, n sleeps each. */
+static void frontier_of(uint64_t nkernel, uint64_t nbudget, uint64_t ndefault)
+{
+	fr.c.nlen = 1;
+	fr.c.len[0] = 1 * MS;
+	fr.c.nvar = 3;
+	fr.c.var[0] = (struct frontier_variant){FR_KERNEL, 0};
+	fr.c.var[1] = (struct frontier_variant){FR_BUDGET, 100000};
+	fr.c.var[2] = (struct frontier_variant){FR_AUTO, 0};
+	for (int v = 0; v < 3; v++)
+		pn_hist_init(&fr.cell[0][v].late);
+	fill(&fr.cell[0][0].late, nkernel, 80 * US, nkernel / 20, 300 * US);
+	fill(&fr.cell[0][1].late, nbudget, 1 * US, 0, 0);
+	fill(&fr.cell[0][2].late, ndefault, 2 * US, 1, 3 * MS);
+	p.frontier = (struct probe_frontier){
+	        .run = true, .f = &fr, .best = 1, .won = FRONTIER_ROUNDS, .len_1ms = 0};
+}
+
+static void frontier_default_needs_a_shown_p99(void **state)
+{
+	(void)state;
+	frontier_of(200, 200, 60);
+	probe_frontier.recommend(&p);
+	const struct probe_reco *r = reco("budget");
+	assert_non_null(r);
+	if (strstr(r->text, "default's p99"))
+		fail_msg("the default's p99 from %d sleeps quoted: %s", 60, r->text);
+	frontier_of(200, 200, 200);
+	p.nrecos = 0;
+	probe_frontier.recommend(&p);
+	assert_non_null(strstr(reco("budget")->text, "default's p99"));
+}
+
+/* The verdict's JSON for the frontier, read back by hand: its statistic and fix_ns. */
+static void verdict(char *buf, size_t n)
+{
+	FILE *f = fmemopen(buf, n, "w");
+	assert_non_null(f);
+	struct json j;
+	json_begin(&j, f);
+	probe_verdict_json(&j, &p);
+	json_end(&j);
+	fclose(f);
+}
+
+static void verdict_p99_only_where_both_have_one(void **state)
+{
+	(void)state;
+	char buf[4096];
+	frontier_of(200, 60, 200);
+	verdict(buf, sizeof(buf));
+	if (!strstr(buf, "\"statistic\":\"max\""))
+		fail_msg("a fix of 60 sleeps given as a p99: %s", buf);
+	frontier_of(200, 200, 200);
+	verdict(buf, sizeof(buf));
+	assert_non_null(strstr(buf, "\"statistic\":\"p99\""));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test_setup(precise_needs_a_shown_p99, setup),
+	        cmocka_unit_test_setup(precise_without_spinning, setup),
+	        cmocka_unit_test_setup(precise_with_spinning, setup),
+	        cmocka_unit_test_setup(frontier_default_needs_a_shown_p99, setup),
+	        cmocka_unit_test_setup(verdict_p99_only_where_both_have_one, setup),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
