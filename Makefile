@@ -31,9 +31,11 @@ debug: bootstrap
 	@cmake --preset debug >/dev/null
 	@./scripts/quietly build/debug.log "building (debug)" cmake --build --preset debug -j $(JOBS)
 
-# The main job: the timing report.
+# The main job: the timing report; after it, on stderr (a report on stdout stays whole), one
+# line saying where the tool is and how to install it.
 run: release
-	@./build/release/punctual $(RUN_ARGS)
+	@./build/release/punctual $(RUN_ARGS) && echo "make run: the tool is build/release/punctual;" \
+		"\`make install\` puts it and its man pages in $(PREFIX)" >&2
 
 # Every test under ASan+UBSan, then the threaded ones again under TSan.
 test: test-asan test-tsan
@@ -147,6 +149,9 @@ FUZZ_SECONDS ?= 60
 fuzz: bootstrap
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) ./fuzz/run.sh
 
+# The tool, its shim, the library (shared and static, headers, pkg-config and CMake files),
+# the man pages, completions and systemd units, into PREFIX: /usr/local by default, where
+# `punctual` is on PATH and man finds its pages (from PATH, without mandb).
 install: release
 	@cmake --install build/release --prefix $(PREFIX)
 
