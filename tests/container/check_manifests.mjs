@@ -7,11 +7,14 @@
 //   fields  TypeScript type-checks it as a literal of its kind's interface, which refuses
 //           a field the API does not have (kubectl's strict validation does too, and a
 //           misspelt securityContext field would otherwise be dropped in silence);
-//   policy  what docs/KUBERNETES.md promises of this DaemonSet and its neighbours.
+//   policy  what docs/KUBERNETES.md promises of this DaemonSet and its neighbours, and
+//           that the Pod for podman (packaging/podman) is the DaemonSet's pod: the
+//           template's spec and labels, equal.
 // Exits 1 if any check failed.
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, join, resolve } from "node:path";
+import { isDeepStrictEqual } from "node:util";
 
 const [modules, version, ...files] = process.argv.slice(2);
 if (!modules || !version || files.length === 0) {
@@ -150,6 +153,11 @@ function checkPolicy() {
 	check("requests of CPU and memory, a memory limit, no CPU limit",
 		c.resources?.requests?.cpu && c.resources?.requests?.memory && c.resources?.limits?.memory &&
 		!c.resources?.limits?.cpu, JSON.stringify(c.resources));
+	const [pod] = of("Pod");
+	check("the Pod for podman kube play is the DaemonSet's pod (its template's spec and labels)",
+		!!pod && isDeepStrictEqual(pod.spec, ds.spec.template.spec) &&
+		isDeepStrictEqual(pod.metadata.labels, ds.spec.template.metadata.labels),
+		pod ? "they differ: copy the template's spec and labels into the Pod" : "no Pod given");
 	check("a schedule: an interval and a splay in whole seconds",
 		/^[1-9][0-9]*$/.test(env.PUNCTUAL_INTERVAL ?? "") && /^[0-9]+$/.test(env.PUNCTUAL_SPLAY ?? ""),
 		`PUNCTUAL_INTERVAL ${env.PUNCTUAL_INTERVAL}, PUNCTUAL_SPLAY ${env.PUNCTUAL_SPLAY}`);

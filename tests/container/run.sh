@@ -12,9 +12,12 @@
 #   - `probe --quick --json` valid against docs/probe.schema.json, naming the container
 #     runtime (podman); `probe --quick --prom` on standard output passing promtool, here
 #     under a 1-CPU quota; SIGTERM ends a probe at once;
-#   - the DaemonSet's pod as `podman kube play` runs it (daemonset_pod.mjs): probes on its
-#     schedule into the hostPath, and stops at once; its non-root form in a directory
-#     uid 65534 may write, and the refusal that ends the loop where it may not.
+#   - README.md's podman run lines as written (with its export of CONTAINERS_CONF);
+#   - the DaemonSet's pod, packaging/podman/punctual-probe-pod.yaml (the manifests' checks
+#     compare it with the DaemonSet), as `podman kube play` runs it (played_pod.mjs: in a
+#     temporary hostPath, every 10 s): probes on its schedule into the hostPath, and stops
+#     at once; its non-root form in a directory uid 65534 may write, and the refusal that
+#     ends the loop where it may not.
 # Each check prints PASS, FAIL or SKIP. Exits 1 if one failed, 77 with one line when this
 # machine cannot run containers (and nothing failed), else 0.
 set -u
@@ -26,6 +29,8 @@ IMAGE=punctual:$VERSION
 # podman's settings for this host (runc, no default ulimits) unless the caller has its own
 : "${CONTAINERS_CONF:=$TOP/packaging/oci/containers.conf}"
 export CONTAINERS_CONF
+# the DaemonSet's pod as a user plays it with podman (README.md, docs/KUBERNETES.md)
+POD=$TOP/packaging/podman/punctual-probe-pod.yaml
 TMP=$(mktemp -d /var/tmp/punctual-container.XXXXXX)
 chmod 755 "$TMP"
 NAME=pn-test-$$
@@ -99,7 +104,8 @@ manifests() {
 		fi
 	fi
 	local m=$TOP/packaging/kubernetes
-	node "$HERE/check_manifests.mjs" "$mods/node_modules" "$VERSION" "$m"/*.yaml >"$TMP/check.log" 2>&1
+	node "$HERE/check_manifests.mjs" "$mods/node_modules" "$VERSION" "$m"/*.yaml "$POD" \
+		>"$TMP/check.log" 2>&1
 	local st=$?
 	PASSES=$((PASSES + $(grep -c '^PASS' "$TMP/check.log")))
 	FAILS=$((FAILS + $(grep -c '^FAIL' "$TMP/check.log")))
@@ -267,8 +273,8 @@ daemonset() {
 		return
 	fi
 	mkdir -p "$dir"
-	node "$HERE/daemonset_pod.mjs" "$mods" "$TOP/packaging/kubernetes/3-daemonset.yaml" "$NAME" \
-		"$dir" 10 >"$TMP/pod.yaml" || { fail "daemonset: daemonset_pod.mjs"; return; }
+	node "$HERE/played_pod.mjs" "$mods" "$POD" "$NAME" "$dir" 10 >"$TMP/pod.yaml" ||
+		{ fail "daemonset: played_pod.mjs"; return; }
 	if ! podman kube play --network none "$TMP/pod.yaml" >"$TMP/play.log" 2>&1; then
 		fail "daemonset: podman kube play: $(tail -n 2 "$TMP/play.log" | tr '\n' ' ')"
 		return
@@ -309,6 +315,33 @@ daemonset() {
 	fi
 	podman kube down "$TMP/pod.yaml" >/dev/null 2>&1
 	rm -f "$TMP/pod.yaml"
+}
+
+# README.md's podman lines as a user types them in the source tree, after the README's own
+# export of CONTAINERS_CONF (this script's is taken away): each exits 0, and one whose
+# comment starts with a number prints that number.
+readme() {
+	local exp line want got n=0 dir=$TMP/readme
+	exp=$(grep -m 1 '^export CONTAINERS_CONF=' "$TOP/README.md")
+	if [ -z "$exp" ]; then
+		fail "readme: README.md exports no CONTAINERS_CONF before its podman lines"
+		return
+	fi
+	mkdir -p "$dir"
+	while IFS= read -r line; do
+		n=$((n + 1))
+		want=$(sed -nE 's/.*# ([0-9]+)( .*)?$/\1/p' <<<"$line")
+		(unset CONTAINERS_CONF && cd "$TOP" && eval "$exp" && cd "$dir" &&
+			timeout -k 5 120 bash -c "$line") >"$dir/out" 2>"$dir/err"
+		RC=$? OUT=$dir/out ERR=$dir/err
+		got=$(tr -d '[:space:]' <"$dir/out")
+		if [ "$RC" -eq 0 ] && { [ -z "$want" ] || [ "$got" = "$want" ]; }; then
+			pass "readme: ${line%%#*}"
+		else
+			fail "readme: ${line%%#*}: exit $RC, '$got' (expected ${want:-any}): $(said)"
+		fi
+	done < <(grep -E '^podman run ' "$TOP/README.md")
+	[ "$n" -gt 0 ] || fail "readme: no podman run line in README.md"
 }
 
 # The stricter form docs/KUBERNETES.md describes: uid 65534 in a directory root owns and
@@ -357,6 +390,7 @@ echo "test-container: $IMAGE, $(podman --version), runtime $(podman info --forma
 image
 cpus
 probe
+readme
 daemonset
 nonroot
 finish
