@@ -142,8 +142,11 @@ static int shim_poll(uint64_t at, struct pollfd *fds, nfds_t n, int timeout, con
 			return OBSERVED_AFTER(at, deadline_ms(at, timeout), real->poll(fds, n, timeout));
 		return real->poll(fds, n, timeout);
 	}
-	struct pn__waiter w = {
-	        .kind = PN__WAIT_POLL, .k = &pn__real_poll_kernel, .fds = fds, .n = n};
+	struct pn__waiter w = {.kind = PN__WAIT_POLL,
+	                       .k = &pn__real_poll_kernel,
+	                       .fds = fds,
+	                       .n = n,
+	                       .rounded = true};
 	return precise_wait(&w, deadline_ms(at, timeout), ret, -1);
 }
 
@@ -214,14 +217,15 @@ static int epoll_hold(int epfd)
 }
 
 static int epoll_precise(int epfd, struct epoll_event *ev, int max, int64_t deadline,
-                         const sigset_t *mask, const void *ret)
+                         const sigset_t *mask, const void *ret, bool rounded)
 {
 	struct pn__waiter w = {.kind = PN__WAIT_EPOLL,
 	                       .k = &pn__real_kernel,
 	                       .epfd = epfd,
 	                       .max = max,
 	                       .ev = ev,
-	                       .mask = mask};
+	                       .mask = mask,
+	                       .rounded = rounded};
 	return precise_wait(&w, deadline, ret, epfd);
 }
 
@@ -236,7 +240,7 @@ EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 	if (!pn__shim_active() || timeout <= 0 || max <= 0 || !real->epoll_pwait ||
 	    (held = epoll_hold(epfd)) < 0)
 		return real->epoll_wait(epfd, ev, max, timeout);
-	return epoll_precise(held, ev, max, deadline_ms(at, timeout), NULL, RET);
+	return epoll_precise(held, ev, max, deadline_ms(at, timeout), NULL, RET, true);
 }
 
 EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask)
@@ -249,7 +253,7 @@ EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, c
 		                      real->epoll_pwait(epfd, ev, max, timeout, mask));
 	if (!pn__shim_active() || timeout <= 0 || max <= 0 || (held = epoll_hold(epfd)) < 0)
 		return real->epoll_pwait(epfd, ev, max, timeout, mask);
-	return epoll_precise(held, ev, max, deadline_ms(at, timeout), mask, RET);
+	return epoll_precise(held, ev, max, deadline_ms(at, timeout), mask, RET, true);
 }
 
 EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *tmo,
@@ -266,7 +270,7 @@ EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct 
 	if (!pn__shim_active() || (d = deadline_ts(at, tmo)) < 0 || max <= 0 ||
 	    (held = epoll_hold(epfd)) < 0)
 		return real->epoll_pwait2(epfd, ev, max, tmo, mask);
-	return epoll_precise(held, ev, max, d, mask, RET);
+	return epoll_precise(held, ev, max, d, mask, RET, false);
 }
 
 /* select and pselect: each look starts from the caller's sets, as the call did. The

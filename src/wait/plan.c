@@ -281,6 +281,10 @@ void pn__plan_make(struct pn__plan *p, clockid_t clk, int64_t deadline, int64_t 
 	int64_t slack, lead;
 	bool lost = pn__policy_lost(&t->cls[k]);
 	pn__policy_kernel(lost, precision, kernel_q, margin, deadline - now, &slack, &lead);
+	if (flags & PN__PLAN_ROUNDED) {
+		slack = 1;
+		lead = 0;
+	}
 	mode = precision > kernel_q         ? PN_SLEEP_MODE_KERNEL
 	       : mode != PN_SLEEP_MODE_SPIN ? mode
 	       : lost                       ? PN_SLEEP_MODE_LOST

@@ -35,6 +35,10 @@ enum {
 	 * pending pthread_cancel, the caller's signal mask put back first. Not for cond waits,
 	 * whose spin runs with the mutex released. */
 	PN__PLAN_CANCEL = 16,
+	/* The caller's timeout was rounded up to whole milliseconds (poll, epoll_wait): its
+	 * true deadline is unknown, so no spin is worth its CPU: the kernel alone at 1 ns
+	 * slack, which is never later than the program's own call. */
+	PN__PLAN_ROUNDED = 32,
 };
 
 /* A plan's latency probe, for waits that watch fds: wait(ctx) waits 1 ns and returns 0, the

@@ -229,6 +229,8 @@ int pn__wait(struct pn__waiter *w, struct pn__plan *p, clockid_t clk, int64_t de
 	}
 	struct pn__probe probe = {probe_fds, w};
 	unsigned n0 = w->nested ? *w->nested : 0;
+	if (w->rounded)
+		flags |= PN__PLAN_ROUNDED;
 	pn__plan_make(p, clk, deadline, precision, w->wait ? flags | PN__PLAN_EINTR : flags,
 	              w->wait ? &probe : NULL);
 	int r = run(w, p, n0);

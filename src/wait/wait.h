@@ -62,6 +62,7 @@ struct pn__waiter {
 	bool resume;        /* until: resumed after EINTR (a library sleep, which never fails) */
 	bool past_once;     /* until: a past deadline still waits once (a mutex cycled) */
 	bool kernel_first;  /* until: called even when the plan only spins (to its start) */
+	bool rounded;       /* the call's timeout was in whole ms (PN__PLAN_ROUNDED) */
 	const void *ret[2]; /* where the caller's call returns, and one level in (the warm) */
 };
 

@@ -107,5 +107,11 @@ check "--runs: a command not found: 127 ($RC)" test "$RC" -eq 127
 run run --stats --runs 2 -- sh -c "$COUNT usleep 10; $COUNT nanosleep 15"
 check "--runs: children's waits counted: $(cat "$ERR")" \
 	test "$(grep -c '^punctual: run [12]/2: 25 waits, ' "$ERR")" -eq 2
+# a timeout in whole ms (poll, epoll_wait) has its true deadline rounded away: no spin
+for call in poll epoll_wait; do
+	run run --precise --stats -- "$COUNT" $call 300
+	check "--precise: $call's ms timeouts wait in the kernel, no spin: $(cat "$ERR")" \
+		grep -Eq '; spin 0, 0\.0% of ' "$ERR"
+done
 
 finish
