@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "kernel.h"
+#include "wait/sched.h"
 #include "wait/spin.h"
 #include "wait/state.h"
 
@@ -150,7 +151,9 @@ struct spin_run {
 	pn__spin_check *check;
 	void *ctx;
 	int64_t every;
-	sigset_t mask;  /* the caller's, put back for the checks and the last stretch */
+	sigset_t mask;  /* the caller's, put back for the last stretch */
+	sigset_t looks; /* ... and for the checks, less the lend's bound (sched.h): a handler
+	                 * of ours, run there, would end the call with EINTR */
 	bool blocked;   /* signals blocked (until the last stretch) */
 	bool looked;    /* the last check ran (a plain sleep has none to take) */
 	bool tail;      /* the rest is the caller's (pn__spin_tail) */
@@ -171,7 +174,7 @@ static inline int spin_check_due(struct spin_run *s, struct pn__plan *p, int64_t
 {
 	if (p->flags & PN__PLAN_CANCEL)
 		pthread_testcancel();
-	int r = s->check ? s->check(s->ctx, &s->mask) : pn__kernel_signals(&s->mask);
+	int r = s->check ? s->check(s->ctx, &s->looks) : pn__kernel_signals(&s->looks);
 	if (r)
 		return r;
 	if (PN_UNLIKELY(pn__kernel_denied())) {
@@ -268,6 +271,9 @@ int pn__spin_checked(struct pn__plan *p, pn__spin_check *check, void *ctx, int64
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &s.mask);
+	s.looks = s.mask;
+	if (pn__sched_lend_signal)
+		sigaddset(&s.looks, pn__sched_lend_signal);
 	s.unmask = pn__plan_now(p) - now;
 	now += s.unmask;
 	s.prev = now;

@@ -86,7 +86,14 @@ static int look_fds(void *ctx, const sigset_t *thread_mask)
 {
 	struct pn__waiter *w = ctx;
 	struct timespec zero = {0, 0};
-	const sigset_t *mask = w->mask ? w->mask : thread_mask;
+	const sigset_t *mask = thread_mask;
+	sigset_t own;
+	if (w->mask) { /* the call's, less the lend's bound, as the spin's own (spin.c) */
+		own = *w->mask;
+		if (pn__sched_lend_signal)
+			sigaddset(&own, pn__sched_lend_signal);
+		mask = &own;
+	}
 	if (w->look)
 		return w->look(w, mask);
 	if (!w->eintr_any)
