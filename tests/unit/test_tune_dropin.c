@@ -2,11 +2,13 @@
 /*
  * test_tune_dropin.c: the unit files `punctual tune` reads and the drop-ins it writes
  * (tools/punctual/cmd_tune_dropin.c), on files of the test's own: [Service] lines with
- * continuations, comments and quotes; what a unit sets itself beside an earlier tune's
+ * continuations (joined as systemd joins them), comments and quotes, a NUL byte refused;
+ * what a unit sets itself beside an earlier tune's
  * drop-in; a drop-in's quoting and '%' doubling, read back by the same reader; what a
  * measuring drop-in undoes; ExecStart= as a command. systemd itself reads these drop-ins
  * in tests/systemd (test_tune.sh: a shim path with '%', a unit's own LD_PRELOAD).
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -233,11 +235,58 @@ static void exec_start(void **state)
 	}
 }
 
+/* Continued lines joined as systemd joins them: the backslash becomes a space (a word
+ * ends there), a continuation's own blanks kept (inside quotes they count), an escaped
+ * backslash ends the line, a comment line never continues; "\r\n" and "\r" end a line. A
+ * NUL byte refuses the file. */
+static void continuations(void **state)
+{
+	(void)state;
+	char **argv = tune_unit_file_cmd(put("cont.service", "[Service]\n"
+	                                                     "ExecStart=/bin/argv hello\\\n"
+	                                                     "world\n"));
+	assert_string_equal(argv[0], "/bin/argv");
+	assert_string_equal(argv[1], "hello");
+	assert_string_equal(argv[2], "world");
+	assert_null(argv[3]);
+	free(argv);
+	char env[8][256];
+	int n = tune_unit_file_env(put("cont2.service", "[Service]\n"
+	                                                "Environment=\"A=x \\\n"
+	                                                "  y\"\n"
+	                                                "Environment=B=c\\\\\n"
+	                                                "Environment=C=d\r\n"
+	                                                "# a comment that ends in a backslash \\\n"
+	                                                "Environment=D=e\rEnvironment=E=f\n"),
+	                           env, 8);
+	assert_int_equal(n, 5);
+	assert_string_equal(env[0], "A=x    y"); /* "x " + the backslash's " " + "  y" */
+	assert_string_equal(env[1], "B=c\\");
+	assert_string_equal(env[2], "C=d");
+	assert_string_equal(env[3], "D=e");
+	assert_string_equal(env[4], "E=f");
+	static const char nul[] = "[Service]\nExecStart=/bin/x\0 y\n";
+	FILE *f = fopen(put("nul.service", ""), "w");
+	assert_non_null(f);
+	fwrite(nul, 1, sizeof(nul) - 1, f);
+	fclose(f);
+	char path[256];
+	snprintf(path, sizeof(path), "%s/nul.service", dir);
+	assert_int_equal(tune_unit_file_env(path, env, 8), -EILSEQ);
+	refusal[0] = '\0';
+	if (setjmp(refused) == 0) {
+		tune_unit_file_cmd(path);
+		fail_msg("a NUL byte not refused");
+	}
+	assert_non_null(strstr(refusal, "NUL byte"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(environment), cmocka_unit_test(own),        cmocka_unit_test(kept),
 	        cmocka_unit_test(measuring),   cmocka_unit_test(exec_start),
+	        cmocka_unit_test(continuations),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cmd_tune_dropin.c: the unit files `punctual tune` reads and the drop-ins it writes.
- * Reading: a unit's [Service] lines (continued lines joined, comments skipped), its
+ * Reading: a unit's [Service] lines (continued lines joined as systemd joins them,
+ * comments skipped, a file with a NUL byte refused), its
  * ExecStart= as a command, its Environment= assignments (unquoted and unescaped as
  * systemd does, specifiers left for systemd), and what a unit sets itself besides tune's
  * own drop-ins: LD_PRELOAD and TimerSlackNSec=. Writing: a drop-in's Environment= with
@@ -39,62 +40,107 @@ static char *trim(char *s)
 	return s;
 }
 
-/* One logical line (continuations joined) of the file at f into *line: its length, or
- * -1 at the end. A line ending in a backslash goes on in the next, comment lines within
- * it skipped, as systemd reads them. */
-static ssize_t logical_line(FILE *f, char **line, size_t *cap)
+/* A growing text (s NUL-terminated once anything is added). */
+struct text {
+	char *s;
+	size_t len, cap;
+};
+
+static void text_add(struct text *t, const char *p, size_t n)
 {
-	char *part = NULL;
-	size_t pcap = 0, len = 0;
-	bool any = false;
-	while (getline(&part, &pcap, f) > 0) {
-		part[strcspn(part, "\r\n")] = '\0';
-		char *t = trim(part);
-		if (any && (t[0] == '#' || t[0] == ';'))
-			continue;
-		size_t k = strlen(t);
-		bool more = k && t[k - 1] == '\\';
-		if (more)
-			t[--k] = ' ';
-		if (!*line || len + k + 2 > *cap) {
-			char *m = realloc(*line, len + k + 256);
-			if (!m)
-				die(1, "out of memory");
-			*line = m;
-			*cap = len + k + 256;
-		}
-		memcpy(*line + len, t, k);
-		len += k;
-		(*line)[len] = '\0';
-		any = true;
-		if (!more)
-			break;
+	if (!t->s || t->len + n + 1 > t->cap) {
+		size_t cap = 2 * (t->len + n + 1) + 64;
+		char *m = realloc(t->s, cap);
+		if (!m)
+			die(1, "out of memory");
+		t->s = m;
+		t->cap = cap;
 	}
-	free(part);
-	return any ? (ssize_t)len : -1;
+	memcpy(t->s + t->len, p, n);
+	t->len += n;
+	t->s[t->len] = '\0';
 }
 
-/* Calls fn with each Key=Value line of file's [Service] section: 0, or -errno. */
+/* One line of f into *t, its end taken off: a line ends at "\n", "\r\n" or "\r", as
+ * systemd reads. Returns 1, 0 at the file's end, -EILSEQ at a NUL byte (systemd would end
+ * the line there: a file with one is refused rather than read otherwise than systemd). */
+static int raw_line(FILE *f, struct text *t)
+{
+	int c;
+	bool any = false;
+	t->len = 0;
+	text_add(t, "", 0);
+	while ((c = getc(f)) != EOF) {
+		any = true;
+		if (c == '\0')
+			return -EILSEQ;
+		if (c == '\n')
+			break;
+		if (c == '\r') {
+			if ((c = getc(f)) != '\n' && c != EOF)
+				ungetc(c, f);
+			break;
+		}
+		char ch = (char)c;
+		text_add(t, &ch, 1);
+	}
+	return any;
+}
+
+/* One logical line of f into *line, as systemd joins them: comment lines skipped (also
+ * within a continued line), a line that ends in a backslash not itself escaped goes on in
+ * the next, the backslash replaced by a space. Returns 1, 0 at the end, or -EILSEQ. */
+static int logical_line(FILE *f, struct text *line)
+{
+	struct text part = {0};
+	bool any = false;
+	int r;
+	line->len = 0;
+	while ((r = raw_line(f, &part)) > 0) {
+		const char *t = part.s + strspn(part.s, " \t");
+		if (*t == '#' || *t == ';')
+			continue;
+		text_add(line, part.s, part.len);
+		any = true;
+		bool escaped = false;
+		for (size_t i = 0; i < line->len; i++)
+			escaped = !escaped && line->s[i] == '\\';
+		if (!escaped)
+			break;
+		line->s[line->len - 1] = ' ';
+	}
+	free(part.s);
+	return r < 0 ? r : any;
+}
+
+/* Calls fn with each Key=Value line of file's [Service] section: 0, or -errno (-EILSEQ:
+ * a NUL byte in the file, which is then not read to its end). */
 static int service_lines(const char *file, service_fn *fn, void *arg)
 {
 	FILE *f = fopen(file, "r");
 	if (!f)
 		return -errno;
-	char *line = NULL;
-	size_t cap = 0;
+	struct text line = {0};
 	bool service = false;
-	while (logical_line(f, &line, &cap) >= 0) {
-		char *l = trim(line), *eq = strchr(l, '=');
+	int r;
+	while ((r = logical_line(f, &line)) > 0) {
+		char *l = trim(line.s), *eq = strchr(l, '=');
 		if (l[0] == '[')
 			service = strcmp(l, "[Service]") == 0;
-		else if (service && eq && l[0] != '#' && l[0] != ';') {
+		else if (service && eq) {
 			*eq = '\0';
 			fn(trim(l), trim(eq + 1), arg);
 		}
 	}
-	free(line);
+	free(line.s);
 	fclose(f);
-	return 0;
+	return r;
+}
+
+const char *tune_file_error(int e)
+{
+	return e == -EILSEQ ? "a NUL byte in it (systemd would end its line there): not read"
+	                    : strerror(-e);
 }
 
 /* The next word of an Environment= or ExecStart= value at *p, unquoted ("..." and '...')
@@ -454,7 +500,7 @@ char **tune_unit_file_cmd(const char *file)
 	char *line = NULL;
 	int r = service_lines(file, exec_line, &line);
 	if (r < 0)
-		usage_error("--unit-file %s: %s", file, strerror(-r));
+		usage_error("--unit-file %s: %s", file, tune_file_error(r));
 	if (!line)
 		usage_error("--unit-file %s: no ExecStart= in its [Service] section", file);
 	char *p = line;

@@ -515,8 +515,9 @@ static void unit_file_env(const char *file, struct tune_cmd *t)
 {
 	struct tune_unit_own own;
 	int64_t ns;
-	if (tune_unit_own(file, NULL, &own) < 0)
-		usage_error("--unit-file %s: %s", file, strerror(errno));
+	int r = tune_unit_own(file, NULL, &own);
+	if (r < 0)
+		usage_error("--unit-file %s: %s", file, tune_file_error(r));
 	if (own.slack[0] && pn__duration_parse(own.slack, 1, &ns) != 0)
 		usage_error("--unit-file %s: TimerSlackNSec=%s is not a duration", file, own.slack);
 	if (own.slack[0])
@@ -524,7 +525,7 @@ static void unit_file_env(const char *file, struct tune_cmd *t)
 	static char env[64][256];
 	int n = tune_unit_file_env(file, env, 64);
 	if (n < 0)
-		usage_error("--unit-file %s: %s", file, strerror(-n));
+		usage_error("--unit-file %s: %s", file, tune_file_error(n));
 	for (int i = 0; i < n; i++) {
 		char *eq = strchr(env[i], '=');
 		if (strchr(env[i], '%'))

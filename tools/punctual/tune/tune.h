@@ -113,6 +113,9 @@ struct tune_unit_own {
 	int old_nenv;
 	bool old_slack;
 };
+/* What a reader's -errno e says of a unit file: strerror's, or for -EILSEQ that the file
+ * holds a NUL byte (refused: systemd would end a line there). */
+const char *tune_file_error(int e);
 /* Reads the files of the unit (its fragment and drop-ins, systemctl show's paths, in
  * systemd's order) into *own: 0, or -errno. */
 int tune_unit_own(const char *fragment, const char *dropins, struct tune_unit_own *own);

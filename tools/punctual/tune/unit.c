@@ -370,9 +370,10 @@ static void unit_check(const char *name, struct unit *u)
 		die(EXIT_USAGE, "%s is a oneshot: nothing runs to measure; use 'tune -- CMD'",
 		    name);
 	u->was_active = strcmp(active, "active") == 0;
-	if (tune_unit_own(frag, drop, &u->own) < 0)
+	int r = tune_unit_own(frag, drop, &u->own);
+	if (r < 0)
 		die(1, "%s: cannot read its unit files (%s %s): %s", name, frag, drop,
-		    strerror(errno));
+		    tune_file_error(r));
 }
 
 /* One tune of name at a time: the lock held until the tool exits; exits 1 if another
