@@ -3,9 +3,9 @@
  * test_tune_dropin.c: the unit files `punctual tune` reads and the drop-ins it writes
  * (tools/punctual/cmd_tune_dropin.c), on files of the test's own: [Service] lines with
  * continuations (joined as systemd joins them), comments and quotes, a NUL byte refused;
- * what a unit sets itself beside an earlier tune's
- * drop-in; a drop-in's quoting and '%' doubling, read back by the same reader; what a
- * measuring drop-in undoes; ExecStart= as a command. systemd itself reads these drop-ins
+ * what a unit sets itself beside an earlier tune's drop-in, however long or many; a
+ * drop-in's quoting and '%' doubling, read back by the same reader; what a measuring
+ * drop-in undoes; ExecStart= as a command. systemd itself reads these drop-ins
  * in tests/systemd (test_tune.sh: a shim path with '%', a unit's own LD_PRELOAD).
  */
 #include <errno.h>
@@ -95,14 +95,15 @@ static void environment(void **state)
 	                                 "  C='e f'\n"
 	                                 "  Environment = A=again  \n"
 	                                 "Environment=D=%h\n");
-	char env[8][256];
-	int n = tune_unit_file_env(f, env, 8);
+	char **env;
+	int n = tune_unit_file_env(f, &env);
 	assert_int_equal(n, 4);
 	assert_string_equal(env[0], "A=again");
 	assert_string_equal(env[1], "B=c\"d");
 	assert_string_equal(env[2], "C=e f");
 	assert_string_equal(env[3], "D=%h"); /* a specifier left for systemd */
-	assert_int_equal(tune_unit_file_env("/nonexistent/x.service", env, 8), -2 /* ENOENT */);
+	tune_env_free(env, n);
+	assert_int_equal(tune_unit_file_env("/nonexistent/x.service", &env), -ENOENT);
 }
 
 /* What a unit sets itself, beside an earlier tune's kept drop-in and a measuring one a
@@ -135,6 +136,7 @@ static void own(void **state)
 	assert_int_equal(o.old_nenv, 2);
 	assert_string_equal(o.old_env[0], "LD_PRELOAD=/shim.so");
 	assert_string_equal(o.old_env[1], "PUNCTUAL_PRECISION=10000");
+	tune_unit_own_free(&o);
 	assert_true(tune_ours(old));
 	assert_false(tune_ours(admin));
 }
@@ -153,7 +155,7 @@ static void render(char *buf, size_t n, const struct tune_drop *d)
 static void kept(void **state)
 {
 	(void)state;
-	struct tune_unit_own o = {.preload = "/my lib/%h.so"};
+	struct tune_unit_own o = {.preload = (char[]){"/my lib/%h.so"}};
 	struct tune_setting s = {.name = "--precise", .precise = true, .budget = "5.0000%"};
 	struct tune_drop d = {.s = &s, .shim = "/opt/p%q/shim.so", .own = &o, .cpus = 2};
 	char buf[4096];
@@ -164,14 +166,15 @@ static void kept(void **state)
 	assert_null(strstr(buf, "UnsetEnvironment")); /* a kept one replaces the old whole */
 	assert_null(strstr(buf, "ReadWritePaths"));
 	const char *f = put("kept.conf", buf);
-	char env[16][256];
-	int n = tune_unit_file_env(f, env, 16);
+	char **env;
+	int n = tune_unit_file_env(f, &env);
 	assert_true(n >= 4);
 	/* the reader leaves '%%' as written: systemd makes it one '%' */
 	assert_string_equal(env[0], "LD_PRELOAD=/my lib/%h.so:/opt/p%%q/shim.so");
 	assert_string_equal(env[1], "PUNCTUAL_PRECISION=10000");
 	assert_string_equal(env[2], "PUNCTUAL_BUDGET=5.0000%%");
 	assert_string_equal(env[3], "PUNCTUAL_CPUS=2");
+	tune_env_free(env, n);
 	struct tune_setting slack = {.name = "--slack 1ns", .slack = true};
 	d = (struct tune_drop){.s = &slack, .shim = "/s.so"};
 	render(buf, sizeof(buf), &d);
@@ -184,9 +187,9 @@ static void kept(void **state)
 static void measuring(void **state)
 {
 	(void)state;
-	struct tune_unit_own o = {.slack = "20ms", .old_slack = true, .old_nenv = 2};
-	snprintf(o.old_env[0], sizeof(o.old_env[0]), "LD_PRELOAD=/shim.so");
-	snprintf(o.old_env[1], sizeof(o.old_env[1]), "PUNCTUAL_PRECISION=10000");
+	char *old[] = {"LD_PRELOAD=/shim.so", "PUNCTUAL_PRECISION=10000"};
+	struct tune_unit_own o = {
+	        .slack = "20ms", .old_slack = true, .old_env = old, .old_nenv = 2};
 	struct tune_setting as_is = {.name = "as it is"};
 	struct tune_drop d = {.s = &as_is, .shim = "/shim.so", .own = &o, .records = "/run/r.1"};
 	char buf[4096];
@@ -250,7 +253,7 @@ static void continuations(void **state)
 	assert_string_equal(argv[2], "world");
 	assert_null(argv[3]);
 	free(argv);
-	char env[8][256];
+	char **env;
 	int n = tune_unit_file_env(put("cont2.service", "[Service]\n"
 	                                                "Environment=\"A=x \\\n"
 	                                                "  y\"\n"
@@ -258,13 +261,14 @@ static void continuations(void **state)
 	                                                "Environment=C=d\r\n"
 	                                                "# a comment that ends in a backslash \\\n"
 	                                                "Environment=D=e\rEnvironment=E=f\n"),
-	                           env, 8);
+	                           &env);
 	assert_int_equal(n, 5);
 	assert_string_equal(env[0], "A=x    y"); /* "x " + the backslash's " " + "  y" */
 	assert_string_equal(env[1], "B=c\\");
 	assert_string_equal(env[2], "C=d");
 	assert_string_equal(env[3], "D=e");
 	assert_string_equal(env[4], "E=f");
+	tune_env_free(env, n);
 	static const char nul[] = "[Service]\nExecStart=/bin/x\0 y\n";
 	FILE *f = fopen(put("nul.service", ""), "w");
 	assert_non_null(f);
@@ -272,7 +276,7 @@ static void continuations(void **state)
 	fclose(f);
 	char path[256];
 	snprintf(path, sizeof(path), "%s/nul.service", dir);
-	assert_int_equal(tune_unit_file_env(path, env, 8), -EILSEQ);
+	assert_int_equal(tune_unit_file_env(path, &env), -EILSEQ);
 	refusal[0] = '\0';
 	if (setjmp(refused) == 0) {
 		tune_unit_file_cmd(path);
@@ -281,12 +285,53 @@ static void continuations(void **state)
 	assert_non_null(strstr(refusal, "NUL byte"));
 }
 
+/* No fixed bound drops what a unit sets: its own LD_PRELOAD of 300 characters after 70
+ * other names, and an earlier tune's kept drop-in of 20 assignments, every one undone by
+ * a measuring drop-in. */
+static void many(void **state)
+{
+	(void)state;
+	char lib[301], text[8192], *p = text;
+	memset(lib, 'l', sizeof(lib) - 1);
+	lib[0] = '/';
+	lib[sizeof(lib) - 1] = '\0';
+	p += sprintf(p, "[Service]\n");
+	for (int i = 0; i < 70; i++)
+		p += sprintf(p, "Environment=V%d=%d\n", i, i);
+	sprintf(p, "Environment=LD_PRELOAD=%s\n", lib);
+	char frag[256], old[256];
+	snprintf(frag, sizeof(frag), "%s", put("many.service", text));
+	p = text + sprintf(text, TUNE_MARK " (--precise)\n[Service]\nEnvironment=");
+	for (int i = 0; i < 20; i++)
+		p += sprintf(p, " OLD%d=%d", i, i);
+	sprintf(p, "\n");
+	snprintf(old, sizeof(old), "%s", put(TUNE_DROP_IN, text));
+	struct tune_unit_own o;
+	assert_int_equal(tune_unit_own(frag, old, &o), 0);
+	assert_string_equal(o.preload, lib);
+	assert_int_equal(o.old_nenv, 20);
+	struct tune_setting as_is = {.name = "as it is"};
+	struct tune_drop d = {.s = &as_is, .shim = "/shim.so", .own = &o, .records = "/run/r.1"};
+	char buf[8192];
+	render(buf, sizeof(buf), &d);
+	for (int i = 0; i < 20; i++) {
+		char unset[64];
+		snprintf(unset, sizeof(unset), "\nUnsetEnvironment=OLD%d=%d\n", i, i);
+		assert_non_null(strstr(buf, unset));
+	}
+	char preload[400];
+	snprintf(preload, sizeof(preload), "Environment=\"LD_PRELOAD=%s:/shim.so\"", lib);
+	assert_non_null(strstr(buf, preload));
+	tune_unit_own_free(&o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(environment), cmocka_unit_test(own),        cmocka_unit_test(kept),
-	        cmocka_unit_test(measuring),   cmocka_unit_test(exec_start),
-	        cmocka_unit_test(continuations),
+	        cmocka_unit_test(environment), cmocka_unit_test(own),
+	        cmocka_unit_test(kept),        cmocka_unit_test(measuring),
+	        cmocka_unit_test(exec_start),  cmocka_unit_test(continuations),
+	        cmocka_unit_test(many),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -15,6 +15,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -171,24 +172,58 @@ static char *next_word(char **p)
 
 /* ---- Environment= ------------------------------------------------------------------- */
 
+/* NAME=VALUE assignments, allocated: systemd bounds neither their number nor their
+ * length (but a line's, 1 MiB), so neither is bounded here. */
 struct env_list {
-	char (*env)[256];
-	int n, max;
+	char **env;
+	int n, cap;
 };
 
-/* Adds NAME=VALUE to l, replacing one of the same name. */
+static void env_clear(struct env_list *l)
+{
+	for (int i = 0; i < l->n; i++)
+		free(l->env[i]);
+	l->n = 0;
+}
+
+/* Adds NAME=VALUE to l, replacing one of the same name; anything else is no assignment. */
 static void env_add(struct env_list *l, const char *a)
 {
 	size_t k = strcspn(a, "=");
-	if (!a[k] || k == 0 || strlen(a) >= 256)
+	if (!a[k] || k == 0)
 		return;
 	int i = 0;
-	while (i < l->n && !(strncmp(l->env[i], a, k + 1) == 0))
+	while (i < l->n && strncmp(l->env[i], a, k + 1) != 0)
 		i++;
-	if (i == l->n && l->n == l->max)
-		return;
-	snprintf(l->env[i], 256, "%s", a);
+	char *copy = strdup(a);
+	if (!copy)
+		die(1, "out of memory");
+	if (i == l->n && l->n == l->cap) {
+		int cap = 2 * l->cap + 16;
+		char **m = realloc(l->env, (size_t)cap * sizeof(*m));
+		if (!m)
+			die(1, "out of memory");
+		l->env = m;
+		l->cap = cap;
+	}
+	if (i < l->n)
+		free(l->env[i]);
+	l->env[i] = copy;
 	l->n += i == l->n;
+}
+
+/* env_add of a formatted assignment. */
+PN_FMT(2, 3) static void env_addf(struct env_list *l, const char *fmt, ...)
+{
+	va_list ap;
+	char *a;
+	va_start(ap, fmt);
+	int r = vasprintf(&a, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		die(1, "out of memory");
+	env_add(l, a);
+	free(a);
 }
 
 static void env_line(const char *key, char *value, void *arg)
@@ -197,16 +232,28 @@ static void env_line(const char *key, char *value, void *arg)
 	if (strcmp(key, "Environment") != 0)
 		return;
 	if (!*value) /* an empty assignment empties the list */
-		l->n = 0;
+		env_clear(l);
 	for (char *w; (w = next_word(&value));)
 		env_add(l, w);
 }
 
-int tune_unit_file_env(const char *file, char env[][256], int max)
+int tune_unit_file_env(const char *file, char ***env)
 {
-	struct env_list l = {env, 0, max};
+	struct env_list l = {0};
 	int r = service_lines(file, env_line, &l);
-	return r < 0 ? r : l.n;
+	if (r < 0) {
+		tune_env_free(l.env, l.n);
+		return r;
+	}
+	*env = l.env;
+	return l.n;
+}
+
+void tune_env_free(char **env, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(env[i]);
+	free(env);
 }
 
 /* The value of name in l ("" when none). */
@@ -260,9 +307,7 @@ static void manager_slack(char *buf, size_t n)
 
 int tune_unit_own(const char *fragment, const char *dropins, struct tune_unit_own *own)
 {
-	static char env[64][256], old[TUNE_OLD_ENV][256];
-	struct own_read o = {.env = {env, 0, 64}};
-	struct own_read t = {.env = {old, 0, TUNE_OLD_ENV}};
+	struct own_read o = {0}, t = {0};
 	memset(own, 0, sizeof(*own));
 	char *paths = strdup(dropins ? dropins : ""), *p = paths;
 	if (!paths)
@@ -277,15 +322,25 @@ int tune_unit_own(const char *fragment, const char *dropins, struct tune_unit_ow
 		r = service_lines(file, tunes ? old_line : own_line, tunes ? (void *)&t : &o);
 	}
 	free(paths);
-	snprintf(own->preload, sizeof(own->preload), "%s", env_get(&o.env, "LD_PRELOAD"));
+	const char *preload = env_get(&o.env, "LD_PRELOAD");
+	own->preload = preload[0] ? strdup(preload) : NULL;
+	if (preload[0] && !own->preload)
+		die(1, "out of memory");
+	tune_env_free(o.env.env, o.env.n);
 	snprintf(own->slack, sizeof(own->slack), "%s", o.slack);
 	own->old_slack = t.old_slack;
 	if (own->old_slack && !own->slack[0])
 		manager_slack(own->slack, sizeof(own->slack));
-	for (int i = 0; i < t.env.n; i++)
-		snprintf(own->old_env[i], sizeof(own->old_env[i]), "%s", old[i]);
+	own->old_env = t.env.env;
 	own->old_nenv = t.env.n;
 	return r;
+}
+
+void tune_unit_own_free(struct tune_unit_own *own)
+{
+	free(own->preload);
+	tune_env_free(own->old_env, own->old_nenv);
+	memset(own, 0, sizeof(*own));
 }
 
 /* ---- writing ------------------------------------------------------------------------ */
@@ -333,24 +388,16 @@ void tune_cpus_env(char *buf, size_t size, int n)
 /* The assignments d's Environment= makes, but LD_PRELOAD, into l. */
 static void drop_vars(const struct tune_drop *d, struct env_list *l)
 {
-	char v[256];
 	const struct tune_setting *s = d->s;
-	if (s->precise) {
-		snprintf(v, sizeof(v), "PUNCTUAL_PRECISION=%d", TUNE_PRECISION_NS);
-		env_add(l, v);
-	}
-	if (s->slice) { /* systemd has no slice setting: the shim sets it as it loads */
-		snprintf(v, sizeof(v), "PUNCTUAL_PROCESS_SLICE=%s", s->slice);
-		env_add(l, v);
-	}
-	if (s->precise && s->budget) {
-		snprintf(v, sizeof(v), "PUNCTUAL_BUDGET=%s", s->budget);
-		env_add(l, v);
-	}
+	if (s->precise)
+		env_addf(l, "PUNCTUAL_PRECISION=%d", TUNE_PRECISION_NS);
+	if (s->slice) /* systemd has no slice setting: the shim sets it as it loads */
+		env_addf(l, "PUNCTUAL_PROCESS_SLICE=%s", s->slice);
+	if (s->precise && s->budget)
+		env_addf(l, "PUNCTUAL_BUDGET=%s", s->budget);
 	if (d->records) {
 		env_add(l, "PUNCTUAL_STATS=1");
-		snprintf(v, sizeof(v), "PUNCTUAL_STATS_FILE=%s", d->records);
-		env_add(l, v);
+		env_addf(l, "PUNCTUAL_STATS_FILE=%s", d->records);
 	}
 	if (d->cpus) {
 		char env[256], *p = env;
@@ -366,7 +413,7 @@ static void drop_env(FILE *f, const struct tune_drop *d, struct env_list *l)
 	drop_vars(d, l);
 	if (!l->n)
 		return;
-	const char *own = d->own ? d->own->preload : "";
+	const char *own = d->own && d->own->preload ? d->own->preload : "";
 	fputs("Environment=", f);
 	if (own[0]) { /* the unit's own first, then the shim: both load */
 		fputs("\"LD_PRELOAD=", f);
@@ -375,9 +422,10 @@ static void drop_env(FILE *f, const struct tune_drop *d, struct env_list *l)
 		env_text(f, d->shim, false);
 		fputc('"', f);
 	} else {
-		char a[1100];
-		snprintf(a, sizeof(a), "LD_PRELOAD=%s", d->shim);
-		env_word(f, a, false);
+		struct env_list shim = {0};
+		env_addf(&shim, "LD_PRELOAD=%s", d->shim);
+		env_word(f, shim.env[0], false);
+		tune_env_free(shim.env, shim.n);
 	}
 	for (int i = 0; i < l->n; i++) {
 		fputc(' ', f);
@@ -394,10 +442,12 @@ static void drop_undo(FILE *f, const struct tune_drop *d, const struct env_list 
 		return;
 	for (int i = 0; i < own->old_nenv; i++) {
 		const char *a = own->old_env[i];
-		size_t k = strcspn(a, "=");
-		char name[256];
-		snprintf(name, sizeof(name), "%.*s", (int)k, a);
-		if (strcmp(name, "LD_PRELOAD") == 0 || env_get(set, name)[0])
+		char *name = strndup(a, strcspn(a, "="));
+		if (!name)
+			die(1, "out of memory");
+		bool keep = strcmp(name, "LD_PRELOAD") == 0 || env_get(set, name)[0];
+		free(name);
+		if (keep)
 			continue;
 		fputs("UnsetEnvironment=", f);
 		env_word(f, a, true);
@@ -410,14 +460,13 @@ static void drop_undo(FILE *f, const struct tune_drop *d, const struct env_list 
 int tune_drop_in(FILE *f, const struct tune_drop *d)
 {
 	const struct tune_setting *s = d->s;
-	char env[16][256];
-	struct env_list l = {env, 0, 16};
+	struct env_list l = {0};
 	if (d->records)
 		fprintf(f, "%s, measuring '%s': removed when it ends.\n", TUNE_MARK, s->name);
 	else
 		fprintf(f, "%s (%s); `punctual tune --revert UNIT` removes it.\n", TUNE_MARK,
 		        s->name);
-	if (d->own && d->own->preload[0] && (s->precise || s->slice || d->cpus))
+	if (d->own && d->own->preload && (s->precise || s->slice || d->cpus))
 		fprintf(f, "# LD_PRELOAD: the unit's own, then punctual's shim.\n");
 	if (d->cpus)
 		fprintf(f, "# The CPU count is advice from the cgroup's quota, not measured.\n");
@@ -434,6 +483,7 @@ int tune_drop_in(FILE *f, const struct tune_drop *d)
 		fprintf(f, "AmbientCapabilities=CAP_SYS_NICE\n");
 	if (d->records) /* a unit with ProtectSystem=strict may still map its records */
 		fprintf(f, "ReadWritePaths=-%s\n", d->records);
+	tune_env_free(l.env, l.n);
 	return ferror(f) ? -EIO : 0;
 }
 

@@ -522,8 +522,9 @@ static void unit_file_env(const char *file, struct tune_cmd *t)
 		usage_error("--unit-file %s: TimerSlackNSec=%s is not a duration", file, own.slack);
 	if (own.slack[0])
 		snprintf(t->slack, sizeof(t->slack), "--slack=%lldns", (long long)ns);
-	static char env[64][256];
-	int n = tune_unit_file_env(file, env, 64);
+	tune_unit_own_free(&own);
+	char **env;
+	int n = tune_unit_file_env(file, &env);
 	if (n < 0)
 		usage_error("--unit-file %s: %s", file, tune_file_error(n));
 	for (int i = 0; i < n; i++) {
@@ -537,6 +538,7 @@ static void unit_file_env(const char *file, struct tune_cmd *t)
 		if (setenv(env[i], eq + 1, 1) != 0)
 			die(1, "cannot set the environment: %s", strerror(errno));
 	}
+	tune_env_free(env, n);
 }
 
 /* tune -- CMD, or --unit-file FILE: the command run here. */

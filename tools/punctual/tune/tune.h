@@ -104,12 +104,12 @@ void tune_measure(tune_runner *run, void *ctx, const struct tune_setting *s, int
 
 /* What a unit sets itself, read from its files (not tune's): its own LD_PRELOAD and
  * TimerSlackNSec=, as written (specifiers left for systemd); and what an earlier tune's
- * kept drop-in sets: its environment's assignments and whether it sets the slack. */
-#define TUNE_OLD_ENV 16
+ * kept drop-in sets: its environment's assignments and whether it sets the slack. No
+ * bound on their number or length (tune_unit_own_free frees them). */
 struct tune_unit_own {
-	char preload[1024]; /* "": none */
-	char slack[64];     /* "": none */
-	char old_env[TUNE_OLD_ENV][256];
+	char *preload;  /* NULL: none */
+	char slack[64]; /* "": none */
+	char **old_env;
 	int old_nenv;
 	bool old_slack;
 };
@@ -119,10 +119,15 @@ const char *tune_file_error(int e);
 /* Reads the files of the unit (its fragment and drop-ins, systemctl show's paths, in
  * systemd's order) into *own: 0, or -errno. */
 int tune_unit_own(const char *fragment, const char *dropins, struct tune_unit_own *own);
+/* Frees what tune_unit_own read into *own, and empties it. */
+void tune_unit_own_free(struct tune_unit_own *own);
 /* The environment assignments of a unit file's [Service] Environment= lines, unquoted
- * (NAME=VALUE each) into env (up to max; a later one replaces an earlier of its name):
- * their number, or -errno. Values with specifiers (%) are left as written. */
-int tune_unit_file_env(const char *file, char env[][256], int max);
+ * (NAME=VALUE each; a later one replaces an earlier of its name) into *env, allocated
+ * (tune_env_free): their number, or -errno (*env untouched). Values with specifiers (%)
+ * are left as written. */
+int tune_unit_file_env(const char *file, char ***env);
+/* Frees the n assignments of env, and env. */
+void tune_env_free(char **env, int n);
 
 /* What a drop-in holds: a setting, the shim's path; the unit's own settings (NULL: none
  * known); with records, the measuring run's records file (a measuring drop-in, which

@@ -370,6 +370,7 @@ static void unit_check(const char *name, struct unit *u)
 		die(EXIT_USAGE, "%s is a oneshot: nothing runs to measure; use 'tune -- CMD'",
 		    name);
 	u->was_active = strcmp(active, "active") == 0;
+	tune_unit_own_free(&u->own); /* a second look: the first's, read before */
 	int r = tune_unit_own(frag, drop, &u->own);
 	if (r < 0)
 		die(1, "%s: cannot read its unit files (%s %s): %s", name, frag, drop,
