@@ -325,24 +325,33 @@ static void cpus_text(int cpus)
 		        cpus, online(), cpus);
 }
 
-static void kept_text(const struct tune_outcome *o, const char *shim, int cpus)
+void tune_kept_lines(FILE *f, const struct tune_outcome *o, const struct tune_setting *s)
 {
-	char a[24], b[24], env[900];
+	char a[24], b[24];
 	if (o->kept < 0) {
-		fprintf(out, "\nno fix measured better than as it is, beyond both's noise\n");
+		fprintf(f, "\nno fix measured better than as it is, beyond both's noise\n");
 		return;
 	}
 	const struct tune_result *r = &o->res[o->kept];
-	fprintf(out, "\nkept: %s, %s lateness %s -> %s (%.3g x, noise allows %.3g to %.3g)\n",
-	        set[o->kept].name, qname(o),
+	fprintf(f, "\nkept: %s, %s lateness %s -> %s (%.3g x, noise allows %.3g to %.3g)\n",
+	        s[o->kept].name, qname(o),
 	        fmt_ns(a, sizeof(a), tune_quantile(&o->res[0].fig, o->q)),
 	        fmt_ns(b, sizeof(b), tune_quantile(&r->fig, o->q)), r->ratio, r->ratio_lo,
 	        r->ratio_hi);
-	if (o->best != o->kept)
-		fprintf(out, "  the cheapest fix not worse beyond noise than the best, %s (%s)\n",
-		        set[o->best].name,
-		        fmt_ns(a, sizeof(a), tune_quantile(&o->res[o->best].fig, o->q)));
-	if (!opt.cmd)
+	if (o->best != o->kept) /* the sentence's subject is the best, so none reads it as kept */
+		fprintf(f,
+		        "  (the best, %s at %s %s, is not better than %s beyond the noise, and "
+		        "costs more)\n",
+		        s[o->best].name, qname(o),
+		        fmt_ns(a, sizeof(a), tune_quantile(&o->res[o->best].fig, o->q)),
+		        s[o->kept].name);
+}
+
+static void kept_text(const struct tune_outcome *o, const char *shim, int cpus)
+{
+	char env[900];
+	tune_kept_lines(out, o, set);
+	if (o->kept < 0 || !opt.cmd)
 		return;
 	fprintf(out, "  punctual run %s%s --", set[o->kept].name, cpus ? " --cpus" : "");
 	sh_cmd(out, opt.cmd);

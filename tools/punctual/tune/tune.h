@@ -94,6 +94,12 @@ double tune_quantile(const struct run_fig *f, double q);
 void tune_measure(tune_runner *run, void *ctx, const struct tune_setting *s, int n, int64_t for_ns,
                   struct tune_outcome *o);
 
+/* ---- the report (tune.c) ---- */
+/* The text report's verdict of o on f, its settings s: the fix kept and its lateness
+ * against the program as it is, then, where the best is another, that it is not better
+ * beyond the noise; or that no fix measured better. */
+void tune_kept_lines(FILE *f, const struct tune_outcome *o, const struct tune_setting *s);
+
 /* ---- the drop-ins (cmd_tune_dropin.c) ---- */
 /* The first line of every file tune writes; a file without it is someone else's. */
 #define TUNE_MARK "# Written by punctual tune"
