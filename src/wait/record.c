@@ -27,10 +27,12 @@ _Static_assert(sizeof(struct pn__record) <= 4096, "a record fits the smallest pa
 
 static char path[4096]; /* "" for none */
 static int64_t why_above;
+static bool refused; /* the file is not one to write (open_file): no records */
 
 void pn__record_setup(const char *file, int64_t above)
 {
 	path[0] = '\0';
+	refused = false;
 	if (file && file[0] == '/' && strlen(file) < sizeof(path))
 		strcpy(path, file);
 	why_above = above;
@@ -80,16 +82,37 @@ static off_t append_page(int fd, size_t size)
 	return end >= (off_t)size ? end - (off_t)size : -1;
 }
 
+/* The file, opened to append: a regular file of this process's euid that no one else may
+ * write (created 0600 if missing), or -1. A link, a FIFO, a device or another user's file
+ * is never written or mapped (that user could cut it short under the mapping: SIGBUS),
+ * and the records stop for the process, as if PUNCTUAL_STATS_FILE were unset. */
+static int open_file(void)
+{
+	int fd = open(path,
+	              O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY,
+	              0600);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		close(fd);
+		__atomic_store_n(&refused, true, __ATOMIC_RELAXED);
+		return -1;
+	}
+	return fd;
+}
+
 struct pn__record *pn__record_take(void)
 {
-	if (!path[0])
+	if (!path[0] || __atomic_load_n(&refused, __ATOMIC_RELAXED))
 		return NULL;
 	struct pn__record *r = spare_take();
 	if (r) {
 		r->threads++;
 		return r;
 	}
-	int e = errno, fd = open(path, O_RDWR | O_APPEND | O_CLOEXEC);
+	int e = errno, fd = open_file();
 	if (fd < 0)
 		goto out;
 	struct stat st;

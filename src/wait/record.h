@@ -42,8 +42,10 @@ struct pn__record {
  * and the causes' threshold its records carry (why_above). */
 void pn__record_setup(const char *path, int64_t why_above);
 /* A record for the calling thread: a page of the process's that a thread left, else a page
- * appended to the file and mapped; NULL without a file, or when it cannot be had (the file
- * gone, unwritable, or past 64 MiB: a bound on what a run of many processes may take).
+ * appended to the file (created 0600 if missing) and mapped; NULL without a file, or when
+ * it cannot be had (its directory gone, unwritable, past 64 MiB: a bound on what a run of
+ * many processes may take). A file that is a link, no regular file, another user's than
+ * the euid's or writable by others gives no record, then or later, in this process.
  * Async-signal-safe: system calls and atomics only. */
 struct pn__record *pn__record_take(void);
 /* The calling thread exits: r goes to the process's next new thread (NULL: nothing). */

@@ -114,4 +114,52 @@ for call in poll epoll_wait; do
 		grep -Eq '; spin 0, 0\.0% of ' "$ERR"
 done
 
+# PUNCTUAL_STATS_FILE: the shim writes and maps only a regular file of its euid's that no
+# one else may write, never through a link (another user's link in /tmp once grew a
+# root-owned file by a page), else keeps no records and the program runs on as without
+# the variable; a file that does not exist is created 0600.
+# size FILE: its size in bytes.
+size() { stat -c %s "$1"; }
+sf() { # sf FILE ARGS...: run ARGS with PUNCTUAL_STATS_FILE=FILE, 60 s at most
+	local f=$1
+	shift
+	run_cmd env PUNCTUAL_STATS_FILE="$f" timeout 60 "$PN" "$@"
+}
+sf "$TMP/new-records" run --precise --stats -- "$COUNT" usleep 10
+check "a stats file that does not exist: exit 0 ($RC: $(head -c 200 "$ERR"))" test "$RC" -eq 0
+check "... created 0600, the user's, with records" \
+	test "$(stat -c '%a %u' "$TMP/new-records" 2>&1)" = "600 $(id -u)" -a \
+	"$(size "$TMP/new-records" 2>/dev/null || echo 0)" -gt 0
+: >"$TMP/open-records"
+chmod 0666 "$TMP/open-records"
+sf "$TMP/open-records" run --precise --stats -- "$COUNT" usleep 10
+check "a stats file others may write: exit 0, no record in it ($RC)" \
+	test "$RC" -eq 0 -a "$(size "$TMP/open-records")" -eq 0
+mkfifo "$TMP/fifo-records"
+sf "$TMP/fifo-records" run --stats -- "$COUNT" usleep 10
+check "a FIFO as the stats file: the program runs to its end ($RC)" test "$RC" -eq 0
+ln -s "$TMP/open-records" "$TMP/own-link"
+chmod 0600 "$TMP/open-records"
+sf "$TMP/own-link" run --stats -- "$COUNT" usleep 10
+check "a link as the stats file: exit 0, not followed ($RC)" \
+	test "$RC" -eq 0 -a "$(size "$TMP/open-records")" -eq 0
+if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
+	skip "another user's link and file as the stats file: needs root and setpriv"
+else
+	# the issue's case: root runs with a path in a 1777 directory where nobody planted a link
+	chmod 0755 "$TMP"
+	mkdir -m 0755 "$TMP/x" && mkdir -m 1777 "$TMP/x/sf"
+	: >"$TMP/x/victim" # empty: a whole number of pages, which the shim would append to
+	cp "$TMP/x/victim" "$TMP/victim.was"
+	setpriv --reuid=65534 --regid=65534 --clear-groups ln -s "$TMP/x/victim" "$TMP/x/sf/stats"
+	sf "$TMP/x/sf/stats" run --precise --stats -- "$COUNT" usleep 10
+	check "root, nobody's link to a root file: runs to its end ($RC: $(head -c 200 "$ERR"))" \
+		test "$RC" -eq 0
+	check "... and the root file is unchanged" cmp -s "$TMP/x/victim" "$TMP/victim.was"
+	setpriv --reuid=65534 --regid=65534 --clear-groups touch "$TMP/x/sf/theirs"
+	sf "$TMP/x/sf/theirs" run --precise --stats -- "$COUNT" usleep 10
+	check "root, nobody's file: exit 0, never written (nobody could cut it under the mapping)" \
+		test "$RC" -eq 0 -a "$(size "$TMP/x/sf/theirs")" -eq 0
+fi
+
 finish

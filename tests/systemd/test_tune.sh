@@ -10,7 +10,12 @@
 # - SIGHUP, SIGINT and SIGTERM mid-measure put the unit back, the kept drop-in untouched;
 #   SIGKILL leaves the measuring drop-in, which --revert --dry-run names and the next tune
 #   removes, saying so;
-# - two tunes of one unit at once: the second refuses;
+# - two tunes of one unit at once: the second refuses; the lock is in a directory root
+#   alone may write (/run/punctual, never a link): another user's file in /run/lock stops
+#   nothing, and a lock that holds no PID is said to be held without its bytes;
+# - the records are the service user's, 0600, in the unit's runtime directory
+#   (/run/punctual-tune-UNIT, which systemd makes and tune removes, also after a signal
+#   and after a killed tune), none in /run itself;
 # - --revert --dry-run changes nothing (no restart); --revert brings the unit's slack back;
 # - an administrator's 50-punctual-tune.conf is neither replaced nor removed;
 # - the unit's own LD_PRELOAD is kept before the shim's; a shim path with '%' reaches the
@@ -33,6 +38,28 @@ unit() {
 show() { box systemctl show "$U" -p TimerSlackNSec -p Environment -p ActiveState | tr '\n' ' '; }
 active() { box systemctl is-active -q "${1:-$U}"; }
 no_runtime() { ! box sh -c "ls $R/* 2>/dev/null" | grep -q .; }
+# no records left: no runtime directory of tune's, no records file in /run
+no_records() { ! box sh -c 'ls -d /run/punctual-tune* 2>/dev/null' | grep -q .; }
+# records_seen UNIT: while a tune of UNIT measures, the first records file seen: "UID MODE
+# regular DIR_UID ENV" ("other" for no regular file; ENV "yes" where the service sees a
+# RUNTIME_DIRECTORY, which tune's directory must not give it; empty where none is seen
+# within 8 s)
+records_seen() {
+	box sh -c 'd=/run/punctual-tune-$1
+	for i in $(seq 40); do
+		for f in $d/records.*; do
+			[ -e "$f" ] || continue
+			t=other
+			[ -f "$f" ] && [ ! -h "$f" ] && t=regular
+			e=no
+			pid=$(systemctl show -P MainPID "$1")
+			tr "\0" "\n" <"/proc/$pid/environ" 2>/dev/null | grep -q ^RUNTIME_DIRECTORY= && e=yes
+			echo "$(stat -c "%u %a" "$f") $t $(stat -c %u "$d") $e"
+			exit 0
+		done
+		sleep 0.2
+	done' sh "$1"
+}
 
 unit $U "[Unit]
 Description=punctual test: 1 ms sleeps
@@ -82,6 +109,7 @@ for sig in HUP INT TERM; do
 	check "SIG$sig mid --apply: the kept drop-in as it was" kept
 	check "SIG$sig mid --apply: no runtime drop-in left" no_runtime
 	check "SIG$sig mid --apply: the unit active" active
+	check "SIG$sig mid --apply: no records left" no_records
 done
 inbox sh -c "punctual tune --for=6s --apply $U & p=\$!; sleep 2; kill -KILL \$p; wait \$p"
 check "SIGKILL mid --apply: the kept drop-in as it was" kept
@@ -102,7 +130,41 @@ inbox cat /tmp/first.err
 check "... and removed what the killed tune left, saying so ($(said))" \
 	grep -q 'which an interrupted tune left' "$OUT"
 check "... none left now" no_runtime
+check "... no records left either" no_records
 check "... the kept drop-in as it was" kept
+
+# the lock: another user's file in the 1777 /run/lock, held, stops no tune
+holder=$(box sh -c "setpriv --reuid=65534 --regid=65534 --clear-groups \
+	flock /run/lock/punctual-tune-$U.lock sleep 60 >/dev/null 2>&1 & echo \$!")
+sleep 0.5
+inbox punctual tune --for=2s $U
+check "another user's lock in /run/lock stops no tune ($(said))" test "$RC" -eq 0
+box kill "$holder" 2>/dev/null
+# a lock whose file holds no PID: said to be held, its bytes never printed
+holder=$(box sh -c "mkdir -p -m 0700 /run/punctual && printf '\033[31m' >/run/punctual/tune-$U.lock &&
+	flock /run/punctual/tune-$U.lock sleep 60 >/dev/null 2>&1 & echo \$!")
+sleep 0.5
+inbox punctual tune --for=2s $U
+check "a held lock without a PID: exit 1, one line saying it is held ($(said))" \
+	test "$RC" -eq 1 -a "$(wc -l <"$ERR")" -eq 1 -a -n "$(grep 'another punctual tune of' "$ERR")"
+check "... the file's bytes not printed (no escape)" test -z "$(grep -F $'\e' "$ERR")"
+box kill "$holder" 2>/dev/null
+sleep 0.3
+# /run/punctual a link: no lock taken through it
+box sh -c 'rm -rf /run/punctual /tmp/pn-lock && mkdir /tmp/pn-lock && ln -s /tmp/pn-lock /run/punctual'
+inbox punctual tune --for=2s $U
+check "/run/punctual a link: exit 1, one line ($(said))" \
+	test "$RC" -eq 1 -a "$(wc -l <"$ERR")" -eq 1
+check "... nothing created through it" test -z "$(box ls /tmp/pn-lock)"
+box sh -c 'rm -f /run/punctual; rm -rf /tmp/pn-lock'
+
+# the records of a unit run as root: root's, 0600, in the runtime directory root owns
+box sh -c "punctual tune --for=3s $U >/dev/null 2>&1 & echo \$! >/tmp/tune.pid"
+seen=$(records_seen $U)
+box sh -c 'while kill -0 $(cat /tmp/tune.pid) 2>/dev/null; do sleep 0.2; done'
+check "the records of a root unit: root's, 0600, a regular file; no RUNTIME_DIRECTORY ($seen)" \
+	test "$seen" = "0 600 regular 0 no"
+check "... none left after the tune" no_records
 
 # --revert --dry-run, then --revert
 pid=$(box systemctl show -P MainPID $U)
@@ -167,8 +229,16 @@ DynamicUser=yes
 ProtectSystem=strict
 PrivateTmp=yes
 NoNewPrivileges=yes"
-inbox punctual tune --for=3s --json $H
+box sh -c "punctual tune --for=3s --json $H >/tmp/h.json 2>/tmp/h.err; echo \$? >/tmp/h.rc" &
+seen=$(records_seen $H)
+wait
+inbox sh -c 'cat /tmp/h.json; cat /tmp/h.err >&2; exit $(cat /tmp/h.rc)'
 check "a hardened unit (DynamicUser=, ProtectSystem=strict): exit 0 ($(said))" test "$RC" -eq 0
+set -- $seen
+check "... its records its dynamic user's, 0600, a regular file, the directory's owner's ($seen)" \
+	test -n "$seen" -a "${1:-0}" != 0 -a "${1:-}" = "${4:-}" -a "${2:-}" = 600 \
+	-a "${3:-}" = regular -a "${5:-}" = no
+check "... none left after the tune" no_records
 check "... its waits counted" test "$(jq '.runs[0].waits > 0 and .runs[1].waits > 0' "$OUT" 2>/dev/null)" = true
 check "... as another user, CAP_SYS_NICE tried too, and the unit ran under it" \
 	test "$(jq 'any(.runs[]; .setting == "--precise +CAP_SYS_NICE" and .waits > 0)' "$OUT" 2>/dev/null)" = true

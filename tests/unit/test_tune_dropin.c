@@ -9,6 +9,7 @@
  * in tests/systemd (test_tune.sh: a shim path with '%', a unit's own LD_PRELOAD).
  */
 #include <errno.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -191,25 +192,56 @@ static void measuring(void **state)
 	struct tune_unit_own o = {
 	        .slack = "20ms", .old_slack = true, .old_env = old, .old_nenv = 2};
 	struct tune_setting as_is = {.name = "as it is"};
-	struct tune_drop d = {.s = &as_is, .shim = "/shim.so", .own = &o, .records = "/run/r.1"};
+	struct tune_drop d = {.s = &as_is,
+	                      .shim = "/shim.so",
+	                      .own = &o,
+	                      .records = "/run/pt-x/records.1",
+	                      .runtime_dir = "pt-x"};
 	char buf[4096];
 	render(buf, sizeof(buf), &d);
 	assert_non_null(strstr(buf, "Environment=LD_PRELOAD=/shim.so PUNCTUAL_STATS=1 "
-	                            "PUNCTUAL_STATS_FILE=/run/r.1\n"));
+	                            "PUNCTUAL_STATS_FILE=/run/pt-x/records.1\n"));
 	assert_non_null(strstr(buf, "\nUnsetEnvironment=PUNCTUAL_PRECISION=10000\n"));
 	assert_non_null(strstr(buf, "\nTimerSlackNSec=20ms\n")); /* the unit's own, back */
-	assert_non_null(strstr(buf, "\nReadWritePaths=-/run/r.1\n"));
+	/* the records in a directory systemd makes the service user's; the unit sees no
+	 * RUNTIME_DIRECTORY of tune's */
+	assert_non_null(strstr(buf, "\nRuntimeDirectory=pt-x\n"));
+	assert_non_null(strstr(buf, "\nUnsetEnvironment=RUNTIME_DIRECTORY\n"));
+	assert_null(strstr(buf, "ReadWritePaths"));
 	struct tune_setting precise = {.name = "--precise", .precise = true};
 	d.s = &precise;
+	d.runtime_env = "/run/own";
 	render(buf, sizeof(buf), &d);
 	assert_null(strstr(buf, "UnsetEnvironment")); /* it sets the precision itself */
-	char rec[64];
-	tune_drop_in_records(put("m.conf", buf), rec, sizeof(rec));
-	assert_string_equal(rec, ""); /* not a records file of tune's name */
-	d.records = "/run/punctual-tune.abc";
-	render(buf, sizeof(buf), &d);
-	tune_drop_in_records(put("m.conf", buf), rec, sizeof(rec));
-	assert_string_equal(rec, "/run/punctual-tune.abc");
+	assert_non_null(strstr(buf, " RUNTIME_DIRECTORY=/run/own\n")); /* the unit's own */
+}
+
+/* The runtime directory's name: one per unit (each byte but [A-Za-z0-9.@-] as _XX, '_'
+ * too), nothing RuntimeDirectory= reads otherwise ('\\', ':'); too long, refused. And
+ * RUNTIME_DIRECTORY as the unit has it without tune's. */
+static void runtime_dir(void **state)
+{
+	(void)state;
+	char buf[NAME_MAX + 1];
+	tune_runtime_dir("pnt-loop.service", buf, sizeof(buf));
+	assert_string_equal(buf, "punctual-tune-pnt-loop.service");
+	tune_runtime_dir("a\\x2db@c:d_e.service", buf, sizeof(buf));
+	assert_string_equal(buf, "punctual-tune-a_5cx2db@c_3ad_5fe.service");
+	char name[200];
+	memset(name, ':', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	refusal[0] = '\0';
+	if (setjmp(refused) == 0) {
+		tune_runtime_dir(name, buf, sizeof(buf));
+		fail_msg("a name past NAME_MAX not refused");
+	}
+	assert_non_null(strstr(refusal, "255 bytes"));
+	char *env =
+	        tune_runtime_env("own punctual-tune-x.service b:link", "punctual-tune-x.service");
+	assert_string_equal(env, "/run/own:/run/b");
+	free(env);
+	assert_null(tune_runtime_env("punctual-tune-x.service", "punctual-tune-x.service"));
+	assert_null(tune_runtime_env("", "punctual-tune-x.service"));
 }
 
 /* ExecStart= as a command: prefixes dropped, "@" takes the second word out, quotes
@@ -331,7 +363,7 @@ int main(void)
 	        cmocka_unit_test(environment), cmocka_unit_test(own),
 	        cmocka_unit_test(kept),        cmocka_unit_test(measuring),
 	        cmocka_unit_test(exec_start),  cmocka_unit_test(continuations),
-	        cmocka_unit_test(many),
+	        cmocka_unit_test(many),        cmocka_unit_test(runtime_dir),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -39,16 +39,15 @@ void run_records_remove(void)
 	records[0] = '\0';
 }
 
-void run_records_new(const char *dir, const char *name, mode_t mode, char *path, size_t n)
+void run_records_new(const char *dir, const char *name, char *path, size_t n)
 {
 	run_records_remove();
 	if (!dir || dir[0] != '/' || strlen(dir) + strlen(name) + 16 > sizeof(records))
 		dir = "/tmp";
 	snprintf(records, sizeof(records), "%s/punctual-%s.XXXXXX", dir, name);
-	int fd = mkstemp(records);
+	int fd = mkstemp(records); /* 0600, the user's: the shim maps no other (record.c) */
 	if (fd < 0)
 		die(1, "cannot create a file in %s: %s", dir, strerror(errno));
-	fchmod(fd, mode); /* mkstemp's 0600, unless a service's own user is to map it */
 	close(fd);
 	static bool cleans;
 	if (!cleans)
@@ -81,13 +80,17 @@ int run_records(const char *path, struct run_fig *f, struct run_causes *why)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	struct pn__records_sum *s = malloc(sizeof(*s));
-	if (!s) {
-		close(fd);
-		return -ENOMEM;
-	}
-	int r = pn__records_sum(fd, s);
+	int r = run_records_fd(fd, f, why);
 	close(fd);
+	return r;
+}
+
+int run_records_fd(int fd, struct run_fig *f, struct run_causes *why)
+{
+	struct pn__records_sum *s = malloc(sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	int r = pn__records_sum(fd, s);
 	f->procs = s->procs;
 	f->threads = s->threads;
 	f->waits = s->waits;
@@ -225,7 +228,7 @@ int run_runs(char **cmd, long n, const char *explain, int64_t precision)
 	for (long i = 0; i < n; i++) {
 		/* a file per run: a process of the last run still holding its page keeps that
 		 * file, never sees it cut short under its mapping */
-		run_records_new(getenv("TMPDIR"), "runs", 0600, path, sizeof(path));
+		run_records_new(getenv("TMPDIR"), "runs", path, sizeof(path));
 		if (setenv("PUNCTUAL_STATS_FILE", path, 1) != 0)
 			die(1, "cannot set the environment: %s", strerror(errno));
 		status = run_once(cmd);

@@ -20,10 +20,10 @@ struct run_fig {
 struct run_causes;
 
 /* A new, empty records file for the shim (PUNCTUAL_STATS_FILE), dir/punctual-NAME.XXXXXX
- * (dir: an absolute path, else /tmp), of mode (0666 where a service's own user maps it),
+ * (dir: an absolute path, else /tmp), mode 0600 and the user's (the shim writes no other),
  * its path into path (n bytes, 64 is enough): it replaces (removes) the one made before,
  * and a signal's cleanup removes it. Exits 1 when it cannot be made. */
-void run_records_new(const char *dir, const char *name, mode_t mode, char *path, size_t n);
+void run_records_new(const char *dir, const char *name, char *path, size_t n);
 /* Removes the newest records file, if any. */
 void run_records_remove(void);
 /* Reads the records of a run in the file path (record.h: each thread's counts as they
@@ -31,6 +31,8 @@ void run_records_remove(void);
  * why (NULL: not read): 0, or -errno (-EINVAL: a page that is no record, what came before
  * it read). */
 int run_records(const char *path, struct run_fig *f, struct run_causes *why);
+/* run_records of the file open at fd (read with pread: the offset is left as it was). */
+int run_records_fd(int fd, struct run_fig *f, struct run_causes *why);
 /* The preload shim's path (cmd_run.c): $PUNCTUAL_PRELOAD, beside this binary, in the lib
  * directory next to its bin directory, or where it was installed; NULL when none is. */
 const char *run_preload_path(void);

@@ -398,6 +398,8 @@ static void drop_vars(const struct tune_drop *d, struct env_list *l)
 	if (d->records) {
 		env_add(l, "PUNCTUAL_STATS=1");
 		env_addf(l, "PUNCTUAL_STATS_FILE=%s", d->records);
+		if (d->runtime_env) /* the unit's own, as without tune's directory */
+			env_addf(l, "RUNTIME_DIRECTORY=%s", d->runtime_env);
 	}
 	if (d->cpus) {
 		char env[256], *p = env;
@@ -481,8 +483,13 @@ int tune_drop_in(FILE *f, const struct tune_drop *d)
 		fprintf(f, "TimerSlackNSec=1\n");
 	if (s->rt)
 		fprintf(f, "AmbientCapabilities=CAP_SYS_NICE\n");
-	if (d->records) /* a unit with ProtectSystem=strict may still map its records */
-		fprintf(f, "ReadWritePaths=-%s\n", d->records);
+	if (d->records && d->runtime_dir) {
+		/* systemd makes it the service user's (DynamicUser='s too), writable under
+		 * ProtectSystem=strict; no other user may create a file in it */
+		fprintf(f, "RuntimeDirectory=%s\n", d->runtime_dir);
+		if (!d->runtime_env) /* the unit has none: it sees no RUNTIME_DIRECTORY */
+			fprintf(f, "UnsetEnvironment=RUNTIME_DIRECTORY\n");
+	}
 	tune_env_free(l.env, l.n);
 	return ferror(f) ? -EIO : 0;
 }
@@ -514,18 +521,38 @@ bool tune_ours(const char *path)
 	return yes;
 }
 
-static void records_line(const char *key, char *value, void *arg)
+void tune_runtime_dir(const char *unit, char *buf, size_t n)
 {
-	char *buf = arg;
-	if (strcmp(key, "ReadWritePaths") == 0 && value[0] == '-' && value[1] == '/')
-		snprintf(buf, 64, "%s", value + 1);
+	static const char plain[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	                            "0123456789.-@";
+	size_t k = (size_t)snprintf(buf, n, "punctual-tune-");
+	for (const char *c = unit; *c && k < n; c++)
+		k += (size_t)(strchr(plain, *c)
+		                      ? snprintf(buf + k, n - k, "%c", *c)
+		                      : snprintf(buf + k, n - k, "_%02x", (unsigned char)*c));
+	if (k >= n || k > NAME_MAX)
+		usage_error("%s: its runtime directory's name, with its characters escaped, "
+		            "would pass a file name's %d bytes",
+		            unit, NAME_MAX);
 }
 
-void tune_drop_in_records(const char *path, char *buf, size_t n)
+char *tune_runtime_env(const char *dirs, const char *ours)
 {
-	char r[64] = "";
-	service_lines(path, records_line, r);
-	snprintf(buf, n, "%s", strncmp(r, "/run/punctual-tune.", 19) == 0 ? r : "");
+	char *copy = strdup(dirs), *p = copy;
+	struct text t = {0};
+	if (!copy)
+		die(1, "out of memory");
+	for (char *w; (w = next_word(&p));) {
+		w[strcspn(w, ":")] = '\0'; /* "NAME:LINK": the directory is NAME */
+		if (!*w || strcmp(w, ours) == 0)
+			continue;
+		if (t.len)
+			text_add(&t, ":", 1);
+		text_add(&t, "/run/", 5);
+		text_add(&t, w, strlen(w));
+	}
+	free(copy);
+	return t.s;
 }
 
 /* ---- the unit file's command -------------------------------------------------------- */

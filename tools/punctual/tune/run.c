@@ -122,7 +122,7 @@ void tune_cmd_runner(void *ctx, const struct tune_setting *s, int64_t for_ns, st
 	char **cmd = t->cmd, budget[64], slice[64], path[64];
 	char **argv = run_argv(t, s, budget, sizeof(budget), slice, sizeof(slice));
 	/* a file per run: a process of the last run still holding its page keeps that file */
-	run_records_new(getenv("TMPDIR"), "tune", 0600, path, sizeof(path));
+	run_records_new(getenv("TMPDIR"), "tune", path, sizeof(path));
 	fflush(NULL);
 	int64_t t0 = now_ns();
 	pid_t c = fork();

@@ -137,13 +137,17 @@ void tune_env_free(char **env, int n);
 
 /* What a drop-in holds: a setting, the shim's path; the unit's own settings (NULL: none
  * known); with records, the measuring run's records file (a measuring drop-in, which
- * also undoes what an earlier tune's kept one sets); with cpus, the CPU count. */
+ * also undoes what an earlier tune's kept one sets) in its runtime directory
+ * runtime_dir, RUNTIME_DIRECTORY as the unit has it without that one (runtime_env; NULL:
+ * unset); with cpus, the CPU count. */
 struct tune_drop {
 	const struct tune_setting *s;
 	const char *shim;
 	const struct tune_unit_own *own;
-	const char *records; /* or NULL */
-	int cpus;            /* or 0 */
+	const char *records;     /* or NULL */
+	const char *runtime_dir; /* the name under /run, or NULL */
+	const char *runtime_env; /* or NULL */
+	int cpus;                /* or 0 */
 };
 /* The drop-in d on f. Returns 0, or -EIO when a write fails. */
 int tune_drop_in(FILE *f, const struct tune_drop *d);
@@ -152,8 +156,14 @@ int tune_drop_in(FILE *f, const struct tune_drop *d);
 const char *tune_shim(void);
 /* Whether the file at path was written by tune (its first line is TUNE_MARK). */
 bool tune_ours(const char *path);
-/* The records file a measuring drop-in at path names, into buf (n bytes; "" when none). */
-void tune_drop_in_records(const char *path, char *buf, size_t n);
+/* The runtime directory of unit's measuring runs, "punctual-tune-" and the unit's name
+ * with each byte but [A-Za-z0-9.@-] as _XX (one name per unit; RuntimeDirectory= takes
+ * '\\' as an escape and ':' as a link's), into buf (n bytes): exits 2 where it would pass
+ * NAME_MAX. */
+void tune_runtime_dir(const char *unit, char *buf, size_t n);
+/* RUNTIME_DIRECTORY as systemd sets it for a unit whose RuntimeDirectory= is dirs
+ * (systemctl show's words) without ours: "/run/A:/run/B", allocated; NULL for none. */
+char *tune_runtime_env(const char *dirs, const char *ours);
 /* The environment of run --cpus=n (n > 0) into buf, words split by spaces. */
 void tune_cpus_env(char *buf, size_t size, int n);
 

@@ -12,11 +12,16 @@
  * - Whatever ends the tune early (a failed restart, a unit that exits, an error, SIGINT,
  *   SIGTERM or SIGHUP), the measuring drop-in goes and the unit is left running or
  *   stopped as it was. What a SIGKILL leaves, the next tune or --revert removes.
- * - One tune of a unit at a time (a lock in /run/lock).
+ * - The shim's records are the service user's: a file it creates 0600 in the unit's
+ *   runtime directory (/run/punctual-tune-UNIT, RuntimeDirectory=: systemd makes it the
+ *   user's, and no other user may create a file in it), read by tune only as a regular
+ *   file of the directory's owner, the directory removed when the tune ends.
+ * - One tune of a unit at a time (a lock in /run/punctual, root's alone).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -24,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,7 +43,7 @@
 
 #define ETC_DIR    "/etc/systemd/system"
 #define RUN_DIR    "/run/systemd/system"
-#define LOCK_DIR   "/run/lock"
+#define LOCK_DIR   "/run/punctual"
 #define DROP_IN    TUNE_DROP_IN
 #define MEASURE_IN TUNE_MEASURE_IN
 /* How often a measuring run looks whether the unit still runs. */
@@ -69,7 +75,7 @@ void tune_unit_name(const char *unit, char *name, size_t n)
 
 /* Runs systemctl with args (NULL-terminated), stderr to /dev/null, its stdout into buf
  * (n bytes, NUL-terminated; NULL: discarded): its exit status, or -1 when it cannot run. */
-#define SYSTEMCTL_ARGS 16
+#define SYSTEMCTL_ARGS 24
 static int systemctl(char *buf, size_t n, const char *const *args)
 {
 	const char *argv[SYSTEMCTL_ARGS + 2] = {"systemctl"};
@@ -115,7 +121,10 @@ struct unit {
 	bool measuring;  /* MEASURE_IN written */
 	bool done;       /* nothing left to put back */
 	int cpus;        /* what its cgroup's quota allows, if fewer than online; else 0 */
-	char records[64];
+	char rundir[NAME_MAX + 1]; /* the measuring runs' RuntimeDirectory=, under /run */
+	char *runtime_env;         /* RUNTIME_DIRECTORY as the unit has it; NULL: none */
+	int runs;                  /* runs so far: each has a records file of its own */
+	char records[NAME_MAX + 32];
 	char etc[512], run[512]; /* the .d directories */
 };
 
@@ -179,20 +188,63 @@ static int write_in(const char *dir, const char *file, const struct tune_drop *d
 	return r;
 }
 
-/* Removes the measuring drop-in in dir (and the records file it names), and dir if that
- * leaves it empty: whether there was one. */
+/* Removes the measuring drop-in in dir, and dir if that leaves it empty: whether there
+ * was one. */
 static bool measure_gone(const char *dir)
 {
-	char p[600], rec[64];
+	char p[600];
 	path_in(p, sizeof(p), dir, MEASURE_IN);
 	if (!tune_ours(p))
 		return false;
-	tune_drop_in_records(p, rec, sizeof(rec));
 	unlink(p);
-	if (rec[0])
-		unlink(rec);
 	rmdir(dir); /* only when nothing else is in it */
 	return true;
+}
+
+/* Removes name in the directory at fd and what it holds, never through a link (the
+ * service's user owns what is in it), 8 levels deep at most. */
+static void tree_remove(int at, const char *name, int depth)
+{
+	if (unlinkat(at, name, 0) == 0 || errno != EISDIR || depth == 0)
+		return;
+	int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	for (struct dirent *e; (e = readdir(d));)
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			tree_remove(dirfd(d), e->d_name, depth - 1);
+	closedir(d);
+	unlinkat(at, name, AT_REMOVEDIR);
+}
+
+/* The measuring runs' runtime directory's path into buf (n bytes): buf. */
+static char *rundir_path(const struct unit *u, char *buf, size_t n)
+{
+	snprintf(buf, n, "/run/%s", u->rundir);
+	return buf;
+}
+
+/* Whether the measuring runs' runtime directory is there (a killed tune's, or ours). */
+static bool rundir_there(const struct unit *u)
+{
+	char p[NAME_MAX + 8];
+	struct stat st;
+	return lstat(rundir_path(u, p, sizeof(p)), &st) == 0;
+}
+
+/* Removes the measuring runs' runtime directory, which systemd leaves once the unit's
+ * settings no longer name it. */
+static void rundir_remove(const struct unit *u)
+{
+	int at = open("/run", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (at < 0)
+		return;
+	tree_remove(at, u->rundir, 8);
+	close(at);
 }
 
 /* The exit handler: the measuring drop-in removed, the unit running or stopped as it was. */
@@ -206,7 +258,7 @@ static void unit_restore(void)
 		measure_gone(u->run);
 	reload();
 	unit_do(u->was_active ? "restart" : "stop", u->name);
-	run_records_remove();
+	rundir_remove(u);
 }
 
 /* ---- measuring ---------------------------------------------------------------------- */
@@ -307,14 +359,46 @@ static int64_t unit_cpu(const char *name)
 	return -1;
 }
 
+/* Reads the run's records (u->records) into f, as root in a directory the service's user
+ * owns: only a regular file of that user, opened without following a link, else -EPERM.
+ * No file is a run without a timed wait (the shim creates it at the first). 0 or -errno. */
+static int unit_records(const struct unit *u, struct run_fig *f)
+{
+	char p[NAME_MAX + 8];
+	const char *file = strrchr(u->records, '/') + 1;
+	int dir =
+	        open(rundir_path(u, p, sizeof(p)), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0)
+		return errno == ENOENT ? 0 : -errno;
+	struct stat ds, fs;
+	int fd = openat(dir, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	int e = fd < 0 ? -errno : fstat(dir, &ds) != 0 || fstat(fd, &fs) != 0 ? -errno : 0;
+	close(dir);
+	if (fd < 0)
+		return e == -ENOENT ? 0 : e == -ELOOP ? -EPERM : e;
+	if (!e && (!S_ISREG(fs.st_mode) || fs.st_uid != ds.st_uid))
+		e = -EPERM;
+	if (!e)
+		e = run_records_fd(fd, f, NULL);
+	close(fd);
+	return e;
+}
+
 /* The runner: the unit restarted under s with a new records file, and read for_ns later
  * while it runs (the shim's records hold each wait as it ended; the next run's restart
  * ends this one). */
 static void unit_runner(void *ctx, const struct tune_setting *s, int64_t for_ns, struct tune_run *r)
 {
 	struct unit *u = ctx;
-	run_records_new("/run", "tune", 0666, u->records, sizeof(u->records));
-	struct tune_drop d = {.s = s, .shim = u->shim, .own = &u->own, .records = u->records};
+	char dir[NAME_MAX + 8];
+	snprintf(u->records, sizeof(u->records), "%s/records.%d", rundir_path(u, dir, sizeof(dir)),
+	         ++u->runs);
+	struct tune_drop d = {.s = s,
+	                      .shim = u->shim,
+	                      .own = &u->own,
+	                      .records = u->records,
+	                      .runtime_dir = u->rundir,
+	                      .runtime_env = u->runtime_env};
 	u->measuring = true;
 	int e = write_in(u->run, MEASURE_IN, &d);
 	if (e < 0)
@@ -327,7 +411,11 @@ static void unit_runner(void *ctx, const struct tune_setting *s, int64_t for_ns,
 	memset(r, 0, sizeof(*r));
 	r->cpu_ns = unit_cpu(u->name);
 	r->wall_ns = now_ns() - t0;
-	e = run_records(u->records, &r->fig, NULL);
+	e = unit_records(u, &r->fig);
+	if (e == -EPERM)
+		die(1,
+		    "%s is not the service's records file (a regular file of %s's owner): not read",
+		    u->records, dir);
 	if (e < 0 && e != -EINVAL)
 		die(1, "cannot read %s: %s", u->records, strerror(-e));
 }
@@ -347,13 +435,17 @@ static void unit_check(const char *name, struct unit *u)
 	if (geteuid() != 0 || access(RUN_DIR, W_OK) != 0 || access(ETC_DIR, W_OK) != 0)
 		die(EXIT_USAGE, "%s: no permission to write its drop-ins and restart it (root's)",
 		    name);
-	char show[8192], load[32], type[32], by[512], active[32], frag[1024], drop[4096];
+	char show[16384], load[32], type[32], by[512], active[32], frag[1024], drop[4096];
+	char dirs[4096];
 	if (systemctl(show, sizeof(show),
 	              (const char *const[]){"show", "-p", "LoadState", "-p", "Type", "-p",
 	                                    "TriggeredBy", "-p", "ActiveState", "-p",
-	                                    "FragmentPath", "-p", "DropInPaths", "--", name,
-	                                    NULL}) != 0)
+	                                    "FragmentPath", "-p", "DropInPaths", "-p",
+	                                    "RuntimeDirectory", "--", name, NULL}) != 0)
 		die(1, "%s: systemctl show failed", name);
+	prop(show, "RuntimeDirectory", dirs, sizeof(dirs));
+	free(u->runtime_env);
+	u->runtime_env = tune_runtime_env(dirs, u->rundir);
 	prop(show, "LoadState", load, sizeof(load));
 	prop(show, "Type", type, sizeof(type));
 	prop(show, "TriggeredBy", by, sizeof(by));
@@ -377,22 +469,48 @@ static void unit_check(const char *name, struct unit *u)
 		    tune_file_error(r));
 }
 
+/* The directory of tune's locks, open: root's, written by root alone, never a link
+ * (/run/lock is 1777: any user could create and hold a unit's lock there). Exits 1
+ * otherwise. */
+static int lock_dir(void)
+{
+	if (mkdir(LOCK_DIR, 0700) != 0 && errno != EEXIST)
+		die(1, "cannot create %s: %s", LOCK_DIR, strerror(errno));
+	int fd = open(LOCK_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0 || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+		die(1,
+		    "%s is not a directory root alone may write (a link, or another's): no lock "
+		    "taken in it",
+		    LOCK_DIR);
+	return fd;
+}
+
 /* One tune of name at a time: the lock held until the tool exits; exits 1 if another
- * tune holds it. */
+ * tune holds it, naming its PID where the lock holds one. */
 static void unit_lock(const char *name)
 {
-	char p[512];
-	snprintf(p, sizeof(p), "%s/punctual-tune-%s.lock", LOCK_DIR, name);
-	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	char file[NAME_MAX + 1];
+	if ((size_t)snprintf(file, sizeof(file), "tune-%s.lock", name) >= sizeof(file))
+		usage_error("%s: its lock's name would pass a file name's %d bytes", name,
+		            NAME_MAX);
+	int dir = lock_dir();
+	int fd = openat(dir, file, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
 	if (fd < 0)
-		die(1, "cannot open %s: %s", p, strerror(errno));
+		die(1, "cannot open %s/%s: %s", LOCK_DIR, file, strerror(errno));
+	close(dir);
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
 		char pid[24] = "";
 		ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
 		pid[n > 0 ? n : 0] = '\0';
-		pid[strcspn(pid, "\n")] = '\0';
-		die(1, "another punctual tune of %s is running (PID %s): one at a time", name,
-		    pid[0] ? pid : "unknown");
+		size_t k = strspn(pid, "0123456789");
+		bool digits = k > 0 && k <= 10 && (pid[k] == '\0' || !strcmp(pid + k, "\n"));
+		pid[k] = '\0';
+		if (digits)
+			die(1, "another punctual tune of %s is running (PID %s): one at a time",
+			    name, pid);
+		die(1, "another punctual tune of %s is running (%s/%s is held): one at a time",
+		    name, LOCK_DIR, file);
 	}
 	char pid[24];
 	int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
@@ -401,19 +519,36 @@ static void unit_lock(const char *name)
 	}
 }
 
-/* What a tune that was killed left (its measuring drop-in and records), removed. */
-static void unit_leftovers(const struct unit *u, bool dry_run)
+/* Whether a tune that was killed left its measuring drop-in or runtime directory. */
+static bool unit_left(const struct unit *u)
 {
 	char p[600];
-	if (!tune_ours(path_in(p, sizeof(p), u->run, MEASURE_IN)))
-		return;
+	return tune_ours(path_in(p, sizeof(p), u->run, MEASURE_IN)) || rundir_there(u);
+}
+
+/* What a tune that was killed left (its measuring drop-in and runtime directory),
+ * removed. */
+static void unit_leftovers(const struct unit *u, bool dry_run)
+{
+	char p[600], dir[NAME_MAX + 8];
+	bool drop = tune_ours(path_in(p, sizeof(p), u->run, MEASURE_IN)), recs = rundir_there(u);
+	rundir_path(u, dir, sizeof(dir));
 	if (dry_run) {
-		fprintf(out, "would remove %s, which an interrupted tune left\n", p);
+		if (drop)
+			fprintf(out, "would remove %s, which an interrupted tune left\n", p);
+		if (recs)
+			fprintf(out, "would remove %s, which an interrupted tune left\n", dir);
 		return;
 	}
-	measure_gone(u->run);
-	fprintf(stderr, "punctual tune: removed %s, which an interrupted tune left\n", p);
-	reload();
+	if (drop) {
+		measure_gone(u->run);
+		fprintf(stderr, "punctual tune: removed %s, which an interrupted tune left\n", p);
+		reload();
+	}
+	if (recs) { /* no longer the unit's (reloaded): systemd would leave it */
+		rundir_remove(u);
+		fprintf(stderr, "punctual tune: removed %s, which an interrupted tune left\n", dir);
+	}
 }
 
 /* --apply: exits 2 where a drop-in of tune's name is someone else's. */
@@ -450,7 +585,7 @@ static void unit_keep(struct unit *u, const struct tune_setting *kept)
 	if (reload() != 0 || unit_do(u->was_active ? "restart" : "stop", u->name) != 0)
 		die(1, "cannot restart %s (systemctl status %s)", u->name, u->name);
 	u->done = true;
-	run_records_remove();
+	rundir_remove(u);
 	if (u->was_active) { /* one that exits at once under the drop-in is said so */
 		char st[32];
 		nanosleep(&(struct timespec){1, 0}, NULL);
@@ -504,6 +639,7 @@ static void unit_begin(const char *name, struct unit *u)
 	u->name = name;
 	snprintf(u->etc, sizeof(u->etc), "%s/%s.d", ETC_DIR, name);
 	snprintf(u->run, sizeof(u->run), "%s/%s.d", RUN_DIR, name);
+	tune_runtime_dir(name, u->rundir, sizeof(u->rundir));
 	unit_check(name, u);
 	unit_lock(name);
 }
@@ -542,7 +678,7 @@ int tune_unit_revert(const char *name, bool dry_run)
 	static struct unit u;
 	unit_begin(name, &u);
 	char p[600];
-	bool left = tune_ours(path_in(p, sizeof(p), u.run, MEASURE_IN));
+	bool left = unit_left(&u);
 	path_in(p, sizeof(p), u.etc, DROP_IN);
 	unit_leftovers(&u, dry_run);
 	if (access(p, F_OK) == 0 && !tune_ours(p))
