@@ -25,6 +25,7 @@ cs=/sys/devices/system/clocksource/clocksource0
 	"$(dirname "$0")/bench_default.sh" "$B"
 	"$(dirname "$0")/bench_shared.sh" "$B"
 	"$(dirname "$0")/bench_shared_clients.sh" "$B"
+	"$(dirname "$0")/bench_reaction.sh" "$B"
 	"$(dirname "$0")/bench_preload.sh" "$B"
 	"$(dirname "$0")/bench_stall.sh" "$B"
 	"$(dirname "$0")/bench_why.sh" "$B/punctual"
