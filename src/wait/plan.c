@@ -193,10 +193,12 @@ static int spin_mode(struct pn__state *t, int64_t margin, int64_t len, int64_t p
 
 /* The margin for a wait of len ns in class k at this precision, within t's budget. Returns
  * true where the thread's CPU is shared and the wait spins whatever its margin would be
- * (kernel_alone): the margin is not priced then, and the mode is PN_SLEEP_MODE_SHARED. */
-static bool choose(struct pn__state *t, int k, int64_t len, int64_t precision,
+ * (kernel_alone): the margin is not priced then, and the mode is PN_SLEEP_MODE_SHARED.
+ * With PN__PLAN_ROUNDED in flags, no margin either (nothing to spin to). */
+static bool choose(struct pn__state *t, int k, int64_t len, int64_t precision, int flags,
                    struct pn__policy_choice *c)
 {
+	bool rounded = flags & PN__PLAN_ROUNDED;
 	int32_t budget_ppm = pn__state_budget(t);
 	bool shared =
 	        budget_ppm != PN_SLEEP_BUDGET_FULL && !t->rt.prio && pn__slice_shared(&t->slice);
@@ -206,7 +208,7 @@ static bool choose(struct pn__state *t, int k, int64_t len, int64_t precision,
 	                           .budget_room_ns = INT64_MAX,
 	                           .overhead = t->overhead,
 	                           .loss = pn__policy_loss_share(&t->loss, precision),
-	                           .unpriced = shared};
+	                           .unpriced = shared || rounded};
 	if (budget_ppm != PN_SLEEP_BUDGET_AUTO && budget_ppm != PN_SLEEP_BUDGET_FULL) {
 		int64_t used_ns = pn__state_window_used(t, pn_now());
 		int64_t window_ns =
@@ -214,6 +216,8 @@ static bool choose(struct pn__state *t, int k, int64_t len, int64_t precision,
 		a.budget_room_ns = window_ns > used_ns ? window_ns - used_ns : 0;
 	}
 	pn__policy_choose(t->cls, k, &a, c);
+	if (rounded)
+		c->margin = 0;
 	t->st.budget_ppm = budget_ppm;
 	t->st.spend_ppm = c->spend_ppm;
 	t->st.spin_loss_ppm = (int32_t)(a.loss * 1e6);
@@ -256,7 +260,7 @@ void pn__plan_make(struct pn__plan *p, clockid_t clk, int64_t deadline, int64_t 
 	}
 	int k = pn__policy_class(deadline - now);
 	struct pn__policy_choice c;
-	bool shared = choose(t, k, deadline - now, precision, &c);
+	bool shared = choose(t, k, deadline - now, precision, flags, &c);
 	int64_t kernel_q = c.kernel_q, margin = c.margin;
 	if (!shared && margin >= deadline - now && spin_only_learn(t, p, k, deadline - now))
 		margin = (deadline - now) / 2;
@@ -281,10 +285,6 @@ void pn__plan_make(struct pn__plan *p, clockid_t clk, int64_t deadline, int64_t 
 	int64_t slack, lead;
 	bool lost = pn__policy_lost(&t->cls[k]);
 	pn__policy_kernel(lost, precision, kernel_q, margin, deadline - now, &slack, &lead);
-	if (flags & PN__PLAN_ROUNDED) {
-		slack = 1;
-		lead = 0;
-	}
 	mode = precision > kernel_q         ? PN_SLEEP_MODE_KERNEL
 	       : mode != PN_SLEEP_MODE_SPIN ? mode
 	       : lost                       ? PN_SLEEP_MODE_LOST
