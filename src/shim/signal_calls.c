@@ -166,6 +166,7 @@ EXPORT sighandler_t bsd_signal(int sig, sighandler_t h)
 {
 	return with_flags(sig, h, SA_RESTART);
 }
+EXPORT sighandler_t sysv_signal(int sig, sighandler_t h); /* musl declares none */
 EXPORT sighandler_t sysv_signal(int sig, sighandler_t h)
 {
 	return with_flags(sig, h, SA_RESETHAND | SA_NODEFER);
@@ -310,7 +311,12 @@ EXPORT int pthread_setschedprio(pthread_t th, int prio)
 	pn__wait_lend(PN__LEND_END, NULL);
 	return pn__real_get()->pthread_setschedprio(th, prio);
 }
-EXPORT int setpriority(__priority_which_t which, id_t who, int prio)
+#ifdef __GLIBC__
+typedef __priority_which_t which_t; /* glibc's enum under _GNU_SOURCE; musl's int */
+#else
+typedef int which_t;
+#endif
+EXPORT int setpriority(which_t which, id_t who, int prio)
 {
 	pn__wait_lend(PN__LEND_END, NULL);
 	return pn__real_get()->setpriority(which, who, prio);

@@ -63,7 +63,7 @@ static int timer_arm(struct pn__sched_wait *w, int64_t ns, int64_t *left)
 	}
 	if (w->timer < 0)
 		return -ENOSYS;
-	struct itimerspec nv = {{0, 0}, {ns / 1000000000, ns % 1000000000}}, ov;
+	struct itimerspec nv = {{0, 0}, {ns / 1000000000, ns % 1000000000}}, ov = {{0, 0}, {0, 0}};
 	if (syscall(SYS_timer_settime, w->timer_id, 0, &nv, &ov) != 0)
 		return -errno;
 	*left = pn__ts_ns(&ov.it_value);
@@ -211,7 +211,7 @@ static void lend_end(struct pn__sched_wait *w, bool disarm)
 			pn__slack_put(put);
 	}
 	if (disarm && w->armed > 0) {
-		int64_t left;
+		int64_t left = 0;
 		if (timer_arm(w, 0, &left) == 0)
 			w->credit -= w->armed - (left < w->armed ? left : w->armed);
 		w->armed = 0;
