@@ -4,8 +4,10 @@
  * tables show. On fixed figures: a sleep cell of fewer than FRONTIER_MIN_P99 sleeps (a
  * "-" in the sleeps table) gives no precise-sleep advice; a precise cell that never spun
  * is said to need no spin, not "0 of spinning"; the frontier's advice names the
- * default's p99 only where its cell has one; and the verdict calls a loop's figures a p99
- * only where both cells have one.
+ * default's p99 only where its cell has one; the verdict shows a loop only where both
+ * cells have a p99, names every command the recommendations give, and says "nothing
+ * lowered it" only where none gives one; a fix is advised only beyond the noise of
+ * repeated runs, else noted as unsure with the host's noise named.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -142,6 +144,13 @@ static void frontier_of(uint64_t nkernel, uint64_t nbudget, uint64_t ndefault)
 	        .run = true, .f = &fr, .best = 1, .won = FRONTIER_ROUNDS, .len_1ms = 0};
 }
 
+/* The default's cell: n sleeps late ns each (a budget then beats it beyond the noise). */
+static void default_at(uint64_t n, int64_t late)
+{
+	pn_hist_reset(&fr.cell[0][2].late);
+	fill(&fr.cell[0][2].late, n, late, 0, 0);
+}
+
 static void frontier_default_needs_a_shown_p99(void **state)
 {
 	(void)state;
@@ -152,8 +161,10 @@ static void frontier_default_needs_a_shown_p99(void **state)
 	if (strstr(r->text, "default's p99"))
 		fail_msg("the default's p99 from %d sleeps quoted: %s", 60, r->text);
 	frontier_of(200, 200, 200);
+	default_at(200, 30 * US);
 	p.nrecos = 0;
 	probe_frontier.recommend(&p);
+	assert_non_null(reco("budget"));
 	assert_non_null(strstr(reco("budget")->text, "default's p99"));
 }
 
@@ -175,11 +186,99 @@ static void verdict_p99_only_where_both_have_one(void **state)
 	char buf[4096];
 	frontier_of(200, 60, 200);
 	verdict(buf, sizeof(buf));
-	if (!strstr(buf, "\"statistic\":\"max\""))
-		fail_msg("a fix of 60 sleeps given as a p99: %s", buf);
+	if (!strstr(buf, "\"loops\":[]"))
+		fail_msg("a loop shown without a p99 for its fix: %s", buf);
 	frontier_of(200, 200, 200);
 	verdict(buf, sizeof(buf));
 	assert_non_null(strstr(buf, "\"statistic\":\"p99\""));
+}
+
+/* The verdict's text, into buf, its blanks as single spaces. */
+static void verdict_text(char *buf, size_t n)
+{
+	FILE *saved = out;
+	out = fmemopen(buf, n, "w");
+	assert_non_null(out);
+	probe_verdict_text(&p);
+	fclose(out);
+	out = saved;
+	char *w = buf; /* out_wrap breaks lines anywhere: one space for each run of blanks */
+	for (const char *r = buf; *r; r++)
+		if (!(*r == ' ' || *r == '\n') || (w > buf && w[-1] != ' '))
+			*w++ = *r == '\n' ? ' ' : *r;
+	*w = '\0';
+}
+
+/* The issue's report: no fix at 1 ms, yet the slack and the shared CPUs' advice below. */
+static void verdict_names_every_command(void **state)
+{
+	(void)state;
+	char buf[4096];
+	frontier_of(200, 200, 200);
+	p.frontier.best = -1;
+	probe_reco_add(&p, "slack", "punctual run --slack 1ns -- APP",
+	               "Slack: `punctual run --slack 1ns -- APP`, or TimerSlackNSec=1ns.");
+	probe_reco_add(&p, "shared", "punctual run --precise -- APP",
+	               "Shared: `punctual run --precise -- APP`.");
+	probe_reco_add(&p, "clock", "", "Clocks: `punctual clock --clocksources` measures.");
+	verdict_text(buf, sizeof(buf));
+	const char *want[] = {"`punctual run --slack 1ns`", "`punctual run --precise`",
+	                      "`punctual clock --clocksources`"};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (!strstr(buf, want[i]))
+			fail_msg("the verdict does not name %s: %s", want[i], buf);
+	if (strstr(buf, "no fix") || strstr(buf, "nothing lowered"))
+		fail_msg("a verdict of no fix above a recommended fix: %s", buf);
+	p.nrecos = 0;
+	verdict_text(buf, sizeof(buf));
+	assert_non_null(strstr(buf, "nothing lowered it"));
+	assert_non_null(strstr(buf, "nothing measured here calls for a change"));
+}
+
+/* A budget's p99 of 160 us against the kernel's 300 us, from 200 sleeps each: apart in
+ * one run, not beyond the noise of repeated runs (2.25x). No advice; unsure, and why. */
+static void frontier_fix_beyond_the_noise(void **state)
+{
+	(void)state;
+	char buf[4096];
+	frontier_of(200, 200, 200);
+	pn_hist_reset(&fr.cell[0][1].late);
+	fill(&fr.cell[0][1].late, 200, 20 * US, 10, 160 * US);
+	probe_frontier.recommend(&p);
+	const struct probe_reco *r = reco("budget");
+	if (r)
+		fail_msg("advice within the noise of repeated runs: %s", r->text);
+	assert_int_equal(p.frontier.best, -1);
+	assert_int_equal(p.nunsure, 1);
+	verdict_text(buf, sizeof(buf));
+	assert_non_null(strstr(buf, "too noisy to tell"));
+	/* a pure spin 140 us late at p99: the host's stalls, named */
+	fr.c.var[fr.c.nvar] = (struct frontier_variant){FR_SPIN, 0};
+	pn_hist_init(&fr.cell[0][fr.c.nvar].late);
+	fill(&fr.cell[0][fr.c.nvar].late, 200, 100, 10, 140 * US);
+	fr.c.nvar++;
+	verdict_text(buf, sizeof(buf));
+	if (!strstr(buf, "stalled in bursts"))
+		fail_msg("the stalls not named: %s", buf);
+	/* 1 us against 300 us is beyond it, and against the default's 30 us */
+	frontier_of(200, 200, 200);
+	default_at(200, 30 * US);
+	p.nunsure = 0;
+	probe_frontier.recommend(&p);
+	assert_non_null(reco("budget"));
+}
+
+/* 25 us against 12 us at p99 (halved, but within 2.25x): no precise advice, unsure. */
+static void precise_beyond_the_noise(void **state)
+{
+	(void)state;
+	fill(&cell("clock_nanosleep_abs", 1, 1)->late, 200, 5 * US, 10, 25 * US);
+	fill(&cell("precise:1us", 1, 1)->late, 200, 1 * US, 10, 12 * US);
+	probe_sleeps.recommend(&p);
+	const struct probe_reco *r = reco("precise");
+	if (r)
+		fail_msg("advice within the noise of repeated runs: %s", r->text);
+	assert_int_equal(p.nunsure, 1);
 }
 
 int main(void)
@@ -190,6 +289,9 @@ int main(void)
 	        cmocka_unit_test_setup(precise_with_spinning, setup),
 	        cmocka_unit_test_setup(frontier_default_needs_a_shown_p99, setup),
 	        cmocka_unit_test_setup(verdict_p99_only_where_both_have_one, setup),
+	        cmocka_unit_test_setup(verdict_names_every_command, setup),
+	        cmocka_unit_test_setup(frontier_fix_beyond_the_noise, setup),
+	        cmocka_unit_test_setup(precise_beyond_the_noise, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -146,7 +146,7 @@ static int probe_frontier_reco(const struct probe_frontier *pf, struct probe_rec
 	int w = snprintf(buf, n,
 	                 "What precision costs: at 1 ms sleeps, %s wakes at %s and %.0f%% CPU, "
 	                 "the kernel alone at %s and %.0f%% (sure: lower in %d of %d rounds "
-	                 "and beyond the 95%% intervals",
+	                 "and beyond the noise of repeated runs",
 	                 deflt ? "punctual's default" : frontier_name(v, name, sizeof(name)),
 	                 p99_noise(q1, sizeof(q1), b), frontier_cpu_pct(b),
 	                 p99_noise(q2, sizeof(q2), kc), frontier_cpu_pct(kc), pf->won,
@@ -265,11 +265,48 @@ static void frontier_measure(struct probe *p)
 	probe_frontier_measure(&p->frontier, p->quick);
 }
 
-/* frontier_best's advice, where no quota throttled the probe (probe_why.c says so) */
+/* The default's index among the variants, or -1. */
+static int default_of(const struct frontier_config *c)
+{
+	for (int v = 0; v < c->nvar; v++)
+		if (c->var[v].kind == FR_AUTO)
+			return v;
+	return -1;
+}
+
+/* Keeps frontier_best's pick where its 1 ms p99 is below the kernel's beyond the noise of
+ * repeated runs (probe_sure), and a budget only where it is below the default's so too,
+ * else the default where that is; else none, noted as unsure when the default or the
+ * pick was lower all the same. */
+static void frontier_sure(struct probe *p)
+{
+	struct probe_frontier *pf = &p->frontier;
+	if (!pf->run || !pf->f || pf->len_1ms < 0)
+		return;
+	const struct frontier_config *c = &pf->f->c;
+	int l = pf->len_1ms, k = frontier_kernel(c), d = default_of(c);
+	if (k < 0)
+		return;
+	const struct pn_hist *kh = &pf->f->cell[l][k].late;
+	const struct pn_hist *dh = d >= 0 ? &pf->f->cell[l][d].late : NULL;
+	if (pf->best >= 0 && pf->best != d && dh && probe_p99(dh) >= 0 &&
+	    !probe_sure(&pf->f->cell[l][pf->best].late, dh)) /* within the default's noise */
+		pf->best = d >= 0 && frontier_beats(pf->f, l, d, k, &pf->won) ? d : -1;
+	if (pf->best >= 0 && probe_sure(&pf->f->cell[l][pf->best].late, kh))
+		return;
+	bool lower = pf->best >= 0 || (dh && probe_p99(dh) >= 0 && probe_p99(dh) < probe_p99(kh));
+	pf->best = -1;
+	if (lower)
+		probe_unsure(p, "punctual's precise wait lowers a 1 ms loop's p99");
+}
+
+/* frontier_best's advice, where no quota throttled the probe (probe_why.c says so) and
+ * beyond the noise of repeated runs */
 static void frontier_recommend(struct probe *p)
 {
 	if (probe_throttled(p))
 		return;
+	frontier_sure(p);
 	struct probe_reco *r = probe_reco_next(p);
 	if (r && probe_frontier_reco(&p->frontier, r))
 		p->nrecos++;

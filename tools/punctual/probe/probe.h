@@ -85,6 +85,9 @@ struct probe {
 	struct probe_quota quota;       /* probe_quota.c */
 	struct probe_reco recos[PROBE_RECOS];
 	int nrecos;
+	const char *unsure[PROBE_RECOS]; /* fixes measured lower, not beyond the noise */
+	int nunsure;
+	uint64_t ticks_before[2], ticks_after[2]; /* /proc/stat's CPU time and steal */
 	int64_t elapsed;
 };
 
@@ -143,6 +146,15 @@ struct probe_reco *probe_reco_add(struct probe *p, const char *kind, const char 
 struct probe_reco *probe_reco_next(struct probe *p);
 /* What r's change moved, measured: figure from before to after (r NULL: nothing). */
 void probe_reco_measured(struct probe_reco *r, const char *figure, double before, double after);
+/* Whether fix's p99 is lower than base's beyond the noise of repeated runs: both shown
+ * (probe_p99) and their intervals, widened as noise.c does, apart. */
+bool probe_sure(const struct pn_hist *fix, const struct pn_hist *base);
+/* Notes what (a phrase, static) as a fix measured lower but not beyond the noise. */
+void probe_unsure(struct probe *p, const char *what);
+/* The share of the CPUs' time stolen by the hypervisor during the probe, 0 unknown. */
+double probe_steal(const struct probe *p);
+/* What made the host noisy, named (steal, stall bursts), into buf; its length. */
+size_t probe_noise(const struct probe *p, char *buf, size_t n);
 void probe_reco_text(const struct probe *p);
 void probe_reco_json(struct json *j, const struct probe *p);
 

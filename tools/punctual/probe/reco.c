@@ -1,14 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /* probe_reco.c: `punctual probe`'s recommendations: each section adds its own, quoting a
- * gain it measured; rendered after every section, as text and --json. */
+ * gain it measured beyond the noise of repeated runs (probe_sure); rendered after every
+ * section, as text and --json. A fix measured lower but not so is noted as unsure, with
+ * the host's noise that hid it (probe_noise). */
+#include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "probe/probe.h"
 #include "util/json.h"
+#include "util/noise.h"
 #include "util/out.h"
+
+/* pn_hist's resolution: a bucket is at most 1/64 of its lower bound wide. */
+#define HIST_RES (1.0 / 64)
+/* A busy-wait is late only when its CPU is taken: a pure spin's p99 over this is the
+ * host's stalls (a vCPU descheduled, steal, other tasks), not the sleep's. */
+#define STALL_MIN 20000
+/* Steal over this share of the CPUs' time is named as a cause of noise. */
+#define STEAL_MIN 0.005
 
 struct probe_reco *probe_reco_add(struct probe *p, const char *kind, const char *command,
                                   const char *fmt, ...)
@@ -72,4 +85,71 @@ void probe_reco_json(struct json *j, const struct probe *p)
 		json_obj_end(j);
 	}
 	json_arr_end(j);
+}
+
+static double at_hist(const void *arg, double q)
+{
+	return (double)pn_hist_percentile(arg, q * 100);
+}
+
+/* The p99 interval of h as noise.c widens it for repeated runs. */
+static void p99_interval(const struct pn_hist *h, double *lo, double *hi)
+{
+	noise_interval((double)pn_hist_percentile(h, 99), 0.99, (double)pn_hist_count(h),
+	               noise_z(1), HIST_RES, at_hist, h, lo, hi);
+}
+
+bool probe_sure(const struct pn_hist *fix, const struct pn_hist *base)
+{
+	if (probe_p99(fix) < 0 || probe_p99(base) < 0)
+		return false;
+	double flo, fhi, blo, bhi;
+	p99_interval(fix, &flo, &fhi);
+	p99_interval(base, &blo, &bhi);
+	return noise_apart(blo, bhi, flo, fhi) < 0;
+}
+
+void probe_unsure(struct probe *p, const char *what)
+{
+	for (int i = 0; i < p->nunsure; i++)
+		if (strcmp(p->unsure[i], what) == 0)
+			return;
+	if (p->nunsure < PROBE_RECOS)
+		p->unsure[p->nunsure++] = what;
+}
+
+/* The pure spin's p99 at 1 ms in "what precision costs", or -1. */
+static int64_t spin_p99(const struct probe *p)
+{
+	const struct frontier *f = p->frontier.f;
+	if (!f || p->frontier.len_1ms < 0)
+		return -1;
+	for (int v = 0; v < f->c.nvar; v++)
+		if (f->c.var[v].kind == FR_SPIN)
+			return probe_p99(&f->cell[p->frontier.len_1ms][v].late);
+	return -1;
+}
+
+double probe_steal(const struct probe *p)
+{
+	uint64_t total = p->ticks_after[0] - p->ticks_before[0];
+	uint64_t steal = p->ticks_after[1] - p->ticks_before[1];
+	return total && p->ticks_after[0] >= p->ticks_before[0] ? (double)steal / (double)total : 0;
+}
+
+size_t probe_noise(const struct probe *p, char *buf, size_t n)
+{
+	char a[32];
+	int64_t spin = spin_p99(p);
+	double steal = probe_steal(p);
+	int w = 0;
+	if (steal > STEAL_MIN)
+		w = snprintf(buf, n, "the hypervisor stole %.1f%% of the CPUs' time", 100 * steal);
+	if (spin > STALL_MIN && w >= 0 && (size_t)w < n)
+		w += snprintf(buf + w, n - (size_t)w,
+		              "%sthe CPU stalled in bursts: a pure spin woke %s late at p99",
+		              w ? "; " : "", fmt_ns(a, sizeof(a), (double)spin));
+	if (!w)
+		w = snprintf(buf, n, "the p99s moved between rounds more than they differ");
+	return w < 0 ? 0 : (size_t)w;
 }

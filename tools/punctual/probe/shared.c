@@ -90,16 +90,34 @@ static int64_t p99(const struct probe_shared *ps, int v)
 	return pn_hist_count(&x->late) >= FRONTIER_MIN_P99 ? pn_hist_percentile(&x->late, 99) : -1;
 }
 
-/* punctual's default, or the bare short slice where that beats it beyond the noise
- * (frontier_beats), where it beats the plain program's p99; -1: neither does (or too few
- * sleeps). */
+/* Whether variant a beats b: in every stretch and beyond the noise of repeated runs
+ * (frontier_beats, probe_sure). */
+static bool sure(const struct probe_shared *ps, int a, int b)
+{
+	int won;
+	return frontier_beats(ps->f, 0, a, b, &won) &&
+	       probe_sure(&ps->f->cell[0][a].late, &ps->f->cell[0][b].late);
+}
+
+/* Of punctual's default and the bare short slice, those that beat the plain program
+ * (sure); the slice only where it beats the default too, or the default did not. -1:
+ * neither does (or too few sleeps). */
 static int shared_best(const struct probe_shared *ps)
 {
-	int64_t plain = p99(ps, PLAIN), d = p99(ps, DEFAULT), s = p99(ps, SLICE);
-	if (plain < 0 || d < 0 || s < 0)
+	if (p99(ps, PLAIN) < 0 || p99(ps, DEFAULT) < 0 || p99(ps, SLICE) < 0)
 		return -1;
-	int won, best = frontier_beats(ps->f, 0, SLICE, DEFAULT, &won) ? SLICE : DEFAULT;
-	return p99(ps, best) < plain ? best : -1;
+	bool d = sure(ps, DEFAULT, PLAIN), s = sure(ps, SLICE, PLAIN);
+	if (s && (!d || sure(ps, SLICE, DEFAULT)))
+		return SLICE;
+	return d ? DEFAULT : -1;
+}
+
+/* Whether the default or the slice was lower than the plain program, if not beyond the
+ * noise. */
+static bool shared_lower(const struct probe_shared *ps)
+{
+	int64_t plain = p99(ps, PLAIN), d = p99(ps, DEFAULT), s = p99(ps, SLICE);
+	return plain >= 0 && ((d >= 0 && d < plain) || (s >= 0 && s < plain));
 }
 
 void probe_shared_note(const struct probe *p, char *buf, size_t n)
@@ -146,7 +164,12 @@ static void shared_recommend(struct probe *p)
 {
 	const struct probe_shared *ps = &p->shared;
 	int best = ps->run ? shared_best(ps) : -1;
-	if (best < 0 || probe_throttled(p)) /* its hogs met the quota, not the sharing */
+	if (probe_throttled(p)) /* its hogs met the quota, not the sharing */
+		return;
+	if (best < 0 && ps->run && shared_lower(ps))
+		probe_unsure(p, "punctual's default or a short slice helps when the CPUs are "
+		                "shared");
+	if (best < 0)
 		return;
 	char a[16], b[16], cmd[96];
 	if (best == DEFAULT)

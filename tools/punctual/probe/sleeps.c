@@ -72,7 +72,7 @@ static double cell_spin(const struct sleep_cell *c)
 
 /* Advice only for a gain a program feels: slack 1 ns when it saves over SLACK_GAIN_MIN and
  * a fifth of the median; precise sleeps when the kernel's best p99 is over PRECISE_P99_MIN
- * and pn_sleep_until halves it, both p99s the table shows (probe_p99); epoll's rounding
+ * and pn_sleep_until halves it beyond the noise of repeated runs (probe_sure); epoll's rounding
  * when a 1 us timeout lasts over EPOLL_ROUNDED_MIN (half of epoll_wait's 1 ms unit) and
  * 4 times nanosleep's. */
 #define SLACK_GAIN_MIN    5000
@@ -111,7 +111,10 @@ static void sleeps_recommend(struct probe *p)
 		if (pr->spun_ns > 0)
 			snprintf(spin, sizeof(spin), ", for %s of spinning per sleep",
 			         fmt_ns(c, sizeof(c), cell_spin(pr)));
-		if (pp >= 0 && kp > PRECISE_P99_MIN && pp * 2 < kp)
+		bool gain = pp >= 0 && kp > PRECISE_P99_MIN && pp * 2 < kp;
+		if (gain && !probe_sure(&pr->late, &k->late))
+			probe_unsure(p, "pn_sleep_until halves 100 us sleeps' p99");
+		else if (gain)
 			probe_reco_measured(
 			        probe_reco_add(
 			                p, "precise", "punctual run --precise=1us -- APP",
