@@ -48,13 +48,14 @@ void frontier_probe_config(struct frontier_config *c, int quick)
 	c->len[0] = 100 * US;
 	c->len[1] = 1 * MS;
 	c->len[2] = 10 * MS;
-	/* about 0.1 + 0.9 + 0.5 s quick, 0.4 + 3.6 + 1.1 s otherwise, for 9 variants; a p99
-	 * needs FRONTIER_MIN_P99 sleeps (at 10 ms neither has one: the row gives the CPU); the
+	/* about 0.1 + 0.9 + 0.2 s quick, 0.4 + 3.6 + 1.1 s otherwise, for 9 variants; a p99
+	 * needs FRONTIER_MIN_P99 sleeps (at 10 ms neither has one: the row gives the CPU, and
+	 * quick's a sleep a stretch at most, within its 5 s); the
 	 * advice is at 1 ms, where a p99 rests on the 5th latest of 400 sleeps, not the 3rd of
 	 * 200, which two stalls of the host decide */
 	c->rounds[0] = quick ? 100 : 400;
 	c->rounds[1] = quick ? 100 : 400;
-	c->rounds[2] = quick ? 6 : 12;
+	c->rounds[2] = quick ? 2 : 12;
 	c->precision = 1 * US;
 	c->slice_auto = true; /* the library's default: the probe's "default" is the library's */
 }
