@@ -3,7 +3,8 @@
  * test_tune_text.c: the verdict at the end of `punctual tune`'s text report
  * (tools/punctual/tune/tune.c, tune_kept_lines): the fix kept is named as kept, and where
  * the best is another, that one is named as not better beyond the noise, never so that it
- * reads as the fix kept.
+ * reads as the fix kept; with none kept, a fix lower within the noise is "too noisy to
+ * tell", with the steal and the runs' p99s that made it so.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -69,10 +70,39 @@ static void kept_not_best(void **state)
 	assert_non_null(strstr(buf, "no fix measured better"));
 }
 
+static void too_noisy_to_tell(void **state)
+{
+	(void)state;
+	static const struct tune_setting s[] = {
+	        {.name = "as it is"},
+	        {.name = "--slack 1ns", .slack = true},
+	};
+	static struct tune_outcome o = {.n = 2, .q = 0.99, .kept = -1, .best = -1};
+	result(&o.res[0], 60);
+	result(&o.res[1], 58);
+	o.res[0].v = 2.4e6;
+	o.res[1].v = 2.0e6;
+	o.res[0].runs = 4;
+	o.res[0].run_p99_lo = 1000000;
+	o.res[0].run_p99_hi = 3300000;
+	o.steal = 0.03;
+	char buf[2048];
+	lines(buf, sizeof(buf), &o, s);
+	assert_non_null(strstr(buf, "too noisy to tell: the lowest, --slack 1ns at p99 "));
+	assert_non_null(strstr(buf, "stole 3.0%"));
+	if (!strstr(buf, "runs' p99 went from ") || !strstr(buf, "to 3.3 ms (stall bursts)"))
+		fail_msg("the runs' p99s not named: %s", buf);
+	assert_null(strstr(buf, "no fix measured better"));
+	o.res[1].v = 2.6e6; /* higher: nothing to tell */
+	lines(buf, sizeof(buf), &o, s);
+	assert_non_null(strstr(buf, "no fix measured better"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(kept_not_best),
+	        cmocka_unit_test(too_noisy_to_tell),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

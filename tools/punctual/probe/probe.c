@@ -22,6 +22,7 @@
 #include "probe/probe.h"
 #include "util/diag.h"
 #include "util/files.h"
+#include "util/host.h"
 #include "util/json.h"
 #include "util/opts.h"
 #include "util/out.h"
@@ -139,24 +140,6 @@ static int render_prom(FILE *f, const void *arg)
 	return 0;
 }
 
-/* The CPUs' time and the steal in it, in /proc/stat's ticks, into t ({0, 0}: unreadable):
- * what the hypervisor took while the probe measured (probe_noise). */
-static void cpu_ticks(uint64_t t[2])
-{
-	unsigned long long v[8] = {0};
-	FILE *f = fopen("/proc/stat", "re");
-	t[0] = t[1] = 0;
-	if (!f)
-		return;
-	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
-	           &v[4], &v[5], &v[6], &v[7]) == 8) {
-		for (int i = 0; i < 8; i++)
-			t[0] += v[i];
-		t[1] = v[7];
-	}
-	fclose(f);
-}
-
 /* Every section measured, then every one's recommendations (a section's advice may quote
  * another's figures). A SIGINT or SIGTERM ends the section in progress at its next sample
  * (tool_stop): the sections before it are the report, without recommendations (they
@@ -166,7 +149,7 @@ static size_t measure(struct probe *p)
 	int64_t start = pn_now();
 	size_t ran = 0;
 	probe_quota_begin(p); /* did the quota throttle the measurements? */
-	cpu_ticks(p->ticks_before);
+	host_cpu_ticks(p->ticks_before);
 	progress("probe: system");
 	stop_on_signals();
 	for (; ran < NSECTIONS && !tool_stop; ran++) {
@@ -174,7 +157,7 @@ static size_t measure(struct probe *p)
 		if (!tool_stop)
 			nmeasured = ran + 1;
 	}
-	cpu_ticks(p->ticks_after);
+	host_cpu_ticks(p->ticks_after);
 	if (tool_stop)
 		progress_done();
 	else

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "probe/probe.h"
+#include "util/host.h"
 #include "util/json.h"
 #include "util/noise.h"
 #include "util/out.h"
@@ -132,9 +133,7 @@ static int64_t spin_p99(const struct probe *p)
 
 double probe_steal(const struct probe *p)
 {
-	uint64_t total = p->ticks_after[0] - p->ticks_before[0];
-	uint64_t steal = p->ticks_after[1] - p->ticks_before[1];
-	return total && p->ticks_after[0] >= p->ticks_before[0] ? (double)steal / (double)total : 0;
+	return host_steal(p->ticks_before, p->ticks_after);
 }
 
 size_t probe_noise(const struct probe *p, char *buf, size_t n)

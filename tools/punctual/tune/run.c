@@ -23,6 +23,7 @@
 
 #include "contract.h"
 #include "util/diag.h"
+#include "util/host.h"
 #include "util/progress.h"
 #include "tune/tune.h"
 #include "util/noise.h"
@@ -254,6 +255,10 @@ static void merge(struct tune_result *m, const struct tune_run *r)
 		f->h[b] += g->h[b];
 	f->p50 = f->waits ? (int64_t)at_fig(f, 0.5) : -1;
 	f->p99 = f->waits ? (int64_t)at_fig(f, 0.99) : -1;
+	if (g->p99 >= 0 && (!m->run_p99_lo || g->p99 < m->run_p99_lo))
+		m->run_p99_lo = g->p99 ? g->p99 : 1;
+	if (g->p99 > m->run_p99_hi)
+		m->run_p99_hi = g->p99;
 	m->wall_ns += r->wall_ns;
 	m->cpu_ns = m->cpu_ns < 0 || r->cpu_ns < 0 ? -1 : m->cpu_ns + r->cpu_ns;
 	m->runs++;
@@ -284,6 +289,8 @@ void tune_measure(tune_runner *run, void *ctx, const struct tune_setting *s, int
 	o->n = n;
 	int64_t len = for_ns / (ROUNDS_PLANNED * n);
 	len = len < RUN_MIN_NS ? RUN_MIN_NS : len > RUN_MAX_NS ? RUN_MAX_NS : len;
+	uint64_t before[2], after[2];
+	host_cpu_ticks(before);
 	stop_on_signals();
 	for (int round = 0;; round++) {
 		for (int j = 0; j < n; j++) {
@@ -303,6 +310,8 @@ void tune_measure(tune_runner *run, void *ctx, const struct tune_setting *s, int
 		if (o->rounds >= ROUNDS_MIN && (decided(o) || o->spent_ns + per_round > for_ns))
 			break;
 	}
+	host_cpu_ticks(after);
+	o->steal = host_steal(before, after);
 	progress_done();
 	stop_on_signals_end();
 }

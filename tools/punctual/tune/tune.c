@@ -325,11 +325,50 @@ static void cpus_text(int cpus)
 		        cpus, online(), cpus);
 }
 
+/* A host noisy between runs: steal over STEAL_MIN of the CPUs' time, or the program's
+ * runs as it is with p99s over BETWEEN_RUNS_MAX apart (noise.c widens by 1.5 each way). */
+#define STEAL_MIN        0.005
+#define BETWEEN_RUNS_MAX 2.25
+
+/* No fix kept: "too noisy to tell" where one was lower within the noise, with why; else
+ * "no fix measured better". */
+static void noisy_lines(FILE *f, const struct tune_outcome *o, const struct tune_setting *s)
+{
+	const struct tune_result *base = &o->res[0];
+	int lower = -1;
+	for (int i = 1; i < o->n; i++)
+		if (o->res[i].verdict == 0 && o->res[i].v < base->v &&
+		    (lower < 0 || o->res[i].v < o->res[lower].v))
+			lower = i;
+	if (lower < 0) {
+		fprintf(f, "\nno fix measured better than as it is, beyond both's noise\n");
+		return;
+	}
+	char a[24], b[24], why[256] = "";
+	int w = 0;
+	if (o->steal > STEAL_MIN)
+		w = snprintf(why, sizeof(why), "; the hypervisor stole %.1f%% of the CPUs' time",
+		             100 * o->steal);
+	if (base->runs > 1 && base->run_p99_lo > 0 &&
+	    (double)base->run_p99_hi > BETWEEN_RUNS_MAX * (double)base->run_p99_lo && w >= 0 &&
+	    (size_t)w < sizeof(why))
+		snprintf(why + w, sizeof(why) - (size_t)w,
+		         "; as it is, its runs' p99 went from %s to %s (stall bursts)",
+		         fmt_ns(a, sizeof(a), (double)base->run_p99_lo),
+		         fmt_ns(b, sizeof(b), (double)base->run_p99_hi));
+	char c[24];
+	fprintf(f,
+	        "\ntoo noisy to tell: the lowest, %s at %s %s, is within the noise of %s as it "
+	        "is%s\n",
+	        s[lower].name, qname(o), fmt_ns(a, sizeof(a), o->res[lower].v),
+	        fmt_ns(c, sizeof(c), base->v), why[0] ? why : "; the runs' spread alone");
+}
+
 void tune_kept_lines(FILE *f, const struct tune_outcome *o, const struct tune_setting *s)
 {
 	char a[24], b[24];
 	if (o->kept < 0) {
-		fprintf(f, "\nno fix measured better than as it is, beyond both's noise\n");
+		noisy_lines(f, o, s);
 		return;
 	}
 	const struct tune_result *r = &o->res[o->kept];

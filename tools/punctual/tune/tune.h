@@ -53,6 +53,7 @@ struct tune_result {
 	double v, lo, hi;
 	double ratio, ratio_lo, ratio_hi;
 	int verdict;
+	int64_t run_p99_lo, run_p99_hi; /* the least and largest p99 of its runs (0: none) */
 };
 
 /* The measurement: every setting's result, the quantile judged, the rounds run, the
@@ -64,6 +65,7 @@ struct tune_outcome {
 	int rounds;
 	int kept, best; /* kept: the cheapest not worse than best beyond noise; -1: none */
 	int64_t spent_ns;
+	double steal; /* the CPUs' time the hypervisor stole while measuring, a share */
 };
 
 /* Runs setting s for at most for_ns (a command: to its exit, SIGTERM at for_ns) and reads
@@ -97,7 +99,9 @@ void tune_measure(tune_runner *run, void *ctx, const struct tune_setting *s, int
 /* ---- the report (tune.c) ---- */
 /* The text report's verdict of o on f, its settings s: the fix kept and its lateness
  * against the program as it is, then, where the best is another, that it is not better
- * beyond the noise; or that no fix measured better. */
+ * beyond the noise; or, where a fix was lower within the noise, that the host was too
+ * noisy to tell, and why (steal, the runs' p99s apart); else that no fix measured
+ * better. */
 void tune_kept_lines(FILE *f, const struct tune_outcome *o, const struct tune_setting *s);
 
 /* ---- the drop-ins (cmd_tune_dropin.c) ---- */

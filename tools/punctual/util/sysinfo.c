@@ -83,3 +83,26 @@ void host_read(struct host *host)
 	/* The coarse clock advances once per tick, so its resolution is 1/HZ. */
 	host->tick_hz = host->coarse_res_ns > 0 ? round(1e9 / (double)host->coarse_res_ns) : 0;
 }
+
+void host_cpu_ticks(uint64_t t[2])
+{
+	unsigned long long v[8] = {0};
+	FILE *f = fopen("/proc/stat", "re");
+	t[0] = t[1] = 0;
+	if (!f)
+		return;
+	if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+	           &v[4], &v[5], &v[6], &v[7]) == 8) {
+		for (int i = 0; i < 8; i++)
+			t[0] += v[i];
+		t[1] = v[7];
+	}
+	fclose(f);
+}
+
+double host_steal(const uint64_t before[2], const uint64_t after[2])
+{
+	if (after[0] <= before[0] || after[1] < before[1])
+		return 0;
+	return (double)(after[1] - before[1]) / (double)(after[0] - before[0]);
+}
