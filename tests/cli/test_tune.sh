@@ -86,8 +86,8 @@ jq_check "a drop-in only with a fix kept, an environment with it or the CPU coun
 run tune --budget=5% --for=4s -- "$COUNT" nanosleep 300
 check "tune --budget: exit 0 ($RC: $(head -c 300 "$ERR"))" test "$RC" -eq 0
 check "... tries --precise --budget=5%" grep -q -- '--precise --budget=5%' "$OUT"
-check "... prints a command line, or that nothing measured better" \
-	grep -Eq '^  punctual run |^no fix measured better' "$OUT"
+check "... prints a command line, that nothing measured better, or too noisy to tell" \
+	grep -Eq '^  punctual run |^no fix measured better|^too noisy to tell: ' "$OUT"
 check "... and leaves no records file" test -z "$(ls "$TMP/t")"
 
 # a program without a timed wait: said after its first run, exit 1
