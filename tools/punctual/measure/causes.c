@@ -66,18 +66,11 @@ static int read_small(const char *dir, const char *file, char *buf, size_t n)
 	return 0;
 }
 
-void causes_cgroup_init(struct causes_cgroup *cg)
+/* The levels with a quota of info's walk (read by the caller) into cg. */
+static void cgroup_from(struct causes_cgroup *cg, const struct pn_cpu_info *info)
 {
-	memset(cg, 0, sizeof(*cg));
-	struct pn_cpu_info *info = malloc(sizeof(*info));
-	if (!info || pn_cpu_info(info) < 0) {
-		snprintf(cg->note, sizeof(cg->note), "the cgroup could not be read");
-		free(info);
-		return;
-	}
 	if (!info->cgroup_dir[0] || info->cgroup_version == PN_CGROUP_NONE) {
 		snprintf(cg->note, sizeof(cg->note), "no cgroup with a cpu controller");
-		free(info);
 		return;
 	}
 	cg->v2 = !info->cgroup_v1_cpu;
@@ -107,6 +100,32 @@ void causes_cgroup_init(struct causes_cgroup *cg)
 	if (!cg->n)
 		snprintf(cg->note, sizeof(cg->note), "no CFS quota from %.200s up to the root",
 		         info->cgroup_path);
+}
+
+void causes_cgroup_init(struct causes_cgroup *cg)
+{
+	memset(cg, 0, sizeof(*cg));
+	struct pn_cpu_info *info = malloc(sizeof(*info));
+	if (!info || pn_cpu_info(info) < 0)
+		snprintf(cg->note, sizeof(cg->note), "the cgroup could not be read");
+	else
+		cgroup_from(cg, info);
+	free(info);
+}
+
+void causes_cgroup_init_of(struct causes_cgroup *cg, long pid)
+{
+	memset(cg, 0, sizeof(*cg));
+	struct pn_cpu_info *info = calloc(1, sizeof(*info));
+	if (!info) {
+		snprintf(cg->note, sizeof(cg->note), "the cgroup could not be read");
+		return;
+	}
+	char file[64], note[256];
+	int64_t quota, period;
+	snprintf(file, sizeof(file), "/proc/%ld/cgroup", pid);
+	pn__cgroup_limit_of(pn__fs_root(), file, info, &quota, &period, note, sizeof(note), true);
+	cgroup_from(cg, info);
 	free(info);
 }
 

@@ -31,6 +31,8 @@ struct causes_cgroup {
 };
 /* Fills cg from pn_cpu_info; never fails (cg->note says what could not be read). */
 void causes_cgroup_init(struct causes_cgroup *cg);
+/* The same for process pid (its /proc/PID/cgroup, through this process's mounts). */
+void causes_cgroup_init_of(struct causes_cgroup *cg, long pid);
 
 /* Level level's CFS counters (the library's reader of cpu.stat): 0 or -errno. */
 int causes_cgroup_stat(const struct causes_cgroup *cg, int level, struct pn__cgroup_stat *st);
