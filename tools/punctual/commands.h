@@ -11,5 +11,6 @@ int cmd_sleep(int argc, char **argv);
 int cmd_cpus(int argc, char **argv);
 int cmd_timers(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+int cmd_why(int argc, char **argv);
 
 #endif

@@ -31,6 +31,7 @@ static const struct subcmd subcmds[] = {
         {"cpus", cmd_cpus, "how many CPUs this process may use (affinity, cgroups), and why"},
         {"timers", cmd_timers, "how few wakeups a timer wheel with precision windows takes"},
         {"tune", cmd_tune, "measure the fixes for a program or service, keep the best"},
+        {"why", cmd_why, "why a running program's timed waits end late (eBPF)"},
 };
 
 #define N_SUBCMDS (sizeof(subcmds) / sizeof(subcmds[0]))
@@ -65,7 +66,7 @@ _Noreturn static void unknown(const char *a)
 	if (best)
 		usage_error("unknown command '%s'; did you mean '%s'?", a, best);
 	usage_error("unknown command '%s' (commands: probe, clock, sleep, slack, run, cpus, "
-	            "timers, tune)",
+	            "timers, tune, why)",
 	            a);
 }
 

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The user-space side of `punctual why`'s tracing: loads the kernel side (why.bpf.c, a
+ * CO-RE skeleton), drains its ring buffer every POLL_MS, and names each event's cause. A
+ * cgroup throttles in whole periods and its counters say so only when read, so for a
+ * target under a quota the quota levels' cpu.stat is read after each drain: an event was
+ * throttled when a level's counters rose between the last reading before it was woken
+ * and the first after it ran (a window at most POLL_MS wider on each side than the wait).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+#include <punctual/clock.h>
+#include "contract.h"
+#include "util/diag.h"
+#include "why/explain.h"
+#include "why/trace.h"
+#include "why.skel.h"
+
+#define POLL_MS 10
+#define LEVELS  4    /* quota levels watched, nearest the process first */
+#define SAMPLES 1024 /* cpu.stat readings kept: 10 s at POLL_MS, past any CFS period */
+
+struct sample {
+	int64_t at;
+	uint64_t thr[LEVELS];
+};
+
+struct tracer {
+	const struct why_target *target;
+	why_sink *sink;
+	void *ctx;
+	int cg_fd[LEVELS];
+	int levels;
+	struct sample ring[SAMPLES];
+	uint64_t nsamples;
+	struct why_event *pending;
+	size_t npending, cap;
+	bool oom;
+};
+
+static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level, (void)fmt, (void)ap;
+	return 0;
+}
+
+/* hrtimer_wakeup's address, which marks a sleeper's timer; 0 where kallsyms hides it
+ * (the sleeper's task is then the only test). */
+static uint64_t wakeup_fn(void)
+{
+	FILE *f = fopen("/proc/kallsyms", "re");
+	if (!f)
+		return 0;
+	char line[256];
+	unsigned long long a = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char type, name[200];
+		if (sscanf(line, "%llx %c %199s", &a, &type, name) == 3 &&
+		    strcmp(name, "hrtimer_wakeup") == 0)
+			break;
+		a = 0;
+	}
+	fclose(f);
+	return a;
+}
+
+static void sample(struct tracer *t)
+{
+	struct sample *s = &t->ring[t->nsamples % SAMPLES];
+	s->at = pn_now();
+	for (int i = 0; i < t->levels; i++) {
+		struct pn__cgroup_stat st;
+		s->thr[i] = pn__cgroup_stat_pread(t->cg_fd[i], t->target->cg->v2, &st) == 0
+		                    ? st.nr_throttled + st.throttled_ns
+		                    : 0;
+	}
+	t->nsamples++;
+}
+
+/* The level whose counters rose around e (the latest reading is after it ran), or -1. */
+static int throttled_level(const struct tracer *t, const struct why_event *e)
+{
+	if (!t->levels || t->nsamples < 2)
+		return -1;
+	uint64_t last = t->nsamples - 1, first = t->nsamples > SAMPLES ? t->nsamples - SAMPLES : 0;
+	uint64_t before = first;
+	for (uint64_t k = last; k > first; k--)
+		if (t->ring[(k - 1) % SAMPLES].at <= e->woken) {
+			before = k - 1;
+			break;
+		}
+	const struct sample *a = &t->ring[before % SAMPLES], *b = &t->ring[last % SAMPLES];
+	for (int i = 0; i < t->levels; i++)
+		if (a->thr[i] != b->thr[i])
+			return i;
+	return -1;
+}
+
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct tracer *t = ctx;
+	if (size < sizeof(struct why_event))
+		return 0;
+	if (t->npending == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 256;
+		struct why_event *p = t->oom ? NULL : realloc(t->pending, cap * sizeof(*p));
+		if (!p) {
+			t->oom = true;
+			return 0;
+		}
+		t->pending = p;
+		t->cap = cap;
+	}
+	memcpy(&t->pending[t->npending++], data, sizeof(struct why_event));
+	return 0;
+}
+
+static void flush(struct tracer *t)
+{
+	if (t->levels)
+		sample(t);
+	for (size_t i = 0; i < t->npending; i++) {
+		const struct why_event *e = &t->pending[i];
+		struct cause_rec r = why_explain(e, throttled_level(t, e));
+		t->sink(t->ctx, e, &r);
+	}
+	t->npending = 0;
+}
+
+/* Whether the target is gone: its pidfd readable, or (without pidfd_open) no such PID. */
+static bool gone(long pid, int pidfd)
+{
+	if (pidfd >= 0) {
+		struct pollfd p = {.fd = pidfd, .events = POLLIN};
+		return poll(&p, 1, 0) > 0;
+	}
+	return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+static int load(struct why_bpf **skel, const struct why_target *target, const char **step)
+{
+	libbpf_set_print(quiet);
+	*step = "open";
+	struct why_bpf *s = why_bpf__open();
+	if (!s)
+		return errno ? -errno : -EINVAL;
+	s->rodata->target_tgid = (__u32)target->pid;
+	s->rodata->self_tgid = (__u32)getpid();
+	s->rodata->wakeup_fn = wakeup_fn();
+	*step = "load";
+	int r = why_bpf__load(s);
+	if (r == 0) {
+		*step = "attach";
+		r = why_bpf__attach(s);
+	}
+	if (r < 0) {
+		why_bpf__destroy(s);
+		return r;
+	}
+	*skel = s;
+	return 0;
+}
+
+static void watch_levels(struct tracer *t)
+{
+	const struct causes_cgroup *cg = t->target->cg;
+	for (int i = 0; cg && i < cg->n && t->levels < LEVELS; i++) {
+		int fd = pn__cgroup_stat_open(cg->lv[i].dir);
+		if (fd < 0)
+			break;
+		t->cg_fd[t->levels++] = fd;
+	}
+	if (t->levels)
+		sample(t);
+}
+
+int why_trace(const struct why_target *target, why_sink *sink, void *ctx, struct why_run *run,
+              const char **step)
+{
+	struct why_bpf *skel;
+	int r = load(&skel, target, step);
+	if (r < 0)
+		return r;
+	struct tracer *t = calloc(1, sizeof(*t));
+	*step = "ring buffer";
+	struct ring_buffer *rb =
+	        t ? ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, t, NULL) : NULL;
+	if (!rb) {
+		r = t ? (errno ? -errno : -ENOMEM) : -ENOMEM;
+		free(t);
+		why_bpf__destroy(skel);
+		return r;
+	}
+	*t = (struct tracer){.target = target, .sink = sink, .ctx = ctx};
+	watch_levels(t);
+	int pidfd = target->pid > 0 ? (int)syscall(SYS_pidfd_open, (pid_t)target->pid, 0) : -1;
+	int64_t start = pn_now(), end = target->duration > 0 ? start + target->duration : INT64_MAX;
+	memset(run, 0, sizeof(*run));
+	while (!tool_stop && pn_now() < end) {
+		if (target->pid > 0 && gone(target->pid, pidfd)) {
+			run->exited = true;
+			break;
+		}
+		r = ring_buffer__poll(rb, POLL_MS);
+		if (r < 0 && r != -EINTR)
+			break;
+		r = 0;
+		flush(t);
+	}
+	ring_buffer__consume(rb);
+	flush(t);
+	run->elapsed = pn_now() - start;
+	run->samples = t->nsamples;
+	if (pidfd >= 0)
+		close(pidfd);
+	for (int i = 0; i < t->levels; i++)
+		close(t->cg_fd[i]);
+	ring_buffer__free(rb);
+	why_bpf__destroy(skel);
+	free(t->pending);
+	free(t);
+	*step = "poll";
+	return r < 0 ? r : 0;
+}

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The kernel side of `punctual why`: the least that must run in the kernel. A thread of
+ * the target arms the hrtimer of a timed wait (nanosleep, clock_nanosleep, futex, poll,
+ * epoll, select: hrtimer_wakeup's sleepers); its record keeps the deadline and the slack
+ * window, then when the timer fired and when the thread was put on a run queue; when it
+ * runs, one event goes to the ring buffer with what ran before it on that CPU. Causes are
+ * named in user space. Interrupt time is summed per CPU around device interrupts and the
+ * softirqs that are not the timer's own; steal time is the run queue's own counter.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "event.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+const volatile __u32 target_tgid; /* 0: every process (why --all) */
+const volatile __u32 self_tgid;   /* the tracer, never traced */
+const volatile __u64 wakeup_fn;   /* hrtimer_wakeup's address, 0 where hidden */
+
+struct wait {
+	__u64 timer;
+	__s64 soft, hard, fired, woken;
+	__u64 irq_at, steal_at;
+	__u32 arm_cpu, wake_cpu;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct wait);
+} waits SEC(".maps");
+
+struct irq_time {
+	__u64 sum, hard_at, soft_at;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct irq_time);
+} irqs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} events SEC(".maps");
+
+/* The steal time of the run queue task is on (its CFS run queue's rq, where group
+ * scheduling gives one; 0 elsewhere or without paravirtual steal accounting). */
+static __u64 steal_of(struct task_struct *task)
+{
+	if (!bpf_core_field_exists(struct rq, prev_steal_time) ||
+	    !bpf_core_field_exists(struct sched_entity, cfs_rq))
+		return 0;
+	struct rq *rq = BPF_CORE_READ(task, se.cfs_rq, rq);
+	return rq ? BPF_CORE_READ(rq, prev_steal_time) : 0;
+}
+
+static __u64 irq_of(__u32 cpu)
+{
+	__u32 zero = 0;
+	struct irq_time *t = bpf_map_lookup_percpu_elem(&irqs, &zero, cpu);
+	return t ? t->sum : 0;
+}
+
+/* The sleeper's task: hrtimer_sleeper begins with its hrtimer. */
+static struct task_struct *sleeper_task(struct hrtimer *timer)
+{
+	if (wakeup_fn && (__u64)BPF_CORE_READ(timer, function) != wakeup_fn)
+		return NULL;
+	return BPF_CORE_READ((struct hrtimer_sleeper *)timer, task);
+}
+
+SEC("tp_btf/hrtimer_start")
+int BPF_PROG(why_arm, struct hrtimer *timer)
+{
+	struct task_struct *me = bpf_get_current_task_btf();
+	if (target_tgid && me->tgid != target_tgid)
+		return 0;
+	if (!me->tgid || me->tgid == self_tgid || sleeper_task(timer) != me)
+		return 0;
+	__s64 offset = BPF_CORE_READ(timer, base, offset);
+	struct wait w = {.timer = (__u64)timer,
+	                 .soft = BPF_CORE_READ(timer, _softexpires) - offset,
+	                 .hard = BPF_CORE_READ(timer, node.expires) - offset,
+	                 .arm_cpu = bpf_get_smp_processor_id()};
+	__u32 pid = me->pid;
+	bpf_map_update_elem(&waits, &pid, &w, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(why_fire, struct hrtimer *timer)
+{
+	struct task_struct *t = sleeper_task(timer);
+	if (!t)
+		return 0;
+	__u32 pid = BPF_CORE_READ(t, pid);
+	struct wait *w = bpf_map_lookup_elem(&waits, &pid);
+	if (w && w->timer == (__u64)timer && !w->fired)
+		w->fired = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(why_wakeup, struct task_struct *p)
+{
+	__u32 pid = p->pid;
+	struct wait *w = bpf_map_lookup_elem(&waits, &pid);
+	if (!w || !w->fired || w->woken)
+		return 0;
+	__u32 cpu = p->wake_cpu;
+	w->woken = bpf_ktime_get_ns();
+	w->wake_cpu = cpu;
+	w->irq_at = irq_of(cpu);
+	w->steal_at = steal_of(p);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(why_run, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u32 pid = next->pid;
+	struct wait *w = bpf_map_lookup_elem(&waits, &pid);
+	if (!w || !w->fired)
+		return 0;
+	struct why_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		w->fired = 0;
+		return 0;
+	}
+	__u32 cpu = bpf_get_smp_processor_id();
+	e->soft = w->soft;
+	e->hard = w->hard;
+	e->fired = w->fired;
+	e->woken = w->woken ? w->woken : w->fired;
+	e->ran = bpf_ktime_get_ns();
+	bool same = w->woken && w->wake_cpu == cpu;
+	e->irq_ns = same ? irq_of(cpu) - w->irq_at : 0;
+	e->steal_ns = same ? steal_of(next) - w->steal_at : 0;
+	e->pid = pid;
+	e->tgid = next->tgid;
+	e->arm_cpu = w->arm_cpu;
+	e->run_cpu = cpu;
+	e->holder_pid = prev->pid;
+	bpf_probe_read_kernel_str(e->holder_comm, sizeof(e->holder_comm), prev->comm);
+	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), next->comm);
+	bpf_ringbuf_submit(e, 0);
+	w->fired = 0;
+	w->woken = 0;
+	return 0;
+}
+
+/* Device interrupts, and the softirqs that are not the timer's or the scheduler's: HI,
+ * NET_TX, NET_RX, BLOCK, IRQ_POLL, TASKLET (measure/causes.c's set). */
+static void irq_enter(bool soft)
+{
+	__u32 zero = 0;
+	struct irq_time *t = bpf_map_lookup_elem(&irqs, &zero);
+	if (t) {
+		if (soft)
+			t->soft_at = bpf_ktime_get_ns();
+		else
+			t->hard_at = bpf_ktime_get_ns();
+	}
+}
+
+static void irq_exit(bool soft)
+{
+	__u32 zero = 0;
+	struct irq_time *t = bpf_map_lookup_elem(&irqs, &zero);
+	if (!t)
+		return;
+	__u64 *at = soft ? &t->soft_at : &t->hard_at;
+	if (*at)
+		t->sum += bpf_ktime_get_ns() - *at;
+	*at = 0;
+}
+
+static bool counted(unsigned int vec)
+{
+	return vec == 0 || (vec >= 2 && vec <= 6);
+}
+
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(why_irq_in)
+{
+	irq_enter(false);
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(why_irq_out)
+{
+	irq_exit(false);
+	return 0;
+}
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(why_soft_in, unsigned int vec)
+{
+	if (counted(vec))
+		irq_enter(true);
+	return 0;
+}
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(why_soft_out, unsigned int vec)
+{
+	if (counted(vec))
+		irq_exit(true);
+	return 0;
+}
