@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The user-space side of `punctual why`'s tracing: loads the kernel side (why.bpf.c, a
- * CO-RE skeleton), drains its ring buffer every POLL_MS, and names each event's cause. A
+ * CO-RE skeleton), drains its ring buffer every POLL_MS, and names each event's cause. The
+ * kernel side never wakes the tracer (BPF_RB_NO_WAKEUP): a wakeup a traced wait, an
+ * interrupt and a switch on some CPU, would add to the lateness it measures. A
  * cgroup throttles in whole periods and its counters say so only when read, so for a
  * target under a quota the quota levels' cpu.stat is read after each drain: an event was
  * throttled when a level's counters rose between the last reading before it was woken
@@ -22,7 +24,11 @@
 #include "util/diag.h"
 #include "why/explain.h"
 #include "why/trace.h"
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wpragmas"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized" /* gcc -O2 on bpftool's code */
 #include "why.skel.h"
+#pragma GCC diagnostic pop
 
 #define POLL_MS 10
 #define LEVELS  4    /* quota levels watched, nearest the process first */
@@ -135,14 +141,15 @@ static void flush(struct tracer *t)
 	t->npending = 0;
 }
 
-/* Whether the target is gone: its pidfd readable, or (without pidfd_open) no such PID. */
-static bool gone(long pid, int pidfd)
+/* Waits POLL_MS; whether the target is gone: its pidfd readable, or (without pidfd_open,
+ * or with --all) no such PID. */
+static bool wait_gone(long pid, int pidfd)
 {
-	if (pidfd >= 0) {
-		struct pollfd p = {.fd = pidfd, .events = POLLIN};
-		return poll(&p, 1, 0) > 0;
-	}
-	return kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
+	int r = poll(&p, pidfd >= 0 ? 1 : 0, POLL_MS);
+	if (pidfd >= 0)
+		return r > 0;
+	return pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
 }
 
 static int load(struct why_bpf **skel, const struct why_target *target, const char **step)
@@ -205,18 +212,15 @@ int why_trace(const struct why_target *target, why_sink *sink, void *ctx, struct
 	int64_t start = pn_now(), end = target->duration > 0 ? start + target->duration : INT64_MAX;
 	memset(run, 0, sizeof(*run));
 	while (!tool_stop && pn_now() < end) {
-		if (target->pid > 0 && gone(target->pid, pidfd)) {
-			run->exited = true;
-			break;
-		}
-		r = ring_buffer__poll(rb, POLL_MS);
+		run->exited = wait_gone(target->pid, pidfd);
+		r = ring_buffer__consume(rb);
 		if (r < 0 && r != -EINTR)
 			break;
 		r = 0;
 		flush(t);
+		if (run->exited)
+			break;
 	}
-	ring_buffer__consume(rb);
-	flush(t);
 	run->elapsed = pn_now() - start;
 	run->samples = t->nsamples;
 	if (pidfd >= 0)

@@ -151,7 +151,7 @@ int BPF_PROG(why_run, bool preempt, struct task_struct *prev, struct task_struct
 	e->holder_pid = prev->pid;
 	bpf_probe_read_kernel_str(e->holder_comm, sizeof(e->holder_comm), prev->comm);
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), next->comm);
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP); /* drained on a timer: no wakeup a wait */
 	w->fired = 0;
 	w->woken = 0;
 	return 0;

@@ -92,8 +92,11 @@ static void read_comm(long pid, char *buf, size_t n)
 	int r = pn__fs_read_file(path, name, sizeof(name));
 	if (r > 0 && name[r - 1] == '\n')
 		name[r - 1] = '\0';
-	if (r > 0)
-		snprintf(buf, n, "%s", name);
+	if (r > 0) {
+		size_t len = strnlen(name, n - 1);
+		memcpy(buf, name, len);
+		buf[len] = '\0';
+	}
 	else if (!buf[0])
 		snprintf(buf, n, "?");
 }
