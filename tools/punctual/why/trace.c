@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The user-space side of `punctual why`'s tracing: loads the kernel side (why.bpf.c, a
- * CO-RE skeleton), drains its ring buffer every POLL_MS, and names each event's cause. The
- * kernel side never wakes the tracer (BPF_RB_NO_WAKEUP): a wakeup a traced wait, an
- * interrupt and a switch on some CPU, would add to the lateness it measures. A
+ * CO-RE skeleton), drains its ring buffer when a quarter full and at the end, and names
+ * each event's cause. The tracer arms no timer while it traces (but to read cpu.stat):
+ * its wakeups would end the target's slack windows early, and change what it measures. A
  * cgroup throttles in whole periods and its counters say so only when read, so for a
  * target under a quota the quota levels' cpu.stat is read after each drain: an event was
  * throttled when a level's counters rose between the last reading before it was woken
@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,15 +142,30 @@ static void flush(struct tracer *t)
 	t->npending = 0;
 }
 
-/* Waits POLL_MS; whether the target is gone: its pidfd readable, or (without pidfd_open,
- * or with --all) no such PID. */
-static bool wait_gone(long pid, int pidfd)
+/* Waits for a quarter-full buffer, the target's end (its pidfd; without pidfd_open, a
+ * look every second), or ms (-1: no bound). Returns whether the target is gone. */
+static bool wait_gone(struct ring_buffer *rb, long pid, int pidfd, int ms)
 {
-	struct pollfd p = {.fd = pidfd, .events = POLLIN};
-	int r = poll(&p, pidfd >= 0 ? 1 : 0, POLL_MS);
+	struct pollfd p[2] = {{.fd = ring_buffer__epoll_fd(rb), .events = POLLIN},
+	                      {.fd = pidfd, .events = POLLIN}};
+	if (pid > 0 && pidfd < 0 && (ms < 0 || ms > 1000))
+		ms = 1000;
+	int r = poll(p, pidfd >= 0 ? 2 : 1, ms);
 	if (pidfd >= 0)
-		return r > 0;
+		return r > 0 && (p[1].revents & POLLIN);
 	return pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+/* How long the next wait may be: POLL_MS where a quota level is read, else until the end
+ * (-1: none), so that the tracer arms no timer of its own while it traces. */
+static int wait_ms(const struct tracer *t, int64_t end)
+{
+	if (t->levels)
+		return POLL_MS;
+	if (end == INT64_MAX)
+		return -1;
+	int64_t left = (end - pn_now()) / 1000000 + 1;
+	return left > INT32_MAX ? INT32_MAX : left < 0 ? 0 : (int)left;
 }
 
 static int load(struct why_bpf **skel, const struct why_target *target, const char **step)
@@ -212,7 +228,7 @@ int why_trace(const struct why_target *target, why_sink *sink, void *ctx, struct
 	int64_t start = pn_now(), end = target->duration > 0 ? start + target->duration : INT64_MAX;
 	memset(run, 0, sizeof(*run));
 	while (!tool_stop && pn_now() < end) {
-		run->exited = wait_gone(target->pid, pidfd);
+		run->exited = wait_gone(rb, target->pid, pidfd, wait_ms(t, end));
 		r = ring_buffer__consume(rb);
 		if (r < 0 && r != -EINTR)
 			break;

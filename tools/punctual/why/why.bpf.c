@@ -50,6 +50,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20);
 } events SEC(".maps");
+#define WAKE_BYTES (1 << 18)
 
 /* The steal time of the run queue task is on (its CFS run queue's rq, where group
  * scheduling gives one; 0 elsewhere or without paravirtual steal accounting). */
@@ -151,7 +152,11 @@ int BPF_PROG(why_run, bool preempt, struct task_struct *prev, struct task_struct
 	e->holder_pid = prev->pid;
 	bpf_probe_read_kernel_str(e->holder_comm, sizeof(e->holder_comm), prev->comm);
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), next->comm);
-	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP); /* drained on a timer: no wakeup a wait */
+	/* the tracer is woken by a quarter-full buffer only: a wakeup per event would be an
+	 * interrupt and a switch on some CPU per wait, and its own timer would end the
+	 * target's slack windows early */
+	bool full = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= WAKE_BYTES;
+	bpf_ringbuf_submit(e, full ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	w->fired = 0;
 	w->woken = 0;
 	return 0;

@@ -96,8 +96,7 @@ static void read_comm(long pid, char *buf, size_t n)
 		size_t len = strnlen(name, n - 1);
 		memcpy(buf, name, len);
 		buf[len] = '\0';
-	}
-	else if (!buf[0])
+	} else if (!buf[0])
 		snprintf(buf, n, "?");
 }
 
