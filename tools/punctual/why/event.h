@@ -21,7 +21,7 @@ struct why_event {
 	__u64 steal_ns; /* the hypervisor's steal time on its CPU between woken and ran */
 	__u32 pid, tgid;
 	__u32 arm_cpu, run_cpu; /* where it went to sleep, where it ran */
-	__u32 holder_pid;       /* what ran on the CPU just before it */
+	__u32 holder_pid; /* what ran on its CPU when it was woken (else just before it ran) */
 	char holder_comm[WHY_COMM];
 	char comm[WHY_COMM];
 };

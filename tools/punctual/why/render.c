@@ -29,14 +29,15 @@ static int main_cause(const uint64_t n[PN__WHY_COUNT])
 
 static void text_holders(const struct why_report *rep)
 {
-	char name[64];
+	char name[64], t[32];
 	if (!rep->nholders)
 		return;
-	fprintf(out, "what held the CPU while a preempted thread waited (the task it followed):\n");
+	fprintf(out, "what held the CPU when a preempted thread was woken:\n");
 	for (size_t i = 0; i < rep->nholders && i < 5; i++)
-		fprintf(out, "  %-16s pid %-8u %8llu\n",
+		fprintf(out, "  %-16s pid %-8u %8llu waits %10s\n",
 		        text_safe(name, sizeof(name), rep->holders[i].comm), rep->holders[i].pid,
-		        (unsigned long long)rep->holders[i].count);
+		        (unsigned long long)rep->holders[i].count,
+		        fmt_ns(t, sizeof(t), (double)rep->holders[i].held_ns));
 }
 
 static void text_target(const struct why_report *rep)
@@ -129,6 +130,7 @@ static void json_target(struct json *j, const struct why_report *rep)
 		json_int(j, "pid", rep->holders[i].pid);
 		json_str(j, "comm", rep->holders[i].comm);
 		json_uint(j, "count", rep->holders[i].count);
+		json_int(j, "held_ns", rep->holders[i].held_ns);
 		json_obj_end(j);
 	}
 	json_arr_end(j);

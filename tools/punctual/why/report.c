@@ -23,12 +23,13 @@ static void add_record(struct causes_thread *t, const struct cause_rec *r)
 	t->rec[t->nrec++] = *r;
 }
 
-static void add_holder(struct why_report *rep, const struct why_event *e)
+static void add_holder(struct why_report *rep, const struct why_event *e, int64_t held)
 {
 	for (size_t i = 0; i < rep->nholders; i++)
 		if (rep->holders[i].pid == e->holder_pid &&
 		    strncmp(rep->holders[i].comm, e->holder_comm, WHY_COMM) == 0) {
 			rep->holders[i].count++;
+			rep->holders[i].held_ns += held;
 			return;
 		}
 	if (rep->nholders == WHY_HOLDERS) {
@@ -40,6 +41,7 @@ static void add_holder(struct why_report *rep, const struct why_event *e)
 	memcpy(h->comm, e->holder_comm, WHY_COMM);
 	h->comm[WHY_COMM - 1] = '\0';
 	h->count = 1;
+	h->held_ns = held;
 }
 
 static struct why_proc *proc_of(struct why_report *rep, const struct why_event *e)
@@ -85,7 +87,7 @@ void why_report_add(void *report, const struct why_event *e, const struct cause_
 	}
 	add_record(&rep->recs, r);
 	if (r->cause == PN__WHY_PREEMPTED && r->late > rep->above)
-		add_holder(rep, e);
+		add_holder(rep, e, r->run_delay);
 }
 
 static int cmp_late(const void *a, const void *b)
@@ -114,7 +116,7 @@ int64_t why_report_quantile(const struct why_report *rep, double q)
 static int cmp_holder(const void *a, const void *b)
 {
 	const struct why_holder *x = a, *y = b;
-	return (x->count < y->count) - (x->count > y->count);
+	return (x->held_ns < y->held_ns) - (x->held_ns > y->held_ns);
 }
 
 static int cmp_proc(const void *a, const void *b)

@@ -18,6 +18,7 @@ struct why_holder {
 	uint32_t pid;
 	char comm[WHY_COMM];
 	uint64_t count;
+	int64_t held_ns; /* the run-queue waits it held */
 };
 
 /* One process's figures for --all. */
@@ -50,7 +51,7 @@ struct why_report {
 void why_report_add(void *report, const struct why_event *e, const struct cause_rec *r);
 /* The lateness quantile q (0..1) over the target's waits, ns; 0 without waits. */
 int64_t why_report_quantile(const struct why_report *rep, double q);
-/* Sorts holders and processes, most first. */
+/* Sorts holders (by the time they held) and processes, most first. */
 void why_report_sort(struct why_report *rep);
 void why_report_free(struct why_report *rep);
 

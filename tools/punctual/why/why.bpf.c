@@ -26,6 +26,8 @@ struct wait {
 	__s64 soft, hard, fired, woken;
 	__u64 irq_at, steal_at;
 	__u32 arm_cpu, wake_cpu;
+	__u32 holder_pid; /* what ran on its CPU when it was woken, 0: unknown or idle */
+	char holder_comm[WHY_COMM];
 };
 
 struct {
@@ -54,12 +56,18 @@ struct {
 
 /* The steal time of the run queue task is on (its CFS run queue's rq, where group
  * scheduling gives one; 0 elsewhere or without paravirtual steal accounting). */
+static struct rq *rq_of(struct task_struct *task)
+{
+	if (!bpf_core_field_exists(struct sched_entity, cfs_rq))
+		return NULL;
+	return BPF_CORE_READ(task, se.cfs_rq, rq);
+}
+
 static __u64 steal_of(struct task_struct *task)
 {
-	if (!bpf_core_field_exists(struct rq, prev_steal_time) ||
-	    !bpf_core_field_exists(struct sched_entity, cfs_rq))
+	if (!bpf_core_field_exists(struct rq, prev_steal_time))
 		return 0;
-	struct rq *rq = BPF_CORE_READ(task, se.cfs_rq, rq);
+	struct rq *rq = rq_of(task);
 	return rq ? BPF_CORE_READ(rq, prev_steal_time) : 0;
 }
 
@@ -121,6 +129,11 @@ int BPF_PROG(why_wakeup, struct task_struct *p)
 	w->wake_cpu = cpu;
 	w->irq_at = irq_of(cpu);
 	w->steal_at = steal_of(p);
+	struct rq *rq = rq_of(p);
+	struct task_struct *curr = rq ? BPF_CORE_READ(rq, curr) : NULL;
+	w->holder_pid = curr ? BPF_CORE_READ(curr, pid) : 0;
+	if (w->holder_pid)
+		BPF_CORE_READ_STR_INTO(&w->holder_comm, curr, comm);
 	return 0;
 }
 
@@ -149,8 +162,13 @@ int BPF_PROG(why_run, bool preempt, struct task_struct *prev, struct task_struct
 	e->tgid = next->tgid;
 	e->arm_cpu = w->arm_cpu;
 	e->run_cpu = cpu;
-	e->holder_pid = prev->pid;
-	bpf_probe_read_kernel_str(e->holder_comm, sizeof(e->holder_comm), prev->comm);
+	if (w->holder_pid && w->holder_pid != pid) { /* what held the CPU when it was woken */
+		e->holder_pid = w->holder_pid;
+		__builtin_memcpy(e->holder_comm, w->holder_comm, WHY_COMM);
+	} else { /* else what ran last before it */
+		e->holder_pid = prev->pid;
+		bpf_probe_read_kernel_str(e->holder_comm, sizeof(e->holder_comm), prev->comm);
+	}
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), next->comm);
 	/* the tracer is woken by a quarter-full buffer only: a wakeup per event would be an
 	 * interrupt and a switch on some CPU per wait, and its own timer would end the
@@ -159,6 +177,7 @@ int BPF_PROG(why_run, bool preempt, struct task_struct *prev, struct task_struct
 	bpf_ringbuf_submit(e, full ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	w->fired = 0;
 	w->woken = 0;
+	w->holder_pid = 0;
 	return 0;
 }
 
