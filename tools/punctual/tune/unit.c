@@ -370,7 +370,7 @@ static int unit_records(const struct unit *u, struct run_fig *f)
 	        open(rundir_path(u, p, sizeof(p)), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dir < 0)
 		return errno == ENOENT ? 0 : -errno;
-	struct stat ds, fs;
+	struct stat ds = {0}, fs = {0};
 	int fd = openat(dir, file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	int e = fd < 0 ? -errno : fstat(dir, &ds) != 0 || fstat(fd, &fs) != 0 ? -errno : 0;
 	close(dir);
