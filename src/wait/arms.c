@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * arms.c: the plan's way or the program's own, for a shared thread without real time
- * (arms.h). The two alternate until each has PN__ARMS_FIRST waits; then the one with the
- * lower p99 takes all but one in PN__ARMS_EXPLORE, which goes to the other so that a change
- * of the host is seen. The plan is given up only when it is worse beyond 10% +
- * PN__ARMS_SLACK_NS: the two ways' p99s from a few hundred waits each differ that much
- * by chance alone.
+ * (arms.h). The program's own way comes first: "never worse than plain" is the promise,
+ * and a p99 is a tail that a few dozen waits cannot show. The plan is tried on one wait in
+ * PN__ARMS_EXPLORE until it has PN__ARMS_FIRST, then on one in PN__ARMS_EXPLORE_PLAN (its
+ * tail, where it loses, must not make the program's p99), and taken when its p99 is lower
+ * by 10% + PN__ARMS_SLACK_NS; it then keeps all but one wait in PN__ARMS_EXPLORE, and is
+ * given up again once its p99 is higher.
  */
+#include <stdbool.h>
+
 #include "wait/arms.h"
 
 int64_t pn__arms_p99(const struct pn__arms *a, int arm)
@@ -17,15 +20,22 @@ int64_t pn__arms_p99(const struct pn__arms *a, int arm)
 int pn__arms_pick(struct pn__arms *a)
 {
 	uint32_t t = a->turn++;
-	if (a->late[PN__ARM_PLAN].n < PN__ARMS_FIRST || a->late[PN__ARM_ALONE].n < PN__ARMS_FIRST)
-		return (t & 1) ? PN__ARM_ALONE : PN__ARM_PLAN;
+	if (t == 0)
+		a->alone = 1; /* the program's own way until the plan shows it does better */
+	uint32_t every = a->alone ? PN__ARMS_EXPLORE_PLAN : PN__ARMS_EXPLORE;
+	if (a->late[PN__ARM_PLAN].n < PN__ARMS_FIRST)
+		every = PN__ARMS_EXPLORE; /* the plan's first waits come sooner */
+	if (t % every != 0)
+		return a->alone ? PN__ARM_ALONE : PN__ARM_PLAN;
+	/* an exploring wait: the choice looked at again (the quantiles' walk), then the other
+	 * way tried */
 	int64_t plan = pn__arms_p99(a, PN__ARM_PLAN), alone = pn__arms_p99(a, PN__ARM_ALONE);
-	if (!a->alone && plan > alone + alone / 10 + PN__ARMS_SLACK_NS)
-		a->alone = 1;
-	else if (a->alone && plan <= alone)
+	if (a->alone && a->late[PN__ARM_PLAN].n >= PN__ARMS_FIRST &&
+	    plan + plan / 10 + PN__ARMS_SLACK_NS < alone)
 		a->alone = 0;
-	bool explore = t % PN__ARMS_EXPLORE == 0;
-	return a->alone != explore ? PN__ARM_ALONE : PN__ARM_PLAN;
+	else if (!a->alone && plan > alone)
+		a->alone = 1;
+	return a->alone ? PN__ARM_PLAN : PN__ARM_ALONE;
 }
 
 void pn__arms_learn(struct pn__arms *a, int arm, int64_t late)

@@ -15,11 +15,12 @@
 
 enum { PN__ARM_PLAN, PN__ARM_ALONE };
 /* Each way's waits before the comparison decides (alternating until then), and the share
- * of waits the way not chosen still gets: one in PN__ARMS_EXPLORE. */
-#define PN__ARMS_FIRST   64
-#define PN__ARMS_EXPLORE 8
-/* The plan is left while its p99 is above the program's alone by more than 10% and this,
- * and taken again once it is no higher. */
+ * of waits the way not chosen still gets. */
+#define PN__ARMS_FIRST        48
+#define PN__ARMS_EXPLORE      8
+#define PN__ARMS_EXPLORE_PLAN 64 /* ... where the program's own way was chosen */
+/* The plan is taken once its p99 is below the program's alone by more than 10% and this,
+ * and left again once it is higher. */
 #define PN__ARMS_SLACK_NS 20000
 
 struct pn__arms {

@@ -2,7 +2,8 @@
 /*
  * test_arms.c: the plan's way against the program's own (src/wait/arms.c): the two
  * alternate until each has its first waits; then the lower p99 takes all but one wait in
- * PN__ARMS_EXPLORE; the plan is left only when worse beyond 10% + PN__ARMS_SLACK_NS, and
+ * PN__ARMS_EXPLORE (PN__ARMS_EXPLORE_PLAN for a losing plan); the plan is left only when
+ * worse beyond 10% + PN__ARMS_SLACK_NS, and
  * taken again once no worse; a change of the host reaches the choice through the
  * exploring waits.
  */
@@ -30,53 +31,55 @@ static int feed(struct pn__arms *a, int n, int64_t plan_ns, int64_t alone_ns)
 	return alone;
 }
 
-static void alternates_first(void **state)
+static void alone_first(void **state)
 {
 	(void)state;
 	struct pn__arms a;
 	memset(&a, 0, sizeof(a));
-	int alone = feed(&a, 2 * PN__ARMS_FIRST, 1000, 1000);
-	assert_int_equal(alone, PN__ARMS_FIRST);
-	assert_int_equal(a.waits[PN__ARM_PLAN], PN__ARMS_FIRST);
-}
-
-static void plan_kept_where_better_or_close(void **state)
-{
-	(void)state;
-	struct pn__arms a;
-	memset(&a, 0, sizeof(a));
-	feed(&a, 2 * PN__ARMS_FIRST, 20000, 60000);
-	int alone = feed(&a, 800, 20000, 60000);
-	assert_int_equal(alone, 800 / PN__ARMS_EXPLORE); /* exploring only */
-	/* worse, but within 10% + the slack: still the plan */
-	memset(&a, 0, sizeof(a));
-	feed(&a, 2 * PN__ARMS_FIRST, 60000, 56000);
-	alone = feed(&a, 800, 60000, 56000);
-	assert_int_equal(alone, 800 / PN__ARMS_EXPLORE);
-}
-
-static void alone_where_the_plan_is_worse(void **state)
-{
-	(void)state;
-	struct pn__arms a;
-	memset(&a, 0, sizeof(a));
-	feed(&a, 2 * PN__ARMS_FIRST, 150000, 60000);
-	int alone = feed(&a, 800, 150000, 60000);
-	assert_int_equal(alone, 800 - 800 / PN__ARMS_EXPLORE);
+	int alone = feed(&a, 8 * PN__ARMS_FIRST, 1000, 1000);
+	assert_int_equal(alone, 8 * PN__ARMS_FIRST - PN__ARMS_FIRST); /* the plan: 1 in 8 */
 	assert_true(a.alone);
-	/* the host changes: the plan gets better; its exploring waits bring it back */
-	feed(&a, 20000, 10000, 60000);
+	alone = feed(&a, 640, 1000, 1000);
+	assert_int_equal(alone, 640 - 640 / PN__ARMS_EXPLORE_PLAN); /* equal: still its own */
+}
+
+static void plan_where_better_beyond_noise(void **state)
+{
+	(void)state;
+	struct pn__arms a;
+	memset(&a, 0, sizeof(a));
+	feed(&a, 8 * PN__ARMS_FIRST, 20000, 60000);
+	int alone = feed(&a, 800, 20000, 60000);
 	assert_false(a.alone);
-	alone = feed(&a, 800, 10000, 60000);
-	assert_int_equal(alone, 800 / PN__ARMS_EXPLORE);
+	assert_true(alone <= 800 / PN__ARMS_EXPLORE + 1); /* exploring only */
+	/* better, but within 10% + the slack: the program's own way stays */
+	memset(&a, 0, sizeof(a));
+	feed(&a, 8 * PN__ARMS_FIRST, 56000, 60000);
+	alone = feed(&a, 640, 56000, 60000);
+	assert_true(a.alone);
+	assert_int_equal(alone, 640 - 640 / PN__ARMS_EXPLORE_PLAN);
+}
+
+static void back_where_the_plan_gets_worse(void **state)
+{
+	(void)state;
+	struct pn__arms a;
+	memset(&a, 0, sizeof(a));
+	feed(&a, 8 * PN__ARMS_FIRST + 800, 20000, 60000);
+	assert_false(a.alone);
+	/* the host changes: the plan gets worse; its own waits show it */
+	feed(&a, 4000, 150000, 60000);
+	assert_true(a.alone);
+	int alone = feed(&a, 640, 150000, 60000);
+	assert_int_equal(alone, 640 - 640 / PN__ARMS_EXPLORE_PLAN);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(alternates_first),
-	        cmocka_unit_test(plan_kept_where_better_or_close),
-	        cmocka_unit_test(alone_where_the_plan_is_worse),
+	        cmocka_unit_test(alone_first),
+	        cmocka_unit_test(plan_where_better_beyond_noise),
+	        cmocka_unit_test(back_where_the_plan_gets_worse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
