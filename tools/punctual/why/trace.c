@@ -25,11 +25,14 @@
 #include "util/diag.h"
 #include "why/explain.h"
 #include "why/trace.h"
+#if defined(__GNUC__) && !defined(__clang__) /* clang has no such warning to silence */
 #pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wpragmas"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized" /* gcc -O2 on bpftool's code */
 #include "why.skel.h"
 #pragma GCC diagnostic pop
+#else
+#include "why.skel.h"
+#endif
 
 #define POLL_MS 10
 #define LEVELS  4    /* quota levels watched, nearest the process first */
