@@ -211,10 +211,10 @@ static void watch_levels(struct tracer *t)
 int why_trace(const struct why_target *target, why_sink *sink, void *ctx, struct why_run *run,
               const char **step)
 {
-	struct why_bpf *skel;
+	struct why_bpf *skel = NULL;
 	int r = load(&skel, target, step);
-	if (r < 0)
-		return r;
+	if (r < 0 || !skel)
+		return r < 0 ? r : -EINVAL;
 	struct tracer *t = calloc(1, sizeof(*t));
 	*step = "ring buffer";
 	struct ring_buffer *rb =
