@@ -156,12 +156,12 @@ int cmd_why(int argc, char **argv)
 	no_more_args(argc, argv);
 	if (duration <= 0 && all)
 		duration = 10 * (int64_t)1000000000;
-	check_can_trace();
 	char dir[64];
 	struct stat st;
 	snprintf(dir, sizeof(dir), "/proc/%ld", pid);
-	if (pid && stat(dir, &st) != 0)
+	if (pid && stat(dir, &st) != 0) /* bad input first, whatever this build can trace */
 		die(EXIT_USAGE, "no process %ld", pid);
+	check_can_trace();
 	static struct why_report rep;
 	static struct causes_cgroup cg;
 	rep.pid = pid;
