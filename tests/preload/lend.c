@@ -56,6 +56,20 @@ static void sleep_ns(long ns)
 		;
 }
 
+/* After a wait that takes the lend, sig arrives 0.5 ms into a nanosleep of ns. */
+static void signal_during_wait(int sig, long ns)
+{
+	sleep_ns(1000000);
+	timer_t tm;
+	struct sigevent ev = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = sig};
+	timer_create(CLOCK_MONOTONIC, &ev, &tm);
+	struct itimerspec its = {{0, 0}, {0, 500000}};
+	timer_settime(tm, 0, &its, NULL);
+	struct timespec t = {0, ns};
+	nanosleep(&t, NULL);
+	timer_delete(tm);
+}
+
 static double cpu_now(void)
 {
 	struct timespec t;
@@ -199,42 +213,18 @@ int main(void)
 	a.sa_flags = SA_NODEFER;
 	sigaction(SIGUSR2, &a, NULL);
 	for (int i = 0; i < 50 && in_handler_policy < 0; i++) {
-		sleep_ns(1000000);
-		timer_t tm;
-		struct sigevent ev = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGALRM};
-		timer_create(CLOCK_MONOTONIC, &ev, &tm);
-		struct itimerspec its = {{0, 0}, {0, 500000}};
-		timer_settime(tm, 0, &its, NULL);
-		struct timespec t = {0, 2000000};
-		nanosleep(&t, NULL);
-		timer_delete(tm);
+		signal_during_wait(SIGALRM, 2000000);
 	}
 	if (in_handler_policy != SCHED_OTHER)
 		fail("a handler that ran during a wait was not under the thread's own policy");
 	for (int i = 0; i < 50 && child_policy < 0; i++) {
-		sleep_ns(1000000);
-		timer_t tm;
-		struct sigevent ev = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR1};
-		timer_create(CLOCK_MONOTONIC, &ev, &tm);
-		struct itimerspec its = {{0, 0}, {0, 500000}};
-		timer_settime(tm, 0, &its, NULL);
-		struct timespec t = {0, 2000000};
-		nanosleep(&t, NULL);
-		timer_delete(tm);
+		signal_during_wait(SIGUSR1, 2000000);
 	}
 	if (child_policy != SCHED_OTHER)
 		fail("a child forked by a handler during a wait was not SCHED_OTHER");
 	getcontext(&back);
 	if (!jumped) {
-		sleep_ns(1000000);
-		timer_t tm;
-		struct sigevent ev = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR2};
-		timer_create(CLOCK_MONOTONIC, &ev, &tm);
-		struct itimerspec its = {{0, 0}, {0, 500000}};
-		timer_settime(tm, 0, &its, NULL);
-		struct timespec t = {0, 5000000};
-		nanosleep(&t, NULL);
-		timer_delete(tm);
+		signal_during_wait(SIGUSR2, 5000000);
 	}
 	if (jumped && raw_policy() != SCHED_OTHER)
 		fail("setcontext out of a handler left the thread SCHED_FIFO");
