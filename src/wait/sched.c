@@ -245,6 +245,15 @@ bool pn__sched_interrupted_by_us(unsigned ours, unsigned theirs)
 	return pn__sched_sig_ours != ours && pn__sched_sig_theirs == theirs;
 }
 
+void pn__sched_exit(struct pn__sched_wait *w)
+{
+	lend_end(w, false);
+	if (w->timer > 0)
+		syscall(SYS_timer_delete, w->timer_id);
+	w->timer = -1;
+	w->armed = 0;
+}
+
 void pn__sched_forked(struct pn__sched_wait *w)
 {
 	/* timers are not inherited; SCHED_RESET_ON_FORK made the child SCHED_OTHER */

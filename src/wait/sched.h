@@ -71,6 +71,9 @@ void pn__sched_lend_end(struct pn__sched_wait *w);
 bool pn__sched_on_bound(struct pn__sched_wait *w, const void *cookie);
 /* Whether an EINTR since the counts (ours, theirs) came from the bound's signal alone. */
 bool pn__sched_interrupted_by_us(unsigned ours, unsigned theirs);
+/* At the thread's exit, before its state goes: no lend, and the bound's CPU timer deleted
+ * (a timer is the process's: it would outlive the thread, and fire in its exit path). */
+void pn__sched_exit(struct pn__sched_wait *w);
 /* In a child that fork left with the parent's thread state: no lend, no timer. */
 void pn__sched_forked(struct pn__sched_wait *w);
 /* Whether this process's shared waits may run under SCHED_FIFO: 1 yes, -1 no (denied),

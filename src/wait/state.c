@@ -130,6 +130,7 @@ struct pn__state *pn__state_use(struct pn__state *s)
 static void state_exit(void *v)
 {
 	struct pn__state *s = v;
+	pn__sched_exit(&s->sched); /* before T goes: the bound's signal finds the state */
 	if (T == s) {
 		T = NULL;
 		gone = true;

@@ -293,8 +293,8 @@ int pn__wait_lend(int op, const void *arg)
 		return 0;
 	}
 	struct pn__state *t = pn__state_get();
-	if (op == PN__LEND_BOUND)
-		return pn__sched_on_bound(t ? &t->sched : NULL, arg);
+	if (op == PN__LEND_BOUND) /* a thread past its state's end: a tick queued before */
+		return t ? pn__sched_on_bound(&t->sched, arg) : arg != NULL;
 	if (op == PN__LEND_HANDLER)
 		pn__sched_sig_theirs++;
 	if (t && t->sched.under)

@@ -13,12 +13,15 @@
  *   stands after the wait (read through libc: the shim's prctl ends the lend first, as the
  *   kernel reports no slack for a real-time thread);
  * - the bound's signal never makes a wait fail: 0 EINTR in 2000 waits with no handler;
- * - sigaction's old action is the program's handler.
+ * - sigaction's old action is the program's handler;
+ * - a thread that exits right after a wait, whose key destructor then computes 20 ms, is
+ *   neither ended by the bound's signal nor left SCHED_FIFO.
  * Exit 0, 1 with the failed check on stderr, 77 (skip) where SCHED_FIFO is denied.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -143,7 +146,6 @@ static void *outside(void *arg)
 	return NULL;
 }
 
-#include <pthread.h>
 /* A 1 s sleep during which another thread changes the waiter: what it set stands. */
 static void outside_change(int what)
 {
@@ -163,6 +165,26 @@ static void outside_change(int what)
 		setpriority(PRIO_PROCESS, 0, 0);
 	if (what == 2 && prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0) != 5000000)
 		fail("a 5 ms slack set from outside during a wait was undone");
+}
+
+/* A thread's last work, after its state's destructor (its key came first): 20 ms of CPU. */
+static pthread_key_t late_key;
+static volatile sig_atomic_t late_policy = -1;
+static void late_work(void *v)
+{
+	(void)v;
+	double c0 = cpu_now();
+	while (cpu_now() - c0 < 0.02)
+		;
+	late_policy = raw_policy();
+}
+static void *exits_after_wait(void *arg)
+{
+	(void)arg;
+	pthread_setspecific(late_key, &late_key);
+	for (int i = 0; i < 20; i++)
+		sleep_ns(1000000);
+	return NULL;
 }
 
 int main(void)
@@ -237,6 +259,15 @@ int main(void)
 		fail("a raw fork's child did not start SCHED_OTHER");
 	for (int w = 0; w < 3; w++)
 		outside_change(w);
+	pthread_key_create(&late_key, late_work);
+	for (int i = 0; i < 10; i++) {
+		pthread_t th;
+		late_policy = -1;
+		pthread_create(&th, NULL, exits_after_wait, NULL);
+		pthread_join(th, NULL);
+		if (late_policy != SCHED_OTHER)
+			fail("a thread's work after its exit began was not under its own policy");
+	}
 	kill(h1, SIGKILL);
 	kill(h2, SIGKILL);
 	printf("lend: %d of 2000 wakeups lent, handlers, children, setcontext and outside "
