@@ -115,7 +115,18 @@ static size_t why_lines(const struct pn__state *t, int64_t above_auto, char *buf
 {
 	if (!t->why || len >= n)
 		return len;
-	return len + pn__why_render(t->why, above_auto, "  ", buf + len, n - len);
+	size_t w = pn__why_render(t->why, above_auto, "  ", buf + len, n - len);
+	len += w;
+	/* a waiter under SCHED_FIFO has none of this system's SCHED_OTHER tasks ahead of it:
+	 * what remains is a real-time task, the kernel's own work or the host's */
+	if (w && t->rt.wait_fifo && len < n) {
+		int m = snprintf(buf + len, n - len,
+		                 "  (its waits ran under SCHED_FIFO: 'preempted' there is a real-time "
+		                 "task or the\n   kernel's stop work; 'wakeup' an interrupt or the "
+		                 "host's steal of the vCPU)\n");
+		len += m > 0 ? (size_t)m : 0;
+	}
+	return len < n ? len : n - 1;
 }
 
 /* The observed thread's block: its timed waits as the program made them. */
@@ -203,7 +214,10 @@ static void precise_block(struct block *k, int tid, const struct pn_sleep_stats 
 	if (x->arm_waits[PN__ARM_ALONE]) { /* real time refused: the plan against the program */
 		char b2[32];
 		next_line(k);
-		item(k, "", "no real time: plan p99 %s (%llu waits)",
+		item(k, "", "%s", x->rt_refused == 1
+		                          ? "real time denied (EPERM: no CAP_SYS_NICE, RLIMIT_RTPRIO 0)"
+		                          : "real time off");
+		item(k, "; ", "plan p99 %s (%llu waits)",
 		     pn__duration_format(a, sizeof(a), (double)x->arm_p99[PN__ARM_PLAN]),
 		     (unsigned long long)x->arm_waits[PN__ARM_PLAN]);
 		item(k, ", ", "as the program alone %s (%llu waits): %s",
@@ -214,6 +228,12 @@ static void precise_block(struct block *k, int tid, const struct pn_sleep_stats 
 	if (x->kernel_p50_ns < 0)
 		return;
 	next_line(k);
+	if (st->spun_ns == 0) { /* every wait was the kernel's alone: nothing to compare */
+		item(k, "", "no spin: the kernel woke each wait (p50 %s, p99 %s)",
+		     pn__duration_format(a, sizeof(a), (double)x->kernel_p50_ns),
+		     pn__duration_format(b, sizeof(b), (double)x->kernel_p99_ns));
+		return;
+	}
 	/* "saved" only where the precise waits ended no later than their kernel parts woke */
 	bool worse = st->late_p50_ns > x->kernel_p50_ns || st->late_p99_ns > x->kernel_p99_ns;
 	item(k, "", "%s: p50 %s -> %s", worse ? "not saved" : "saved",
@@ -260,6 +280,7 @@ static void stats_line(const struct pn__state *t)
 	        .arm_waits = {t->arms.waits[0], t->arms.waits[1]},
 	        .arm_p99 = {pn__arms_p99(&t->arms, 0), pn__arms_p99(&t->arms, 1)},
 	        .arm_alone = t->arms.alone,
+	        .rt_refused = t->rt.fifo_off ? 2 : pn__sched_wait_fifo() < 0 ? 1 : 0,
 	};
 	char line[1536];
 	size_t len = pn__stats_format(t->tid, &st, &x, line, sizeof(line));

@@ -43,6 +43,7 @@ struct pn__stats_more {
 	uint64_t arm_waits[2];                /* shared without real time: the plan's way, the */
 	int64_t arm_p99[2];                   /* ... program's alone (arms.h), and their p99s */
 	bool arm_alone;                       /* ... the comparison's choice: the program's */
+	int rt_refused; /* real time: 0 lent or not wanted, 1 denied (EPERM), 2 turned off */
 };
 /* The thread's block into buf (n bytes, NUL-terminated, cut to fit): three lines (four
  * with the kernel's figures), a line continued on the next where wide figures would take

@@ -123,10 +123,18 @@ static void test_layout(void **state)
 	x.arm_p99[0] = 786000;
 	x.arm_p99[1] = 655000;
 	x.arm_alone = true;
+	x.rt_refused = 1;
 	pn__stats_format(42, &st, &x, buf, sizeof(buf));
 	assert_non_null(strstr(buf, "\n  not saved: p50 60 us -> 2.5 us, p99 5 us -> 9 us"));
-	assert_non_null(strstr(buf, "no real time: plan p99 786 us (900 waits)"));
+	assert_non_null(strstr(buf, "\n  real time denied (EPERM: no CAP_SYS_NICE, RLIMIT_RTPRIO 0)"));
+	assert_non_null(strstr(buf, "plan p99 786 us (900 waits)"));
 	assert_non_null(strstr(buf, "(100 waits): waits as the program would"));
+	/* no spin: the kernel's figures are the waits' own, nothing saved or lost */
+	st.spun_ns = 0;
+	pn__stats_format(42, &st, &x, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "\n  no spin: the kernel woke each wait (p50 60 us, p99 5 us)\n"));
+	assert_null(strstr(buf, "saved"));
+	st.spun_ns = 5000000;
 	x.arm_waits[0] = x.arm_waits[1] = 0;
 	x.observed = true;
 	x.events = 5;
