@@ -225,8 +225,8 @@ static void precise_block(struct block *k, int tid, const struct pn_sleep_stats 
 		     (unsigned long long)x->arm_waits[PN__ARM_ALONE],
 		     x->arm_alone ? "waits as the program would" : "the plan kept");
 	}
-	if (x->kernel_p50_ns < 0)
-		return;
+	if (x->kernel_p50_ns < 0 || (st->spun_ns == 0 && x->arm_waits[PN__ARM_ALONE]))
+		return; /* no kernel part, or only the plan's share, said above */
 	next_line(k);
 	if (st->spun_ns == 0) { /* every wait was the kernel's alone: nothing to compare */
 		item(k, "", "no spin: the kernel woke each wait (p50 %s, p99 %s)",
