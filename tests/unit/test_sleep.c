@@ -130,7 +130,9 @@ static void test_stats_add_up(void **state)
 	}
 	struct pn_sleep_stats st;
 	assert_int_equal(pn_sleep_stats(&st), 0);
-	assert_int_equal(st.sleeps, 500);
+	/* a sleep whose deadline passed before its plan (the thread preempted for 100 us or
+	 * more on a loaded machine) is counted past */
+	assert_int_equal(st.sleeps + st.past, 500);
 	assert_int_equal(st.early, 0);
 	assert_true(st.slept_ns >= 0 && st.spun_ns >= 0);
 	assert_true(st.slept_ns + st.spun_ns <= inside);
