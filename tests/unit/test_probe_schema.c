@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_probe_schema.c: the table of what each probe report key means to --compare
- * (tools/punctual/probe_schema.c): the row naming section and key wins over the row for
+ * (tools/punctual/probe/schema.c): the row naming section and key wins over the row for
  * the key in every section, which wins over the section's row for every member; a key no
  * row names is a figure; and the table is well formed (no row twice, every row names a
  * section or a key, facts and the process's slack name their section, a flag only on a

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_sleep_margin.c: the margin policy (src/sleep_margin.c) as the pure function it is,
+ * test_sleep_margin.c: the margin policy (src/wait/policy.c) as the pure function it is,
  * driven with synthetic histories: a heavy tail, a bimodal one, a stall, a host that steals
  * spins. Asserts the margin it chooses under each budget: the knee leaves a costly tail
  * alone and takes a cheap mode; a budget's expected cost stays within it and grows with it;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_tune_dropin.c: the unit files `punctual tune` reads and the drop-ins it writes
- * (tools/punctual/cmd_tune_dropin.c), on files of the test's own: [Service] lines with
+ * (tools/punctual/tune/dropin.c), on files of the test's own: [Service] lines with
  * continuations (joined as systemd joins them), comments and quotes, a NUL byte refused;
  * what a unit sets itself beside an earlier tune's drop-in, however long or many; a
  * drop-in's quoting and '%' doubling, read back by the same reader; what a measuring

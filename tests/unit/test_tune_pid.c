@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_tune_pid.c: what `punctual tune` reads of another process (tools/punctual/
- * cmd_tune_pid.c), on a fixture /proc and /sys/fs/cgroup: the service unit of a v2, a
+ * tune/pid.c), on a fixture /proc and /sys/fs/cgroup: the service unit of a v2, a
  * hybrid (name=systemd) and a delegated cgroup; the refusals of bad input, a missing
  * process, a session scope and a user's manager; the CPU quota of a cgroup and its parents,
  * in the unified hierarchy and in a hybrid host's v1 cpu hierarchy.

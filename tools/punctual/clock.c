@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_clock.c: `punctual clock`, the Linux counterpart of FreeBSD's timecounter cost
- * table: every clock source's cost per read, resolution, backward steps and path, and
- * with --clocksources the same table under each kernel clocksource, restoring the
- * original one afterwards, also on SIGINT, SIGTERM and on error.
+ * `punctual clock`, the Linux counterpart of FreeBSD's timecounter cost table: every clock
+ * source's cost per read, resolution, backward steps and path, and with --clocksources the
+ * same table under each kernel clocksource, restoring the original one afterwards, also on
+ * SIGINT, SIGTERM and on error.
  */
 #include <errno.h>
 #include <getopt.h>

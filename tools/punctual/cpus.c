@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_cpus.c: `punctual cpus`: how many CPUs this process may use and why (the affinity
- * set, every cgroup level walked with its quota and period, the level that imposes the
- * limit, the rounding, any override), as text or JSON; --watch re-evaluates every second
- * and prints each change until SIGINT; --bench measures pn_cpu_count() cached and fresh.
+ * `punctual cpus`: how many CPUs this process may use and why (the affinity set, every cgroup
+ * level walked with its quota and period, the level that imposes the limit, the rounding, any
+ * override), as text or JSON; --watch re-evaluates every second and prints each change until
+ * SIGINT; --bench measures pn_cpu_count() cached and fresh.
  *
  * What it prints comes from pn_cpu_info() alone, so the tool and an application linking
  * the library always agree on the count.

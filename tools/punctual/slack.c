@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_slack.c: `punctual slack`: shows the timer slack of this process, of another one
- * (-p) or of each of its threads (--threads), and sets it for a running process (the main
- * thread, or every thread). Setting checks every input before changing anything, and
- * prints the value(s) read back from the kernel afterwards, never the value requested:
- * a realtime thread ignores the write.
+ * `punctual slack`: shows the timer slack of this process, of another one (-p) or of each of
+ * its threads (--threads), and sets it for a running process (the main thread, or every
+ * thread). Setting checks every input before changing anything, and prints the value(s) read
+ * back from the kernel afterwards, never the value requested: a realtime thread ignores the
+ * write.
  */
 #include <dirent.h>
 #include <errno.h>

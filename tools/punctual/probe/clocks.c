@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* probe_clocks.c: `punctual probe`'s section "clocks": what each clock source costs per
- * read (measure/clocks.c), the counter pn_cycles uses, and the advice when clock_gettime
- * is a system call here. */
+/* `punctual probe`'s section "clocks": what each clock source costs per read
+ * (measure/clocks.c), the counter pn_cycles uses, and the advice when clock_gettime is a
+ * system call here. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>

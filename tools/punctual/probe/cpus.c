@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* probe_cpus.c: `punctual probe`'s section "cpus": how many CPUs this process may use and
- * why (pn_cpu_info), and the advice when that is fewer than are online. */
+/* `punctual probe`'s section "cpus": how many CPUs this process may use and why (pn_cpu_info),
+ * and the advice when that is fewer than are online. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * probe_frontier.c: `punctual probe`'s section "what precision costs here": the frontier
- * of measure/frontier.c at 100 us, 1 ms and 10 ms, each variant's lateness p50/p99 beside
- * its CPU, and the recommendation at 1 ms (the length most programs' timers live near) of
- * frontier_best's rule, which the noise does not flip: punctual's default, or a budget
- * only where it beats the default in every stretch of the run; none where nothing beats
- * the kernel alone so, nor where the CPU quota throttled the probe (spinning spends it).
+ * `punctual probe`'s section "what precision costs here": the frontier of measure/frontier.c
+ * at 100 us, 1 ms and 10 ms, each variant's lateness p50/p99 beside its CPU, and the
+ * recommendation at 1 ms (the length most programs' timers live near) of frontier_best's rule,
+ * which the noise does not flip: punctual's default, or a budget only where it beats the
+ * default in every stretch of the run; none where nothing beats the kernel alone so, nor where
+ * the CPU quota throttled the probe (spinning spends it).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -300,7 +300,7 @@ static void frontier_sure(struct probe *p)
 		probe_unsure(p, "punctual's precise wait lowers a 1 ms loop's p99");
 }
 
-/* frontier_best's advice, where no quota throttled the probe (probe_why.c says so) and
+/* frontier_best's advice, where no quota throttled the probe (probe/why.c says so) and
  * beyond the noise of repeated runs */
 static void frontier_recommend(struct probe *p)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* probe_frontier.h: `punctual probe`'s section "what precision costs here": the
- * lateness-versus-CPU frontier of measure/frontier.c, rendered, and the recommendation of
- * the punctual variant that beats the kernel beyond the noise (probe_frontier.c). */
+/* `punctual probe`'s section "what precision costs here": the lateness-versus-CPU frontier of
+ * measure/frontier.c, rendered, and the recommendation of the punctual variant that beats the
+ * kernel beyond the noise (probe/frontier.c). */
 #ifndef PUNCTUAL_PROBE_FRONTIER_H
 #define PUNCTUAL_PROBE_FRONTIER_H
 

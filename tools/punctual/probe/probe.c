@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_probe.c: `punctual probe`, the one-command timing report for a host or container:
- * its options, and its sections (probe.h) run in turn: system facts, what clocks cost, how
- * late sleeps wake with the current slack and with 1 ns and with pn_sleep_until, the timer
- * wheel's coalescing, the CPU count and why, what precision costs, why sleeps wake late,
- * and recommendations that quote a gain measured in the same run. It changes nothing in
- * the system: only this process's own timer slack, which dies with it.
+ * `punctual probe`, the one-command timing report for a host or container: its options, and
+ * its sections (probe.h) run in turn: system facts, what clocks cost, how late sleeps wake
+ * with the current slack and with 1 ns and with pn_sleep_until, the timer wheel's coalescing,
+ * the CPU count and why, what precision costs, why sleeps wake late, and recommendations that
+ * quote a gain measured in the same run. It changes nothing in the system: only this process's
+ * own timer slack, which dies with it.
  */
 #include <errno.h>
 #include <getopt.h>

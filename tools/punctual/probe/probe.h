@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* probe.h: what `punctual probe` measures, and its sections (probe_<section>.c), each of
- * one shape, which cmd_probe.c runs in turn. */
+/* What `punctual probe` measures, and its sections (probe/<section>.c), each of one shape,
+ * which probe.c runs in turn. */
 #ifndef PUNCTUAL_PROBE_H
 #define PUNCTUAL_PROBE_H
 
@@ -40,16 +40,16 @@ struct probe_timers {
 	struct timers_result *result; /* and its result (--json) */
 };
 
-/* probe_shared.c: 1 ms sleeps beside CPU hogs, four variants. */
+/* 1 ms sleeps beside CPU hogs, four variants (shared.c). */
 struct probe_shared {
 	bool run;
 	int error;          /* -errno: the hogs could not be started, nothing measured */
 	struct frontier *f; /* NULL until measured */
 };
 
-/* probe_quota.c: the CFS quota's throttling across the probe's measurements, from its
- * start to the why-late loop's end (the shared run's hogs would throttle a quota by
- * themselves): spinning there spends the quota. */
+/* The CFS quota's throttling across the probe's measurements (quota.c), from its start to
+ * the why-late loop's end (the shared run's hogs would throttle a quota by themselves):
+ * spinning there spends the quota. */
 struct probe_quota {
 	struct causes_cgroup cg; /* the levels with a quota, read at the start */
 	struct pn__cgroup_stat before[CAUSES_LEVELS];
@@ -79,10 +79,10 @@ struct probe {
 	int cpu_status; /* pn_cpu_info's: 0, or -errno and cpu is not filled */
 	int cpu_count;  /* pn_cpu_count(), which answers even then */
 	struct probe_timers timers;
-	struct probe_why why;           /* probe_why.c */
-	struct probe_frontier frontier; /* probe_frontier.c */
-	struct probe_shared shared;     /* probe_shared.c */
-	struct probe_quota quota;       /* probe_quota.c */
+	struct probe_why why;           /* why.c */
+	struct probe_frontier frontier; /* frontier.c */
+	struct probe_shared shared;     /* shared.c */
+	struct probe_quota quota;       /* quota.c */
 	struct probe_reco recos[PROBE_RECOS];
 	int nrecos;
 	const char *unsure[PROBE_RECOS]; /* fixes measured lower, not beyond the noise */
@@ -93,7 +93,7 @@ struct probe {
 
 /* A section of the report, each of one shape: it measures (exits 1 on failure), adds the
  * recommendations its figures support, and renders as text (on out), --json and --prom;
- * done frees what it measured (NULL: nothing). cmd_probe.c runs them in this order. */
+ * done frees what it measured (NULL: nothing). probe.c runs them in this order. */
 struct probe_section {
 	const char *name;
 	void (*measure)(struct probe *p);
@@ -114,17 +114,17 @@ static inline int64_t probe_p99(const struct pn_hist *h)
 	return pn_hist_count(h) >= FRONTIER_MIN_P99 ? pn_hist_percentile(h, 99) : -1;
 }
 
-/* Index of a mechanism or a clock source in the probe's results, or -1 (probe_sleeps.c,
- * probe_clocks.c). */
+/* Index of a mechanism or a clock source in the probe's results, or -1 (sleeps.c,
+ * clocks.c). */
 int probe_mech(const struct probe *p, const char *id);
 int probe_clock(const struct probe *p, const char *id);
 
-/* probe_shared.c: appends to buf (of n) whether the shared-CPU run saw a short EEVDF slice
- * win the wakeups a plain program lost (why-late's preemption advice); nothing when it did
- * not run. */
+/* Appends to buf (of n) whether the shared-CPU run (shared.c) saw a short EEVDF slice win
+ * the wakeups a plain program lost (why-late's preemption advice); nothing when it did not
+ * run. */
 void probe_shared_note(const struct probe *p, char *buf, size_t n);
 
-/* probe_quota.c: reads the quota levels' counters before any section measures, and at the
+/* quota.c reads the quota levels' counters before any section measures, and at the
  * why-late loop's end (the level throttled the longest in between); whether a quota
  * throttled the probe (then no advice spins); the quota's advice, when one did. */
 void probe_quota_begin(struct probe *p);
@@ -132,12 +132,12 @@ void probe_quota_end(struct probe *p);
 bool probe_throttled(const struct probe *p);
 void probe_quota_reco(struct probe *p);
 
-/* probe_verdict.c: the report's first lines, the deadlines this host keeps: each loop
+/* The report's first lines (verdict.c), the deadlines this host keeps: each loop
  * length's p99 lateness, the kernel alone's and with the advised fix. */
 void probe_verdict_text(const struct probe *p);
 void probe_verdict_json(struct json *j, const struct probe *p);
 
-/* probe_reco.c: appends a recommendation of kind (naming command, "" none), its text from
+/* reco.c appends a recommendation of kind (naming command, "" none), its text from
  * fmt; returns it, so that a measured one can say what it moved (NULL when the list is
  * full). */
 struct probe_reco *probe_reco_add(struct probe *p, const char *kind, const char *command,

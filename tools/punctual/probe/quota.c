@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * probe_quota.c: whether a CFS quota throttled `punctual probe` itself: each quota level's
- * cpu.stat read before any section measures and again at the why-late loop's end (the
- * shared run's hogs would throttle a quota by themselves). Where one did, no advice spins
- * (a spin spends the quota and is throttled in turn): the quota's advice instead.
+ * Whether a CFS quota throttled `punctual probe` itself: each quota level's cpu.stat read
+ * before any section measures and again at the why-late loop's end (the shared run's hogs
+ * would throttle a quota by themselves). Where one did, no advice spins (a spin spends the
+ * quota and is throttled in turn): the quota's advice instead.
  */
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* probe_reco.c: `punctual probe`'s recommendations: each section adds its own, quoting a
- * gain it measured beyond the noise of repeated runs (probe_sure); rendered after every
- * section, as text and --json. A fix measured lower but not so is noted as unsure, with
- * the host's noise that hid it (probe_noise). */
+/* `punctual probe`'s recommendations: each section adds its own, quoting a gain it measured
+ * beyond the noise of repeated runs (probe_sure); rendered after every section, as text and
+ * --json. A fix measured lower but not so is noted as unsure, with the host's noise that hid
+ * it (probe_noise). */
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* probe_reco.h: one of `punctual probe`'s recommendations, as the text and --json render it:
- * what kind of advice, the command or setting it names, and the figure it moved when the
- * probe measured the change itself. */
+/* One of `punctual probe`'s recommendations, as the text and --json render it: what kind of
+ * advice, the command or setting it names, and the figure it moved when the probe measured the
+ * change itself. */
 #ifndef PUNCTUAL_PROBE_RECO_H
 #define PUNCTUAL_PROBE_RECO_H
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * probe_schema.c: what each key of a probe report means to --compare, as one table.
+ * What each key of a probe report means to --compare, as one table.
  *
- * compare.c walks a report without knowing its sections: every number is a figure
+ * compare/read.c walks a report without knowing its sections: every number is a figure
  * named by its path, compared lower-is-better under a rule chosen by its value (a
  * whole non-negative count that is not a duration: Poisson noise; anything else: a
  * factor of 2). It reads these conventions of the writer without a row:
@@ -70,7 +70,7 @@ const struct probe_key probe_keys[] = {
         {.section = "shared", .key = "variant", .role = PK_IDENTITY},
         /* the processes that ran beside the why-late loop: what the run saw, not a
          * figure of the host (a pid is an identifier; the CPU they took is context, and
-         * compare.c warns when it differs) */
+         * --compare warns when it differs) */
         {.section = "why_late", .key = "top", .role = PK_IGNORED},
         {.section = "why_late", .key = "cpus", .role = PK_CONTEXT},
         {.section = "why_late", .key = "processes", .role = PK_CONTEXT},
@@ -139,7 +139,7 @@ const size_t probe_nkeys = sizeof(probe_keys) / sizeof(probe_keys[0]);
  * The elements of adaptive waits: a budget learns, within a run, whether spinning pays,
  * so two runs of one host give it medians 300 times apart (72 ns spinning, 22 us not).
  * One run against another tells nothing of the host: their figures are shown, and not
- * judged (compare_join.c, "varies").
+ * judged (compare/join.c, "varies").
  */
 const struct probe_adaptive probe_adaptive[] = {
         {.key = "mechanism", .value = "precise:", .prefix = true}, /* the sleeps' precise rows */

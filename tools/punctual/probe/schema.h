@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * probe_schema.h: what each key of a probe report (probe_render.c writes it,
- * docs/probe.schema.json describes it) means to `punctual probe --compare`: one table of
- * data (probe_schema.c) that compare.c consults, so that a section a version adds needs
- * a row at most, never a change in compare.c.
+ * What each key of a probe report (each section's json function writes its part,
+ * docs/probe.schema.json describes it) means to `punctual probe --compare`: one table of data
+ * (probe/schema.c) that compare/read.c consults, so that a section a version adds needs a row
+ * at most, never a change in compare/.
  */
 #ifndef PUNCTUAL_PROBE_SCHEMA_H
 #define PUNCTUAL_PROBE_SCHEMA_H
@@ -50,7 +50,7 @@ extern const size_t probe_nadaptive;
 /* Whether the identity key with the string value marks an adaptive wait's element. */
 bool probe_is_adaptive(const char *key, const char *value);
 
-/* The table, in the order the facts that differ are listed (probe_schema.c). */
+/* The table, in the order the facts that differ are listed (probe/schema.c). */
 extern const struct probe_key probe_keys[];
 extern const size_t probe_nkeys;
 

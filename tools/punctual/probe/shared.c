@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * probe_shared.c: `punctual probe`'s section "when the CPUs are shared": 1 ms sleeps beside
- * CPU hogs of the probe's own (two per CPU on up to four of its CPUs, threads that end with
- * it however it ends), alternating sleep by sleep on its last CPU (measure/frontier.c): a
- * plain program (the kernel at 50 us slack with its own slice), the kernel with a 100 us
- * slice, a fixed 125 us margin and punctual's default (no spin while the CPU is shared, its
- * kernel waits under SCHED_FIFO where this process may: then also the default without, as
- * an unprivileged program has it); lateness p50/p99, CPU, and the hogs' share in each. The
- * recommendation names the one of punctual's default and the short slice with the lower
- * p99, where it beats the plain program's.
+ * `punctual probe`'s section "when the CPUs are shared": 1 ms sleeps beside CPU hogs of the
+ * probe's own (two per CPU on up to four of its CPUs, threads that end with it however it
+ * ends), alternating sleep by sleep on its last CPU (measure/frontier.c): a plain program (the
+ * kernel at 50 us slack with its own slice), the kernel with a 100 us slice, a fixed 125 us
+ * margin and punctual's default (no spin while the CPU is shared, its kernel waits under
+ * SCHED_FIFO where this process may: then also the default without, as an unprivileged program
+ * has it); lateness p50/p99, CPU, and the hogs' share in each. The recommendation names the
+ * one of punctual's default and the short slice with the lower p99, where it beats the plain
+ * program's.
  */
 #include <errno.h>
 #include <sched.h>

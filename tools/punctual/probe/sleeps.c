@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* probe_sleeps.c: `punctual probe`'s section "sleeps": how late sleep mechanisms wake with
- * this process's timer slack and with 1 ns, beside pn_sleep_until (measure/matrix.c); the
- * advice on slack, precise sleeps and millisecond timeouts it measured. */
+/* `punctual probe`'s section "sleeps": how late sleep mechanisms wake with this process's
+ * timer slack and with 1 ns, beside pn_sleep_until (measure/matrix.c); the advice on slack,
+ * precise sleeps and millisecond timeouts it measured. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>

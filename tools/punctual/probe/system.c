@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* probe_system.c: `punctual probe`'s section "system": the kernel, the CPU, the hypervisor,
- * the container, the clocksource, the tick, nohz_full and isolated CPUs, the timer slack of
- * this process and of PID 1. */
+/* `punctual probe`'s section "system": the kernel, the CPU, the hypervisor, the container, the
+ * clocksource, the tick, nohz_full and isolated CPUs, the timer slack of this process and of
+ * PID 1. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>

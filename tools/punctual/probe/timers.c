@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* probe_timers.c: `punctual probe`'s section "timers": the timer wheel's coalescing in real
- * time, the workload of `punctual timers` run without and with a precision window
- * (measure/timers.c). A demonstration of the library, not a fact of the host: it makes
- * no recommendation. A late wakeup that fires timers past their window can make fewer
- * wakeups than the offline optimum, which wakes inside every window: the text says so. */
+/* `punctual probe`'s section "timers": the timer wheel's coalescing in real time, the workload
+ * of `punctual timers` run without and with a precision window (measure/timers.c). A
+ * demonstration of the library, not a fact of the host: it makes no recommendation. A late
+ * wakeup that fires timers past their window can make fewer wakeups than the offline optimum,
+ * which wakes inside every window: the text says so. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * probe_verdict.c: `punctual probe`'s first lines, the answer to "what deadlines can this
- * host keep, and what to do?": for each loop length of the frontier from 1 ms on whose
- * cells have a p99 (probe_p99), how late the kernel alone wakes and how late the advised
- * fix does (the frontier's recommendation, frontier_best, beyond the noise); then every
- * command the recommendations give, and what the host was too noisy to tell, with why.
- * A length without a p99 is no line: its largest lateness is no figure to act on. No fix
- * where the CPU quota throttled the probe.
+ * `punctual probe`'s first lines, the answer to "what deadlines can this host keep, and what
+ * to do?": for each loop length of the frontier from 1 ms on whose cells have a p99
+ * (probe_p99), how late the kernel alone wakes and how late the advised fix does (the
+ * frontier's recommendation, frontier_best, beyond the noise); then every command the
+ * recommendations give, and what the host was too noisy to tell, with why. A length without a
+ * p99 is no line: its largest lateness is no figure to act on. No fix where the CPU quota
+ * throttled the probe.
  */
 #include <stdbool.h>
 #include <stdint.h>

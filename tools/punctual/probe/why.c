@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * probe_why.c: `punctual probe`'s "why late" section. Its own short loop of 1 ms periodic
- * sleeps (measure/periodic.c, attributed by measure/causes.c) gives the cause of the late
- * tail here and now; the cgroup's counters since it was created say whether the quota
- * throttles this process's cgroup in general (probe_quota.c: whether it throttled the probe
- * itself). A recommendation is made only when one cause holds most of the late deadlines,
- * each naming what the figures point at, or for the quota when it throttled the probe.
+ * `punctual probe`'s "why late" section. Its own short loop of 1 ms periodic sleeps
+ * (measure/periodic.c, attributed by measure/causes.c) gives the cause of the late tail here
+ * and now; the cgroup's counters since it was created say whether the quota throttles this
+ * process's cgroup in general (probe/quota.c: whether it throttled the probe itself). A
+ * recommendation is made only when one cause holds most of the late deadlines, each naming
+ * what the figures point at, or for the quota when it throttled the probe.
  */
 #include <errno.h>
 #include <fcntl.h>

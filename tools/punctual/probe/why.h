@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* probe_why.h: `punctual probe`'s "why late" section: a short periodic loop of its own,
- * the causes of its late tail and the cgroup's throttling counters (probe_why.c). */
+/* `punctual probe`'s "why late" section: a short periodic loop of its own, the causes of its
+ * late tail and the cgroup's throttling counters (probe/why.c). */
 #ifndef PUNCTUAL_PROBE_WHY_H
 #define PUNCTUAL_PROBE_WHY_H
 

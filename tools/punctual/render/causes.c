@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* causes_render.c: the cause table and the cgroup's throttling counters, as text and JSON. */
+/* The cause table and the cgroup's throttling counters, as text and JSON. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>

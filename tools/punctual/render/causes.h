@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* causes_render.h: the cause table and the cgroup's throttling counters as text and JSON,
- * shared by `sleep --periodic --explain` and `probe`'s "why late" section. */
+/* The cause table and the cgroup's throttling counters as text and JSON, shared by `sleep
+ * --periodic --explain` and `probe`'s "why late" section. */
 #ifndef PUNCTUAL_CAUSES_RENDER_H
 #define PUNCTUAL_CAUSES_RENDER_H
 

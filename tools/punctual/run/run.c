@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_run.c: `punctual run`: runs a command with timing settings it inherits, the way
- * nice(1) and taskset(1) do for priority and affinity. Each setting is parsed into
- * struct run_settings, checked, then applied by its own function just before exec, which
- * replaces this process: the command's exit status is the status, and a setting that
- * survives exec (timer slack does) is in force from the command's first instruction.
+ * `punctual run`: runs a command with timing settings it inherits, the way nice(1) and
+ * taskset(1) do for priority and affinity. Each setting is parsed into struct run_settings,
+ * checked, then applied by its own function just before exec, which replaces this process: the
+ * command's exit status is the status, and a setting that survives exec (timer slack does) is
+ * in force from the command's first instruction.
  *
  * A new setting adds a member, a case in the option loop, a check in run_check() and a
  * step in run_apply().

@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * run_runs.c: `punctual run --stats --runs N`: runs the command N times, one after the
- * other, and reports each run's waits and their spread across runs, as hyperfine does for
- * run times. The shim keeps a record per thread in PUNCTUAL_STATS_FILE (record.h: its
- * waits and lateness histogram, as they accrue); each run's histograms are merged, so a
- * run's quantiles are those of all its waits, every thread and child process included.
- * With --explain, the records also hold the threads' tables of causes, summed into one
- * over the runs. A run that fails
- * (a status other than 0, or a signal) ends the series: its status is the tool's, as
- * make(1) stops at a failing command, with the runs so far reported.
+ * `punctual run --stats --runs N`: runs the command N times, one after the other, and reports
+ * each run's waits and their spread across runs, as hyperfine does for run times. The shim
+ * keeps a record per thread in PUNCTUAL_STATS_FILE (record.h: its waits and lateness
+ * histogram, as they accrue); each run's histograms are merged, so a run's quantiles are those
+ * of all its waits, every thread and child process included. With --explain, the records also
+ * hold the threads' tables of causes, summed into one over the runs. A run that fails (a
+ * status other than 0, or a signal) ends the series: its status is the tool's, as make(1)
+ * stops at a failing command, with the runs so far reported.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +26,7 @@
 #include "util/out.h"
 #include "run/runs.h"
 
-/* env(1)'s statuses when the command cannot be run, as cmd_run.c's. */
+/* env(1)'s statuses when the command cannot be run, as run/run.c's. */
 enum { EXIT_CANNOT_INVOKE = 126, EXIT_NOT_FOUND = 127 };
 
 static char records[64] = ""; /* the newest records file; "" once removed */

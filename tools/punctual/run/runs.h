@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* run_runs.h: `punctual run --stats --runs N` (run_runs.c). */
+/* `punctual run --stats --runs N` (run/runs.c). */
 #ifndef PUNCTUAL_RUN_RUNS_H
 #define PUNCTUAL_RUN_RUNS_H
 
@@ -33,7 +33,7 @@ void run_records_remove(void);
 int run_records(const char *path, struct run_fig *f, struct run_causes *why);
 /* run_records of the file open at fd (read with pread: the offset is left as it was). */
 int run_records_fd(int fd, struct run_fig *f, struct run_causes *why);
-/* The preload shim's path (cmd_run.c): $PUNCTUAL_PRELOAD, beside this binary, in the lib
+/* The preload shim's path (run/run.c): $PUNCTUAL_PRELOAD, beside this binary, in the lib
  * directory next to its bin directory, or where it was installed; NULL when none is. */
 const char *run_preload_path(void);
 

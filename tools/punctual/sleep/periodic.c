@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_sleep_periodic.c: `punctual sleep --periodic`, cyclictest's loop in one thread or
- * one per CPU (--smp), its T: lines and histogram file (cyclictest -h's text format, so
- * existing plotting scripts read it), and --explain's table of why wakeups were late
- * (measure/causes.c). cmd_sleep.c parses the options; measure/periodic.c measures.
+ * `punctual sleep --periodic`, cyclictest's loop in one thread or one per CPU (--smp), its T:
+ * lines and histogram file (cyclictest -h's text format, so existing plotting scripts read
+ * it), and --explain's table of why wakeups were late (measure/causes.c). sleep/sleep.c parses
+ * the options; measure/periodic.c measures.
  */
 #include <errno.h>
 #include <sched.h>

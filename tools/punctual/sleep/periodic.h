@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* sleep_periodic.h: `punctual sleep --periodic`, parsed by cmd_sleep.c, run and rendered by
- * cmd_sleep_periodic.c. */
+/* `punctual sleep --periodic`, parsed by sleep/sleep.c, run and rendered by
+ * sleep/periodic.c. */
 #ifndef PUNCTUAL_SLEEP_PERIODIC_H
 #define PUNCTUAL_SLEEP_PERIODIC_H
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sleep_render.c: `punctual sleep`'s matrix as text (a table per interval, a column group
- * per timer slack value), as CSV (a row per cell) and as JSON (every cell's histograms).
- * cmd_sleep.c parses the options and runs it; measure/matrix.c measures.
+ * `punctual sleep`'s matrix as text (a table per interval, a column group per timer slack
+ * value), as CSV (a row per cell) and as JSON (every cell's histograms). sleep/sleep.c parses
+ * the options and runs it; measure/matrix.c measures.
  */
 #include <signal.h>
 #include <stdbool.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* sleep_render.h: `punctual sleep`'s matrix as text, CSV and JSON, written to out;
- * cmd_sleep.c runs it, sleep_render.c renders it. */
+/* `punctual sleep`'s matrix as text, CSV and JSON, written to out; sleep/sleep.c runs it,
+ * sleep/render.c renders it. */
 #ifndef PUNCTUAL_SLEEP_RENDER_H
 #define PUNCTUAL_SLEEP_RENDER_H
 

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_sleep.c: `punctual sleep`, the sleep-accuracy matrix: every sleep mechanism at a
- * ladder of intervals, once per timer slack value, side by side (the JDK ThreadSleep
- * table's two halves; FreeBSD's testsleep table), and `--periodic`, cyclictest's loop
- * that also counts the periods it missed. This file parses the options, sets up the
- * scheduling and runs the matrix (measure/matrix.c measures it, sleep_render.c renders
- * it); cmd_sleep_periodic.c runs and renders --periodic.
+ * `punctual sleep`, the sleep-accuracy matrix: every sleep mechanism at a ladder of intervals,
+ * once per timer slack value, side by side (the JDK ThreadSleep table's two halves; FreeBSD's
+ * testsleep table), and `--periodic`, cyclictest's loop that also counts the periods it
+ * missed. This file parses the options, sets up the scheduling and runs the matrix
+ * (measure/matrix.c measures it, sleep/render.c renders it); sleep/periodic.c runs and
+ * renders --periodic.
  */
 #include <errno.h>
 #include <fcntl.h>

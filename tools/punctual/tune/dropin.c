@@ -1,16 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_tune_dropin.c: the unit files `punctual tune` reads and the drop-ins it writes.
- * Reading: a unit's [Service] lines (continued lines joined as systemd joins them,
- * comments skipped, a file with a NUL byte refused), its
- * ExecStart= as a command, its Environment= assignments (unquoted and unescaped as
- * systemd does, specifiers left for systemd), and what a unit sets itself besides tune's
- * own drop-ins: LD_PRELOAD and TimerSlackNSec=. Writing: a drop-in's Environment= with
- * each assignment quoted where it must be, '%' doubled in what tune adds (systemd reads
- * it as a specifier), the unit's own LD_PRELOAD kept before the shim's; a measuring
- * drop-in also undoes what an earlier tune's kept drop-in sets (UnsetEnvironment= of its
- * exact assignments, the unit's own slack), so that the kept one stays in place until a
- * new one replaces it.
+ * The unit files `punctual tune` reads and the drop-ins it writes. Reading: a unit's [Service]
+ * lines (continued lines joined as systemd joins them, comments skipped, a file with a NUL
+ * byte refused), its ExecStart= as a command, its Environment= assignments (unquoted and
+ * unescaped as systemd does, specifiers left for systemd), and what a unit sets itself besides
+ * tune's own drop-ins: LD_PRELOAD and TimerSlackNSec=. Writing: a drop-in's Environment= with
+ * each assignment quoted where it must be, '%' doubled in what tune adds (systemd reads it as
+ * a specifier), the unit's own LD_PRELOAD kept before the shim's; a measuring drop-in also
+ * undoes what an earlier tune's kept drop-in sets (UnsetEnvironment= of its exact assignments,
+ * the unit's own slack), so that the kept one stays in place until a new one replaces it.
  */
 #include <ctype.h>
 #include <errno.h>

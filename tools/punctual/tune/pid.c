@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_tune_pid.c: what `punctual tune` reads of another process: the service unit that
- * owns it (tune --pid), and the CPUs its cgroup's quota allows (the CPU-count advice for
- * tune UNIT, v1 or v2, read by the library's walk). The shim cannot join a running
- * process, so --pid tunes the unit, which restarts it with the shim. Every path is read
- * under pn__fs_root()'s prefix.
+ * What `punctual tune` reads of another process: the service unit that owns it (tune --pid),
+ * and the CPUs its cgroup's quota allows (the CPU-count advice for tune UNIT, v1 or v2, read
+ * by the library's walk). The shim cannot join a running process, so --pid tunes the unit,
+ * which restarts it with the shim. Every path is read under pn__fs_root()'s prefix.
  */
 #include <errno.h>
 #include <limits.h>

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_tune_run.c: `punctual tune`'s measuring: the settings run in turns (a command
- * through `punctual run --stats`, this binary; a unit through its runner in
- * cmd_tune_unit.c), each setting's runs merged, its lateness quantile given an interval and
- * judged against the program as it is by probe --compare's noise rule (noise.c); the
- * setting kept is the cheapest not worse than the best beyond noise.
+ * `punctual tune`'s measuring: the settings run in turns (a command through `punctual run
+ * --stats`, this binary; a unit through its runner in tune/unit.c), each setting's runs
+ * merged, its lateness quantile given an interval and judged against the program as it is by
+ * probe --compare's noise rule (noise.c); the setting kept is the cheapest not worse than the
+ * best beyond noise.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +30,7 @@
 
 /* How long a command has to end after SIGTERM before SIGKILL. */
 #define TERM_GRACE_NS 2000000000LL
-/* The exit status of a command that was not found (env(1)'s, as cmd_run.c's). */
+/* The exit status of a command that was not found (env(1)'s, as run/run.c's). */
 #define EXIT_NOT_FOUND 127
 
 /* The child's argv: this binary's `run --stats`, s's options (the command's own slack

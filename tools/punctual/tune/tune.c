@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_tune.c: `punctual tune`: closes the loop that probe's advice leaves open. A
- * command (tune -- CMD), a unit file's command (--unit-file) or a running systemd service
- * (tune UNIT) is measured as it is and under each fix run offers (timer slack 1 ns,
- * precise waits, with --budget's CPU budget), each for the same time; the fix whose p99
- * lateness is lower beyond both runs' noise (probe --compare's rule, noise.c) is printed
- * as a command line, an environment and a drop-in, and kept with --apply.
+ * `punctual tune`: closes the loop that probe's advice leaves open. A command (tune -- CMD), a
+ * unit file's command (--unit-file) or a running systemd service (tune UNIT) is measured as it
+ * is and under each fix run offers (timer slack 1 ns, precise waits, with --budget's CPU
+ * budget), each for the same time; the fix whose p99 lateness is lower beyond both runs' noise
+ * (probe --compare's rule, noise.c) is printed as a command line, an environment and a
+ * drop-in, and kept with --apply.
  */
 #include <errno.h>
 #include <getopt.h>

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* cmd_tune.h: what the parts of `punctual tune` hand each other: the settings it tries,
- * the runs under each (cmd_tune_run.c measures and judges them, for a command or a
- * systemd unit), the unit's drop-ins (cmd_tune_dropin.c) and its control
- * (cmd_tune_unit.c), for cmd_tune.c to render. */
+/* What the parts of `punctual tune` hand each other: the settings it tries, the runs under
+ * each (tune/run.c measures and judges them, for a command or a systemd unit), the unit's
+ * drop-ins (tune/dropin.c) and its control (tune/unit.c), for tune/tune.c to render. */
 #ifndef PUNCTUAL_CMD_TUNE_H
 #define PUNCTUAL_CMD_TUNE_H
 
@@ -104,7 +103,7 @@ void tune_measure(tune_runner *run, void *ctx, const struct tune_setting *s, int
  * better. */
 void tune_kept_lines(FILE *f, const struct tune_outcome *o, const struct tune_setting *s);
 
-/* ---- the drop-ins (cmd_tune_dropin.c) ---- */
+/* ---- the drop-ins (tune/dropin.c) ---- */
 /* The first line of every file tune writes; a file without it is someone else's. */
 #define TUNE_MARK "# Written by punctual tune"
 /* The name of tune's kept drop-in in a unit's .d directory, and of the measuring one in
@@ -171,13 +170,13 @@ char *tune_runtime_env(const char *dirs, const char *ours);
 /* The environment of run --cpus=n (n > 0) into buf, words split by spaces. */
 void tune_cpus_env(char *buf, size_t size, int n);
 
-/* ---- a unit file's command (cmd_tune_dropin.c) ---- */
+/* ---- a unit file's command (tune/dropin.c) ---- */
 /* The unit file's ExecStart= command line as an argv (NULL-terminated, one block to free):
  * exits 2 for a file without one, or one with specifiers or variables (systemd's to
  * expand). */
 char **tune_unit_file_cmd(const char *file);
 
-/* ---- a systemd unit (cmd_tune_unit.c) ---- */
+/* ---- a systemd unit (tune/unit.c) ---- */
 /* UNIT checked as a service name (".service" added when it has no suffix) into name:
  * exits 2 for a name that is no service or a template without an instance. */
 void tune_unit_name(const char *unit, char *name, size_t n);
@@ -198,7 +197,7 @@ int tune_unit_rt(const char *name, char *why, size_t n);
  * with dry_run, says what it would remove: the exit status. */
 int tune_unit_revert(const char *name, bool dry_run);
 
-/* ---- another process (cmd_tune_pid.c) ---- */
+/* ---- another process (tune/pid.c) ---- */
 /* The service unit that owns the process arg (a PID) into name: exits 2 for bad input, a
  * process that does not exist, or one in no service unit. */
 void tune_pid_unit(const char *arg, char *name, size_t n);

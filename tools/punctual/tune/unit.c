@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_tune_unit.c: `punctual tune UNIT`: a systemd service measured under each setting
- * through a runtime drop-in (/run/systemd/system/UNIT.d/) and a restart, the one kept
- * written as a drop-in under /etc/systemd/system/UNIT.d/ with --apply. The rules a
- * systemd administrator may count on:
+ * `punctual tune UNIT`: a systemd service measured under each setting through a runtime
+ * drop-in (/run/systemd/system/UNIT.d/) and a restart, the one kept written as a drop-in under
+ * /etc/systemd/system/UNIT.d/ with --apply. The rules a systemd administrator may count on:
  * - Every drop-in is written whole (a temporary file, fsync, rename: files.c) and carries
  *   TUNE_MARK; a file without it is never replaced or removed.
  * - Nothing is removed before its replacement is in place: an earlier tune's kept drop-in

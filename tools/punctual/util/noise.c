@@ -16,7 +16,7 @@
  * samples of either allow, the host's noise changing from one run to the next. Each
  * interval is widened by it both ways, so two values must be BETWEEN_RUNS^2 (2.25)
  * apart at least: of the quantile rows of two back-to-back probes of one busy host
- * (compare_join.c, the between-run bounds), 1 in 100 had intervals 2.16 apart. */
+ * (compare/join.c, the between-run bounds), 1 in 100 had intervals 2.16 apart. */
 #define BETWEEN_RUNS 1.5
 
 double noise_z(size_t m)

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * compare.c: `punctual probe --compare BEFORE AFTER`: two probe reports (--json) side by
- * side. compare_read.c reads each into figures and lists the facts that differ,
- * compare_join.c joins the figures both reports have by name and gives each pair a
+ * side. compare/read.c reads each into figures and lists the facts that differ,
+ * compare/join.c joins the figures both reports have by name and gives each pair a
  * verdict that accounts for noise (the rules are at its verdict(), and in punctual(1)),
- * listing the others as skipped, and compare_render.c renders the result. Reading needs
+ * listing the others as skipped, and compare/render.c renders the result. Reading needs
  * jansson: a build without it (PN_HAVE_JANSSON undefined, a musl build) parses the same
  * options, then says so and exits 1.
  */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* compare.h: what the parts of `punctual probe --compare` (compare.c) hand each other:
- * the two reports' figures and facts (compare_read.c), the rows they share and what was
- * skipped (compare_join.c), for the renderer (compare_render.c). */
+ * the two reports' figures and facts (compare/read.c), the rows they share and what was
+ * skipped (compare/join.c), for the renderer (compare/render.c). */
 #ifndef PUNCTUAL_COMPARE_H
 #define PUNCTUAL_COMPARE_H
 
@@ -13,7 +13,7 @@ struct json_t; /* jansson's value: only read.c and shapes.c read it */
 enum rule { R_QUANTILE, R_RANGE, R_COUNT, R_FACTOR, R_EXACT, R_CONTEXT, R_PARAM };
 /* V_CONTEXT: a figure without a direction (a sample count, another process's CPU),
  * shown beside the others and never judged; V_VARIES: an adaptive wait's figure, which
- * two runs of one host give far apart (probe_schema.c), shown and not judged */
+ * two runs of one host give far apart (probe/schema.c), shown and not judged */
 enum verdict { V_SAME, V_BETTER, V_WORSE, V_CONTEXT, V_VARIES };
 
 /* The longest figure name kept (longer ones are cut): the keys of a probe report are
@@ -21,7 +21,7 @@ enum verdict { V_SAME, V_BETTER, V_WORSE, V_CONTEXT, V_VARIES };
 #define FIG_NAME_MAX 192
 
 /* A figure: about 100 bytes and its strings, so that a report at MAX_INPUT fits in memory
- * (compare_read.c). Its strings live in the report (its document, or its arena). */
+ * (compare/read.c). Its strings live in the report (its document, or its arena). */
 struct fig {
 	const char *section;
 	const char *name;        /* unique in its section */
@@ -34,7 +34,7 @@ struct fig {
 	enum rule rule;
 	int dir;       /* -1 lower is better, +1 higher is better */
 	bool time;     /* a duration in ns */
-	bool fold;     /* R_EXACT: 0 in both reports folds into one line (probe_schema.h) */
+	bool fold;     /* R_EXACT: 0 in both reports folds into one line (probe/schema.h) */
 	bool adaptive; /* an adaptive wait's: varies between runs beyond any interval */
 	bool used;
 };
@@ -92,7 +92,7 @@ void compare_as_v1(struct json_t *doc);
 /* a's and b's figures, into their f, n and cap; each quantile with its interval. */
 void compare_figures(struct report *a, struct report *b);
 /* The facts that differ between a and b, at most max, into res: in the order of
- * probe_schema.c's PK_FACT rows, a row for a whole section giving its members in a's
+ * probe/schema.c's PK_FACT rows, a row for a whole section giving its members in a's
  * order, then those only b has. Returns their number. */
 size_t compare_facts(const struct report *a, const struct report *b, struct fact *res, size_t max);
 /* A copy of the formatted string (cut at FIG_NAME_MAX + 2 bytes, or 512 for a reason)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * compare_join.c: `punctual probe --compare`'s join: the figures of two reports
- * (compare.c reads them) matched by name in O(n log n), a verdict for each pair under
- * the noise rules, and the figures skipped with why: an object whose run differs or that
- * one report could not run, a figure only one report has.
+ * `punctual probe --compare`'s join: the figures of two reports (read.c reads them) matched by
+ * name in O(n log n), a verdict for each pair under the noise rules, and the figures
+ * skipped with why: an object whose run differs or that one report could not run, a figure
+ * only one report has.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -42,17 +42,17 @@
  * both reports' noise.
  * - a quantile (a sleep cell's p50 and p99, a frontier variant's p50, p90, p99) has an
  *   interval from its sample count and spread, widened by the between-run factor
- *   (compare_read.c, intervals(); noise.c); it changed when the two intervals do not overlap.
+ *   (compare/read.c, intervals(); noise.c); it changed when the two intervals do not overlap.
  *   One the report cannot support (a p99 of fewer than 100 samples) is skipped;
  * - a range (a clock's median and its cheapest round) changed when the two ranges are
  *   apart by a factor of MIN_EFFECT;
  * - a count of events in one run changed beyond COUNT_Z standard deviations;
- * - a count the report makes exactly (early returns, CPUs: probe_schema.c's exact rows)
+ * - a count the report makes exactly (early returns, CPUs: probe/schema.c's exact rows)
  *   changed when it differs;
  * - any other figure carries no spread of its own: it changed beyond a factor of FACTOR;
  * - a figure without a direction (a sample count, another process's CPU) is context;
  * - an adaptive wait's figure varies between two runs of one host beyond any interval
- *   either run gives (probe_schema.c): shown, not judged ("varies").
+ *   either run gives (probe/schema.c): shown, not judged ("varies").
  * Lower is better, unless the figure's row says higher (the CPUs this process may use).
  */
 static enum verdict verdict(const struct fig *a, const struct fig *b)

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * compare_read.c: `punctual probe --compare` reads a probe report (--json) into figures
- * and compares two reports' facts. A report is walked generically, so that sections a
- * version adds are compared without this file knowing them (what a key means, a
- * parameter, an identity, a fact, is probe_schema.c's table): every number becomes a
- * figure named by its path, an array element by the members that identify it (a sleep
- * cell by mechanism, interval and which slack), and a histogram ({count, p50, p99, ...})
- * gives two figures, p50 and p99, each with an interval from its sample count.
+ * `punctual probe --compare` reads a probe report (--json) into figures and compares two
+ * reports' facts. A report is walked generically, so that sections a version adds are compared
+ * without this file knowing them (what a key means, a parameter, an identity, a fact, is
+ * probe/schema.c's table): every number becomes a figure named by its path, an array element
+ * by the members that identify it (a sleep cell by mechanism, interval and which slack), and a
+ * histogram ({count, p50, p99, ...}) gives two figures, p50 and p99, each with an interval
+ * from its sample count.
  *
  * The JSON is read with jansson (Debian libjansson-dev) rather than by hand or with
  * cJSON: jansson refuses what is not JSON saying where (line and column), validates

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* compare_render.c: `punctual probe --compare` as a table for people and as JSON. */
+/* `punctual probe --compare` as a table for people and as JSON. */
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
