@@ -1,14 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# bench_why.sh PUNCTUAL SLACKLOOP: what `punctual why` costs the traced program and the
-# host, at 1,000 and 10,000 wakeups a second (a loop of nanosleeps with 1 ns slack,
-# interval 1 ms or 100 us, which prints its own "p50_ns p99_ns sleeps"): the loop's own
-# lateness untraced and traced, in alternating runs; the tracer's CPU (its user + system
-# time over 2 s of the steady state, /proc/PID/stat); the kernel side's run time per
-# traced wakeup (kernel.bpf_stats_enabled: every program's run_time_ns over the loop's
-# wakeups, sched_switch's and the interrupts' runs host-wide included). Root.
+# bench_why.sh PUNCTUAL [LOOP]: what `punctual why` costs the traced program and the host,
+# at 1,000 and 10,000 wakeups a second (LOOP, by default the build's bench/slack_loop:
+# nanosleeps with 1 ns slack, interval 1 ms or 100 us, which prints its own "p50_ns p99_ns
+# sleeps"): the loop's own lateness untraced and traced, in alternating runs; the tracer's
+# CPU (its user + system time over 2 s of the steady state, /proc/PID/stat); the kernel
+# side's run time per traced wakeup (kernel.bpf_stats_enabled: every program's run_time_ns
+# over the loop's wakeups, sched_switch's and the interrupts' runs host-wide included).
+# Root.
 set -eu
-PN=$1 LOOP=$2 SECS=${SECS:-5} ROUNDS=${ROUNDS:-3}
+PN=$1 LOOP=${2:-$(dirname "$1")/bench/slack_loop} SECS=${SECS:-5} ROUNDS=${ROUNDS:-3}
 old=$(sysctl -n kernel.bpf_stats_enabled)
 trap 'sysctl -q -w kernel.bpf_stats_enabled=$old' EXIT
 sysctl -q -w kernel.bpf_stats_enabled=1
