@@ -8,8 +8,8 @@
  * measure/frontier.c), in ROUNDS runs of N sleeps per variant, idle or beside CPU hogs of
  * its own (two per CPU). Prints Markdown: per length, each variant's p99 over the rounds
  * (least, median, most) and its median CPU; then per length the rounds in which the
- * default's p99 was within the noise (1.5x + 5 us idle, + 20 us shared: acceptance 29's
- * rule) of every variant that spent no more CPU, and in which it was at or below them.
+ * default's p99 was within the noise (1.5x + 5 us idle, + 20 us shared) of every variant
+ * that spent no more CPU, and in which it was at or below them.
  * Usage: bench_default idle|shared [N] [ROUNDS]
  */
 #include <stdio.h>

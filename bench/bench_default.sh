@@ -19,7 +19,7 @@ echo "library's, its learned slice included), and a pure spin (the floor). $N sl
 echo "variant and length (at most 2 s of sleeps), $R rounds; idle at a precision of 1 us,"
 echo "then beside two CPU hogs per CPU at 10 us (\`run --precise\`'s). p99 in us over the rounds"
 echo "(least, median, most); CPU % the median round's. Then, per length, the rounds in which"
-echo "the default's p99 was within acceptance 29's noise (1.5x + 5 us idle, + 20 us shared)"
+echo "the default's p99 was within the noise (1.5x + 5 us idle, + 20 us shared)"
 echo "of every variant that spent no more CPU, and at or below them."
 echo
 "$B/bench/bench_default" idle "$N" "$R" || true

@@ -508,7 +508,7 @@ for left_ms in (20, 35, 60, 80, 99, 150, 400):
 
 class Signals(unittest.TestCase):
     def test_at_every_distance_from_the_deadline(self):
-        # behaviour, not latency (the acceptance script measures that): SIGINT's
+        # behaviour, not latency (a test asserts no speed): SIGINT's
         # KeyboardInterrupt always comes, and a handler that returns runs once and leaves
         # the sleep to end, never early; with 60 ms or more left, it runs during the
         # sleep, not after it (the wait looks at signals every 20 ms, even in its last
