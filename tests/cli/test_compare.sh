@@ -27,7 +27,7 @@ cp "$OUT" "$B"
 
 ok probe --compare "$A" "$B"
 T=$OUT
-check "the text names the slack as the fact that differs" grep -q '^  system slack_self_ns  *50000 -> 1$' "$T"
+check "the text names the slack as the fact that differs" grep -q '^  host slack_self_ns  *50000 -> 1$' "$T"
 check "the text has a row per section" grep -q '^clocks ' "$T"
 check "... and the summary line" grep -Eq '^[0-9]+ better, [0-9]+ worse, [0-9]+ the same' "$T"
 
@@ -35,7 +35,7 @@ ok probe --compare --json "$A" "$B"
 J=$OUT
 json_ok "$J"
 jq_check "command and sides" '.command == "probe --compare" and .before.file != null and .after.file != null' "$J"
-jq_check "the slack is among the facts" 'any(.facts[]; .name == "system slack_self_ns" and .before == "50000" and .after == "1")' "$J"
+jq_check "the slack is among the facts" 'any(.facts[]; .name == "host slack_self_ns" and .before == "50000" and .after == "1")' "$J"
 jq_check "every figure has a known verdict and rule, context never judged" \
 	'all(.figures[]; (.verdict | IN("better","worse","same","context","varies")) and (.rule | IN("quantile","range","count","factor","exact","context"))
 	     and ((.rule == "context") == (.verdict == "context")))' "$J"

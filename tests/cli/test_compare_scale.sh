@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # test_compare_scale.sh: `punctual probe --compare` on generated reports of 40000 figures
 # and on absurd values. Every figure is joined to its namesake (an array of cells, one wide
-# object with "_min" ranges, a wide system section), a parameter shared by all N cells
+# object with "_min" ranges, a wide host section), a parameter shared by all N cells
 # skips them all once, duplicate names join first to first; the verdicts and counts are
 # exact. Absurd values (1e300, 48-digit integers, infinite ratios) keep the table's columns
 # and the JSON valid. No speed is asserted (docs/DESIGN.md has the join's n log n against
@@ -20,7 +20,7 @@ gen() {
 import json, sys
 kind, side, n, path = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 b = side == "b"
-doc = {"tool": "punctual", "command": "probe", "version": "x", "system": {"kernel": "k"}}
+doc = {"tool": "punctual", "command": "probe", "version": "x", "host": {"kernel": "k"}}
 if kind == "cells":
     # cell i: count i+1 in a; in b, every 10th is 10x (worse for a count), the last
     # cell is only in a, one more only in b
@@ -30,7 +30,7 @@ if kind == "cells":
     doc["sleeps"] = {"cells": cells}
 elif kind == "wide":
     # one object: k<i>_ns with its k<i>_ns_min, the same in both but for k0 (3x dearer
-    # in b, range too); and a system section of n facts, one of which differs
+    # in b, range too); and a host section of n facts, one of which differs
     w = {}
     for i in range(n // 2):
         v = 100.0 + i
@@ -39,9 +39,9 @@ elif kind == "wide":
         w["k%d_ns" % i] = v
         w["k%d_ns_min" % i] = v * 0.9
     doc["clocks"] = w
-    doc["system"] = {"f%d" % i: i for i in range(n)}
+    doc["host"] = {"f%d" % i: i for i in range(n)}
     if b:
-        doc["system"]["f7"] = -7
+        doc["host"]["f7"] = -7
 elif kind == "params":
     # n cells of one identity whose run differs (samples 1 -> 2): skipped, once each
     doc["timers"] = {"cells": [{"id": "x", "samples": 1 + b, "count": 5, "lost": i}
@@ -78,8 +78,8 @@ jq_check "wide object: every figure a range, only the 3x dearer one worse" --arg
 	'(.figures | length) == $n / 2 and all(.figures[]; .rule == "range")
 	 and ([.figures[] | select(.verdict != "same") | .figure] == ["k0_ns"])
 	 and .summary.worse == 1' "$OUT"
-jq_check "wide system section: the one fact that differs" \
-	'.facts == [{"name": "system f7", "before": "7", "after": "-7"}]' "$OUT"
+jq_check "wide host section: the one fact that differs" \
+	'.facts == [{"name": "host f7", "before": "7", "after": "-7"}]' "$OUT"
 
 run probe --compare --json "$TMP/params-a.json" "$TMP/params-b.json"
 jq_check "a differing parameter in $N cells: each cell's figures skipped once, with why" \

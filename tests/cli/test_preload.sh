@@ -49,7 +49,7 @@ for args in "--precise" "--precise=1us --slack 1ns" "--precise=0"; do
 done
 # The call time: the counter read at the entry, converted after (with the TSC the kernel
 # trusts), or the clock read there (PUNCTUAL_CYCLES=clock, or no trusted counter).
-src=$("$PN" clock --json --duration 10ms | jq -r .host.cycles.source)
+src=$("$PN" clock --json --duration 10ms | jq -r .cycles.source)
 want=counter
 [ "$src" = clock_monotonic ] && want=clock
 check "waits: the call time is the $want's (cycles: $src; $(grep -m1 '^call time' "$TMP/waits.shim.err"))" \

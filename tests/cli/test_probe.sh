@@ -128,7 +128,7 @@ check "... said so, the partial report on stderr" \
 COLUMNS=80 ok probe --quick
 check "no line of probe --quick is over 80 columns at COLUMNS=80 ($(awk 'length > 80' "$OUT" | head -c 200))" \
 	sh -c "awk 'length > 80 {exit 1}' '$OUT'"
-for s in system clocks sleeps timers cpus "what precision costs here" recommendations; do
+for s in host clocks sleeps timers cpus "what precision costs here" recommendations; do
 	check "the report has a $s section" grep -q "^$s" "$OUT"
 done
 check "the report opens with its verdict, after the title" \
@@ -290,7 +290,7 @@ RC=$? OUT=$FULL_OUT ERR=$FULL_ERR FULL=""
 STATUS[$OUT]=$RC
 check "the full probe exits 0 (got $RC: $(head -c 200 "$ERR"))" test "$RC" -eq 0
 check "the full probe printed its report" test -s "$OUT"
-for s in system clocks sleeps timers cpus recommendations; do
+for s in host clocks sleeps timers cpus recommendations; do
 	check "the full report has a $s section" grep -q "^$s" "$OUT"
 done
 check "the full report ran the full timer demo" \

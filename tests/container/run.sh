@@ -221,11 +221,11 @@ jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])),
 		else
 			skip "probe: schema: python3-jsonschema is not installed"
 		fi
-		rt=$(jq -r .system.container "$j")
+		rt=$(jq -r .host.container "$j")
 		if [ "$rt" = podman ]; then
 			pass "probe: the system section names the runtime: container \"$rt\""
 		else
-			fail "probe: .system.container is '$rt', expected podman"
+			fail "probe: .host.container is '$rt', expected podman"
 		fi
 	fi
 	# --prom without a FILE (the last argument): the metrics on stdout, the report on stderr

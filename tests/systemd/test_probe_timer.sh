@@ -80,7 +80,7 @@ inbox systemd-detect-virt --container
 want=$(cat "$OUT")
 inbox punctual probe --quick --json
 check "probe --json names the container as systemd-detect-virt does ($want)" \
-	test "$(jq -r .system.container "$OUT" 2>/dev/null)" = "$want"
+	test "$(jq -r .host.container "$OUT" 2>/dev/null)" = "$want"
 if [ -s "$TMP/punctual.prom" ]; then
 	check "... and the metrics carry it" grep -q "container=\"$want\"" "$TMP/punctual.prom"
 fi

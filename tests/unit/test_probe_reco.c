@@ -39,7 +39,7 @@ static int setup(void **state)
 	memset(&p, 0, sizeof(p));
 	memset(&fr, 0, sizeof(fr));
 	p.quota.level = -1;
-	p.slack_self = 50 * US;
+	p.host.slack_self = 50 * US;
 	memcpy(p.intervals, iv, sizeof(iv));
 	p.slacks[0] = 50 * US;
 	p.slacks[1] = 1;

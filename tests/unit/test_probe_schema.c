@@ -29,9 +29,9 @@ static void precedence(void **state)
 	/* the key's row in every section wins over the section's row */
 	k = probe_key("cpus", "early");
 	assert_true(k->exact && !k->higher && k->fold);
-	assert_int_equal(probe_key("system", "tick_hz_estimate")->role, PK_IGNORED);
-	assert_int_equal(probe_key("system", "kernel")->role, PK_FACT);
-	assert_int_equal(probe_key("system", "slack_self_ns")->role, PK_SLACK_SELF);
+	assert_int_equal(probe_key("host", "tick_hz_estimate")->role, PK_IGNORED);
+	assert_int_equal(probe_key("host", "kernel")->role, PK_FACT);
+	assert_int_equal(probe_key("host", "slack_self_ns")->role, PK_SLACK_SELF);
 	/* anything else: a figure, lower is better, no flag */
 	k = probe_key("a_new_section", "a_new_key");
 	assert_true(k->role == PK_FIGURE && !k->exact && !k->higher && !k->ns && !k->fold);

@@ -120,24 +120,13 @@ static void render_json(const struct host *host, const struct pn_cycles_info *ci
 	int n = clock_sources_count();
 	struct json j;
 	json_report_begin(&j, out, "clock");
-	json_obj(&j, "host");
-	json_str(&j, "kernel", host->kernel);
-	json_str(&j, "cpu", host->cpu);
-	json_str(&j, "clocksource", cs_original[0] ? cs_original : host->clocksource);
-	json_words(&j, "available_clocksources", host->clocksources);
-	if (host->invariant_tsc >= 0)
-		json_bool(&j, "invariant_tsc", host->invariant_tsc);
-	else
-		json_none(&j, "invariant_tsc");
-	json_int(&j, "coarse_resolution_ns", host->coarse_res_ns);
-	json_num(&j, "tick_hz_estimate", host->tick_hz);
+	host_json(&j, host); /* read before any clocksource switch: the one in force */
 	json_obj(&j, "cycles");
 	json_str(&j, "source", ci->name);
 	json_str(&j, "reason", ci->reason);
 	json_num(&j, "hz", ci->hz);
 	json_int(&j, "calibration_base_ns", ci->base_ns);
 	json_int(&j, "calibration_uncertainty_ns", ci->uncertainty_ns);
-	json_obj_end(&j);
 	json_obj_end(&j);
 	json_int(&j, "duration_ns", duration);
 	json_bool(&j, "interrupted", tool_stop != 0); /* the runs measured until a signal */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `punctual probe`, the one-command timing report for a host or container: its options, and
- * its sections (probe.h) run in turn: system facts, what clocks cost, how late sleeps wake
+ * its sections (probe.h) run in turn: the host's facts, what clocks cost, how late sleeps wake
  * with the current slack and with 1 ns and with pn_sleep_until, the timer wheel's coalescing,
  * the CPU count and why, what precision costs, why sleeps wake late, and recommendations that
  * quote a gain measured in the same run. It changes nothing in the system: only this process's
@@ -83,8 +83,8 @@ static const char *schema_path(void)
  * shared-CPU run comes after why-late: its hogs would spend a cgroup's CPU quota, and the
  * why-late loop would then blame the probe's own throttling. */
 static const struct probe_section *const sections[] = {
-        &probe_system, &probe_clocks,   &probe_sleeps, &probe_timers,
-        &probe_cpus,   &probe_frontier, &probe_why,    &probe_shared,
+        &probe_host, &probe_clocks,   &probe_sleeps, &probe_timers,
+        &probe_cpus, &probe_frontier, &probe_why,    &probe_shared,
 };
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
 
@@ -93,7 +93,8 @@ static size_t nmeasured;
 
 static void render_text(const struct probe *p)
 {
-	fprintf(out, "punctual probe: timing on this %s\n\n", p->virt[0] == 'n' ? "host" : "guest");
+	fprintf(out, "punctual probe: timing on this %s\n\n",
+	        p->host.virt[0] == 'n' ? "host" : "guest");
 	if (!tool_stop) /* the verdict quotes the sections a signal may have cut */
 		probe_verdict_text(p);
 	for (size_t i = 0; i < nmeasured; i++)

@@ -62,13 +62,6 @@ struct probe_quota {
 struct probe {
 	bool quick;
 	struct host host;
-	char virt[96];      /* "KVM" (CPUID hypervisor leaf), "none", ... */
-	char dmi[160];      /* DMI vendor and product, "" if unreadable */
-	char container[48]; /* the container manager's name ("systemd-nspawn", "podman"), or "" */
-	char container_how[32]; /* where it was found; "": no container found */
-	char nohz_full[64];     /* "" when none or unreadable */
-	char isolated[64];
-	int64_t slack_self, slack_pid1; /* ns, or -errno */
 	struct pn_cycles_info cycles;
 	int nclocks;
 	struct clock_result *clocks;
@@ -103,8 +96,8 @@ struct probe_section {
 	void (*prom)(FILE *f, const struct probe *p);
 	void (*done)(struct probe *p);
 };
-extern const struct probe_section probe_system, probe_clocks, probe_sleeps, probe_timers,
-        probe_cpus, probe_frontier, probe_shared, probe_why;
+extern const struct probe_section probe_host, probe_clocks, probe_sleeps, probe_timers, probe_cpus,
+        probe_frontier, probe_shared, probe_why;
 
 /* The p99 of h that the report shows: from FRONTIER_MIN_P99 values on, else -1 (a "-" in
  * its tables). The advice and the verdict quote no other p99: under that count it is the

@@ -48,8 +48,8 @@ const struct probe_key probe_keys[] = {
         /* a report a signal cut short says so: a fact, listed when the two differ */
         {.section = PROBE_TOP, .key = "interrupted", .role = PK_FACT},
         /* the host: every member a fact; the process's slack names a sleep column */
-        {.section = "system", .key = "slack_self_ns", .role = PK_SLACK_SELF},
-        {.section = "system", .role = PK_FACT},
+        {.section = "host", .key = "slack_self_ns", .role = PK_SLACK_SELF},
+        {.section = "host", .role = PK_FACT},
         /* the CPUs this process may use: counted exactly, more is better; the cgroup, its
          * limit and the affinity list are facts */
         {.section = "cpus", .key = "cgroup_version", .role = PK_FACT},

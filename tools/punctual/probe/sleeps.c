@@ -19,7 +19,7 @@ static void sleeps_measure(struct probe *p)
 {
 	static const int64_t iv[PROBE_INTERVALS] = {1000, 100000, 1000000};
 	memcpy(p->intervals, iv, sizeof(iv));
-	p->slacks[0] = p->slack_self;
+	p->slacks[0] = p->host.slack_self;
 	p->slacks[1] = 1;
 	const char *ids[] = {"nanosleep", "clock_nanosleep_abs", "epoll_wait", "select"};
 	int n = 0;
@@ -31,7 +31,7 @@ static void sleeps_measure(struct probe *p)
 	        .intervals = p->intervals,
 	        .nintervals = PROBE_INTERVALS,
 	        .slacks = p->slacks,
-	        .nslacks = p->slack_self == 1 ? 1 : PROBE_SLACKS,
+	        .nslacks = p->host.slack_self == 1 ? 1 : PROBE_SLACKS,
 	        .m = p->mechs,
 	        .nm = n,
 	        .samples = p->quick ? 200 : 1000,
@@ -84,7 +84,7 @@ static void sleeps_recommend(struct probe *p)
 	char a[32], b[32], c[32], e4[32];
 	/* timer slack: nanosleep at 100 us, current slack vs 1 ns */
 	const struct sleep_cell *d = cell(p, "nanosleep", 1, 0), *s1 = cell(p, "nanosleep", 1, 1);
-	if (d && s1 && p->slack_self > 1) {
+	if (d && s1 && p->host.slack_self > 1) {
 		int64_t md = pn_hist_percentile(&d->late, 50),
 		        m1 = pn_hist_percentile(&s1->late, 50);
 		if (md - m1 > SLACK_GAIN_MIN && md - m1 > md / 5)
@@ -97,7 +97,7 @@ static void sleeps_recommend(struct probe *p)
 			                "TimerSlackNSec=1ns in its systemd unit (measured: %s).",
 			                fmt_ns(a, sizeof(a), (double)md),
 			                fmt_ns(b, sizeof(b), (double)(md - m1)),
-			                fmt_ns(c, sizeof(c), (double)p->slack_self),
+			                fmt_ns(c, sizeof(c), (double)p->host.slack_self),
 			                fmt_ns(e4, sizeof(e4), (double)m1)),
 			        "p50_ns", (double)md, (double)m1);
 	}

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* render/figures.c: the JSON of the figures the subcommands and the probe share
- * (figures.h). */
+/* The JSON of the figures the subcommands and the probe share (figures.h). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -8,6 +7,32 @@
 #include <punctual/cpus.h>
 #include <punctual/version.h>
 #include "render/figures.h"
+
+void host_json(struct json *j, const struct host *h)
+{
+	json_obj(j, "host");
+	json_str(j, "kernel", h->kernel);
+	json_str(j, "cpu", h->cpu);
+	json_str(j, "virtualization", h->virt);
+	json_str(j, "dmi", h->dmi);
+	if (*h->container_how)
+		json_str(j, "container", h->container);
+	else
+		json_none(j, "container");
+	json_str(j, "clocksource", h->clocksource);
+	json_words(j, "available_clocksources", h->clocksources);
+	if (h->invariant_tsc >= 0)
+		json_bool(j, "invariant_tsc", h->invariant_tsc);
+	else
+		json_none(j, "invariant_tsc");
+	json_num(j, "tick_hz_estimate", h->tick_hz);
+	json_int(j, "coarse_resolution_ns", h->coarse_res_ns);
+	json_str(j, "nohz_full", h->nohz_full);
+	json_str(j, "isolated_cpus", h->isolated);
+	json_int_if(j, "slack_self_ns", h->slack_self >= 0, h->slack_self); /* or -errno */
+	json_int_if(j, "slack_pid1_ns", h->slack_pid1 >= 0, h->slack_pid1);
+	json_obj_end(j);
+}
 
 void clock_source_json(struct json *j, const struct clock_result *r)
 {

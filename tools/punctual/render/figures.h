@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* render/figures.h: one JSON shape per figure, written by one function each, which the
- * subcommand and the probe's section both call: a clock source's costs (clock --json's
- * sources[], the probe's clocks.sources[]), the CPU count and why (cpus --json, the
- * probe's cpus), a timer run (timers --json, the probe's timers). */
+/* One JSON shape per figure, written by one function each, which the subcommand and the
+ * probe's section both call: the host (clock, sleep and probe --json's "host"), a clock
+ * source's costs (clock --json's sources[], the probe's clocks.sources[]), the CPU count and
+ * why (cpus --json, the probe's cpus), a timer run (timers --json, the probe's timers). */
 #ifndef PUNCTUAL_RENDER_FIGURES_H
 #define PUNCTUAL_RENDER_FIGURES_H
 
@@ -11,7 +11,14 @@
 #include <punctual/cpus.h>
 #include "measure/clocks.h"
 #include "measure/timers.h"
+#include "util/host.h"
 #include "util/json.h"
+
+/* The member "host": kernel, cpu, virtualization, dmi, container (null: none found),
+ * clocksource, available_clocksources, invariant_tsc (null: not x86), tick_hz_estimate,
+ * coarse_resolution_ns, nohz_full, isolated_cpus, slack_self_ns, slack_pid1_ns (null:
+ * unreadable). */
+void host_json(struct json *j, const struct host *h);
 
 /* A clock source's object (an element of "sources"): id, name, via, path, ordered, rank,
  * ns_per_read {min, median, rounds, reads_per_round}, resolution_ns {getres,

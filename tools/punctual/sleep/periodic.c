@@ -23,6 +23,7 @@
 #include "measure/causes.h"
 #include "measure/periodic.h"
 #include "render/causes.h"
+#include "render/figures.h"
 #include "sleep/periodic.h"
 #include "util/diag.h"
 #include "util/files.h"
@@ -129,12 +130,7 @@ void sleep_periodic_check(struct periodic_opts *o)
 void sleep_json_header(struct json *j, const char *command, const struct host *host)
 {
 	json_report_begin(j, out, command);
-	json_obj(j, "host");
-	json_str(j, "kernel", host->kernel);
-	json_str(j, "cpu", host->cpu);
-	json_str(j, "clocksource", host->clocksource);
-	json_num(j, "tick_hz_estimate", host->tick_hz);
-	json_obj_end(j);
+	host_json(j, host);
 }
 
 static const char *policy_name(const struct periodic_opts *o)

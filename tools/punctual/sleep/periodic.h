@@ -38,8 +38,9 @@ const char *sleep_slice_text(int64_t slice_ns);
 /* Runs and renders: 0, or EXIT_STOPPED when --stop-above stopped it; exits 1 on failure. */
 int sleep_periodic(struct periodic_opts *o);
 
-/* A sleep report's start: the report begun for command, and the host it ran on (kernel,
- * CPU, clocksource, tick) as the "host" object; the matrix's and --periodic's alike. */
+/* A sleep report's start: the report begun for command, and the host it ran on as the
+ * "host" object (render/figures.c: clock's and probe's shape); the matrix's and
+ * --periodic's alike. */
 struct json;
 struct host;
 void sleep_json_header(struct json *j, const char *command, const struct host *host);

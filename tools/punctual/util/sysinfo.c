@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* sysinfo.c: host facts every report starts with: kernel, CPU, clocksources, tick. */
+/* The host facts every report starts with (host.h): kernel, CPU, hypervisor, container,
+ * clocksources, tick, nohz_full and isolated CPUs, the timer slack of this process and of
+ * PID 1; and the /proc and /sys reads and writes the tool makes. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -10,8 +12,12 @@
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include <punctual/clock.h>
+#include <punctual/slack.h>
 #include "contract.h"
 #include "util/host.h"
 
@@ -60,6 +66,95 @@ static void cpu_model(char *buf, size_t n)
 	}
 }
 
+/* The hypervisor named by CPUID's hypervisor leaf (x86), and DMI's vendor and product. */
+static void virtualization(struct host *h)
+{
+	snprintf(h->virt, sizeof(h->virt), "none");
+#if defined(__x86_64__)
+	unsigned a, b, c, d;
+	if (__get_cpuid(1, &a, &b, &c, &d) && (c >> 31) & 1) {
+		unsigned sig[3];
+		__cpuid(0x40000000, a, sig[0], sig[1], sig[2]);
+		char id[13];
+		memcpy(id, sig, 12);
+		id[12] = '\0';
+		static const struct {
+			const char *sig, *name;
+		} known[] = {{"KVMKVMKVM", "KVM"},         {"Microsoft Hv", "Hyper-V"},
+		             {"VMwareVMware", "VMware"},   {"XenVMMXenVMM", "Xen"},
+		             {"TCGTCGTCGTCG", "QEMU TCG"}, {"ACRNACRNACRN", "ACRN"},
+		             {"bhyve bhyve ", "bhyve"},    {" lrpepyh  vr", "Parallels"}};
+		const char *name = NULL;
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			if (strncmp(id, known[i].sig, strlen(known[i].sig)) == 0)
+				name = known[i].name;
+		for (int i = 0; i < 12; i++)
+			if (id[i] < 0x20 || id[i] > 0x7e)
+				id[i] = '.';
+		snprintf(h->virt, sizeof(h->virt), "%s (CPUID hypervisor bit, \"%s\")",
+		         name ? name : "unknown hypervisor", id);
+	}
+#endif
+	char vendor[64] = "", product[64] = "";
+	read_sysfs_line("/sys/class/dmi/id/sys_vendor", vendor, sizeof(vendor));
+	read_sysfs_line("/sys/class/dmi/id/product_name", product, sizeof(product));
+	snprintf(h->dmi, sizeof(h->dmi), "%s%s%s", vendor, *vendor && *product ? " " : "", product);
+}
+
+/* The container this process runs in, by systemd-detect-virt's rules: what its manager
+ * wrote to /run/systemd/container (systemd-nspawn, podman, ... for the systemd inside),
+ * PID 1's "container=" (an init that is not systemd; root may read it), then the files
+ * podman and docker leave (/run/.containerenv, /.dockerenv); "" for none found. The name
+ * is printable ASCII, cut to fit; how it was found goes to h->container_how. */
+static void container(struct host *h)
+{
+	char v[sizeof(h->container)] = "";
+	const char *how = "";
+	FILE *f = fopen("/run/systemd/container", "re");
+	if (f) {
+		if (fgets(v, sizeof(v), f))
+			how = "/run/systemd/container";
+		fclose(f);
+	}
+	if (!*how && (f = fopen("/proc/1/environ", "re"))) {
+		char var[4096];
+		size_t n = fread(var, 1, sizeof(var) - 1, f);
+		fclose(f);
+		var[n] = '\0';
+		for (size_t i = 0; i < n; i += strlen(var + i) + 1)
+			if (strncmp(var + i, "container=", 10) == 0 && var[i + 10]) {
+				snprintf(v, sizeof(v), "%s", var + i + 10);
+				how = "PID 1's container=";
+			}
+	}
+	if (!*how && access("/run/.containerenv", F_OK) == 0) {
+		snprintf(v, sizeof(v), "podman");
+		how = "/run/.containerenv";
+	}
+	if (!*how && access("/.dockerenv", F_OK) == 0) {
+		snprintf(v, sizeof(v), "docker");
+		how = "/.dockerenv";
+	}
+	v[strcspn(v, "\n")] = '\0';
+	for (char *c = v; *c; c++)
+		if (*c < 0x20 || *c > 0x7e)
+			*c = '?';
+	snprintf(h->container, sizeof(h->container), "%s", *how ? v : "");
+	snprintf(h->container_how, sizeof(h->container_how), "%s", how);
+}
+
+/* nohz_full and the isolated CPUs: "" for none (and for a nohz_full of "(null)"). */
+static void cpu_lists(struct host *h)
+{
+	if (read_sysfs_line("/sys/devices/system/cpu/nohz_full", h->nohz_full,
+	                    sizeof(h->nohz_full)) < 0 ||
+	    strcmp(h->nohz_full, "(null)") == 0)
+		h->nohz_full[0] = '\0';
+	if (read_sysfs_line("/sys/devices/system/cpu/isolated", h->isolated, sizeof(h->isolated)) <
+	    0)
+		h->isolated[0] = '\0';
+}
+
 void host_read(struct host *host)
 {
 	memset(host, 0, sizeof(*host));
@@ -82,6 +177,11 @@ void host_read(struct host *host)
 	host->coarse_res_ns = pn_now_coarse_resolution();
 	/* The coarse clock advances once per tick, so its resolution is 1/HZ. */
 	host->tick_hz = host->coarse_res_ns > 0 ? round(1e9 / (double)host->coarse_res_ns) : 0;
+	virtualization(host);
+	container(host);
+	cpu_lists(host);
+	host->slack_self = pn_slack_get();
+	host->slack_pid1 = pn_slack_get_pid(1);
 }
 
 void host_cpu_ticks(uint64_t t[2])

@@ -87,7 +87,8 @@ struct skip {
  * report (larger than 16 MiB, not JSON, a member named twice, nested too deep). */
 void compare_load(struct report *r, const char *file);
 /* Brings a report's sections of schema version 2 (clocks' sources, cpus, timers) to version
- * 1's members, in place, so that reports of either version compare (shapes.c). */
+ * 1's members, and the host of versions 1 and 2 ("system") to its name since ("host"), in
+ * place, so that reports of any version compare (shapes.c). */
 void compare_as_v1(struct json_t *doc);
 /* a's and b's figures, into their f, n and cap; each quantile with its interval. */
 void compare_figures(struct report *a, struct report *b);
