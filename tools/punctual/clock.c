@@ -146,89 +146,12 @@ static void render_json(const struct host *host, const struct pn_cycles_info *ci
 	json_end(&j);
 }
 
-static const char *fmt_res(char *buf, size_t n, int64_t ns)
-{
-	if (ns < 0)
-		return "-";
-	return fmt_ns(buf, n, (double)ns);
-}
-
-/* The table's columns, most needed first: what fits the output's width is shown (all of
- * them with --wide), in the table's order. */
-enum { C_RANK, C_SOURCE, C_VIA, C_PATH, C_MIN, C_MEDIAN, C_GETRES, C_STEP, C_BACK, NCOLS };
-static const struct {
-	const char *head;
-	bool left;
-	int priority; /* 0 first */
-} cols[NCOLS] = {
-        [C_RANK] = {"rank", false, 1},     [C_SOURCE] = {"source", true, 0},
-        [C_VIA] = {"via", true, 4},        [C_PATH] = {"path", true, 3},
-        [C_MIN] = {"min ns", false, 6},    [C_MEDIAN] = {"median ns", false, 2},
-        [C_GETRES] = {"getres", false, 7}, [C_STEP] = {"step", false, 8},
-        [C_BACK] = {"backward", false, 5},
-};
 static bool wide;
 
 static void render_table(const struct cs_run *run)
 {
-	int n = clock_sources_count();
-	char cell[64][NCOLS][48];
-	int w[NCOLS];
-	for (int c = 0; c < NCOLS; c++)
-		w[c] = (int)strlen(cols[c].head);
-	for (int i = 0; i < n && i < 64; i++) {
-		const struct clock_result *r = &run->res[i];
-		char b1[32];
-		snprintf(cell[i][C_RANK], 48, "%d", r->rank);
-		snprintf(cell[i][C_SOURCE], 48, "%s", r->name);
-		snprintf(cell[i][C_VIA], 48, "%s", r->via);
-		snprintf(cell[i][C_PATH], 48, "%s", r->path);
-		snprintf(cell[i][C_MIN], 48, "%.1f", r->cost_min);
-		snprintf(cell[i][C_MEDIAN], 48, "%.1f", r->cost_median);
-		snprintf(cell[i][C_GETRES], 48, "%s", fmt_res(b1, sizeof(b1), r->getres_ns));
-		snprintf(cell[i][C_STEP], 48, "%s", fmt_res(b1, sizeof(b1), r->step_ns));
-		if (r->handoffs)
-			snprintf(cell[i][C_BACK], 48, "%llu/%llu%s",
-			         (unsigned long long)r->backward_same,
-			         (unsigned long long)r->backward_cross,
-			         r->ordered ? "" : " unord.");
-		else if (r->reads_checked)
-			snprintf(cell[i][C_BACK], 48, "%llu/-",
-			         (unsigned long long)r->backward_same);
-		else /* not checked: a signal stopped the run first */
-			snprintf(cell[i][C_BACK], 48, "-/-");
-		for (int c = 0; c < NCOLS; c++)
-			if ((int)strlen(cell[i][c]) > w[c])
-				w[c] = (int)strlen(cell[i][c]);
-	}
-	/* the columns by priority while they fit, two spaces between */
-	bool show[NCOLS] = {0};
-	int total = 0, dropped = 0;
-	for (int pr = 0; pr < NCOLS; pr++)
-		for (int c = 0; c < NCOLS; c++)
-			if (cols[c].priority == pr) {
-				if (wide || total + w[c] + (total ? 2 : 0) <= out_width()) {
-					show[c] = true;
-					total += w[c] + (total ? 2 : 0);
-				} else {
-					dropped++;
-				}
-			}
 	fprintf(out, "\nclocksource %s\n", run->name);
-	for (int i = -1; i < n && i < 64; i++) {
-		int col = 0;
-		for (int c = 0; c < NCOLS; c++) {
-			if (!show[c])
-				continue;
-			const char *v = i < 0 ? cols[c].head : cell[i][c];
-			fprintf(out, "%s%*s", col ? "  " : "", cols[c].left ? -w[c] : w[c], v);
-			col++;
-		}
-		fputc('\n', out);
-	}
-	if (dropped)
-		fprintf(out, "(%d column%s left out to fit %d columns: --wide shows all)\n",
-		        dropped, dropped == 1 ? "" : "s", out_width());
+	clock_table_text(run->res, clock_sources_count(), NULL, 0, wide, "--wide shows all");
 }
 
 static void render_text(const struct host *host, const struct pn_cycles_info *ci,

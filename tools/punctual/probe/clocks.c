@@ -68,18 +68,10 @@ static const char *const short_clocks[] = {
 
 static void clocks_text(const struct probe *p)
 {
-	fprintf(out, "\nclocks (ns per read)            median  path         rank\n");
-	for (int k = 0; k < N_SHORT; k++) {
-		int i = probe_clock(p, short_clocks[k]);
-		if (i < 0)
-			continue;
-		const struct clock_result *r = &p->clocks[i];
-		char name[48];
-		snprintf(name, sizeof(name), "%s%s", r->name,
-		         strcmp(r->via, "syscall") == 0 ? " (syscall)" : "");
-		fprintf(out, "  %-28s %8.1f  %-11s  %4d\n", name, r->cost_median, r->path, r->rank);
-	}
-	fprintf(out, "  pn_cycles: %s at %.3f MHz\n", p->cycles.name, p->cycles.hz / 1e6);
+	fprintf(out, "\nclocks: the cost of a read (`punctual clock` measures every source)\n");
+	clock_table_text(p->clocks, p->nclocks, short_clocks, N_SHORT, false,
+	                 "`punctual clock --wide` shows all");
+	fprintf(out, "pn_cycles: %s at %.3f MHz\n", p->cycles.name, p->cycles.hz / 1e6);
 }
 
 static void clocks_json(struct json *j, const struct probe *p)

@@ -3,10 +3,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <punctual/cpus.h>
 #include <punctual/version.h>
 #include "render/figures.h"
+#include "util/out.h"
 
 void host_json(struct json *j, const struct host *h)
 {
@@ -147,4 +149,117 @@ void timers_json(struct json *j, const struct timers_config *c, const struct tim
 	json_uint(j, "past_window", r->past_window);
 	json_uint(j, "early", r->early);
 	json_hist(j, "lateness_ns", &r->late, JSON_HIST_MEAN);
+}
+
+/* ---- the clock sources' table ------------------------------------------------------- */
+
+/* The table's columns, most needed first: what fits the output's width is shown (all of
+ * them when wide), in the table's order. */
+enum { C_RANK, C_SOURCE, C_VIA, C_PATH, C_MIN, C_MEDIAN, C_GETRES, C_STEP, C_BACK, NCOLS };
+static const struct {
+	const char *head;
+	bool left;
+	int priority; /* 0 first */
+} cols[NCOLS] = {
+        [C_RANK] = {"rank", false, 1},     [C_SOURCE] = {"source", true, 0},
+        [C_VIA] = {"via", true, 4},        [C_PATH] = {"path", true, 3},
+        [C_MIN] = {"min ns", false, 6},    [C_MEDIAN] = {"median ns", false, 2},
+        [C_GETRES] = {"getres", false, 7}, [C_STEP] = {"step", false, 8},
+        [C_BACK] = {"backward", false, 5},
+};
+#define CELL    48
+#define MAXROWS 64
+
+static const char *fmt_res(char *buf, size_t n, int64_t ns)
+{
+	if (ns < 0)
+		return "-";
+	return fmt_ns(buf, n, (double)ns);
+}
+
+static void clock_cells(char cell[NCOLS][CELL], const struct clock_result *r)
+{
+	char b[32];
+	snprintf(cell[C_RANK], CELL, "%d", r->rank);
+	snprintf(cell[C_SOURCE], CELL, "%s", r->name);
+	snprintf(cell[C_VIA], CELL, "%s", r->via);
+	snprintf(cell[C_PATH], CELL, "%s", r->path);
+	snprintf(cell[C_MIN], CELL, "%.1f", r->cost_min);
+	snprintf(cell[C_MEDIAN], CELL, "%.1f", r->cost_median);
+	snprintf(cell[C_GETRES], CELL, "%s", fmt_res(b, sizeof(b), r->getres_ns));
+	snprintf(cell[C_STEP], CELL, "%s", fmt_res(b, sizeof(b), r->step_ns));
+	if (r->handoffs)
+		snprintf(cell[C_BACK], CELL, "%llu/%llu%s", (unsigned long long)r->backward_same,
+		         (unsigned long long)r->backward_cross, r->ordered ? "" : " unord.");
+	else if (r->reads_checked)
+		snprintf(cell[C_BACK], CELL, "%llu/-", (unsigned long long)r->backward_same);
+	else /* not checked: a signal stopped the run first */
+		snprintf(cell[C_BACK], CELL, "-/-");
+}
+
+/* The rows of res the table shows, in its order (ids' or res's), into row; how many. */
+static int clock_rows(int row[MAXROWS], const struct clock_result *res, int n,
+                      const char *const *ids, int nids)
+{
+	int k = 0;
+	if (!ids) {
+		for (int i = 0; i < n && k < MAXROWS; i++)
+			row[k++] = i;
+		return k;
+	}
+	for (int d = 0; d < nids && k < MAXROWS; d++)
+		for (int i = 0; i < n; i++)
+			if (strcmp(res[i].id, ids[d]) == 0)
+				row[k++] = i;
+	return k;
+}
+
+/* Which columns fit the output's width (every one when wide), two spaces between, by
+ * priority; how many did not. */
+static int clock_columns(bool show[NCOLS], const int w[NCOLS], bool wide)
+{
+	int total = 0, dropped = 0;
+	for (int pr = 0; pr < NCOLS; pr++)
+		for (int c = 0; c < NCOLS; c++) {
+			if (cols[c].priority != pr)
+				continue;
+			show[c] = wide || total + w[c] + (total ? 2 : 0) <= out_width();
+			if (show[c])
+				total += w[c] + (total ? 2 : 0);
+			else
+				dropped++;
+		}
+	return dropped;
+}
+
+void clock_table_text(const struct clock_result *res, int n, const char *const *ids, int nids,
+                      bool wide, const char *more)
+{
+	int row[MAXROWS], nrows = clock_rows(row, res, n, ids, nids);
+	char cell[MAXROWS][NCOLS][CELL];
+	int w[NCOLS];
+	for (int c = 0; c < NCOLS; c++)
+		w[c] = (int)strlen(cols[c].head);
+	for (int i = 0; i < nrows; i++) {
+		clock_cells(cell[i], &res[row[i]]);
+		for (int c = 0; c < NCOLS; c++)
+			if ((int)strlen(cell[i][c]) > w[c])
+				w[c] = (int)strlen(cell[i][c]);
+	}
+	bool show[NCOLS];
+	int dropped = clock_columns(show, w, wide);
+	for (int i = -1; i < nrows; i++) {
+		int col = 0;
+		for (int c = 0; c < NCOLS; c++) {
+			if (!show[c])
+				continue;
+			const char *v = i < 0 ? cols[c].head : cell[i][c];
+			fprintf(out, "%s%*s", col ? "  " : "", cols[c].left ? -w[c] : w[c], v);
+			col++;
+		}
+		fputc('\n', out);
+	}
+	if (dropped)
+		fprintf(out, "(%d column%s left out to fit %d columns: %s)\n", dropped,
+		        dropped == 1 ? "" : "s", out_width(), more);
 }

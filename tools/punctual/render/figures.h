@@ -36,4 +36,12 @@ void cpu_info_json(struct json *j, const struct pn_cpu_info *in);
 void timers_json(struct json *j, const struct timers_config *c, const struct timers_result *r,
                  bool interrupted);
 
+/* The clock sources' table as text on out, `punctual clock`'s under each clocksource and the
+ * probe's section "clocks": rank, source, via, path, ns per read (min, median), getres, the
+ * smallest step, backward steps; the columns by priority as many as fit the output's width
+ * (every one when wide), more saying how to see those left out. The rows: every source of res
+ * (ids NULL), or those of ids, in ids' order. */
+void clock_table_text(const struct clock_result *res, int n, const char *const *ids, int nids,
+                      bool wide, const char *more);
+
 #endif
