@@ -18,15 +18,6 @@ static void table_of(const struct why_report *rep, struct cause_table *tab)
 	cause_table_add(tab, &rep->recs, rep->above);
 }
 
-static int main_cause(const uint64_t n[PN__WHY_COUNT])
-{
-	int best = -1;
-	for (int c = 0; c < PN__WHY_COUNT; c++)
-		if (n[c] && (best < 0 || n[c] > n[best]))
-			best = c;
-	return best;
-}
-
 static void text_holders(const struct why_report *rep)
 {
 	char name[64], t[32];
@@ -82,7 +73,7 @@ static void text_all(const struct why_report *rep)
 	        "main cause");
 	for (size_t i = 0; i < rep->nprocs && i < 20; i++) {
 		const struct why_proc *p = &rep->procs[i];
-		int top = main_cause(p->n);
+		int top = why_proc_cause(p);
 		fprintf(out, "%8u  %-16s %9llu %9llu %10s  %s\n", p->tgid,
 		        text_safe(name, sizeof(name), p->comm), (unsigned long long)p->waits,
 		        (unsigned long long)p->late, fmt_ns(a, sizeof(a), (double)p->max),
@@ -137,28 +128,31 @@ static void json_target(struct json *j, const struct why_report *rep)
 	cause_json_cgroup(j, rep->cg);
 }
 
+void why_render_proc_json(struct json *j, const struct why_proc *p)
+{
+	int top = why_proc_cause(p);
+	json_obj(j, NULL);
+	json_int(j, "pid", p->tgid);
+	json_str(j, "comm", p->comm);
+	json_uint(j, "waits", p->waits);
+	json_uint(j, "late_waits", p->late);
+	json_int(j, "max_late_ns", p->max);
+	if (top >= 0)
+		json_str(j, "main_cause", pn__why_name(top));
+	else
+		json_none(j, "main_cause");
+	json_obj(j, "causes");
+	for (int c = 0; c < PN__WHY_COUNT; c++)
+		json_uint(j, pn__why_name(c), p->n[c]);
+	json_obj_end(j);
+	json_obj_end(j);
+}
+
 static void json_all(struct json *j, const struct why_report *rep)
 {
 	json_arr(j, "processes");
-	for (size_t i = 0; i < rep->nprocs; i++) {
-		const struct why_proc *p = &rep->procs[i];
-		int top = main_cause(p->n);
-		json_obj(j, NULL);
-		json_int(j, "pid", p->tgid);
-		json_str(j, "comm", p->comm);
-		json_uint(j, "waits", p->waits);
-		json_uint(j, "late_waits", p->late);
-		json_int(j, "max_late_ns", p->max);
-		if (top >= 0)
-			json_str(j, "main_cause", pn__why_name(top));
-		else
-			json_none(j, "main_cause");
-		json_obj(j, "causes");
-		for (int c = 0; c < PN__WHY_COUNT; c++)
-			json_uint(j, pn__why_name(c), p->n[c]);
-		json_obj_end(j);
-		json_obj_end(j);
-	}
+	for (size_t i = 0; i < rep->nprocs; i++)
+		why_render_proc_json(j, &rep->procs[i]);
 	json_arr_end(j);
 }
 

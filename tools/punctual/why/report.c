@@ -2,6 +2,7 @@
 /* The figures of `punctual why`, gathered wait by wait: a target's records (the causes'
  * table is built from them at the end), the tasks that held its CPU, or, with --all, one
  * row per process. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,4 +141,34 @@ void why_report_free(struct why_report *rep)
 	free(rep->procs);
 	rep->recs.rec = NULL;
 	rep->procs = NULL;
+}
+
+void why_report_name(long pid, char *buf, size_t n)
+{
+	char path[64], name[64];
+	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+	int r = pn__fs_read_file(path, name, sizeof(name));
+	if (r > 0 && name[r - 1] == '\n')
+		name[r - 1] = '\0';
+	if (r > 0) {
+		size_t len = strnlen(name, n - 1);
+		memcpy(buf, name, len);
+		buf[len] = '\0';
+	} else if (!buf[0])
+		snprintf(buf, n, "?");
+}
+
+void why_report_names(struct why_report *rep)
+{
+	for (size_t i = 0; i < rep->nprocs; i++)
+		why_report_name(rep->procs[i].tgid, rep->procs[i].comm, sizeof(rep->procs[i].comm));
+}
+
+int why_proc_cause(const struct why_proc *p)
+{
+	int best = -1;
+	for (int c = 0; c < PN__WHY_COUNT; c++)
+		if (p->n[c] && (best < 0 || p->n[c] > p->n[best]))
+			best = c;
+	return best;
 }

@@ -51,6 +51,13 @@ struct why_report {
 void why_report_add(void *report, const struct why_event *e, const struct cause_rec *r);
 /* The lateness quantile q (0..1) over the target's waits, ns; 0 without waits. */
 int64_t why_report_quantile(const struct why_report *rep, double q);
+/* The name of process pid into buf (n bytes); buf is left as it was (a thread's name, or
+ * "?" where empty) when the process is gone. */
+void why_report_name(long pid, char *buf, size_t n);
+/* Each process's name, not its last thread's (--all). */
+void why_report_names(struct why_report *rep);
+/* The cause of most of p's late waits (PN__WHY_*), or -1 for none late. */
+int why_proc_cause(const struct why_proc *p);
 /* Sorts holders (by the time they held) and processes, most first. */
 void why_report_sort(struct why_report *rep);
 void why_report_free(struct why_report *rep);
@@ -58,5 +65,9 @@ void why_report_free(struct why_report *rep);
 /* The report as text or JSON on out. */
 void why_render_text(const struct why_report *rep);
 void why_render_json(const struct why_report *rep);
+struct json;
+/* One process's row of --all as a JSON object (an array's element): the probe's host
+ * part writes the same shape. */
+void why_render_proc_json(struct json *j, const struct why_proc *p);
 
 #endif

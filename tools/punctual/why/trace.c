@@ -2,8 +2,9 @@
 /*
  * The user-space side of `punctual why`'s tracing: loads the kernel side (why.bpf.c, a
  * CO-RE skeleton), drains its ring buffer when a quarter full and at the end, and names
- * each event's cause. The tracer arms no timer while it traces (but to read cpu.stat):
- * its wakeups would end the target's slack windows early, and change what it measures. A
+ * each event's cause; loaded once, it may trace again, or another process (watch.c's
+ * callers: the probe's host, tune's runs). The tracer arms no timer while it traces (but to read
+ * cpu.stat): its wakeups would end the target's slack windows early, and change what it measures. A
  * cgroup throttles in whole periods and its counters say so only when read, so for a
  * target under a quota the quota levels' cpu.stat is read after each drain: an event was
  * throttled when a level's counters rose between the last reading before it was woken
@@ -43,7 +44,9 @@ struct sample {
 	uint64_t thr[LEVELS];
 };
 
-struct tracer {
+struct why_tracer {
+	struct why_bpf *skel;
+	struct ring_buffer *rb;
 	const struct why_target *target;
 	why_sink *sink;
 	void *ctx;
@@ -82,7 +85,7 @@ static uint64_t wakeup_fn(void)
 	return a;
 }
 
-static void sample(struct tracer *t)
+static void sample(struct why_tracer *t)
 {
 	struct sample *s = &t->ring[t->nsamples % SAMPLES];
 	s->at = pn_now();
@@ -96,7 +99,7 @@ static void sample(struct tracer *t)
 }
 
 /* The level whose counters rose around e (the latest reading is after it ran), or -1. */
-static int throttled_level(const struct tracer *t, const struct why_event *e)
+static int throttled_level(const struct why_tracer *t, const struct why_event *e)
 {
 	if (!t->levels || t->nsamples < 2)
 		return -1;
@@ -116,7 +119,7 @@ static int throttled_level(const struct tracer *t, const struct why_event *e)
 
 static int on_event(void *ctx, void *data, size_t size)
 {
-	struct tracer *t = ctx;
+	struct why_tracer *t = ctx;
 	if (size < sizeof(struct why_event))
 		return 0;
 	if (t->npending == t->cap) {
@@ -133,7 +136,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static void flush(struct tracer *t)
+static void flush(struct why_tracer *t)
 {
 	if (t->levels)
 		sample(t);
@@ -146,22 +149,31 @@ static void flush(struct tracer *t)
 }
 
 /* Waits for a quarter-full buffer, the target's end (its pidfd; without pidfd_open, a
- * look every second), or ms (-1: no bound). Returns whether the target is gone. */
-static bool wait_gone(struct ring_buffer *rb, long pid, int pidfd, int ms)
+ * look every second), stop_fd readable, or ms (-1: no bound). Returns whether the target
+ * is gone. */
+static bool wait_gone(struct ring_buffer *rb, long pid, int pidfd, int stop_fd, int ms)
 {
-	struct pollfd p[2] = {{.fd = ring_buffer__epoll_fd(rb), .events = POLLIN},
+	struct pollfd p[3] = {{.fd = ring_buffer__epoll_fd(rb), .events = POLLIN},
+	                      {.fd = stop_fd, .events = POLLIN},
 	                      {.fd = pidfd, .events = POLLIN}};
 	if (pid > 0 && pidfd < 0 && (ms < 0 || ms > 1000))
 		ms = 1000;
-	int r = poll(p, pidfd >= 0 ? 2 : 1, ms);
+	int r = poll(p, pidfd >= 0 ? 3 : 2, ms); /* a negative fd is skipped */
 	if (pidfd >= 0)
-		return r > 0 && (p[1].revents & POLLIN);
+		return r > 0 && (p[2].revents & POLLIN);
 	return pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
+}
+
+/* Whether stop_fd (an eventfd or a pipe; -1: none) is readable. */
+static bool stopped(int stop_fd)
+{
+	struct pollfd p = {.fd = stop_fd, .events = POLLIN};
+	return stop_fd >= 0 && poll(&p, 1, 0) > 0;
 }
 
 /* How long the next wait may be: POLL_MS where a quota level is read, else until the end
  * (-1: none), so that the tracer arms no timer of its own while it traces. */
-static int wait_ms(const struct tracer *t, int64_t end)
+static int wait_ms(const struct why_tracer *t, int64_t end)
 {
 	if (t->levels)
 		return POLL_MS;
@@ -178,7 +190,7 @@ static int load(struct why_bpf **skel, const struct why_target *target, const ch
 	struct why_bpf *s = why_bpf__open();
 	if (!s)
 		return errno ? -errno : -EINVAL;
-	s->rodata->target_tgid = (__u32)target->pid;
+	s->bss->target_tgid = (__u32)target->pid;
 	s->rodata->self_tgid = (__u32)getpid();
 	s->rodata->wakeup_fn = wakeup_fn();
 	*step = "load";
@@ -195,9 +207,13 @@ static int load(struct why_bpf **skel, const struct why_target *target, const ch
 	return 0;
 }
 
-static void watch_levels(struct tracer *t)
+static void watch_levels(struct why_tracer *t)
 {
 	const struct causes_cgroup *cg = t->target->cg;
+	for (int i = 0; i < t->levels; i++)
+		close(t->cg_fd[i]);
+	t->levels = 0;
+	t->nsamples = 0;
 	for (int i = 0; cg && i < cg->n && t->levels < LEVELS; i++) {
 		int fd = pn__cgroup_stat_open(cg->lv[i].dir);
 		if (fd < 0)
@@ -208,14 +224,14 @@ static void watch_levels(struct tracer *t)
 		sample(t);
 }
 
-int why_trace(const struct why_target *target, why_sink *sink, void *ctx, struct why_run *run,
-              const char **step)
+int why_trace_open(struct why_tracer **out, const struct why_target *target, why_sink *sink,
+                   void *ctx, const char **step)
 {
 	struct why_bpf *skel = NULL;
 	int r = load(&skel, target, step);
 	if (r < 0 || !skel)
 		return r < 0 ? r : -EINVAL;
-	struct tracer *t = calloc(1, sizeof(*t));
+	struct why_tracer *t = calloc(1, sizeof(*t));
 	*step = "ring buffer";
 	struct ring_buffer *rb =
 	        t ? ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, t, NULL) : NULL;
@@ -225,31 +241,68 @@ int why_trace(const struct why_target *target, why_sink *sink, void *ctx, struct
 		why_bpf__destroy(skel);
 		return r;
 	}
-	*t = (struct tracer){.target = target, .sink = sink, .ctx = ctx};
+	*t = (struct why_tracer){
+	        .skel = skel, .rb = rb, .target = target, .sink = sink, .ctx = ctx};
 	watch_levels(t);
+	*out = t;
+	return 0;
+}
+
+int why_trace_retarget(struct why_tracer *t, const struct why_target *target)
+{
+	if (target->pid <= 0 || t->target->pid <= 0)
+		return -EINVAL;
+	t->target = target;
+	t->skel->bss->target_tgid = (__u32)target->pid;
+	watch_levels(t);
+	return 0;
+}
+
+int why_trace_run(struct why_tracer *t, int stop_fd, struct why_run *run)
+{
+	const struct why_target *target = t->target;
 	int pidfd = target->pid > 0 ? (int)syscall(SYS_pidfd_open, (pid_t)target->pid, 0) : -1;
 	int64_t start = pn_now(), end = target->duration > 0 ? start + target->duration : INT64_MAX;
+	int r = 0;
 	memset(run, 0, sizeof(*run));
 	while (!tool_stop && pn_now() < end) {
-		run->exited = wait_gone(rb, target->pid, pidfd, wait_ms(t, end));
-		r = ring_buffer__consume(rb);
+		run->exited = wait_gone(t->rb, target->pid, pidfd, stop_fd, wait_ms(t, end));
+		r = ring_buffer__consume(t->rb);
 		if (r < 0 && r != -EINTR)
 			break;
 		r = 0;
 		flush(t);
-		if (run->exited)
+		if (run->exited || stopped(stop_fd))
 			break;
 	}
 	run->elapsed = pn_now() - start;
 	run->samples = t->nsamples;
 	if (pidfd >= 0)
 		close(pidfd);
+	return r < 0 ? r : 0;
+}
+
+void why_trace_close(struct why_tracer *t)
+{
+	if (!t)
+		return;
 	for (int i = 0; i < t->levels; i++)
 		close(t->cg_fd[i]);
-	ring_buffer__free(rb);
-	why_bpf__destroy(skel);
+	ring_buffer__free(t->rb);
+	why_bpf__destroy(t->skel);
 	free(t->pending);
 	free(t);
+}
+
+int why_trace(const struct why_target *target, why_sink *sink, void *ctx, struct why_run *run,
+              const char **step)
+{
+	struct why_tracer *t;
+	int r = why_trace_open(&t, target, sink, ctx, step);
+	if (r < 0)
+		return r;
+	r = why_trace_run(t, -1, run);
+	why_trace_close(t);
 	*step = "poll";
-	return r < 0 ? r : 0;
+	return r;
 }

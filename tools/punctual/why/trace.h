@@ -28,6 +28,23 @@ struct why_run {
 	uint64_t samples; /* cpu.stat readings (0 without a quota level) */
 };
 
+/* The kernel side loaded and attached, with its ring buffer: one target at a time. */
+struct why_tracer;
+
+/* Loads the kernel side for target and attaches it, each event to go to sink with ctx:
+ * 0 with *t, or -errno with *step naming what failed ("load", "attach", ...). target and
+ * ctx must outlive the tracer. */
+int why_trace_open(struct why_tracer **t, const struct why_target *target, why_sink *sink,
+                   void *ctx, const char **step);
+/* Traces until the target's duration, its end, a stop (tool_stop), or stop_fd readable
+ * (-1: none), handing each event to the sink: 0, or -errno. May run again after. */
+int why_trace_run(struct why_tracer *t, int stop_fd, struct why_run *run);
+/* From now on traces target (pid > 0; the tracer's was one too) instead, its quota levels
+ * read anew: 0, or -EINVAL. Events of the one before may still reach the sink. */
+int why_trace_retarget(struct why_tracer *t, const struct why_target *target);
+/* Detaches and frees t (NULL: nothing). */
+void why_trace_close(struct why_tracer *t);
+
 /* Traces target until its duration, the process's end or a stop (tool_stop), handing each
  * event to sink: 0, or -errno with *step naming what failed ("load", "attach", ...). */
 int why_trace(const struct why_target *target, why_sink *sink, void *ctx, struct why_run *run,

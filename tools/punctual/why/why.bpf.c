@@ -17,9 +17,11 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-const volatile __u32 target_tgid; /* 0: every process (why --all) */
-const volatile __u32 self_tgid;   /* the tracer, never traced */
-const volatile __u64 wakeup_fn;   /* hrtimer_wakeup's address, 0 where hidden */
+/* 0: every process (why --all). Not a constant: a tracer may move on to another process
+ * while attached (tune's runs, each a new process), through the mapped .bss. */
+volatile __u32 target_tgid;
+const volatile __u32 self_tgid; /* the tracer, never traced */
+const volatile __u64 wakeup_fn; /* hrtimer_wakeup's address, 0 where hidden */
 
 struct wait {
 	__u64 timer;
@@ -90,7 +92,8 @@ SEC("tp_btf/hrtimer_start")
 int BPF_PROG(why_arm, struct hrtimer *timer)
 {
 	struct task_struct *me = bpf_get_current_task_btf();
-	if (target_tgid && me->tgid != target_tgid)
+	__u32 target = target_tgid;
+	if (target && me->tgid != target)
 		return 0;
 	if (!me->tgid || me->tgid == self_tgid || sleeper_task(timer) != me)
 		return 0;

@@ -11,9 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-#include <linux/capability.h>
 
 #include "contract.h"
 #include "commands.h"
@@ -21,9 +19,7 @@
 #include "util/opts.h"
 #include "util/out.h"
 #include "why/report.h"
-#ifdef PN_HAVE_BPF
-#include "why/trace.h"
-#endif
+#include "why/watch.h"
 
 static const char usage[] =
         "usage: punctual why PID [--for DURATION] [--above DURATION] [--json]\n"
@@ -50,54 +46,13 @@ static const char usage[] =
 
 #define ALL_ABOVE 100000 /* ns: above most kernels' own wakeup latency */
 
-#ifndef CAP_PERFMON
-#define CAP_PERFMON 38
-#endif
-#ifndef CAP_BPF
-#define CAP_BPF 39
-#endif
-
-/* Whether the effective set has cap (capget: no libcap). */
-static bool has_cap(int cap)
-{
-	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-	struct __user_cap_data_struct d[2];
-	memset(d, 0, sizeof(d));
-	if (syscall(SYS_capget, &h, d) != 0)
-		return false;
-	return d[cap / 32].effective & (1u << (cap % 32));
-}
-
 /* Exits with one line where tracing cannot work here. */
 static void check_can_trace(void)
 {
-#ifndef PN_HAVE_BPF
-	die(1, "this punctual was built without eBPF (PUNCTUAL_BPF: clang, bpftool and libbpf "
-	       "at build time)");
-#endif
-	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
-		die(1,
-		    "this kernel has no BTF (/sys/kernel/btf/vmlinux), which eBPF tracing needs");
-	if (!has_cap(CAP_SYS_ADMIN) && !(has_cap(CAP_BPF) && has_cap(CAP_PERFMON)))
-		die(EXIT_USAGE, "tracing another process through eBPF needs root, or CAP_BPF and "
-		                "CAP_PERFMON");
-}
-
-/* The process's name into buf; buf is left as it was (a thread's name, or "") where the
- * process is gone. */
-static void read_comm(long pid, char *buf, size_t n)
-{
-	char path[64], name[64];
-	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-	int r = pn__fs_read_file(path, name, sizeof(name));
-	if (r > 0 && name[r - 1] == '\n')
-		name[r - 1] = '\0';
-	if (r > 0) {
-		size_t len = strnlen(name, n - 1);
-		memcpy(buf, name, len);
-		buf[len] = '\0';
-	} else if (!buf[0])
-		snprintf(buf, n, "?");
+	const char *why;
+	int r = why_can_trace(&why);
+	if (r < 0)
+		die(r == -EPERM ? EXIT_USAGE : 1, "%s", why);
 }
 
 #ifdef PN_HAVE_BPF
@@ -167,13 +122,12 @@ int cmd_why(int argc, char **argv)
 	rep.pid = pid;
 	rep.above = above >= 0 ? above : all ? ALL_ABOVE : 0;
 	if (pid) {
-		read_comm(pid, rep.comm, sizeof(rep.comm));
+		why_report_name(pid, rep.comm, sizeof(rep.comm));
 		causes_cgroup_init_of(&cg, pid);
 	}
 	rep.cg = &cg;
 	trace(&rep, duration, pid ? &cg : NULL);
-	for (size_t i = 0; i < rep.nprocs; i++) /* the process's name, not a thread's */
-		read_comm(rep.procs[i].tgid, rep.procs[i].comm, sizeof(rep.procs[i].comm));
+	why_report_names(&rep);
 	why_report_sort(&rep);
 	out_open();
 	if (json)
