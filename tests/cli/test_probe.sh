@@ -86,6 +86,10 @@ jq_check "what precision costs: the best at 1 ms is punctual's, or none" \
 # (what --quick shortens, not how long it took: speed belongs to bench/)
 jq_check "--quick ran the short measurements" \
 	'.quick == true and .timers.count == 100 and .timers.delay.b_ns == 20000000' "$J"
+# (traced where root and eBPF allow: tests/cli/test_why.sh checks it traced)
+jq_check "the host's other programs: their counts and the first of the late, or why not" \
+	'.why_late.host_late as $h | if $h.traced then $h.late_programs <= $h.programs and
+	 ($h.top | length) == ([$h.late_programs, 5] | min) else ($h.why_not | length) > 0 end' "$J"
 
 P=$TMP/prom/punctual.prom
 check "--prom wrote the file" test -s "$P"
@@ -98,6 +102,8 @@ fi
 check "host facts as an info metric" grep -q '^punctual_host_info{kernel=' "$P"
 check "base units: seconds" grep -q '^punctual_clock_read_seconds{source="pn_now"' "$P"
 check "what precision costs in the metrics" grep -q '^punctual_frontier_cpu_ratio{length_seconds="0.001",variant="auto"}' "$P"
+check "the host's late programs in the metrics exactly where traced" \
+	test "$(grep -c '^punctual_host_late_programs [0-9]' "$P")" = "$(jq '.why_late.host_late.traced | if . then 1 else 0 end' "$J")"
 
 if command -v gnuplot >/dev/null; then
 	for f in overshoot_cdf clock_cost precision_cost; do

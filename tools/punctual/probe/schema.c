@@ -72,6 +72,8 @@ const struct probe_key probe_keys[] = {
          * figure of the host (a pid is an identifier; the CPU they took is context, and
          * --compare warns when it differs) */
         {.section = "why_late", .key = "top", .role = PK_IGNORED},
+        /* the other programs late while it ran (eBPF, root): their lateness is theirs */
+        {.section = "why_late", .key = "host_late", .role = PK_IGNORED},
         {.section = "why_late", .key = "cpus", .role = PK_CONTEXT},
         {.section = "why_late", .key = "processes", .role = PK_CONTEXT},
         {.section = "why_late", .key = "runnable", .role = PK_CONTEXT},

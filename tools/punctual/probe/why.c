@@ -3,9 +3,11 @@
  * `punctual probe`'s "why late" section. Its own short loop of 1 ms periodic sleeps
  * (measure/periodic.c, attributed by measure/causes.c) gives the cause of the late tail here
  * and now; the cgroup's counters since it was created say whether the quota throttles this
- * process's cgroup in general (probe/quota.c: whether it throttled the probe itself). A
- * recommendation is made only when one cause holds most of the late deadlines, each naming
- * what the figures point at, or for the quota when it throttled the probe.
+ * process's cgroup in general (probe/quota.c: whether it throttled the probe itself). Where
+ * eBPF allows, the rest of the host is traced while the loop runs (why/'s tracing, as `why
+ * --all`): who else was late, and why. A recommendation is made only when one cause holds
+ * most of the late deadlines, each naming what the figures point at, or for the quota when
+ * it throttled the probe.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +30,7 @@
 #include "util/out.h"
 #include "util/progress.h"
 #include "util/prom.h"
+#include "why/watch.h"
 
 static int procs_running(void)
 {
@@ -112,6 +115,58 @@ static bool qos_helps(const struct probe_why *w)
 	       (w->p50 > QOS_P50_MIN && w->qos.p50 <= w->p50 * 4 / 5);
 }
 
+/* The host's other programs, traced during the loop where this process may (the tracing
+ * of `why --all`): its kernel side loaded before the loop, drained in a thread beside it.
+ * The watch, or NULL with w->host saying why not. */
+static struct why_watch *host_begin(struct probe_why *w, struct why_report *rep)
+{
+	const char *why = "", *step = "";
+	struct why_watch *watch = NULL;
+	rep->above = WHY_ALL_ABOVE;
+	int r = why_can_trace(&why);
+	if (r == 0 && (r = why_watch_open(&watch, 0, why_report_add, rep, &step)) == 0 &&
+	    (r = why_watch_start(watch, 0)) < 0)
+		step = "start";
+	if (r < 0 && !*why)
+		snprintf(w->host.why_not, sizeof(w->host.why_not), "eBPF tracing failed at %s: %s",
+		         step, strerror(-r));
+	else if (r < 0)
+		snprintf(w->host.why_not, sizeof(w->host.why_not), "%s", why);
+	w->host.status = r;
+	if (r < 0) {
+		why_watch_close(watch);
+		return NULL;
+	}
+	return watch;
+}
+
+/* The trace stopped: the programs with a late wait, the most first, into w->host. */
+static void host_end(struct probe_why *w, struct why_watch *watch, struct why_report *rep)
+{
+	struct why_run run;
+	int r = watch ? why_watch_stop(watch, &run) : 0;
+	why_watch_close(watch);
+	if (r < 0) {
+		w->host.status = r;
+		snprintf(w->host.why_not, sizeof(w->host.why_not), "eBPF tracing failed: %s",
+		         strerror(-r));
+	}
+	if (watch && r == 0) {
+		why_report_sort(rep);
+		w->host.elapsed = run.elapsed;
+		w->host.programs = rep->nprocs;
+		for (size_t i = 0; i < rep->nprocs && rep->procs[i].late; i++) {
+			w->host.late++;
+			if (w->host.ntop < PROBE_HOST_TOP) {
+				why_report_name(rep->procs[i].tgid, rep->procs[i].comm,
+				                sizeof(rep->procs[i].comm));
+				w->host.top[w->host.ntop++] = rep->procs[i];
+			}
+		}
+	}
+	why_report_free(rep);
+}
+
 static void probe_why_measure(struct probe_why *w, bool quick)
 {
 	memset(w, 0, sizeof(*w));
@@ -128,9 +183,15 @@ static void probe_why_measure(struct probe_why *w, bool quick)
 	if (!r)
 		die(1, "out of memory");
 	progress("probe: why late (%.0f s of 1 ms periodic sleeps)", (double)w->duration / 1e9);
+	struct why_report *rep = calloc(1, sizeof(*rep));
+	if (!rep)
+		die(1, "out of memory");
+	struct why_watch *host = host_begin(w, rep);
 	struct others_snap before, after;
 	w->others_status = others_take(&before, "");
 	int e = periodic_run(&c, 0, r);
+	host_end(w, host, rep);
+	free(rep);
 	if (w->others_status == 0 && (w->others_status = others_take(&after, "")) == 0)
 		others_diff(&before, &after, r->elapsed, getpid(),
 		            (int)sysconf(_SC_NPROCESSORS_ONLN), &w->others);
@@ -303,6 +364,33 @@ static int probe_why_reco(const struct probe_why *w, struct probe_reco *r)
 	return 0;
 }
 
+/* The host's late programs: a line, then the first few with their main cause. */
+static void host_text(FILE *f, const struct probe_why *w)
+{
+	char line[320], a[32], b[32], name[64];
+	const char *lead = "  elsewhere       ", *pad = "                  ";
+	if (w->host.status < 0) {
+		snprintf(line, sizeof(line), "not traced: %s", w->host.why_not);
+		out_wrap(f, lead, pad, line);
+		return;
+	}
+	snprintf(line, sizeof(line),
+	         "%zu of the %zu other programs with timed waits were late (over %s)%s",
+	         w->host.late, w->host.programs, fmt_ns(a, sizeof(a), (double)WHY_ALL_ABOVE),
+	         w->host.late ? ":" : "");
+	out_wrap(f, lead, pad, line);
+	for (size_t i = 0; i < w->host.ntop && i < PROBE_HOST_TEXT; i++) {
+		const struct why_proc *p = &w->host.top[i];
+		int top = why_proc_cause(p);
+		snprintf(line, sizeof(line),
+		         "%s (pid %u): %llu of %llu waits late, max %s, main cause %s",
+		         text_safe(name, sizeof(name), p->comm), p->tgid,
+		         (unsigned long long)p->late, (unsigned long long)p->waits,
+		         fmt_ns(b, sizeof(b), (double)p->max), top < 0 ? "-" : pn__why_name(top));
+		out_wrap(f, "    ", "      ", line);
+	}
+}
+
 static void probe_why_text(FILE *f, const struct probe_why *w)
 {
 	char a[32], b[32], c[32], lv[700];
@@ -319,6 +407,7 @@ static void probe_why_text(FILE *f, const struct probe_why *w)
 		         others_busy(w) ? ": a busy machine, not the host's normal" : "");
 		out_wrap(f, "  other tasks     ", "                  ", line);
 	}
+	host_text(f, w);
 	char line[320];
 	if (w->qos.status < 0)
 		snprintf(line, sizeof(line), "not measured: /dev/cpu_dma_latency: %s",
@@ -357,6 +446,28 @@ static void probe_why_text(FILE *f, const struct probe_why *w)
 			        (unsigned long long)w->st[i].nr_periods,
 			        fmt_ns(a, sizeof(a), (double)w->st[i].throttled_ns));
 	}
+}
+
+/* The host's late programs ("host_late"): whether traced, or why not; their counts and
+ * the latest ones, each in the shape of a `why --all` row. */
+static void host_json(struct json *j, const struct probe_why *w)
+{
+	json_obj(j, "host_late");
+	json_bool(j, "traced", w->host.status == 0);
+	if (w->host.status < 0) {
+		json_str(j, "why_not", w->host.why_not);
+		json_obj_end(j);
+		return;
+	}
+	json_int(j, "elapsed_ns", w->host.elapsed);
+	json_int(j, "above_ns", WHY_ALL_ABOVE);
+	json_uint(j, "programs", w->host.programs);
+	json_uint(j, "late_programs", w->host.late);
+	json_arr(j, "top");
+	for (size_t i = 0; i < w->host.ntop; i++)
+		why_render_proc_json(j, &w->host.top[i]);
+	json_arr_end(j);
+	json_obj_end(j);
 }
 
 static void probe_why_json(struct json *j, const struct probe_why *w)
@@ -407,6 +518,7 @@ static void probe_why_json(struct json *j, const struct probe_why *w)
 		json_arr_end(j);
 		json_obj_end(j);
 	}
+	host_json(j, w);
 	json_obj_end(j);
 }
 
@@ -419,6 +531,12 @@ static void probe_why_prom(FILE *f, const struct probe_why *w)
 	for (int c = 0; c < PN__WHY_COUNT; c++)
 		fprintf(f, "punctual_late_deadlines{cause=\"%s\"} %llu\n", pn__why_name(c),
 		        (unsigned long long)w->tab.c[c].count);
+	if (w->host.status == 0) {
+		prom_help(f, "punctual_host_late_programs", "gauge",
+		          "Other programs with a timed wait later than 100 us while the probe's "
+		          "1 ms loop ran (eBPF, root).");
+		fprintf(f, "punctual_host_late_programs %zu\n", w->host.late);
+	}
 	static const struct {
 		const char *name, *help;
 	} m[] = {{"punctual_cgroup_cfs_periods_total", "CFS periods of a cgroup with a quota."},

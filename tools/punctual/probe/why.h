@@ -11,6 +11,11 @@
 #include "measure/causes.h"
 #include "measure/others.h"
 #include "probe/reco.h"
+#include "why/report.h"
+
+/* The host's late programs the report names: in JSON, and the first ones in text. */
+#define PROBE_HOST_TOP  5
+#define PROBE_HOST_TEXT 3
 
 struct probe_why {
 	bool run;
@@ -25,6 +30,16 @@ struct probe_why {
 	int runnable, cpus;     /* procs_running (/proc/stat) at the end, CPUs online */
 	struct others others;   /* what other processes ran during the loop */
 	int others_status;      /* 0, or -errno: /proc unreadable */
+	/* Every other program's timed waits, traced through eBPF during the loop (root):
+	 * those with one WHY_ALL_ABOVE late, the latest first */
+	struct {
+		int status; /* 0 traced, or -errno: why_not says why not */
+		char why_not[160];
+		int64_t elapsed;
+		size_t programs, late; /* with a wait that its timer ended; with one late */
+		struct why_proc top[PROBE_HOST_TOP];
+		size_t ntop;
+	} host;
 	/* The same loop, shorter, with /dev/cpu_dma_latency held at 0 (PM QoS: no CPU goes
 	 * into an idle state it takes longer than 0 us to leave), for a wakeup from idle that
 	 * is late for the guest's own idle states, not the host's */

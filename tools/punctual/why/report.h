@@ -12,6 +12,9 @@
 #include "why/event.h"
 
 #define WHY_HOLDERS 256
+/* Late, for every process (--all): this many ns past the deadline, above most kernels'
+ * own wakeup latency. */
+#define WHY_ALL_ABOVE 100000
 
 /* A task that held the CPU while a preempted wait's thread waited for it. */
 struct why_holder {

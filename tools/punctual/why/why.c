@@ -44,8 +44,6 @@ static const char usage[] =
         "Needs root, or CAP_BPF and CAP_PERFMON, and a kernel with BTF\n"
         "(/sys/kernel/btf/vmlinux).\n";
 
-#define ALL_ABOVE 100000 /* ns: above most kernels' own wakeup latency */
-
 /* Exits with one line where tracing cannot work here. */
 static void check_can_trace(void)
 {
@@ -120,7 +118,7 @@ int cmd_why(int argc, char **argv)
 	static struct why_report rep;
 	static struct causes_cgroup cg;
 	rep.pid = pid;
-	rep.above = above >= 0 ? above : all ? ALL_ABOVE : 0;
+	rep.above = above >= 0 ? above : all ? WHY_ALL_ABOVE : 0;
 	if (pid) {
 		why_report_name(pid, rep.comm, sizeof(rep.comm));
 		causes_cgroup_init_of(&cg, pid);
