@@ -19,6 +19,7 @@
  *               pn__slice_set_self pn__slice_set_default pn__slice_note pn__slice_due
  *               pn__slice_spun pn__sched_get pn__sched_set pn__rt_limit
  *   records     pn__records_sum pn__decay_hist_bucket_hi (PUNCTUAL_STATS_FILE's)
+ *               pn__decay_hist_bucket_of (tune's traced runs, in the records' buckets)
  *
  * A symbol added to the tool's use is added here, with the reason a library user would not
  * want it public.

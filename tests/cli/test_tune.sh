@@ -3,7 +3,8 @@
 # test_tune.sh PUNCTUAL WAITS_COUNT: `punctual tune`. Bad input exits 2 with one line;
 # tune -- CMD runs a command under each fix in turns, judges it, leaves no file behind,
 # and its --json is valid; a program without a timed wait is reported after its first
-# run, one with few waits judged on their median; tune --unit-file runs its ExecStart= with
+# run, one the shim cannot time traced through eBPF where root, one with few waits
+# judged on their median; tune --unit-file runs its ExecStart= with
 # its Environment= and prints a drop-in that systemd-analyze verify accepts. --pid refuses
 # a process in no service unit; a quota of fewer CPUs than online is advice. tune UNIT
 # refuses with one line where systemd is not PID 1: what it does under a real systemd is
@@ -58,7 +59,7 @@ jq_check "three or four settings, each run as often, at most 300 waits a run, a 
 	     (.verdict | type) == "string")' \
 	--argjson r "$(jq '.rounds' "$OUT")" "$OUT"
 jq_check "the first is the program as it is, the others with a ratio and its interval" \
-	'.runs[0].setting == "as it is" and .runs[0].ratio == 1 and
+	'.measured_by == "shim" and .runs[0].setting == "as it is" and .runs[0].ratio == 1 and
 	 all(.runs[1:][]; (.ratio | type) == "number" and (.ratio_interval | length) == 2
 	     and all(.ratio_interval[]; type == "number"))' "$OUT"
 jq_check "lateness in whole ns, p50 <= p99 <= max, each interval around its quantile" \
@@ -94,6 +95,22 @@ check "... and leaves no records file" test -z "$(ls "$TMP/t")"
 run tune --for=10s -- sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i + 1)); done'
 check "a program without a timed wait: exit 1 ($RC)" test "$RC" -eq 1
 check "... said in one line" test "$(wc -l <"$ERR")" -eq 1 -a -n "$(grep 'no timed wait seen as it is' "$ERR")"
+# a program the shim cannot time (raw clock_nanosleep system calls): where eBPF can trace
+# (root), each run's process traced instead, without the shim's settings; else one line
+run tune --json --for=3s -- "$COUNT" syscall 300
+if [ "$(id -u)" = 0 ] && "$PN" why --all --for 10ms >/dev/null 2>&1; then
+	check "a program the shim cannot time, traced: exit 0 ($RC: $(head -c 300 "$ERR"))" test "$RC" -eq 0
+	jq_check "... measured by eBPF, each setting's waits, none of the shim's settings" \
+		'.measured_by == "ebpf" and .runs[0].setting == "as it is" and
+		 any(.runs[]; .setting == "--slack 1ns") and
+		 all(.runs[]; .waits > 0 and (.setting | test("precise") | not))' "$OUT"
+	run tune --for=3s -- "$COUNT" syscall 300
+	check "... and the text says so" grep -q "the shim saw no timed wait: each run's main process traced" "$OUT"
+else
+	check "a program the shim cannot time, not traced here: exit 1 ($RC)" test "$RC" -eq 1
+	check "... said in one line, with why" \
+		test "$(wc -l <"$ERR")" -eq 1 -a -n "$(grep 'eBPF tracing, for the others, is not possible here: ' "$ERR")"
+fi
 # few waits: 5 sleeps of 20 ms a run (sleep(1)'s), judged on their median, said so
 few='for i in 1 2 3 4 5; do sleep 0.02; done'
 run tune --json --for=2s -- sh -c "$few"

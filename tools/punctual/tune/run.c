@@ -117,7 +117,8 @@ static int wait_child(pid_t c, int64_t deadline, int64_t *cpu_ns)
 	}
 }
 
-void tune_cmd_runner(void *ctx, const struct tune_setting *s, int64_t for_ns, struct tune_run *r)
+void tune_cmd_runner(void *ctx, const struct tune_setting *s, int64_t for_ns,
+                     struct tune_trace *trace, struct tune_run *r)
 {
 	const struct tune_cmd *t = ctx;
 	char **cmd = t->cmd, budget[64], slice[64], path[64];
@@ -134,8 +135,12 @@ void tune_cmd_runner(void *ctx, const struct tune_setting *s, int64_t for_ns, st
 	setpgid(c, c);
 	free(argv);
 	memset(r, 0, sizeof(*r));
+	if (trace) /* the command is c: `run` execs it */
+		tune_trace_begin(trace, c, &r->traced);
 	r->fig.status = wait_child(c, t0 + for_ns, &r->cpu_ns);
 	r->wall_ns = now_ns() - t0;
+	if (trace)
+		tune_trace_end(trace);
 	int e = run_records(path, &r->fig, NULL);
 	if (e < 0 && e != -EINVAL)
 		die(1, "cannot read %s: %s", path, strerror(-e));
@@ -272,37 +277,85 @@ static void merge(struct tune_result *m, const struct tune_run *r)
 #define RUN_MAX_NS     10000000000LL
 
 /* The first run, the program as it is, made no timed wait: said at once, not after every
- * setting. */
-static void no_waits(const struct tune_run *r)
+ * setting; refused: why the shim's waits could not be traced instead (NULL: they were). */
+static void no_waits(const struct tune_run *r, const char *refused)
 {
+	if (!refused)
+		die(1,
+		    "no timed wait seen as it is in %.3g s of its run, by the shim or by eBPF "
+		    "tracing of its main process: one that only computes has no lateness to tune",
+		    (double)r->wall_ns / 1e9);
 	die(1,
 	    "no timed wait seen as it is in %.3g s of its run: the shim times nanosleep, "
-	    "poll, epoll and the cond waits of dynamically linked programs; one that only "
-	    "computes has no lateness to tune",
-	    (double)r->wall_ns / 1e9);
+	    "poll, epoll and the cond waits of dynamically linked programs (one that only "
+	    "computes has no lateness to tune), and eBPF tracing, for the others, is not "
+	    "possible here: %s",
+	    (double)r->wall_ns / 1e9, refused);
 }
 
-void tune_measure(tune_runner *run, void *ctx, const struct tune_setting *s, int n, int64_t for_ns,
+static int64_t run_length(int64_t for_ns, int n)
+{
+	int64_t len = for_ns / (ROUNDS_PLANNED * n);
+	return len < RUN_MIN_NS ? RUN_MIN_NS : len > RUN_MAX_NS ? RUN_MAX_NS : len;
+}
+
+/* The first run as it is, r, where the shim saw no timed wait: run again, traced, where
+ * this process may trace (a run cut short before its first wait has them this time).
+ * Where the shim sees none again and the trace does, the program is one it cannot time:
+ * every run is traced from now on (*trace), without the settings that are the shim's
+ * (they change no wait it cannot see). Where neither sees one, exits saying so. */
+static void first_unseen(tune_runner *run, void *ctx, struct tune_setting *s, int64_t len,
+                         struct tune_run *r, struct tune_outcome *o, struct tune_trace **trace)
+{
+	const char *refused = tune_trace_refused();
+	if (refused)
+		no_waits(r, refused);
+	*trace = tune_trace_open();
+	progress("tune: round 1, run 1 of %d again, traced: %s", o->n, s[0].name);
+	run(ctx, &s[0], len, *trace, r);
+	o->spent_ns += r->wall_ns;
+	if (r->fig.waits) { /* the shim's after all */
+		tune_trace_close(*trace);
+		*trace = NULL;
+		return;
+	}
+	if (!r->traced.waits)
+		no_waits(r, NULL);
+	int k = 0;
+	for (int i = 0; i < o->n; i++)
+		if (!s[i].shim)
+			s[k++] = s[i];
+	o->n = k;
+	o->traced = true;
+}
+
+void tune_measure(tune_runner *run, void *ctx, struct tune_setting *s, int n, int64_t for_ns,
                   struct tune_outcome *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->n = n;
-	int64_t len = for_ns / (ROUNDS_PLANNED * n);
-	len = len < RUN_MIN_NS ? RUN_MIN_NS : len > RUN_MAX_NS ? RUN_MAX_NS : len;
+	int64_t len = run_length(for_ns, n);
+	struct tune_trace *trace = NULL;
 	uint64_t before[2], after[2];
 	host_cpu_ticks(before);
 	stop_on_signals();
 	for (int round = 0;; round++) {
-		for (int j = 0; j < n; j++) {
-			int i = (j + round) % n;
-			progress("tune: round %d, run %d of %d: %s", round + 1, j + 1, n,
+		for (int j = 0; j < o->n; j++) {
+			int i = (j + round) % o->n;
+			progress("tune: round %d, run %d of %d: %s", round + 1, j + 1, o->n,
 			         s[i].name);
 			struct tune_run r;
-			run(ctx, &s[i], len, &r);
-			merge(&o->res[i], &r);
+			run(ctx, &s[i], len, trace, &r);
 			o->spent_ns += r.wall_ns;
-			if (round == 0 && i == 0 && !r.fig.waits)
-				no_waits(&r);
+			if (round == 0 && i == 0 && !r.fig.waits) {
+				first_unseen(run, ctx, s, len, &r, o, &trace);
+				len = run_length(for_ns, o->n);
+			}
+			if (o->traced) {
+				r.traced.status = r.fig.status;
+				r.fig = r.traced;
+			}
+			merge(&o->res[i], &r);
 		}
 		o->rounds = round + 1;
 		judge_all(o);
@@ -310,6 +363,7 @@ void tune_measure(tune_runner *run, void *ctx, const struct tune_setting *s, int
 		if (o->rounds >= ROUNDS_MIN && (decided(o) || o->spent_ns + per_round > for_ns))
 			break;
 	}
+	tune_trace_close(trace);
 	host_cpu_ticks(after);
 	o->steal = host_steal(before, after);
 	progress_done();

@@ -3,7 +3,8 @@
  * `punctual tune`: closes the loop that probe's advice leaves open. A command (tune -- CMD), a
  * unit file's command (--unit-file) or a running systemd service (tune UNIT) is measured as it
  * is and under each fix run offers (timer slack 1 ns, precise waits, with --budget's CPU
- * budget), each for the same time; the fix whose p99 lateness is lower beyond both runs' noise
+ * budget), each for the same time, through the shim's records or, for a program the shim
+ * cannot time, a trace (trace.c); the fix whose p99 lateness is lower beyond both runs' noise
  * (probe --compare's rule, noise.c) is printed as a command line, an environment and a
  * drop-in, and kept with --apply.
  */
@@ -47,7 +48,8 @@ static const char usage[] =
         "shim's waits) not worse than the best beyond noise is kept. The p99 is judged,\n"
         "or the median where the program made fewer than 100 waits. Where the cgroup's\n"
         "CPU quota allows fewer CPUs than are online, run --cpus is added as advice,\n"
-        "unmeasured.\n"
+        "unmeasured. A program the shim cannot time (static, or its own system calls)\n"
+        "is traced through eBPF where root, without the shim's settings.\n"
         "\n"
         "  -- CMD           run CMD; print the fix kept as a command line and environment\n"
         "      --unit-file FILE\n"
@@ -171,7 +173,7 @@ static const char *slice_refused(void)
 
 /* The bare short slice with slack 1 ns, where run --slice can set it: a command's set
  * before exec, a unit's by the shim as it loads (systemd has no slice setting). */
-static void setting_slice(void)
+static void setting_slice(bool unit)
 {
 	static char note[160];
 	const char *why = slice_refused();
@@ -180,8 +182,10 @@ static void setting_slice(void)
 		notes[nnotes++] = note;
 		return;
 	}
-	set[nset++] = (struct tune_setting){
-	        .name = "--slack 1ns --slice=" TUNE_SLICE, .slack = true, .slice = TUNE_SLICE};
+	set[nset++] = (struct tune_setting){.name = "--slack 1ns --slice=" TUNE_SLICE,
+	                                    .slack = true,
+	                                    .slice = TUNE_SLICE,
+	                                    .shim = unit};
 }
 
 /* A unit run as another user than root: --precise with CAP_SYS_NICE too, so that its
@@ -197,8 +201,10 @@ static void setting_rt(const char *unit)
 		snprintf(note, sizeof(note), "--precise +CAP_SYS_NICE not tried: %s", why);
 		notes[nnotes++] = note;
 	} else if (r > 0) {
-		set[nset++] = (struct tune_setting){
-		        .name = "--precise +CAP_SYS_NICE", .precise = true, .rt = true};
+		set[nset++] = (struct tune_setting){.name = "--precise +CAP_SYS_NICE",
+		                                    .precise = true,
+		                                    .rt = true,
+		                                    .shim = true};
 	}
 }
 
@@ -209,12 +215,14 @@ static void settings(const char *unit)
 	static char budget_name[64];
 	set[nset++] = (struct tune_setting){.name = "as it is"};
 	set[nset++] = (struct tune_setting){.name = "--slack 1ns", .slack = true};
-	setting_slice();
-	set[nset++] = (struct tune_setting){.name = "--precise", .precise = true};
+	setting_slice(unit != NULL);
+	set[nset++] = (struct tune_setting){.name = "--precise", .precise = true, .shim = true};
 	if (opt.budget) {
 		snprintf(budget_name, sizeof(budget_name), "--precise --budget=%s", opt.budget);
-		set[nset++] = (struct tune_setting){
-		        .name = budget_name, .precise = true, .budget = opt.budget_env};
+		set[nset++] = (struct tune_setting){.name = budget_name,
+		                                    .precise = true,
+		                                    .budget = opt.budget_env,
+		                                    .shim = true};
 	}
 	setting_rt(unit);
 }
@@ -487,6 +495,7 @@ static void report_json(const struct tune_outcome *o, int cpus, const char *shim
 	json_int(&j, "measured_ns", o->spent_ns);
 	json_int(&j, "rounds", o->rounds);
 	json_str(&j, "judged", qname(o));
+	json_str(&j, "measured_by", o->traced ? "ebpf" : "shim");
 	json_num(&j, "lateness_resolution", TUNE_RESOLUTION);
 	json_arr(&j, "runs");
 	for (int i = 0; i < o->n; i++)
@@ -533,6 +542,11 @@ static void render(const struct tune_outcome *o, int cpus, const char *path)
 	        "measured\n",
 	        qname(o), o->n, o->rounds, o->rounds == 1 ? "" : "s", (double)o->spent_ns / 1e9);
 	runs_text(o);
+	if (o->traced)
+		out_wrap(out, "  (", "   ",
+		         "the shim saw no timed wait: each run's main process traced through eBPF, "
+		         "the lateness of the waits its timer ended; the shim's settings not "
+		         "tried)");
 	for (int k = 0; k < nnotes; k++)
 		fprintf(out, "  (%s)\n", notes[k]);
 	if (o->q < 0.9)

@@ -29,15 +29,16 @@ struct tune_setting {
 	const char *slice;  /* run --slice's value without --precise, or NULL */
 	bool rt;            /* a unit run as another user than root given CAP_SYS_NICE: its shared
 	                     * waits under SCHED_FIFO, each wait alone (AmbientCapabilities=) */
+	bool shim;          /* the shim's to apply: no fix for a program it cannot time */
 };
 
 /* The most settings tune tries. */
 #define TUNE_SETTINGS_MAX 6
 
-/* One run under a setting: its waits from the shim's records, how long it ran, the CPU
- * its processes used (-1: not known). */
+/* One run under a setting: its waits from the shim's records (and where traced, as the
+ * trace saw them), how long it ran, the CPU its processes used (-1: not known). */
 struct tune_run {
-	struct run_fig fig;
+	struct run_fig fig, traced;
 	int64_t wall_ns, cpu_ns;
 };
 
@@ -56,7 +57,7 @@ struct tune_result {
 };
 
 /* The measurement: every setting's result, the quantile judged, the rounds run, the
- * setting kept (or -1) and the measuring time spent. */
+ * setting kept (or -1), the measuring time spent, and whether the runs were traced. */
 struct tune_outcome {
 	struct tune_result res[TUNE_SETTINGS_MAX];
 	int n;
@@ -65,12 +66,32 @@ struct tune_outcome {
 	int kept, best; /* kept: the cheapest not worse than best beyond noise; -1: none */
 	int64_t spent_ns;
 	double steal; /* the CPUs' time the hypervisor stole while measuring, a share */
+	bool traced;  /* the shim saw no timed wait: each run's main process traced (eBPF) */
 };
 
+/* A run's timed waits traced through eBPF (trace.c, why/'s tracing), where the shim's
+ * records are absent: a program the shim cannot time (statically linked, or making its
+ * system calls itself). One process a run, its main one; the lateness of each wait its
+ * timer ended, from the deadline to the run, as `punctual why` measures it. */
+struct tune_trace;
+/* NULL where runs can be traced here, else why not (a sentence). */
+const char *tune_trace_refused(void);
+/* The tracer loaded: exits 1 where it cannot be. */
+struct tune_trace *tune_trace_open(void);
+/* From now on, process pid's waits go into f (emptied first) until tune_trace_end:
+ * exits 1 where the trace cannot start. */
+void tune_trace_begin(struct tune_trace *t, long pid, struct run_fig *f);
+/* Ends the trace begun: its waits are in its f, with their p50 and p99. Exits 1 where the
+ * trace failed. */
+void tune_trace_end(struct tune_trace *t);
+/* Frees t (NULL: nothing). */
+void tune_trace_close(struct tune_trace *t);
+
 /* Runs setting s for at most for_ns (a command: to its exit, SIGTERM at for_ns) and reads
- * its run into r. Exits 1 when the run failed, 2 when the command cannot be run. */
+ * its run into r: its waits from the shim's records, and with trace (not NULL) its main
+ * process's traced. Exits 1 when the run failed, 2 when the command cannot be run. */
 typedef void tune_runner(void *ctx, const struct tune_setting *s, int64_t for_ns,
-                         struct tune_run *r);
+                         struct tune_trace *trace, struct tune_run *r);
 
 /* The command runner: ctx is a struct tune_cmd. Each run is `punctual run --stats`
  * (this binary) with the setting's options, in a process group of its own. */
@@ -90,9 +111,12 @@ double tune_quantile(const struct run_fig *f, double q);
 /* The settings s[0..n-1] run in turns (A B C A B C ..., each round's order turned by one)
  * in runs of for_ns / (4 n) (at least 0.5 s), until every fix stands apart from s[0]
  * beyond noise on the p99 (100 waits of s[0] at least) after two rounds at least, or
- * for_ns of runs is spent. Exits 1 after the
- * first run where the program made no timed wait. */
-void tune_measure(tune_runner *run, void *ctx, const struct tune_setting *s, int n, int64_t for_ns,
+ * for_ns of runs is spent. Where the first run's records hold no timed wait, it runs
+ * again traced; where the records hold none again and the trace does, every run is
+ * traced, and the settings that are the shim's are taken out of s (o->n: those left).
+ * Exits 1 where the program made no timed wait as it is, as the shim and (where this
+ * process may trace) the trace saw it. */
+void tune_measure(tune_runner *run, void *ctx, struct tune_setting *s, int n, int64_t for_ns,
                   struct tune_outcome *o);
 
 /* ---- the report (tune.c) ---- */
@@ -186,7 +210,7 @@ void tune_unit_name(const char *unit, char *name, size_t n);
  * render(o, cpus, drop-in path): cpus, what the quota of the unit's cgroup allows where
  * fewer than the CPUs online, else 0. Returns the exit status. */
 typedef void tune_render(const struct tune_outcome *o, int cpus, const char *path);
-int tune_unit(const char *name, const struct tune_setting *s, int n, int64_t for_ns, bool apply,
+int tune_unit(const char *name, struct tune_setting *s, int n, int64_t for_ns, bool apply,
               tune_render *render);
 /* Whether the unit name's precise waits would take SCHED_FIFO only with CAP_SYS_NICE
  * given: 1 (it runs as another user than root, and its capability bounding set keeps

@@ -383,10 +383,23 @@ static int unit_records(const struct unit *u, struct run_fig *f)
 	return e;
 }
 
+/* The unit's main process, to trace: exits 1 (put back) where it has none. */
+static long unit_main_pid(const struct unit *u, const struct tune_setting *s)
+{
+	char pid[32];
+	show1(u->name, "MainPID", pid, sizeof(pid));
+	long p = atol(pid);
+	if (p <= 0)
+		die(1, "%s has no main process to trace under '%s': put back as it was", u->name,
+		    s->name);
+	return p;
+}
+
 /* The runner: the unit restarted under s with a new records file, and read for_ns later
  * while it runs (the shim's records hold each wait as it ended; the next run's restart
- * ends this one). */
-static void unit_runner(void *ctx, const struct tune_setting *s, int64_t for_ns, struct tune_run *r)
+ * ends this one); with trace, its main process traced meanwhile instead. */
+static void unit_runner(void *ctx, const struct tune_setting *s, int64_t for_ns,
+                        struct tune_trace *trace, struct tune_run *r)
 {
 	struct unit *u = ctx;
 	char dir[NAME_MAX + 8];
@@ -406,8 +419,12 @@ static void unit_runner(void *ctx, const struct tune_setting *s, int64_t for_ns,
 		die(1, "cannot restart %s under '%s' (systemctl status %s): put back as it was",
 		    u->name, s->name, u->name);
 	int64_t t0 = now_ns();
-	unit_wait(u, s, for_ns);
 	memset(r, 0, sizeof(*r));
+	if (trace)
+		tune_trace_begin(trace, unit_main_pid(u, s), &r->traced);
+	unit_wait(u, s, for_ns);
+	if (trace)
+		tune_trace_end(trace);
 	r->cpu_ns = unit_cpu(u->name);
 	r->wall_ns = now_ns() - t0;
 	e = unit_records(u, &r->fig);
@@ -643,7 +660,7 @@ static void unit_begin(const char *name, struct unit *u)
 	unit_lock(name);
 }
 
-int tune_unit(const char *name, const struct tune_setting *s, int n, int64_t for_ns, bool apply,
+int tune_unit(const char *name, struct tune_setting *s, int n, int64_t for_ns, bool apply,
               tune_render *render)
 {
 	static struct unit u;
