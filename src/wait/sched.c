@@ -4,8 +4,9 @@
  * with runnable tasks a SCHED_OTHER wakeup waits behind them; a SCHED_FIFO one runs at
  * once. The lend covers the kernel wait; under the shim it also covers the work the
  * wakeup starts, until the thread's next wait, a signal handler, fork, exec or a call
- * about its own scheduling, and at most PN__SCHED_LEND_NS of CPU per wakeup and
- * 1/PN__SCHED_LEND_SHARE of its wall time (a CPU timer's signal ends it). The thread's own
+ * about its own scheduling, and at most PN__SCHED_LEND_NS of CPU per wakeup and, for all
+ * the process's threads together, 1/PN__SCHED_LEND_SHARE of one CPU (a CPU timer's signal
+ * ends it). The thread's own
  * policy, nice, flags and slack come back when the lend ends, unless something outside
  * changed them meanwhile: what an administrator set stands.
  */
@@ -159,22 +160,60 @@ static bool bound_reaches(struct pn__sched_wait *w)
 	return !w->blocked;
 }
 
+/* The process's token bucket: its threads' lends share PN__SCHED_LEND_SHARE of one CPU's
+ * wall time, at most PN__SCHED_LEND_NS banked (a JVM's twenty threads together, not each). */
+static _Atomic int64_t bucket, bucket_at;
+
+static void bucket_fill(int64_t now)
+{
+	int64_t at = atomic_load_explicit(&bucket_at, memory_order_relaxed);
+	if (now <= at ||
+	    !atomic_compare_exchange_strong_explicit(&bucket_at, &at, now, memory_order_relaxed,
+	                                             memory_order_relaxed))
+		return;
+	if (at == 0)
+		return; /* the first wakeup starts the clock */
+	int64_t add = (now - at) / PN__SCHED_LEND_SHARE;
+	int64_t c = atomic_fetch_add_explicit(&bucket, add, memory_order_relaxed) + add;
+	while (c > PN__SCHED_LEND_NS &&
+	       !atomic_compare_exchange_weak_explicit(&bucket, &c, PN__SCHED_LEND_NS,
+	                                              memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+/* Up to PN__SCHED_LEND_NS from the bucket; 0 where it holds less than PN__SCHED_LEND_MIN_NS. */
+static int64_t bucket_take(void)
+{
+	int64_t c = atomic_load_explicit(&bucket, memory_order_relaxed), give;
+	do {
+		if (c < PN__SCHED_LEND_MIN_NS)
+			return 0;
+		give = c < PN__SCHED_LEND_NS ? c : PN__SCHED_LEND_NS;
+	} while (!atomic_compare_exchange_weak_explicit(&bucket, &c, c - give, memory_order_relaxed,
+	                                                memory_order_relaxed));
+	return give;
+}
+
+/* What a reaction given armed ns left unused (the timer's time left) goes back. */
+static void bucket_refund(int64_t armed, int64_t left)
+{
+	if (armed > 0 && left > 0)
+		atomic_fetch_add_explicit(&bucket, left < armed ? left : armed, memory_order_relaxed);
+}
+
 static bool lend_on(struct pn__sched_wait *w, int64_t now)
 {
 	if (!pn__sched_lend_signal || w->timer < 0 || !bound_reaches(w))
 		return false;
-	if (w->last && now > w->last)
-		w->credit += (now - w->last) / PN__SCHED_LEND_SHARE;
-	w->last = now;
-	if (w->credit > PN__SCHED_LEND_NS)
-		w->credit = PN__SCHED_LEND_NS;
-	int64_t give = w->credit >= PN__SCHED_LEND_MIN_NS ? w->credit : 0, left = 0;
+	bucket_fill(now);
+	int64_t give = bucket_take(), left = 0;
 	if (give == 0 && !w->armed)
 		return false;
-	if (timer_arm(w, give, &left) < 0)
+	if (timer_arm(w, give, &left) < 0) {
+		bucket_refund(give, give);
 		return false;
-	if (w->armed) /* what the last reaction used */
-		w->credit -= w->armed - (left < w->armed ? left : w->armed);
+	}
+	bucket_refund(w->armed, left); /* what the last reaction did not use */
 	w->armed = give;
 	return give > 0;
 }
@@ -213,7 +252,7 @@ static void lend_end(struct pn__sched_wait *w, bool disarm)
 	if (disarm && w->armed > 0) {
 		int64_t left = 0;
 		if (timer_arm(w, 0, &left) == 0)
-			w->credit -= w->armed - (left < w->armed ? left : w->armed);
+			bucket_refund(w->armed, left);
 		w->armed = 0;
 	}
 	w->under = 0;
@@ -234,8 +273,7 @@ bool pn__sched_on_bound(struct pn__sched_wait *w, const void *cookie)
 	if (!w->lent)
 		return true;
 	w->bounded++;
-	w->credit -= w->armed;
-	w->armed = 0;
+	w->armed = 0; /* used whole */
 	lend_end(w, false);
 	return true;
 }
@@ -247,7 +285,7 @@ bool pn__sched_interrupted_by_us(unsigned ours, unsigned theirs)
 
 void pn__sched_exit(struct pn__sched_wait *w)
 {
-	lend_end(w, false);
+	lend_end(w, true);
 	if (w->timer > 0)
 		syscall(SYS_timer_delete, w->timer_id);
 	w->timer = -1;
@@ -261,7 +299,5 @@ void pn__sched_forked(struct pn__sched_wait *w)
 	w->lent = false;
 	w->timer = 0;
 	w->armed = 0;
-	w->credit = 0;
-	w->last = 0;
 	w->lends = 0;
 }

@@ -18,8 +18,8 @@
  * one. */
 #define PN__SCHED_WAIT_PRIO 1
 /* The reaction's bound: the CPU time one wakeup may use under the lend (the kernel checks
- * a CPU timer at its tick, so it ends within one tick after), and the share of the
- * thread's wall time its lends may use, as a token bucket of that depth. */
+ * a CPU timer at its tick, so it ends within one tick after), and the share of one CPU
+ * the process's lends may use together, as a token bucket of that depth. */
 #define PN__SCHED_LEND_NS      1000000
 #define PN__SCHED_LEND_SHARE   4 /* 1/4 of a CPU */
 #define PN__SCHED_LEND_MIN_NS  100000
@@ -35,9 +35,7 @@ struct pn__sched_wait {
 	int timer_id;
 	int64_t slack;      /* the plan's slack, in force after a wait that ends the lend */
 	int64_t own_slack;  /* the thread's own timer slack, put back when the lend ends */
-	int64_t credit;     /* the token bucket's ns */
 	int64_t armed;      /* the CPU time the running reaction was given */
-	int64_t last;       /* when the bucket was last filled */
 	uint64_t bounded;   /* reactions the CPU timer ended */
 	uint64_t outside;   /* lends an outside change ended (chrt, a policy set meanwhile) */
 	uint32_t lends;     /* reactions lent, for reading the mask now and then */
