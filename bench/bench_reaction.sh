@@ -10,7 +10,7 @@
 # Prints Markdown: per program and mode, each figure's range over the rounds, plain ->
 # --precise, and the rounds that met issue 59's target.
 set -eu
-B=$1
+B=$(cd "$1" && pwd)
 PN=$B/punctual
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROUNDS=${REACTION_ROUNDS:-5}
