@@ -100,7 +100,8 @@ static bool qos_worse(const struct probe_why *w)
 }
 
 /* PM QoS helps when it cut the late wakeups to half or fewer (per cycle), from at least
- * QOS_LATE_MIN of them (fewer are chance), or a median over QOS_P50_MIN by a fifth or more
+ * QOS_LATE_MIN of them, and two standard deviations below the count the rate before
+ * predicts for its cycles (a Poisson count: 3 late of 1000 against 1 is chance), or a median over QOS_P50_MIN by a fifth or more
  * (a median under it is the wakeup's own path, which no idle state lengthens), and made no
  * figure worse (qos_worse). */
 #define QOS_LATE_MIN 5
@@ -110,8 +111,10 @@ static bool qos_helps(const struct probe_why *w)
 	if (w->qos.status < 0 || !w->qos.cycles || !w->cycles || qos_worse(w))
 		return false;
 	double before = (double)w->qos.late_before / (double)w->cycles,
-	       with = (double)w->qos.late / (double)w->qos.cycles;
-	return (w->qos.late_before >= QOS_LATE_MIN && with <= before / 2) ||
+	       with = (double)w->qos.late / (double)w->qos.cycles,
+	       e = before * (double)w->qos.cycles;
+	return (w->qos.late_before >= QOS_LATE_MIN && with <= before / 2 &&
+	        (double)w->qos.late <= e - 2 * sqrt(e)) ||
 	       (w->p50 > QOS_P50_MIN && w->qos.p50 <= w->p50 * 4 / 5);
 }
 
