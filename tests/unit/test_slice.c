@@ -42,27 +42,17 @@
 
 #define MS 1000000LL
 
-struct attr {
-	uint32_t size, policy;
-	uint64_t flags;
-	int32_t nice;
-	uint32_t priority;
-	uint64_t runtime, deadline, period;
-	uint32_t util_min, util_max;
-};
-
-static struct attr get(void)
+/* The calling thread's attributes (all zero where it cannot read them), and set them. */
+static struct pn__sched_attr get(void)
 {
-	struct attr a;
-	memset(&a, 0, sizeof(a));
-	syscall(SYS_sched_getattr, 0L, &a, (long)sizeof(a), 0L);
+	struct pn__sched_attr a;
+	pn__sched_get(&a);
 	return a;
 }
 
-static int set(struct attr a)
+static int set(struct pn__sched_attr a)
 {
-	a.size = sizeof(a);
-	return syscall(SYS_sched_setattr, 0L, &a, 0L) ? -errno : 0;
+	return pn__sched_set(&a);
 }
 
 /* A few precise waits, never early. */
@@ -103,7 +93,7 @@ static bool supported(void)
 {
 	static int known; /* 1 yes, -1 no */
 	if (!known) {
-		struct attr a = get();
+		struct pn__sched_attr a = get();
 		uint64_t own = a.runtime;
 		a.runtime = 200000;
 		known = set(a) == 0 && get().runtime == 200000 ? 1 : -1;
@@ -114,7 +104,7 @@ static bool supported(void)
 }
 
 /* The thread's scheduling as a program reads it: equal where every field is. */
-static bool same(struct attr a, struct attr b)
+static bool same(struct pn__sched_attr a, struct pn__sched_attr b)
 {
 	return a.policy == b.policy && a.flags == b.flags && a.nice == b.nice &&
 	       a.priority == b.priority && a.runtime == b.runtime;
@@ -123,7 +113,7 @@ static bool same(struct attr a, struct attr b)
 /* A thread asks for no slice unless told to: its attributes stay. */
 static const char *learned_not_shared(void)
 {
-	struct attr own = get();
+	struct pn__sched_attr own = get();
 	const char *e = waits(200);
 	if (e)
 		return e;
@@ -146,7 +136,7 @@ static void no_fifo(void)
 static const char *explicit_and_off(void)
 {
 	no_fifo();
-	struct attr own = get();
+	struct pn__sched_attr own = get();
 	if (pn_sleep_set_slice(500000) != 0)
 		return "an explicit slice is refused";
 	const char *e = waits(20);
@@ -171,11 +161,11 @@ static const char *keeps_nice_and_reset_on_fork(void)
 {
 	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 7) != 0)
 		return "cannot lower the thread's priority";
-	struct attr a = get();
+	struct pn__sched_attr a = get();
 	a.flags = 0x01; /* SCHED_FLAG_RESET_ON_FORK */
 	if (set(a) != 0)
 		return "cannot set reset-on-fork";
-	struct attr own = get();
+	struct pn__sched_attr own = get();
 	if (pn_sleep_set_slice(300000) != 0)
 		return "the slice is refused";
 	const char *e = waits(20);
@@ -186,7 +176,7 @@ static const char *keeps_nice_and_reset_on_fork(void)
 
 static void *attr_of_new_thread(void *arg)
 {
-	*(struct attr *)arg = get();
+	*(struct pn__sched_attr *)arg = get();
 	return NULL;
 }
 
@@ -195,7 +185,7 @@ static void *attr_of_new_thread(void *arg)
 static const char *not_inherited(void)
 {
 	no_fifo();
-	struct attr own = get(), theirs;
+	struct pn__sched_attr own = get(), theirs;
 	if (pn_sleep_set_slice(300000) != 0 || waits(10))
 		return "the slice is refused, or a wait failed";
 	pthread_t t;
@@ -323,7 +313,7 @@ static int rt_child(void)
 		return 11;
 	if (pn_sleep_set_rt(20) != 0)
 		return 12;
-	struct attr a = get();
+	struct pn__sched_attr a = get();
 	struct rlimit rl;
 	if (a.policy != SCHED_FIFO || a.priority != 20 || !(a.flags & 1) ||
 	    getrlimit(RLIMIT_RTTIME, &rl) != 0 || rl.rlim_cur > 1000000)
@@ -582,7 +572,7 @@ static const char *shared_fifo(void)
 	struct pn__state *t = pn__state_make();
 	readings(&t->slice, 1, 0);
 	readings(&t->slice, 8, 100000);
-	struct attr own = get();
+	struct pn__sched_attr own = get();
 	uint64_t fifo0 = t->rt.wait_fifo;
 	const char *e = waits(16);
 	if (e)
@@ -614,7 +604,7 @@ static const char *shared_slice(void)
 	struct pn__state *t = pn__state_make();
 	readings(&t->slice, 1, 0);
 	readings(&t->slice, 8, 100000);
-	struct attr own = get();
+	struct pn__sched_attr own = get();
 	const char *e = waits(16);
 	if (e)
 		return e;
