@@ -6,7 +6,7 @@
 # verdict (the fix kept), how long it took, and the service's own lateness from its own
 # log before and after (each logs p50/p99/max of its sleeps every 2 s; the rows give the
 # median of its reports over 10 s). The services:
-#   c-slack    a C loop of 1 ms nanosleeps (tests/systemd/sleep_loop.c), TimerSlackNSec=20ms
+#   c-slack    a C loop of 1 ms nanosleeps (bench/sleep_loop.c), TimerSlackNSec=20ms
 #   python     a Python loop of time.sleep(0.001), no SIGTERM handler
 #   tuned      the C loop already under `punctual run --precise`: it needs no fix
 # Needs root and Debian's archive (python3 is installed in the box).
@@ -30,7 +30,7 @@ trap 'rm -rf "$BOX_WORK"' EXIT
 chmod 755 "$BOX_WORK"
 mkdir "$BOX_WORK/bin"
 cp "$DEB" "$BOX_WORK/"
-cc -O2 -o "$BOX_WORK/bin/sleep_loop" "$HERE/../tests/systemd/sleep_loop.c" || exit 1
+cc -O2 -o "$BOX_WORK/bin/sleep_loop" "$HERE/sleep_loop.c" || exit 1
 cat >"$BOX_WORK/bin/py_loop.py" <<'PY'
 import time
 late, nxt = [], time.monotonic() + 2

@@ -3,11 +3,11 @@
 # run.sh DEB_DIR: the tests that need a real systemd (`make test-systemd`). Boots a Debian
 # 12 box (box.sh: systemd as PID 1 under systemd-nspawn) with a work dir bound read-only
 # at /opt/punctual: the newest punctual_*.deb of DEB_DIR, and in bin/ the helper programs
-# of tests/systemd/*.c, compiled here before the boot. Installs the .deb inside with apt,
-# then runs each tests/systemd/test_*.sh on the host (lib.sh: they act through `box`),
-# one at a time. Exits 1 if any failed, 77 with one line when this machine cannot run
-# them (not root, no nspawn, a box that cannot boot), else 0; its last line says how many
-# passed and how long it took.
+# (bench/sleep_loop.c, the service's loop, and any tests/systemd/*.c), compiled here before
+# the boot. Installs the .deb inside with apt, then runs each tests/systemd/test_*.sh on the
+# host (lib.sh: they act through `box`), one at a time. Exits 1 if any failed, 77 with one
+# line when this machine cannot run them (not root, no nspawn, a box that cannot boot), else
+# 0; its last line says how many passed and how long it took.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 DEB_DIR=${1:?usage: $0 DEB_DIR}
@@ -41,7 +41,7 @@ trap 'rm -rf "$BOX_WORK"' EXIT
 chmod 755 "$BOX_WORK"
 mkdir "$BOX_WORK/bin" "$BOX_WORK/log"
 cp "$DEB" "$BOX_WORK/" || exit 1
-for c in "$HERE"/*.c; do
+for c in "$HERE/../../bench/sleep_loop.c" "$HERE"/*.c; do
 	[ -e "$c" ] || continue
 	if ! cc -O2 -Wall -Wextra -Werror -o "$BOX_WORK/bin/$(basename "$c" .c)" "$c"; then
 		echo "FAIL: test-systemd: $c does not build"
