@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: MIT
 # test_run_cpus.sh PUNCTUAL PROBE CXX_PROBE JAVA_SRC STATIC: `punctual run --cpus[=N]`.
 # Every channel the documented table (punctual(1), README) names answers N: the JDK's
-# availableProcessors() (a single-file source program, so its common ForkJoinPool too),
-# CPython's os.cpu_count() (the pyenv python3 on PATH and /usr/bin/python3), coreutils
-# nproc, a C program's sysconf(_SC_NPROCESSORS_ONLN) and get_nprocs(), a C++ program's
-# std::thread::hardware_concurrency(); the environment variables are set and inherited;
-# what stays the machine's (_SC_NPROCESSORS_CONF, get_nprocs_conf, the affinity mask)
-# does; values the user set are kept and reported in one line; without --cpus nothing
-# changes, the shim loaded or not; bad values exit 2 with one line.
+# availableProcessors() (tests/preload/AvailableProcessors.java, so its common
+# ForkJoinPool too), CPython's os.cpu_count() (the pyenv python3 on PATH and
+# /usr/bin/python3), coreutils nproc, a C program's sysconf(_SC_NPROCESSORS_ONLN) and
+# get_nprocs(), a C++ program's std::thread::hardware_concurrency(); the environment
+# variables are set and inherited; what stays the machine's (_SC_NPROCESSORS_CONF,
+# get_nprocs_conf, the affinity mask) does; values the user set are kept and reported in
+# one line; without --cpus nothing changes, the shim loaded or not; bad values exit 2 with
+# one line.
 # Then in real nested cgroups (v1 here; the v2 variant skips when the v2 mount has no cpu
 # controller): a parent allowing 0.5 CPU above an unlimited child holding the process,
 # where each channel prints today's answer without --cpus and pn_cpu_count()'s with it.
@@ -62,7 +63,7 @@ field() {
 PYCOUNT='import os; print(os.cpu_count())'
 channels() {
 	local j="- -"
-	[ -n "$JAVA" ] && get j "$@" java "$JAVASRC"
+	[ -n "$JAVA" ] && get j "$@" "${JPROBE[@]}"
 	C_JAVA=${j%% *} C_FJP=${j#* }
 	get C_PY "$@" python3 -c "$PYCOUNT"
 	get C_SYSPY "$@" /usr/bin/python3 -c "$PYCOUNT"
@@ -88,6 +89,12 @@ all_are() {
 
 JAVA=$(command -v java)
 [ -n "$JAVA" ] || skip "the JDK: no java on PATH (scripts/bootstrap installs openjdk-17-jdk-headless)"
+# JPROBE: the JDK's probe, compiled once where javac is (java FILE.java compiles it in every
+# run: 1 s of CPU each, against 0.2 s for the JVM alone), else run from its source.
+JPROBE=(java "$JAVASRC")
+if [ -n "$JAVA" ] && command -v javac >/dev/null && javac -d "$TMP/java" "$JAVASRC"; then
+	JPROBE=(java -cp "$TMP/java" AvailableProcessors)
+fi
 # jcheck DESCRIPTION COMMAND...: a check of the JDK's answer, when there is a JDK.
 jcheck() {
 	[ -z "$JAVA" ] || check "$@"
@@ -160,7 +167,7 @@ OMP_NUM_THREADS=$'4\nsecond line' run run --cpus=3 -- true
 check "a kept value with a newline still makes one line ($(cat "$ERR"))" \
 	test "$(wc -l <"$ERR")" -eq 1
 if [ -n "$JAVA" ]; then
-	JAVA_TOOL_OPTIONS=-Dpn.cpus.test=kept run run --cpus=3 -- java "$JAVASRC" pn.cpus.test
+	JAVA_TOOL_OPTIONS=-Dpn.cpus.test=kept run run --cpus=3 -- "${JPROBE[@]}" pn.cpus.test
 	check "a user's JAVA_TOOL_OPTIONS is kept, the count appended ($(cat "$OUT"))" \
 		test "$(tail -n 1 "$OUT")" = "3 2 kept"
 	check "... and nothing to report (only the JDK's own line: $(cat "$ERR"))" \
@@ -169,7 +176,7 @@ if [ -n "$JAVA" ]; then
 	check "JAVA_TOOL_OPTIONS appended to" \
 		grep -qx -- "JAVA_TOOL_OPTIONS=-Dpn.cpus.test=kept -XX:ActiveProcessorCount=3" "$OUT"
 	JAVA_TOOL_OPTIONS="-Dpn.cpus.test=kept -XX:ActiveProcessorCount=2" run run --cpus=3 -- \
-		java "$JAVASRC"
+		"${JPROBE[@]}"
 	check "a user's -XX:ActiveProcessorCount=2 wins ($(cat "$OUT"))" test "$(tail -n 1 "$OUT")" = "2 1"
 	check "... and is reported in one line ($(cat "$ERR"))" \
 		test "$(grep -c '^punctual run: .*kept .*JAVA_TOOL_OPTIONS=.*-XX:ActiveProcessorCount=2' "$ERR")" -eq 1

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // AvailableProcessors.java: prints Runtime.availableProcessors() and the common
 // ForkJoinPool's parallelism (sized from it: count - 1, at least 1), then the system
-// property named by the first argument if any. Run as a single-file source program:
-// java AvailableProcessors.java [PROPERTY]
+// property named by the first argument if any. Compiled (javac) or as a single-file source
+// program: java AvailableProcessors.java [PROPERTY]
 import java.util.concurrent.ForkJoinPool;
 
 public class AvailableProcessors {
