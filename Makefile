@@ -57,8 +57,8 @@ test-tsan: bootstrap
 	@ctest --preset tsan -j $(TEST_JOBS); st=$$?; tests/skips.sh build/tsan; exit $$st
 
 # The same suite built by clang (-O2, and UBSan, which unlike gcc's checks float-to-int
-# conversions; the gcc warnings as errors), but the install tests: they build the project
-# anew from scratch twice (half the suite's CPU time), and make test runs them.
+# conversions; the gcc warnings as errors), but the install tests: the package test builds
+# the project anew from scratch, and make test runs them.
 test-clang: bootstrap
 	@./scripts/bootstrap clang
 	@cmake --preset clang >/dev/null
