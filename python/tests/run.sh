@@ -5,7 +5,9 @@
 #   The library is built into DIR/lib without sanitizers, whatever the preset: an
 #   extension loaded by an unsanitized python3 cannot carry ASan.
 # run.sh test SOURCE_DIR DIR FILE: runs python/tests/FILE (unittest) against DIR/site;
-#   exit 77 ("SKIP: why") where the file says it cannot run here.
+#   exit 77 ("SKIP: why") where the file says it cannot run here. PUNCTUAL_BUILD_DIR is
+#   the build's DIR/build, where an editable install finds the library built
+#   (test_install.py) rather than build it again.
 # Both use the system's python3 (/usr/bin/python3 where it exists).
 set -eu
 mode=$1 SRC=$2 DIR=$3
@@ -31,7 +33,7 @@ import punctual_build; print(punctual_build.build_wheel(sys.argv[1]))' "$DIR/dis
 test)
 	[ -d "$DIR/site" ] || { echo "SKIP: the package was not built here (python.build)"; exit 77; }
 	cd "$SRC/python/tests"
-	PYTHONPATH="$DIR/site" exec "$PY" "$4" -v
+	PUNCTUAL_BUILD_DIR="$DIR/build" PYTHONPATH="$DIR/site" exec "$PY" "$4" -v
 	;;
 *) echo "run.sh build|test ..." >&2; exit 2 ;;
 esac

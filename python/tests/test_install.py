@@ -87,7 +87,9 @@ class Editable(unittest.TestCase):
             subprocess.run([SYSTEM_PYTHON, "-m", "venv", venv], check=True)
             py = os.path.join(venv, "bin", "python")
             env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-            env["PUNCTUAL_BUILD_DIR"] = os.path.join(tmp, "build")
+            # the library python.build built (run.sh), else one of its own
+            env["PUNCTUAL_BUILD_DIR"] = (os.environ.get("PUNCTUAL_BUILD_DIR")
+                                         or os.path.join(tmp, "build"))
             p = subprocess.run([py, "-m", "pip", "install", "-q", "--no-index", "-e", PYTHON_DIR],
                                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True, timeout=600)
