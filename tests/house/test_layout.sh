@@ -9,6 +9,9 @@
 # (docs/HACKING.md).
 SRC=$1 BUILD=$2
 fails=0
+# python3 looked up once (a version manager's shim costs more than circles.py's work)
+PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+[ -x "$PY" ] || PY=python3
 for t in punctual_objects punctual_preload punctual_tool; do
 	objs=$(find "$BUILD/CMakeFiles/$t.dir" -name '*.o')
 	[ "$t" = punctual_tool ] && objs="$objs $(find "$BUILD/CMakeFiles/punctual_toolkit.dir" -name '*.o')"
@@ -18,7 +21,7 @@ for t in punctual_objects punctual_preload punctual_tool; do
 		continue
 	fi
 	# shellcheck disable=SC2086
-	if ! out=$(python3 "$SRC/scripts/circles.py" $objs); then
+	if ! out=$("$PY" "$SRC/scripts/circles.py" $objs); then
 		echo "FAIL: $t: $out"
 		fails=$((fails + 1))
 	fi
@@ -43,9 +46,10 @@ done
 # handful of internal symbols: the engine's four doors (a precise wait, its cancel, an
 # observed wait, the lend of real time), the kernel table's denial and the report's setup
 # and its explain step
-drivers=$(for o in $(find "$BUILD/CMakeFiles/punctual_objects.dir" "$BUILD/CMakeFiles/punctual_preload.dir" -name '*.o'); do
-	nm -u "$o" | grep -qE ' pn__plan_(make|woke|cancel)$' && basename "$o" .o
-done | sort -u | tr '\n' ' ')
+lib=$(find "$BUILD/CMakeFiles/punctual_objects.dir" "$BUILD/CMakeFiles/punctual_preload.dir" -name '*.o')
+# shellcheck disable=SC2086 # the object files, one word each
+drivers=$(nm -A -u $lib | awk '$NF ~ /^pn__plan_(make|woke|cancel)$/ {
+	sub(/:.*$/, ""); sub(/^.*\//, ""); sub(/\.o$/, ""); print }' | sort -u | tr '\n' ' ')
 if [ "$drivers" != "wait.c " ]; then
 	echo "FAIL: the plan is driven from '$drivers', not the engine (wait/wait.c) alone"
 	fails=$((fails + 1))
