@@ -131,15 +131,6 @@ check "... no metrics on stdout" test ! -s "$OUT"
 check "... said so, the partial report on stderr" \
 	sh -c "grep -q 'interrupted: --prom not written' '$ERR' && grep -q '^interrupted by SIGINT' '$ERR'"
 
-COLUMNS=80 ok probe --quick
-check "no line of probe --quick is over 80 columns at COLUMNS=80 ($(awk 'length > 80' "$OUT" | head -c 200))" \
-	sh -c "awk 'length > 80 {exit 1}' '$OUT'"
-for s in host clocks sleeps timers cpus "what precision costs here" recommendations; do
-	check "the report has a $s section" grep -q "^$s" "$OUT"
-done
-check "the report opens with its verdict, after the title" \
-	sh -c "sed -n 3p '$OUT' | grep -q '^verdict: how late this host keeps a loop' && sed -n 5p '$OUT' | grep -q '^  1 ms loop: .* with the kernel alone'"
-
 # Inside a 0.5-CPU quota that throttled the probe: no advice spins (budget, precise,
 # shared), the quota's advice instead, and no fix in the verdict. The probe alone spends
 # about half a CPU (ASan, 2026-12-03: 2.1 s of CPU in 4.5 s), so whether it exceeds the
@@ -272,8 +263,10 @@ else
 fi
 # The caller's symbolic link is written through (its regular target replaced, the link
 # kept; another user's is refused: test_files.sh); a --plot name with a quote stays a name.
+# Its text report, at COLUMNS=80, is checked below.
 ln -s plain "$F/link"
-(cd "$F" && "$PN" probe --quick --prom link --plot "it's") >"$TMP/out" 2>"$TMP/err"
+T=$TMP/text
+(cd "$F" && COLUMNS=80 "$PN" probe --quick --prom link --plot "it's") >"$T" 2>"$TMP/err"
 rc=$?
 check "--prom through a link, --plot with a quote: exit 0 (got $rc: $(head -c 300 "$TMP/err"))" test "$rc" -eq 0
 check "... the link is still a link to its target" \
@@ -288,6 +281,16 @@ if command -v gnuplot >/dev/null; then
 	check "... no command run from the name" test "$rc" -eq 0 -a ! -e "$F/pwned"
 	check "... the charts are in that directory" test -s "$F/<mkdir pwned;/clock_cost.png"
 fi
+# The text report (the run through a link): 80 columns at COLUMNS=80, every section, the
+# verdict first.
+check "probe --quick printed its report" test -s "$T"
+check "no line of probe --quick is over 80 columns at COLUMNS=80 ($(awk 'length > 80' "$T" | head -c 200))" \
+	sh -c "awk 'length > 80 {exit 1}' '$T'"
+for s in host clocks sleeps timers cpus "what precision costs here" recommendations; do
+	check "the report has a $s section" grep -q "^$s" "$T"
+done
+check "the report opens with its verdict, after the title" \
+	sh -c "sed -n 3p '$T' | grep -q '^verdict: how late this host keeps a loop' && sed -n 5p '$T' | grep -q '^  1 ms loop: .* with the kernel alone'"
 
 
 # The full probe: every section, nothing early.
