@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * punctual/version.h: library version, the PN_API export macro and error strings.
- * Every fallible libpunctual call returns int: >= 0 on success, -errno on failure.
+ * A fallible call returns >= 0 on success, -errno on failure.
  */
 #ifndef PUNCTUAL_VERSION_H
 #define PUNCTUAL_VERSION_H
@@ -15,18 +15,17 @@ extern "C" {
 #define PN_VERSION_PATCH  0
 #define PN_VERSION_STRING "0.1.0"
 
-/* The library is built with -fvisibility=hidden: only PN_API symbols are exported. */
+/* Only PN_API symbols are exported. */
 #if defined(__GNUC__)
 #define PN_API __attribute__((visibility("default")))
 #else
 #define PN_API
 #endif
 
-/* The version of the library actually linked, e.g. "0.1.0". Never fails. */
+/* The linked library's version. */
 PN_API const char *pn_version(void);
 
-/* A static description of an error code, negative (-EINVAL) or positive (EINVAL).
- * Thread-safe; never NULL. */
+/* A static description of -errno or errno. Thread-safe; never NULL. */
 PN_API const char *pn_strerror(int err);
 
 #ifdef __cplusplus
