@@ -1,14 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The unit files `punctual tune` reads and the drop-ins it writes. Reading: a unit's [Service]
- * lines (continued lines joined as systemd joins them, comments skipped, a file with a NUL
- * byte refused), its ExecStart= as a command, its Environment= assignments (unquoted and
- * unescaped as systemd does, specifiers left for systemd), and what a unit sets itself besides
- * tune's own drop-ins: LD_PRELOAD and TimerSlackNSec=. Writing: a drop-in's Environment= with
- * each assignment quoted where it must be, '%' doubled in what tune adds (systemd reads it as
- * a specifier), the unit's own LD_PRELOAD kept before the shim's; a measuring drop-in also
- * undoes what an earlier tune's kept drop-in sets (UnsetEnvironment= of its exact assignments,
- * the unit's own slack), so that the kept one stays in place until a new one replaces it.
+ * The unit files `punctual tune` reads and the drop-ins it writes. Unit files are read as
+ * systemd reads them (continued lines, comments, quoting), a file with a NUL byte
+ * refused, specifiers left for systemd. A drop-in quotes what must be and doubles '%' in
+ * what tune adds; a measuring drop-in also undoes what an earlier tune's kept one sets,
+ * so that the kept one stays in place until a new one replaces it.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -26,10 +22,10 @@
 
 /* ---- reading unit files ------------------------------------------------------------- */
 
-/* A [Service] line's handler: its key, its value (trimmed, writable). */
+/* A [Service] line's handler: its key and trimmed, writable value. */
 typedef void service_fn(const char *key, char *value, void *arg);
 
-/* s without leading and trailing blanks (s is changed). */
+/* s trimmed in place. */
 static char *trim(char *s)
 {
 	s += strspn(s, " \t");
@@ -39,7 +35,7 @@ static char *trim(char *s)
 	return s;
 }
 
-/* A growing text (s NUL-terminated once anything is added). */
+/* A growing text, NUL-terminated once anything is added. */
 struct text {
 	char *s;
 	size_t len, cap;
@@ -60,9 +56,8 @@ static void text_add(struct text *t, const char *p, size_t n)
 	t->s[t->len] = '\0';
 }
 
-/* One line of f into *t, its end taken off: a line ends at "\n", "\r\n" or "\r", as
- * systemd reads. Returns 1, 0 at the file's end, -EILSEQ at a NUL byte (systemd would end
- * the line there: a file with one is refused rather than read otherwise than systemd). */
+/* One line of f into *t, ending at "\n", "\r\n" or "\r" as systemd reads. 1, 0 at the
+ * end, -EILSEQ at a NUL byte (refused rather than read otherwise than systemd). */
 static int raw_line(FILE *f, struct text *t)
 {
 	int c;
@@ -86,9 +81,8 @@ static int raw_line(FILE *f, struct text *t)
 	return any;
 }
 
-/* One logical line of f into *line, as systemd joins them: comment lines skipped (also
- * within a continued line), a line that ends in a backslash not itself escaped goes on in
- * the next, the backslash replaced by a space. Returns 1, 0 at the end, or -EILSEQ. */
+/* One logical line of f, as systemd joins them: comment lines skipped, an unescaped
+ * trailing backslash going on in the next line as a space. 1, 0 at the end, or -EILSEQ. */
 static int logical_line(FILE *f, struct text *line)
 {
 	struct text part = {0};
@@ -112,8 +106,7 @@ static int logical_line(FILE *f, struct text *line)
 	return r < 0 ? r : any;
 }
 
-/* Calls fn with each Key=Value line of file's [Service] section: 0, or -errno (-EILSEQ:
- * a NUL byte in the file, which is then not read to its end). */
+/* Calls fn with each Key=Value line of file's [Service] section: 0, or -errno. */
 static int service_lines(const char *file, service_fn *fn, void *arg)
 {
 	FILE *f = fopen(file, "r");
@@ -142,9 +135,8 @@ const char *tune_file_error(int e)
 	                    : strerror(-e);
 }
 
-/* The next word of an Environment= or ExecStart= value at *p, unquoted ("..." and '...')
- * and unescaped (\x is x; \n, \t their characters), '%' left as it is; NULL at the end.
- * Written over the value itself. */
+/* The next word of an Environment= or ExecStart= value at *p, unquoted and unescaped in
+ * place, '%' left as it is; NULL at the end. */
 static char *next_word(char **p)
 {
 	char *s = *p + strspn(*p, " \t"), *w = s, *o = s;
@@ -170,8 +162,7 @@ static char *next_word(char **p)
 
 /* ---- Environment= ------------------------------------------------------------------- */
 
-/* NAME=VALUE assignments, allocated: systemd bounds neither their number nor their
- * length (but a line's, 1 MiB), so neither is bounded here. */
+/* NAME=VALUE assignments, unbounded in number and length as systemd's. */
 struct env_list {
 	char **env;
 	int n, cap;
@@ -184,7 +175,7 @@ static void env_clear(struct env_list *l)
 	l->n = 0;
 }
 
-/* Adds NAME=VALUE to l, replacing one of the same name; anything else is no assignment. */
+/* Adds NAME=VALUE to l, replacing one of the same name. */
 static void env_add(struct env_list *l, const char *a)
 {
 	size_t k = strcspn(a, "=");
@@ -254,7 +245,7 @@ void tune_env_free(char **env, int n)
 	free(env);
 }
 
-/* The value of name in l ("" when none). */
+/* name's value in l ("" when none). */
 static const char *env_get(const struct env_list *l, const char *name)
 {
 	size_t k = strlen(name);
@@ -291,7 +282,7 @@ static void old_line(const char *key, char *value, void *arg)
 		env_line(key, value, &o->env);
 }
 
-/* The slack a service inherits where nothing sets its own: its manager's, PID 1's. */
+/* The slack a service inherits where nothing sets its own: PID 1's. */
 static void manager_slack(char *buf, size_t n)
 {
 	char v[32] = "";
@@ -343,9 +334,8 @@ void tune_unit_own_free(struct tune_unit_own *own)
 
 /* ---- writing ------------------------------------------------------------------------ */
 
-/* s inside an Environment= word's double quotes: '\' and '"' escaped, newline and tab
- * as C escapes, '%' doubled unless raw (the unit's own text, whose specifiers are
- * systemd's). */
+/* s inside an Environment= word's double quotes, '%' doubled unless raw (the unit's own
+ * text, whose specifiers are systemd's). */
 static void env_text(FILE *f, const char *s, bool raw)
 {
 	for (; *s; s++) {
@@ -360,8 +350,7 @@ static void env_text(FILE *f, const char *s, bool raw)
 	}
 }
 
-/* An assignment as an Environment= word, in double quotes where a blank, quote,
- * backslash or control character needs them. */
+/* An assignment as an Environment= word, quoted where it needs to be. */
 static void env_word(FILE *f, const char *a, bool raw)
 {
 	bool quote = false;
@@ -383,7 +372,7 @@ void tune_cpus_env(char *buf, size_t size, int n)
 	         n, n, n, n, n, n);
 }
 
-/* The assignments d's Environment= makes, but LD_PRELOAD, into l. */
+/* d's Environment= assignments but LD_PRELOAD, into l. */
 static void drop_vars(const struct tune_drop *d, struct env_list *l)
 {
 	const struct tune_setting *s = d->s;
@@ -396,7 +385,7 @@ static void drop_vars(const struct tune_drop *d, struct env_list *l)
 	if (d->records) {
 		env_add(l, "PUNCTUAL_STATS=1");
 		env_addf(l, "PUNCTUAL_STATS_FILE=%s", d->records);
-		if (d->runtime_env) /* the unit's own, as without tune's directory */
+		if (d->runtime_env) /* the unit's own */
 			env_addf(l, "RUNTIME_DIRECTORY=%s", d->runtime_env);
 	}
 	if (d->cpus) {
@@ -407,7 +396,7 @@ static void drop_vars(const struct tune_drop *d, struct env_list *l)
 	}
 }
 
-/* The Environment= line of d, if it needs one; its assignments into l. */
+/* d's Environment= line, if it needs one; its assignments into l. */
 static void drop_env(FILE *f, const struct tune_drop *d, struct env_list *l)
 {
 	drop_vars(d, l);
@@ -434,7 +423,7 @@ static void drop_env(FILE *f, const struct tune_drop *d, struct env_list *l)
 	fputc('\n', f);
 }
 
-/* A measuring drop-in: what an earlier tune's kept drop-in sets and d does not, undone. */
+/* A measuring drop-in undoes what an earlier tune's kept drop-in sets and d does not. */
 static void drop_undo(FILE *f, const struct tune_drop *d, const struct env_list *set)
 {
 	const struct tune_unit_own *own = d->own;
@@ -482,10 +471,10 @@ int tune_drop_in(FILE *f, const struct tune_drop *d)
 	if (s->rt)
 		fprintf(f, "AmbientCapabilities=CAP_SYS_NICE\n");
 	if (d->records && d->runtime_dir) {
-		/* systemd makes it the service user's (DynamicUser='s too), writable under
-		 * ProtectSystem=strict; no other user may create a file in it */
+		/* the service user's, writable under ProtectSystem=strict; no other user may
+		 * create a file in it */
 		fprintf(f, "RuntimeDirectory=%s\n", d->runtime_dir);
-		if (!d->runtime_env) /* the unit has none: it sees no RUNTIME_DIRECTORY */
+		if (!d->runtime_env) /* the unit has none */
 			fprintf(f, "UnsetEnvironment=RUNTIME_DIRECTORY\n");
 	}
 	tune_env_free(l.env, l.n);
@@ -588,7 +577,7 @@ char **tune_unit_file_cmd(const char *file)
 		            "systemd expands: give the command as tune -- CMD",
 		            file);
 	}
-	/* one block, the words after the pointers: the caller frees it once */
+	/* one block, the words after the pointers */
 	size_t len = strlen(p) + 1, max = len / 2 + 2;
 	char **argv = calloc(1, max * sizeof(*argv) + len);
 	if (!argv)
@@ -598,7 +587,7 @@ char **tune_unit_file_cmd(const char *file)
 	size_t n = 0;
 	for (char *w; (w = next_word(&words));)
 		argv[n++] = w;
-	if (at && n >= 2) /* "@": the second word is only the name the program sees */
+	if (at && n >= 2) /* "@": the second word is the name the program sees */
 		memmove(argv + 1, argv + 2, (n-- - 1) * sizeof(*argv));
 	if (!n)
 		usage_error("--unit-file %s: its ExecStart= is empty", file);

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What `punctual tune` reads of another process: the service unit that owns it (tune --pid),
- * and the CPUs its cgroup's quota allows (the CPU-count advice for tune UNIT, v1 or v2, read
- * by the library's walk). The shim cannot join a running process, so --pid tunes the unit,
- * which restarts it with the shim. Every path is read under pn__fs_root()'s prefix.
+ * What `punctual tune` reads of another process: the service unit that owns it (the shim
+ * cannot join a running process, so --pid tunes its unit), and the CPUs its cgroup's quota
+ * allows. Every path is read under pn__fs_root()'s prefix.
  */
 #include <errno.h>
 #include <limits.h>
@@ -27,9 +26,8 @@ static int read_cgroup(long pid, char *buf, size_t n)
 	return r < 0 ? r : 0;
 }
 
-/* The cgroup path systemd keeps its units in: the v2 line ("0::"), else v1's
- * "name=systemd" hierarchy (a hybrid host's v2 line may say only "/"); NULL when
- * neither. Points into text, cut at the line's end. */
+/* The cgroup path of systemd's units: the v2 line, else v1's "name=systemd" (a hybrid
+ * host's v2 line may say only "/"); NULL when neither. Points into text. */
 static char *systemd_path(char *text)
 {
 	char *v1 = NULL, *v2 = NULL;
@@ -43,9 +41,8 @@ static char *systemd_path(char *text)
 	return v2 && (strcmp(v2, "/") != 0 || !v1) ? v2 : v1;
 }
 
-/* The service in cgroup path p into name: 0, or -1 with why in why. The first ".service"
- * component is the system manager's unit; one that is a user's manager (user@UID) with
- * more below holds that user's units, which `systemctl` without --user cannot restart. */
+/* The service in cgroup path p into name: 0, or -1 with why. Units under a user's manager
+ * (user@UID) are refused: `systemctl` without --user cannot restart them. */
 static int service_of(const char *p, char *name, size_t n, const char **why)
 {
 	for (const char *c = p; c && *c; c = strchr(c, '/')) {
@@ -87,8 +84,7 @@ void tune_pid_unit(const char *arg, char *name, size_t n)
 
 int tune_pid_cpus(long pid)
 {
-	/* the library's walk, as pn_cpu_count reads it for the process itself: v2, v1 or a
-	 * hybrid host's v1 cpu hierarchy, the lowest quota/period up to the mount */
+	/* the library's walk, the lowest quota/period up to the mount */
 	char file[64], note[256];
 	struct pn_cpu_info info;
 	int64_t q, p;
@@ -98,5 +94,5 @@ int tune_pid_cpus(long pid)
 	if (q <= 0 || p <= 0)
 		return 0;
 	double lim = (double)q / (double)p;
-	return (int)fmax(ceil(lim - 1e-9), 1); /* ceil, pn_cpu_count's default */
+	return (int)fmax(ceil(lim - 1e-9), 1); /* pn_cpu_count's default rounding */
 }

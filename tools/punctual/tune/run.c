@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `punctual tune`'s measuring: the settings run in turns (a command through `punctual run
- * --stats`, this binary; a unit through its runner in tune/unit.c), each setting's runs
- * merged, its lateness quantile given an interval and judged against the program as it is by
- * probe --compare's noise rule (noise.c); the setting kept is the cheapest not worse than the
- * best beyond noise.
+ * `punctual tune`'s measuring: the settings run in turns, each setting's runs merged and
+ * its lateness quantile judged against the program as it is by probe --compare's noise
+ * rule; the setting kept is the cheapest not worse than the best beyond noise.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,11 +28,11 @@
 
 /* How long a command has to end after SIGTERM before SIGKILL. */
 #define TERM_GRACE_NS 2000000000LL
-/* The exit status of a command that was not found (env(1)'s, as run/run.c's). */
+/* The exit status of a command not found, as env(1)'s. */
 #define EXIT_NOT_FOUND 127
 
-/* The child's argv: this binary's `run --stats`, s's options (the command's own slack
- * where s sets none), then "--" and the command. */
+/* The child's argv: `run --stats`, s's options (the command's own slack where s sets
+ * none), "--" and the command. */
 static char **run_argv(const struct tune_cmd *t, const struct tune_setting *s, char *budget,
                        size_t nb, char *slice, size_t ns)
 {
@@ -70,7 +68,7 @@ static char **run_argv(const struct tune_cmd *t, const struct tune_setting *s, c
 
 static void child(char **argv, const char *path)
 {
-	setpgid(0, 0); /* its own group: a terminal's ^C is the tool's to handle */
+	setpgid(0, 0); /* a terminal's ^C is the tool's to handle */
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null >= 0) {
 		dup2(null, 1);
@@ -88,9 +86,8 @@ static int64_t now_ns(void)
 	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-/* Waits for c until deadline (then SIGTERM, and SIGKILL after TERM_GRACE_NS) or a signal
- * to the tool: its status, 128 + the signal that ended it; the CPU it and the children it
- * waited for used into *cpu_ns. */
+/* Waits for c until deadline (then SIGTERM, SIGKILL after TERM_GRACE_NS) or a signal:
+ * its status, 128 + a signal; the CPU it and its waited-for children used into *cpu_ns. */
 static int wait_child(pid_t c, int64_t deadline, int64_t *cpu_ns)
 {
 	bool termed = false;
@@ -123,7 +120,7 @@ void tune_cmd_runner(void *ctx, const struct tune_setting *s, int64_t for_ns,
 	const struct tune_cmd *t = ctx;
 	char **cmd = t->cmd, budget[64], slice[64], path[64];
 	char **argv = run_argv(t, s, budget, sizeof(budget), slice, sizeof(slice));
-	/* a file per run: a process of the last run still holding its page keeps that file */
+	/* a file per run: a process of the last run may still hold its page */
 	run_records_new(getenv("TMPDIR"), "tune", path, sizeof(path));
 	fflush(NULL);
 	int64_t t0 = now_ns();
@@ -135,7 +132,7 @@ void tune_cmd_runner(void *ctx, const struct tune_setting *s, int64_t for_ns,
 	setpgid(c, c);
 	free(argv);
 	memset(r, 0, sizeof(*r));
-	if (trace) /* the command is c: `run` execs it */
+	if (trace) /* `run` execs the command: c is it */
 		tune_trace_begin(trace, c, &r->traced);
 	r->fig.status = wait_child(c, t0 + for_ns, &r->cpu_ns);
 	r->wall_ns = now_ns() - t0;
@@ -173,12 +170,11 @@ double tune_quantile(const struct run_fig *f, double q)
 	return (double)f->max;
 }
 
-/* The lateness histogram's resolution: 4 buckets an octave (decay_hist.h), so a bucket's
- * largest value is at most 2^(1/4) - 1 above its smallest. */
+/* The histogram's resolution: 4 buckets an octave. */
 #define BUCKET_RES 0.19
 
-/* at() for noise_interval: the value at quantile q of a setting's lateness histogram, the
- * largest of its bucket, capped at its largest lateness. */
+/* The value at quantile q of a setting's lateness, its bucket's largest, capped at its
+ * largest lateness. */
 static double at_fig(const void *arg, double q)
 {
 	const struct run_fig *f = arg;
@@ -191,8 +187,8 @@ static double at_fig(const void *arg, double q)
 	return (double)f->max;
 }
 
-/* r's quantile q and its interval; against base (unless r is base), the ratio, its
- * interval and the verdict. A setting without a wait has none of them (NAN). */
+/* r's quantile q and its interval; against base, the ratio, its interval and the verdict.
+ * A setting without a wait has none (NAN). */
 static void judge(struct tune_result *r, const struct tune_result *base, double q, double z)
 {
 	const struct run_fig *f = &r->fig;
@@ -211,9 +207,8 @@ static void judge(struct tune_result *r, const struct tune_result *base, double 
 	r->verdict = noise_apart(base->lo, base->hi, r->lo, r->hi);
 }
 
-/* Judges every setting; the best (the lowest quantile of those better than as it is) and
- * the one kept: the first, so the cheapest, better than as it is and not worse than the
- * best beyond noise. */
+/* Judges every setting: the best (the lowest quantile better than as it is) and the one
+ * kept, the cheapest better than as it is and not worse than the best beyond noise. */
 static void judge_all(struct tune_outcome *o)
 {
 	o->q = o->res[0].fig.waits >= 100 ? 0.99 : 0.5;
@@ -231,7 +226,7 @@ static void judge_all(struct tune_outcome *o)
 	}
 }
 
-/* Whether every fix stands apart from the program as it is, judged on its p99. */
+/* Whether every fix stands apart from the program as it is on its p99. */
 static bool decided(const struct tune_outcome *o)
 {
 	if (o->q < 0.9)
@@ -242,7 +237,7 @@ static bool decided(const struct tune_outcome *o)
 	return true;
 }
 
-/* Adds run r into the setting's result. */
+/* Adds run r into m. */
 static void merge(struct tune_result *m, const struct tune_run *r)
 {
 	struct run_fig *f = &m->fig;
@@ -269,15 +264,15 @@ static void merge(struct tune_result *m, const struct tune_run *r)
 	m->runs++;
 }
 
-/* A run's length: the measuring time over four rounds of every setting, at least RUN_MIN
- * (a unit's restart and first waits are in every run), at most RUN_MAX. */
+/* A run's length: the measuring time over four rounds, within [RUN_MIN, RUN_MAX] (a
+ * unit's restart and first waits are in every run). */
 #define ROUNDS_PLANNED 4
 #define ROUNDS_MIN     2
 #define RUN_MIN_NS     500000000LL
 #define RUN_MAX_NS     10000000000LL
 
-/* The first run, the program as it is, made no timed wait: said at once, not after every
- * setting; refused: why the shim's waits could not be traced instead (NULL: they were). */
+/* The program as it is made no timed wait: said at once; refused: why no trace (NULL:
+ * traced). */
 static void no_waits(const struct tune_run *r, const char *refused)
 {
 	if (!refused)
@@ -299,11 +294,9 @@ static int64_t run_length(int64_t for_ns, int n)
 	return len < RUN_MIN_NS ? RUN_MIN_NS : len > RUN_MAX_NS ? RUN_MAX_NS : len;
 }
 
-/* The first run as it is, r, where the shim saw no timed wait: run again, traced, where
- * this process may trace (a run cut short before its first wait has them this time).
- * Where the shim sees none again and the trace does, the program is one it cannot time:
- * every run is traced from now on (*trace), without the settings that are the shim's
- * (they change no wait it cannot see). Where neither sees one, exits saying so. */
+/* The first run made no timed wait the shim saw: run again, traced where this process may.
+ * Where the trace alone sees waits, every run is traced from now on (*trace), without the
+ * shim's settings. Where neither sees one, exits saying so. */
 static void first_unseen(tune_runner *run, void *ctx, struct tune_setting *s, int64_t len,
                          struct tune_run *r, struct tune_outcome *o, struct tune_trace **trace)
 {

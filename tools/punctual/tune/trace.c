@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `punctual tune`'s runs of a program the shim cannot time (statically linked, or making
- * its system calls itself): where its records hold no timed wait, each run's main process
- * is traced through eBPF instead (why/'s tracing, loaded once for every run), and its
- * waits go into the same lateness histogram the records fill, so that the verdict's rule
- * is the same.
+ * `punctual tune`'s runs of a program the shim cannot time: each run's main process traced
+ * through eBPF, its waits into the histogram the records would fill, so that the verdict's
+ * rule is the same.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,8 +20,7 @@ struct tune_trace {
 	struct run_fig *fig;
 };
 
-/* A wait of the traced process into its run's histogram (a why_sink); another process's,
- * the last run's drained late, is not this run's. */
+/* A wait of the traced process into its run's histogram; another process's is not. */
 static void add(void *ctx, const struct why_event *e, const struct cause_rec *r)
 {
 	struct tune_trace *t = ctx;
@@ -49,7 +46,7 @@ struct tune_trace *tune_trace_open(void)
 	const char *step = "";
 	if (!t)
 		die(1, "out of memory");
-	/* opened on this process, which is never traced, until the first run's */
+	/* opened on this process, never traced, until the first run's */
 	int r = why_watch_open(&t->watch, getpid(), add, t, &step);
 	if (r < 0)
 		die(1, "eBPF tracing failed at %s: %s", step, strerror(-r));

@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `punctual tune`: closes the loop that probe's advice leaves open. A command (tune -- CMD), a
- * unit file's command (--unit-file) or a running systemd service (tune UNIT) is measured as it
- * is and under each fix run offers (timer slack 1 ns, precise waits, with --budget's CPU
- * budget), each for the same time, through the shim's records or, for a program the shim
- * cannot time, a trace (trace.c); the fix whose p99 lateness is lower beyond both runs' noise
- * (probe --compare's rule, noise.c) is printed as a command line, an environment and a
- * drop-in, and kept with --apply.
+ * `punctual tune`: a command, a unit file's command or a running systemd service measured
+ * as it is and under each fix run offers, each for the same time, through the shim's
+ * records or a trace; the fix whose p99 lateness is lower beyond both runs' noise is
+ * printed, and kept with --apply.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -99,7 +96,7 @@ static void parse(int argc, char **argv)
 	        {"pid", required_argument, NULL, 'P'}, {"json", no_argument, NULL, 'j'},
 	        {"help", no_argument, NULL, 'h'},      {0},
 	};
-	int end = 1; /* options end at "--": what follows is CMD's */
+	int end = 1; /* options end at "--" */
 	while (end < argc && strcmp(argv[end], "--") != 0)
 		end++;
 	if (end < argc)
@@ -113,7 +110,7 @@ static void parse(int argc, char **argv)
 		else if (c == 'R')
 			opt.revert = true;
 		else if (c == 'B') {
-			opt.budget = optarg; /* checked, and its PUNCTUAL_BUDGET form kept */
+			opt.budget = optarg;
 			opt_budget(optarg, opt.budget_env, sizeof(opt.budget_env));
 		} else if (c == 'F')
 			opt.for_ns = opt_duration("--for", optarg);
@@ -149,8 +146,7 @@ static void check(void)
 		usage_error("--for: give a duration in [1s, 24h]");
 }
 
-/* Whether run --slice can set a slice here, as run --slice finds out (the value read
- * back), tried in a child so that the tool's own slice stays: NULL, or why not. */
+/* Whether run --slice can set a slice here, tried in a child: NULL, or why not. */
 static const char *slice_refused(void)
 {
 	int64_t ns;
@@ -171,8 +167,7 @@ static const char *slice_refused(void)
 	return NULL;
 }
 
-/* The bare short slice with slack 1 ns, where run --slice can set it: a command's set
- * before exec, a unit's by the shim as it loads (systemd has no slice setting). */
+/* The bare short slice with slack 1 ns, where run --slice can set it. */
 static void setting_slice(bool unit)
 {
 	static char note[160];
@@ -188,8 +183,8 @@ static void setting_slice(bool unit)
 	                                    .shim = unit};
 }
 
-/* A unit run as another user than root: --precise with CAP_SYS_NICE too, so that its
- * waits on a shared CPU may take SCHED_FIFO (each wait alone); the most invasive, last. */
+/* A non-root unit: --precise with CAP_SYS_NICE too, so that its shared waits may take
+ * SCHED_FIFO; the most invasive, last. */
 static void setting_rt(const char *unit)
 {
 	static char note[160];
@@ -208,8 +203,7 @@ static void setting_rt(const char *unit)
 	}
 }
 
-/* The settings tried, the first the program as it is; unit: the unit's name (NULL: a
- * command). */
+/* The settings tried, the first the program as it is; unit NULL: a command. */
 static void settings(const char *unit)
 {
 	static char budget_name[64];
@@ -238,7 +232,7 @@ static const char *verdict_name(const struct tune_result *r, int i)
 	return r->verdict < 0 ? "better" : r->verdict > 0 ? "worse" : "same";
 }
 
-/* s for a shell: as it is when every byte is safe, else in single quotes. */
+/* s for a shell, single-quoted unless every byte is safe. */
 static void sh_word(FILE *f, const char *s)
 {
 	if (*s && !s[strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
@@ -260,8 +254,8 @@ static void sh_cmd(FILE *f, char **cmd)
 	}
 }
 
-/* The environment that makes a command run under s, with cpus the CPU count's (0: none):
- * "" for slack alone, which is not an environment's (the slice is the shim's to set). */
+/* The environment that runs a command under s, with cpus the CPU count's (0: none); ""
+ * for slack alone. */
 static void env_of(char *buf, size_t n, const struct tune_setting *s, const char *shim, int cpus)
 {
 	char c[256] = "";
@@ -279,13 +273,13 @@ static void env_of(char *buf, size_t n, const struct tune_setting *s, const char
 		snprintf(buf, n, "LD_PRELOAD=%s %s", shim, c);
 }
 
-/* The CPUs online, for the advice's reason. */
+/* The CPUs online. */
 static long online(void)
 {
 	return sysconf(_SC_NPROCESSORS_ONLN);
 }
 
-/* A setting's CPU, % of one CPU over its runs' time (NAN: not known). */
+/* A setting's CPU, % of one CPU (NAN: not known). */
 static double cpu_pct(const struct tune_result *r)
 {
 	return r->cpu_ns >= 0 && r->wall_ns > 0 ? 100.0 * (double)r->cpu_ns / (double)r->wall_ns
@@ -323,7 +317,7 @@ static void runs_text(const struct tune_outcome *o)
 	}
 }
 
-/* The CPU count's advice (cpus > 0): the quota's reason, no measurement claimed. */
+/* The CPU count's advice: the quota's reason, no measurement claimed. */
 static void cpus_text(int cpus)
 {
 	if (cpus)
@@ -333,12 +327,12 @@ static void cpus_text(int cpus)
 		        cpus, online(), cpus);
 }
 
-/* A host noisy between runs: steal over STEAL_MIN of the CPUs' time, or the program's
- * runs as it is with p99s over BETWEEN_RUNS_MAX apart (noise.c widens by 1.5 each way). */
+/* A host noisy between runs: steal over STEAL_MIN, or the program's runs as it is with
+ * p99s over BETWEEN_RUNS_MAX apart. */
 #define STEAL_MIN        0.005
 #define BETWEEN_RUNS_MAX 2.25
 
-/* No fix kept: "too noisy to tell" where one was lower within the noise, with why; else
+/* No fix kept: "too noisy to tell" and why where one was lower within the noise, else
  * "no fix measured better". */
 static void noisy_lines(FILE *f, const struct tune_outcome *o, const struct tune_setting *s)
 {
@@ -385,7 +379,7 @@ void tune_kept_lines(FILE *f, const struct tune_outcome *o, const struct tune_se
 	        fmt_ns(a, sizeof(a), tune_quantile(&o->res[0].fig, o->q)),
 	        fmt_ns(b, sizeof(b), tune_quantile(&r->fig, o->q)), r->ratio, r->ratio_lo,
 	        r->ratio_hi);
-	if (o->best != o->kept) /* the sentence's subject is the best, so none reads it as kept */
+	if (o->best != o->kept) /* so that none reads the best as kept */
 		fprintf(f,
 		        "  (the best, %s at %s %s, is not better than %s beyond the noise, and "
 		        "costs more)\n",
@@ -413,7 +407,7 @@ static void kept_text(const struct tune_outcome *o, const char *shim, int cpus)
 	fputc('\n', out);
 }
 
-/* The drop-in of the setting kept into buf (n bytes). */
+/* The kept setting's drop-in into buf. */
 static void drop_in_compose(char *buf, size_t n, int i, const char *shim, int cpus)
 {
 	struct tune_drop d = {.s = &set[i], .shim = shim, .cpus = cpus};
@@ -431,7 +425,7 @@ static void drop_in_text(const char *drop_in, const char *path)
 	fprintf(out, "%s\n", drop_in);
 }
 
-/* The CPU count's advice (null where no quota limits) and the settings not tried. */
+/* The CPU count's advice and the settings not tried. */
 static void advice_json(struct json *j, int cpus)
 {
 	if (cpus) {
@@ -452,7 +446,7 @@ static void advice_json(struct json *j, int cpus)
 	json_arr_end(j);
 }
 
-/* A lateness, ns, in JSON: an integer, or null. */
+/* An integer, or null. */
 static void json_ns(struct json *j, const char *key, double v)
 {
 	if (isfinite(v))
@@ -526,7 +520,7 @@ static void report_json(const struct tune_outcome *o, int cpus, const char *shim
 	json_end(&j);
 }
 
-/* The report of every target (the drop-in's path: where it would go, or went). */
+/* The report; path: where the drop-in would go, or went. */
 static void render(const struct tune_outcome *o, int cpus, const char *path)
 {
 	const char *shim = tune_shim();
@@ -560,8 +554,7 @@ static void render(const struct tune_outcome *o, int cpus, const char *path)
 	}
 }
 
-/* What the quota of this process's cgroup (the command's) allows, where fewer than the
- * CPUs online; else 0. Affinity is not the quota's, and run --cpus is not its fix. */
+/* What this cgroup's quota allows, where fewer than the CPUs online; else 0. */
 static int here_cpus(void)
 {
 	struct pn_cpu_info info;
@@ -570,9 +563,8 @@ static int here_cpus(void)
 	return info.limit_count < online() ? info.limit_count : 0;
 }
 
-/* --unit-file: the unit's Environment= set here, and its TimerSlackNSec= for the runs
- * without a slack of their own, for the command it runs; exits 2 for a value with a
- * specifier (systemd's to expand). */
+/* --unit-file: the unit's Environment= and TimerSlackNSec= for the command; exits 2 for a
+ * value with a specifier. */
 static void unit_file_env(const char *file, struct tune_cmd *t)
 {
 	struct tune_unit_own own;
@@ -603,7 +595,7 @@ static void unit_file_env(const char *file, struct tune_cmd *t)
 	tune_env_free(env, n);
 }
 
-/* tune -- CMD, or --unit-file FILE: the command run here. */
+/* tune -- CMD, or --unit-file FILE. */
 static int tune_here(void)
 {
 	struct tune_cmd t = {.cmd = opt.cmd};

@@ -1,21 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `punctual tune UNIT`: a systemd service measured under each setting through a runtime
- * drop-in (/run/systemd/system/UNIT.d/) and a restart, the one kept written as a drop-in under
- * /etc/systemd/system/UNIT.d/ with --apply. The rules a systemd administrator may count on:
- * - Every drop-in is written whole (a temporary file, fsync, rename: files.c) and carries
- *   TUNE_MARK; a file without it is never replaced or removed.
- * - Nothing is removed before its replacement is in place: an earlier tune's kept drop-in
- *   stays while measuring (the measuring one overrides it) until --apply renames the new
- *   one over it.
- * - Whatever ends the tune early (a failed restart, a unit that exits, an error, SIGINT,
- *   SIGTERM or SIGHUP), the measuring drop-in goes and the unit is left running or
- *   stopped as it was. What a SIGKILL leaves, the next tune or --revert removes.
- * - The shim's records are the service user's: a file it creates 0600 in the unit's
- *   runtime directory (/run/punctual-tune-UNIT, RuntimeDirectory=: systemd makes it the
- *   user's, and no other user may create a file in it), read by tune only as a regular
- *   file of the directory's owner, the directory removed when the tune ends.
- * - One tune of a unit at a time (a lock in /run/punctual, root's alone).
+ * drop-in and a restart, the one kept written under /etc/systemd/system/UNIT.d/ with
+ * --apply. What an administrator may count on:
+ * - Every drop-in is written whole and carries TUNE_MARK; a file without it is never
+ *   replaced or removed. Nothing is removed before its replacement is in place.
+ * - Whatever ends the tune early but SIGKILL, the measuring drop-in goes and the unit is
+ *   left running or stopped as it was; the next tune or --revert removes what SIGKILL left.
+ * - The shim's records are a 0600 file of the service user's in the unit's runtime
+ *   directory, read only as a regular file of that user, the directory removed at the end.
+ * - One tune of a unit at a time.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -50,8 +44,8 @@
 
 /* ---- names and systemctl ---------------------------------------------------------- */
 
-/* systemd's unit name characters (unit_name_is_valid): a name from elsewhere (a cgroup's,
- * for --pid) with any other, a terminal's escape among them, is no unit's. */
+/* systemd's unit name characters: a name from elsewhere (a cgroup's) with any other is
+ * no unit's. */
 #define UNIT_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789:-_.\\@"
 
 void tune_unit_name(const char *unit, char *name, size_t n)
@@ -72,8 +66,8 @@ void tune_unit_name(const char *unit, char *name, size_t n)
 
 /* ---- systemctl ---------------------------------------------------------------------- */
 
-/* Runs systemctl with args (NULL-terminated), stderr to /dev/null, its stdout into buf
- * (n bytes, NUL-terminated; NULL: discarded): its exit status, or -1 when it cannot run. */
+/* Runs systemctl with args, stderr to /dev/null, its stdout into buf (NULL: discarded):
+ * its exit status, or -1 when it cannot run. */
 #define SYSTEMCTL_ARGS 24
 static int systemctl(char *buf, size_t n, const char *const *args)
 {
@@ -116,26 +110,26 @@ struct unit {
 	const char *name;
 	const char *shim;
 	struct tune_unit_own own;
-	bool was_active; /* running when the tune began: running again at its end */
-	bool measuring;  /* MEASURE_IN written */
-	bool done;       /* nothing left to put back */
-	int cpus;        /* what its cgroup's quota allows, if fewer than online; else 0 */
+	bool was_active;           /* running when the tune began */
+	bool measuring;            /* MEASURE_IN written */
+	bool done;                 /* nothing left to put back */
+	int cpus;                  /* what its quota allows, if fewer than online; else 0 */
 	char rundir[NAME_MAX + 1]; /* the measuring runs' RuntimeDirectory=, under /run */
 	char *runtime_env;         /* RUNTIME_DIRECTORY as the unit has it; NULL: none */
-	int runs;                  /* runs so far: each has a records file of its own */
+	int runs;                  /* each run has a records file of its own */
 	char records[NAME_MAX + 32];
 	char etc[512], run[512]; /* the .d directories */
 };
 
 static struct unit *restoring; /* what the exit handler puts back */
-static char measure_path[600]; /* what a second signal removes (the rest needs systemctl) */
+static char measure_path[600]; /* what a second signal removes */
 
 static void measure_remove(void)
 {
 	unlink(measure_path);
 }
 
-/* Key's value in systemctl show's "Key=Value" lines into v (n bytes; "" when absent). */
+/* Key's value in systemctl show's lines into v ("" when absent). */
 static void prop(const char *show, const char *key, char *v, size_t n)
 {
 	size_t k = strlen(key);
@@ -145,7 +139,7 @@ static void prop(const char *show, const char *key, char *v, size_t n)
 			snprintf(v, n, "%.*s", (int)strcspn(l + k + 1, "\n"), l + k + 1);
 }
 
-/* One property of name into v (n bytes; "" when systemctl cannot say). */
+/* One property of name into v ("" when systemctl cannot say). */
 static void show1(const char *name, const char *key, char *v, size_t n)
 {
 	char show[4096];
@@ -176,7 +170,7 @@ static int render_drop_in(FILE *f, const void *arg)
 	return tune_drop_in(f, arg);
 }
 
-/* Writes d as file in dir (created if missing) whole: 0 or -errno. */
+/* Writes d as file in dir (created if missing): 0 or -errno. */
 static int write_in(const char *dir, const char *file, const struct tune_drop *d)
 {
 	int at = dir_open(dir);
@@ -187,8 +181,7 @@ static int write_in(const char *dir, const char *file, const struct tune_drop *d
 	return r;
 }
 
-/* Removes the measuring drop-in in dir, and dir if that leaves it empty: whether there
- * was one. */
+/* Removes the measuring drop-in in dir, and dir if empty: whether there was one. */
 static bool measure_gone(const char *dir)
 {
 	char p[600];
@@ -196,12 +189,12 @@ static bool measure_gone(const char *dir)
 	if (!tune_ours(p))
 		return false;
 	unlink(p);
-	rmdir(dir); /* only when nothing else is in it */
+	rmdir(dir); /* only when empty */
 	return true;
 }
 
-/* Removes name in the directory at fd and what it holds, never through a link (the
- * service's user owns what is in it), 8 levels deep at most. */
+/* Removes name under fd and what it holds, never through a link (the service's user owns
+ * it), 8 levels deep at most. */
 static void tree_remove(int at, const char *name, int depth)
 {
 	if (unlinkat(at, name, 0) == 0 || errno != EISDIR || depth == 0)
@@ -220,14 +213,14 @@ static void tree_remove(int at, const char *name, int depth)
 	unlinkat(at, name, AT_REMOVEDIR);
 }
 
-/* The measuring runs' runtime directory's path into buf (n bytes): buf. */
+/* The measuring runs' runtime directory's path into buf: buf. */
 static char *rundir_path(const struct unit *u, char *buf, size_t n)
 {
 	snprintf(buf, n, "/run/%s", u->rundir);
 	return buf;
 }
 
-/* Whether the measuring runs' runtime directory is there (a killed tune's, or ours). */
+/* Whether the runtime directory is there (a killed tune's, or ours). */
 static bool rundir_there(const struct unit *u)
 {
 	char p[NAME_MAX + 8];
@@ -235,8 +228,7 @@ static bool rundir_there(const struct unit *u)
 	return lstat(rundir_path(u, p, sizeof(p)), &st) == 0;
 }
 
-/* Removes the measuring runs' runtime directory, which systemd leaves once the unit's
- * settings no longer name it. */
+/* Removes the runtime directory, which systemd leaves once no setting names it. */
 static void rundir_remove(const struct unit *u)
 {
 	int at = open("/run", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -246,7 +238,7 @@ static void rundir_remove(const struct unit *u)
 	close(at);
 }
 
-/* The exit handler: the measuring drop-in removed, the unit running or stopped as it was. */
+/* The exit handler: the unit as it was. */
 static void unit_restore(void)
 {
 	struct unit *u = restoring;
@@ -262,7 +254,7 @@ static void unit_restore(void)
 
 /* ---- measuring ---------------------------------------------------------------------- */
 
-/* Waits the run's length, looking that the unit still runs; exits 1 (restored) if not. */
+/* Waits the run's length; exits 1 (restored) if the unit stops. */
 static void unit_wait(const struct unit *u, const struct tune_setting *s, int64_t for_ns)
 {
 	for (int64_t left = for_ns; left > 0; left -= LOOK_NS) {
@@ -286,8 +278,7 @@ static int64_t now_ns(void)
 	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
-/* The CPU time, ns, of process pid: its threads' (schedstat, ns) and its waited-for
- * children's (stat's cutime and cstime, clock ticks). */
+/* The CPU time, ns, of process pid's threads and waited-for children. */
 static int64_t proc_cpu(long pid)
 {
 	char p[64], st[1024];
@@ -317,8 +308,7 @@ static int64_t proc_cpu(long pid)
 	return sum;
 }
 
-/* The CPU time, ns, of the processes in the cgroup whose cgroup.procs is at path; -1 when
- * the file cannot be read. */
+/* The CPU time, ns, of the processes in cgroup.procs at path; -1 when unreadable. */
 static int64_t procs_cpu(const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -332,9 +322,8 @@ static int64_t procs_cpu(const char *path)
 	return sum;
 }
 
-/* The CPU the unit used since its start: systemd's accounting, else its processes' own
- * (a process that ended and was not waited for in the unit is missed, and a thread that
- * ended); -1: not known. */
+/* The CPU the unit used since its start: systemd's accounting, else its live processes';
+ * -1: not known. */
 static int64_t unit_cpu(const char *name)
 {
 	char v[1024], *end;
@@ -358,9 +347,9 @@ static int64_t unit_cpu(const char *name)
 	return -1;
 }
 
-/* Reads the run's records (u->records) into f, as root in a directory the service's user
- * owns: only a regular file of that user, opened without following a link, else -EPERM.
- * No file is a run without a timed wait (the shim creates it at the first). 0 or -errno. */
+/* Reads the run's records into f, as root in a directory the service's user owns: only
+ * that user's regular file, never through a link, else -EPERM. No file: no timed wait. 0
+ * or -errno. */
 static int unit_records(const struct unit *u, struct run_fig *f)
 {
 	char p[NAME_MAX + 8];
@@ -383,7 +372,7 @@ static int unit_records(const struct unit *u, struct run_fig *f)
 	return e;
 }
 
-/* The unit's main process, to trace: exits 1 (put back) where it has none. */
+/* The unit's main process: exits 1 (put back) where it has none. */
 static long unit_main_pid(const struct unit *u, const struct tune_setting *s)
 {
 	char pid[32];
@@ -395,9 +384,8 @@ static long unit_main_pid(const struct unit *u, const struct tune_setting *s)
 	return p;
 }
 
-/* The runner: the unit restarted under s with a new records file, and read for_ns later
- * while it runs (the shim's records hold each wait as it ended; the next run's restart
- * ends this one); with trace, its main process traced meanwhile instead. */
+/* The runner: the unit restarted under s with a new records file, read for_ns later (the
+ * next restart ends the run); with trace, its main process traced instead. */
 static void unit_runner(void *ctx, const struct tune_setting *s, int64_t for_ns,
                         struct tune_trace *trace, struct tune_run *r)
 {
@@ -438,9 +426,8 @@ static void unit_runner(void *ctx, const struct tune_setting *s, int64_t for_ns,
 
 /* ---- before measuring --------------------------------------------------------------- */
 
-/* Exits unless name can be restarted here: systemd as PID 1 (sd_booted's test), root's
- * permission, a loaded service that is not socket-activated and not a oneshot. Its own
- * settings into u. */
+/* Exits unless name can be restarted here: systemd as PID 1, root, a loaded service that
+ * is not socket-activated nor a oneshot. Its own settings into u. */
 static void unit_check(const char *name, struct unit *u)
 {
 	if (access(RUN_DIR, F_OK) != 0)
@@ -478,16 +465,15 @@ static void unit_check(const char *name, struct unit *u)
 		die(EXIT_USAGE, "%s is a oneshot: nothing runs to measure; use 'tune -- CMD'",
 		    name);
 	u->was_active = strcmp(active, "active") == 0;
-	tune_unit_own_free(&u->own); /* a second look: the first's, read before */
+	tune_unit_own_free(&u->own); /* a second look */
 	int r = tune_unit_own(frag, drop, &u->own);
 	if (r < 0)
 		die(1, "%s: cannot read its unit files (%s %s): %s", name, frag, drop,
 		    tune_file_error(r));
 }
 
-/* The directory of tune's locks, open: root's, written by root alone, never a link
- * (/run/lock is 1777: any user could create and hold a unit's lock there). Exits 1
- * otherwise. */
+/* The directory of tune's locks, root's alone and never a link (/run/lock is 1777).
+ * Exits 1 otherwise. */
 static int lock_dir(void)
 {
 	if (mkdir(LOCK_DIR, 0700) != 0 && errno != EEXIST)
@@ -502,8 +488,7 @@ static int lock_dir(void)
 	return fd;
 }
 
-/* One tune of name at a time: the lock held until the tool exits; exits 1 if another
- * tune holds it, naming its PID where the lock holds one. */
+/* One tune of name at a time, until the tool exits; exits 1 if another holds it. */
 static void unit_lock(const char *name)
 {
 	char file[NAME_MAX + 1];
@@ -531,7 +516,7 @@ static void unit_lock(const char *name)
 	char pid[24];
 	int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
 	if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
-		/* the PID is for the message of a tune that waits; the lock holds without it */
+		/* the PID is only for the message */
 	}
 }
 
@@ -542,8 +527,7 @@ static bool unit_left(const struct unit *u)
 	return tune_ours(path_in(p, sizeof(p), u->run, MEASURE_IN)) || rundir_there(u);
 }
 
-/* What a tune that was killed left (its measuring drop-in and runtime directory),
- * removed. */
+/* Removes what a killed tune left. */
 static void unit_leftovers(const struct unit *u, bool dry_run)
 {
 	char p[600], dir[NAME_MAX + 8];
@@ -581,9 +565,8 @@ static void unit_not_theirs(const struct unit *u)
 
 /* ---- after measuring ---------------------------------------------------------------- */
 
-/* With --apply: the kept setting's drop-in renamed over an earlier one (or tune's removed
- * when none is kept), then the measuring one removed, the unit as it was; exits 1 (put
- * back) when the unit does not start under it. */
+/* --apply: the kept setting's drop-in renamed over an earlier one (or tune's removed), the
+ * measuring one removed; exits 1 (put back) when the unit does not start under it. */
 static void unit_keep(struct unit *u, const struct tune_setting *kept)
 {
 	char p[600];
@@ -594,7 +577,7 @@ static void unit_keep(struct unit *u, const struct tune_setting *kept)
 			die(1, "cannot write %s/%s: %s", u->etc, DROP_IN, strerror(-r));
 	} else if (tune_ours(path_in(p, sizeof(p), u->etc, DROP_IN))) {
 		unlink(p);
-		rmdir(u->etc); /* only when nothing else is in it */
+		rmdir(u->etc); /* only when empty */
 	}
 	measure_gone(u->run);
 	u->measuring = false;
@@ -614,8 +597,7 @@ static void unit_keep(struct unit *u, const struct tune_setting *kept)
 	}
 }
 
-/* The CPUs the quota of the cgroup of name's main process allows, where fewer than the
- * CPUs online; else 0 (also for a unit with no main process running). */
+/* The CPUs name's cgroup quota allows, where fewer than online; else 0. */
 static int unit_cpus(const char *name)
 {
 	char pid[32];
@@ -669,7 +651,7 @@ int tune_unit(const char *name, struct tune_setting *s, int n, int64_t for_ns, b
 		unit_not_theirs(&u);
 	u.shim = tune_shim();
 	unit_leftovers(&u, false);
-	unit_check(name, &u); /* its files again, without what was left */
+	unit_check(name, &u); /* without what was left */
 	u.cpus = unit_cpus(name);
 	restoring = &u;
 	atexit(unit_restore);
@@ -678,7 +660,7 @@ int tune_unit(const char *name, struct tune_setting *s, int n, int64_t for_ns, b
 	stop_on_hangup();
 	static struct tune_outcome o;
 	tune_measure(unit_runner, &u, s, n, for_ns, &o);
-	stop_on_signals(); /* what follows completes: a signal's stop is seen after it */
+	stop_on_signals(); /* a signal's stop is seen after what follows */
 	if (apply)
 		unit_keep(&u, o.kept >= 0 ? &s[o.kept] : NULL);
 	else
@@ -715,7 +697,7 @@ int tune_unit_revert(const char *name, bool dry_run)
 		die(1, "cannot remove %s: %s", p, strerror(errno));
 	if (kept)
 		fprintf(out, "removed %s\n", p);
-	rmdir(u.etc); /* only when nothing else is in it */
+	rmdir(u.etc); /* only when empty */
 	if (reload() != 0 || (u.was_active && unit_do("restart", name) != 0))
 		die(1, "%s: tune's drop-ins removed, but it did not restart (systemctl status %s)",
 		    name, name);
