@@ -1,35 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * measure/causes.c: names the cause of a late wakeup from counters the kernel keeps
- * anyway, without tracefs: rtla timerlat explains causes but needs tracefs and root, and
- * nobody looks at cgroup quotas. Most specific first:
- *
- *   throttled  nr_throttled or the throttled time in cpu.stat rose during the sleep at a
- *              level with a CFS quota (only those can throttle), nearest the process first
- *   preempted  schedstat's run_delay (time runnable but waiting for a CPU) rose by half
- *              the lateness or more. A woken thread's wait for the CPU is run_delay whole,
- *              also when it is preempted again before it reads the clock, so involuntary
- *              context switches (ru_nivcsw) add nothing and cost a system call a period
- *   migrated   it woke on another CPU than the one it slept on (sched_getcpu, vDSO)
- *   irq        device interrupts and softirqs on its CPU (/proc/interrupts without the
- *              local timer and rescheduling IPIs, /proc/softirqs HI NET_TX NET_RX BLOCK
- *              IRQ_POLL TASKLET) came above twice their usual rate around the wakeup
- *   stolen     /proc/stat's steal time for its CPU rose (where the hypervisor reports it)
- *   slack      the lateness is within the thread's timer slack (0 for realtime threads)
- *   wakeup     none of these: the kernel's own wakeup latency (idle exit, a halted vCPU)
- *
- * When to read. Throttling or preemption "during this sleep" needs the counters before
- * and after it, and reading before every sleep and again after costs twice. But the
- * reading just after a wakeup is also the "before" of the next sleep, which starts a few
- * microseconds later: one reading a period serves both. It is taken after the wakeup's
- * clock read, so it never adds to the lateness it measures. Per period that is one pread
- * of /proc/thread-self/schedstat on a descriptor kept open (about 1-2 us), and one pread
- * of cpu.stat per level that has a quota; with no quota anywhere, no cgroup file is read
- * at all (nothing can throttle). The per-CPU files (/proc/interrupts grows with the CPU
- * count squared, /proc/stat) are too dear for every period: they are read in blocks,
- * every 64 wakeups and at each checked wakeup, and an irq verdict compares the count in
- * the window since the last block with the rate seen over the run. The verdict for those
- * two is therefore "around the wakeup", not "during the sleep".
+ * anyway, without tracefs. Most specific first:
+ *   throttled  cpu.stat's throttling rose during the sleep at a level with a quota;
+ *   preempted  schedstat's run_delay rose by half the lateness or more;
+ *   migrated   it woke on another CPU than it slept on;
+ *   irq        device interrupts and softirqs on its CPU came above twice their usual rate;
+ *   stolen     its CPU's steal time rose;
+ *   slack      the lateness is within the thread's timer slack;
+ *   wakeup     none of these: the kernel's own wakeup latency.
+ * The reading after a wakeup is also the next sleep's "before"; the per-CPU files are read
+ * in blocks, so irq and steal are "around the wakeup" (docs/DESIGN.md, "Why late from the
+ * kernel's counters").
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -152,7 +134,7 @@ static uint64_t read_throttle(int fd, bool v2)
 	return st.nr_throttled + st.throttled_ns;
 }
 
-/* A whole /proc file into a heap buffer (they grow with the CPU count): 0 or -errno. */
+/* A whole /proc file into a heap buffer: 0 or -errno. */
 static int pread_all(int fd, char **buf)
 {
 	size_t cap = 16384;
@@ -162,7 +144,7 @@ static int pread_all(int fd, char **buf)
 			return -ENOMEM;
 		ssize_t r = pread(fd, b, cap - 1, 0);
 		if (r < 0) {
-			int e = errno; /* before free, which may change it */
+			int e = errno; /* before free */
 			free(b);
 			return e > 0 ? -e : -EIO;
 		}
@@ -178,8 +160,7 @@ static int pread_all(int fd, char **buf)
 	}
 }
 
-/* The column of CPU cpu in the header line of /proc/interrupts or /proc/softirqs
- * (offline CPUs have none), or -1. */
+/* CPU cpu's column in a per-CPU table's header (offline CPUs have none), or -1. */
 static int cpu_column(const char *text, int cpu)
 {
 	int col = 0;
@@ -198,8 +179,8 @@ static bool skipped(const char *name, size_t len, const char *const *skip)
 	return false;
 }
 
-/* The sum of column col over the rows of a per-CPU table, but for rows named in skip
- * (or, with only, rows not named in only). */
+/* The sum of column col over a per-CPU table's rows but those in skip (or, with only,
+ * only those in only). */
 static uint64_t column_sum(const char *text, int col, const char *const *skip,
                            const char *const *only)
 {
@@ -273,7 +254,7 @@ uint64_t causes_steal(const char *text, int cpu)
 static uint64_t read_steal(struct causes_thread *t, int cpu)
 {
 	char *text = NULL;
-	/* !text: pread_all sets it whenever it returns 0, which scan-build cannot tell */
+	/* !text: for scan-build */
 	if (t->stat_fd < 0 || pread_all(t->stat_fd, &text) < 0 || !text)
 		return 0;
 	uint64_t steal = causes_steal(text, cpu);
@@ -283,7 +264,7 @@ static uint64_t read_steal(struct causes_thread *t, int cpu)
 
 static void block_snapshot(struct causes_thread *t, int64_t now, int cpu, uint64_t irq)
 {
-	if (cpu != t->blk_cpu) { /* another CPU: its own rate from here on */
+	if (cpu != t->blk_cpu) { /* another CPU: its own rate */
 		t->base_at = now;
 		t->base_irq = irq;
 	}

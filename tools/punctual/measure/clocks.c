@@ -3,15 +3,11 @@
  * measure/clocks.c: what each clock source costs, its resolution, whether it ever goes
  * backwards, and whether a read is served by the vDSO or a system call.
  *
- * Cost: each source's reads are timed in batches of ~50 us with pn_now(), round-robin
- * across sources so that noise (a steal, a migration) spreads over all of them; the
- * table gives the min and the median over rounds. Backward steps: consecutive reads in
- * one thread (the kernel selftest's check), then a handoff between two threads pinned
- * to different CPUs, where a read after the handoff must not be below the read before
- * it (unfenced rdtsc fails this: it is not serializing, so the CPU may execute it ahead
- * of the load that saw the other thread's turn and read an earlier count; rdtscp and a
- * fenced rdtsc do not). The path is found by running each call once in a thread whose
- * seccomp filter fails the time system calls: a call that then fails made a system call.
+ * Cost: batches of ~50 us timed with pn_now(), round-robin across sources so that noise
+ * spreads over all of them. Backward steps: consecutive reads in one thread, then a
+ * handoff between two threads on different CPUs, where a read after the handoff must not
+ * be below the read before it. The path: each call run once in a thread whose seccomp
+ * filter fails the time system calls.
  */
 #include <errno.h>
 #include <linux/filter.h>
@@ -151,7 +147,7 @@ static int probe_time(void)
 	return time(NULL) == (time_t)-1 ? -1 : 0;
 }
 
-/* pn_now()'s path: the vDSO function it calls, or the system call when there is none. */
+/* pn_now()'s path: the vDSO function it calls, or the system call. */
 static int probe_vdso(clockid_t id)
 {
 	pn__clock_gettime_fn f = pn__clock_vdso_gettime();
@@ -201,7 +197,7 @@ static const struct clock_source sources[] = {
         LIBC(realtime_coarse, CLOCK_REALTIME_COARSE, true, true),
         LIBC(monotonic_coarse, CLOCK_MONOTONIC_COARSE, true, true),
         LIBC(process_cputime, CLOCK_PROCESS_CPUTIME_ID, true, true),
-        /* A thread's CPU time is its own: comparing two threads' readings means nothing. */
+        /* a thread's CPU time is its own: two threads' readings do not compare */
         LIBC(thread_cputime, CLOCK_THREAD_CPUTIME_ID, true, false),
         {"gettimeofday", "gettimeofday", "libc", CLOCK_REALTIME, true, false, true, 1000,
          batch_gettimeofday, read_gettimeofday, probe_gettimeofday, NULL},
@@ -257,7 +253,7 @@ static void *probe_thread(void *arg)
 	        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (PROBE_ERRNO & SECCOMP_RET_DATA)),
 	};
 	struct sock_fprog prog = {.len = sizeof(f) / sizeof(f[0]), .filter = f};
-	/* The filter binds this thread only, and it exits right after. */
+	/* the filter binds this thread only, which exits right after */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
 	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
 		for (int i = 0; i < N_SOURCES; i++)
@@ -313,12 +309,8 @@ static uint64_t batch_size(const struct clock_source *s)
 	}
 }
 
-/* Rank 1 is the cheapest tier. Sorted by median cost, a new tier starts where a source
- * costs more than 1.35x the one before it. Costs here are dense (3, 5, 6, 10, 17, 18,
- * 22... ns): a finer rule, such as "10% apart in 90% of rounds", was seen to swap
- * neighbours between runs, while the gaps between tiers (instruction, coarse vDSO, vDSO,
- * system call, CPU-time system call) stay above 1.4x. Equal ranks cost the same within
- * run-to-run noise. */
+/* Rank 1 is the cheapest tier; by median cost, a new tier starts above 1.35x the source
+ * before (docs/DESIGN.md, "The clocks' table"). Equal ranks cost the same within noise. */
 #define TIER_GAP 1.35
 
 static void rank(struct clock_result *res)
@@ -347,7 +339,7 @@ static int measure_cost(struct clock_result *res, int64_t budget)
 	uint64_t n[N_SOURCES];
 	for (int i = 0; i < N_SOURCES; i++)
 		n[i] = batch_size(&sources[i]);
-	/* rounds: each visits every source once, ~50 us each */
+	/* rounds: each visits every source once */
 	int64_t per_round = (int64_t)N_SOURCES * BATCH_TARGET_NS;
 	uint64_t stride = (uint64_t)(budget / per_round), rounds;
 	if (stride < 15)
@@ -366,8 +358,7 @@ static int measure_cost(struct clock_result *res, int64_t budget)
 			int64_t t1 = pn_now();
 			cost[(uint64_t)i * stride + rounds] = (double)(t1 - t0) / (double)n[i];
 		}
-		/* never more than twice the budget, however slow the sources turn out; one
-		 * round at least, however soon a SIGINT or SIGTERM stops it */
+		/* at most twice the budget; one round at least, whatever stops it */
 		if ((rounds >= 14 && pn_now() - start > 2 * budget) || tool_stop) {
 			rounds++;
 			break;
@@ -394,9 +385,8 @@ static int64_t to_ns(const struct clock_source *s, int64_t v)
 	return s->counts ? pn_cycles_to_ns(v) : v * s->unit_ns;
 }
 
-/* Reads s for budget ns, and on for up to patience ns more while it has not stepped: on
- * a loaded VM the coarse clocks' updates come late (steps of 16-28 ms were seen beside 8
- * CPU hogs), and a budget of 3 ticks then saw no step at all. */
+/* Reads s for budget ns, and on for up to patience ns more while it has not stepped: a
+ * loaded VM's coarse clocks update late. */
 static void measure_steps(const struct clock_source *s, struct clock_result *r, int64_t budget,
                           int64_t patience)
 {
@@ -444,7 +434,7 @@ struct handoff {
 	_Atomic int64_t value; /* the read made just before passing the turn */
 	_Atomic int turn;      /* 0: main thread's, 1: partner's */
 	_Atomic bool stop;     /* set by the main thread: both sides leave */
-	int64_t end;           /* the main thread's wait for its turn ends here (a busy host) */
+	int64_t end;           /* the main thread's wait for its turn ends here */
 	uint64_t back;         /* partner's count */
 	int64_t max_back;
 	int cpu;
@@ -460,9 +450,8 @@ static void pin(int cpu)
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
-/* Waits for the turn, then checks that a read now is not below the other side's. The
- * main thread (me 0) stops waiting at h->end: a partner that another task keeps off its
- * CPU would hold the check for a slice per turn. */
+/* Waits for the turn, then checks a read now against the other side's. The main thread
+ * stops waiting at h->end: a partner kept off its CPU would hold a slice per turn. */
 static bool take_turn(struct handoff *h, int me, uint64_t *back, int64_t *max_back)
 {
 	for (unsigned spins = 1; atomic_load_explicit(&h->turn, memory_order_acquire) != me;
@@ -558,12 +547,11 @@ int clock_measure_all(struct clock_result *res, int64_t budget)
 		return e;
 	int64_t step_budget = budget / 5 / N_SOURCES;
 	int64_t cross_budget = budget / 5 / N_SOURCES;
-	/* On a busy host every check waits for its CPUs (the cross check for two at once): the
-	 * checks end at STEPS_HARD_X times the budget, those not reached marked unchecked. */
+	/* on a busy host the checks end at STEPS_HARD_X times the budget, the rest unchecked */
 	int64_t hard = pn_now() + STEPS_HARD_X * budget;
 	for (int i = 0; i < N_SOURCES; i++)
 		measure_getres(&sources[i], &res[i]);
-	/* punctual's own clocks first: on a busy host they are checked whatever the rest */
+	/* punctual's own clocks first */
 	for (int pass = 0; pass < 2; pass++) {
 		for (int i = 0; i < N_SOURCES && !tool_stop; i++) {
 			if ((strncmp(sources[i].id, "pn_", 3) == 0) != (pass == 0))
@@ -574,8 +562,8 @@ int clock_measure_all(struct clock_result *res, int64_t budget)
 			}
 			progress("clock: checking %s for backward steps (%d of %d)", sources[i].id,
 			         i + 1, N_SOURCES);
-			/* a coarse clock needs a few ticks to show its smallest step; time()'s
-			 * second is not waited for */
+			/* a coarse clock needs a few ticks to show its step; time()'s second is
+			 * not waited for */
 			int64_t patience =
 			        sources[i].unit_ns < PN_NSEC ? 4 * pn_now_coarse_resolution() : 0;
 			measure_steps(&sources[i], &res[i], step_budget, patience);

@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * measure/frontier.c: the lateness-versus-CPU frontier of measure/frontier.h. Each variant
- * sleeps in a thread of its own (its own EEVDF lag, slack, slice and runs), and the threads
- * take turns: each round sleeps once in every variant at one length, from a variant that
- * moves by one a round. A variant's lateness is its return less its deadline (the instant
- * read before the call plus the length), its CPU its thread's CPU time across the call.
- * punctual's variants each keep a sleep state of their own (pn__state_use), so that a budget
- * is measured against its own sleeps, and each learns as a program that sleeps so would.
+ * measure/frontier.c: the lateness-versus-CPU frontier. Each variant sleeps in a thread of
+ * its own (its own EEVDF lag, slack, slice and runs), the threads taking turns, the first
+ * moving by one a round. punctual's variants keep a sleep state each, so that a budget is
+ * measured against its own sleeps.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,16 +45,13 @@ void frontier_probe_config(struct frontier_config *c, int quick)
 	c->len[0] = 100 * US;
 	c->len[1] = 1 * MS;
 	c->len[2] = 10 * MS;
-	/* about 0.1 + 0.9 + 0.2 s quick, 0.4 + 3.6 + 1.1 s otherwise, for 9 variants; a p99
-	 * needs FRONTIER_MIN_P99 sleeps (at 10 ms neither has one: the row gives the CPU, and
-	 * quick's a sleep a stretch at most, within its 5 s); the
-	 * advice is at 1 ms, where a p99 rests on the 5th latest of 400 sleeps, not the 3rd of
-	 * 200, which two stalls of the host decide */
+	/* at 1 ms, where the advice is, a p99 rests on the 5th latest of 400 sleeps, not the
+	 * 3rd of 200, which two stalls of the host decide */
 	c->rounds[0] = quick ? 100 : 400;
 	c->rounds[1] = quick ? 100 : 400;
 	c->rounds[2] = quick ? 2 : 12;
 	c->precision = 1 * US;
-	c->slice_auto = true; /* the library's default: the probe's "default" is the library's */
+	c->slice_auto = true; /* the probe's "default" is the library's */
 }
 
 const char *frontier_name(const struct frontier_variant *v, char *buf, size_t n)
@@ -157,7 +151,7 @@ static bool measured(const struct frontier_cell *c)
 	return pn_hist_count(&c->late) >= FRONTIER_MIN_P99;
 }
 
-/* Whether a fixed margin measured at length l has no more CPU than v's and a lower p99. */
+/* Whether a fixed margin at length l has no more CPU than v's and a lower p99. */
 static bool dominated(const struct frontier *f, int l, int v)
 {
 	const struct frontier_cell *x = &f->cell[l][v];
@@ -194,7 +188,7 @@ int64_t frontier_round_p99(const struct frontier_cell *c, int round)
 	const struct frontier_tail *t = &c->round[round];
 	if (t->n <= 0)
 		return -1;
-	int64_t rank = (t->n * 99 + 99) / 100; /* ceil(0.99 n), 1-based from the least */
+	int64_t rank = (t->n * 99 + 99) / 100; /* ceil(0.99 n), 1-based */
 	int64_t from_top = t->n - rank;
 	return t->top[from_top < FRONTIER_TAIL ? from_top : FRONTIER_TAIL - 1];
 }
@@ -233,7 +227,7 @@ int frontier_best(const struct frontier *f, int l, int *won)
 	}
 	if (least < 0)
 		return -1;
-	/* as good as the least: its interval meets the least one's */
+	/* as good as the least: the intervals meet */
 	int64_t llo = 0, lhi = 0, lo = 0, hi = 0;
 	frontier_p99_interval(&f->cell[l][least], &llo, &lhi);
 	int pick = -1;
@@ -245,13 +239,12 @@ int frontier_best(const struct frontier *f, int l, int *won)
 			continue;
 		if (v == deflt) {
 			*won = w[v];
-			return v; /* the default is as good: no budget to choose */
+			return v; /* no budget to choose */
 		}
 		if (pick < 0 || f->c.var[v].arg < f->c.var[pick].arg)
 			pick = v;
 	}
-	/* a budget only where it beats the default itself (measured and on the envelope
-	 * otherwise: as good as the budget that beat the kernel) */
+	/* a budget only where it beats the default itself */
 	int dw = 0, d = -1;
 	for (int v = 0; v < f->c.nvar; v++)
 		if (f->c.var[v].kind == FR_AUTO && measured(&f->cell[l][v]))
@@ -261,7 +254,7 @@ int frontier_best(const struct frontier *f, int l, int *won)
 		return pick;
 	}
 	if (deflt < 0 && d >= 0 && pick >= 0) {
-		*won = w[pick]; /* the budget's own rounds against the kernel */
+		*won = w[pick]; /* against the kernel */
 		return d;
 	}
 	*won = deflt >= 0 ? w[deflt] : 0;
@@ -275,8 +268,7 @@ static int64_t thread_cpu(void)
 	return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-/* The kernel's absolute sleep to t (a raw system call: under the preload shim the tool's
- * own measurements stay the kernel's). */
+/* The kernel's absolute sleep to t, a raw system call so that the shim does not time it. */
 static void kernel_until(int64_t t)
 {
 	struct timespec ts = {t / 1000000000LL, t % 1000000000LL};
@@ -291,8 +283,7 @@ static void spin_until(int64_t t)
 		;
 }
 
-/* One sleep of variant v to deadline; s: its state (FR_BUDGET, FR_AUTO, FR_AUTO_NORT,
- * FR_RT). */
+/* One sleep of variant v to deadline, with its state s where it has one. */
 static void sleep_one(const struct frontier_variant *v, struct pn__state *s, int64_t deadline,
                       int64_t precision)
 {
@@ -323,17 +314,15 @@ static void sleep_one(const struct frontier_variant *v, struct pn__state *s, int
 
 /* ---- the thread's scheduling, per variant ---------------------------------------------- */
 
-/* Before a sleep of v (outside its time): FR_SLICE's slice, FR_RT's SCHED_FIFO (a
- * punctual variant's waits set their own scheduling for their kernel part alone, inside
- * their time, as a program's do); false where the variant cannot run (SCHED_FIFO not
- * permitted). */
+/* Before a sleep of v: FR_SLICE's slice, FR_RT's SCHED_FIFO; false where not permitted.
+ * punctual's variants set their own around their kernel part, as a program's do. */
 static bool sched_enter(const struct frontier_variant *v, const struct pn__sched_attr *base,
                         struct frontier *f)
 {
 	struct pn__sched_attr a = *base;
 	if (v->kind == FR_SLICE) {
 		a.runtime = (uint64_t)v->arg;
-		pn__sched_set(&a); /* a kernel that keeps its own: the kernel alone's figures */
+		pn__sched_set(&a); /* refused: the kernel alone's figures */
 	} else if (v->kind == FR_RT) {
 		if (f->rt_refused)
 			return false;
@@ -348,7 +337,7 @@ static bool sched_enter(const struct frontier_variant *v, const struct pn__sched
 	return true;
 }
 
-/* After it: the thread's own scheduling back. */
+/* After it: the thread's scheduling back. */
 static void sched_leave(const struct frontier_variant *v, struct pn__sched_attr *base)
 {
 	if (v->kind == FR_SLICE || v->kind == FR_RT)
@@ -362,11 +351,9 @@ struct runs {
 	uint64_t exec, queued, n;
 };
 
-/* The measuring thread's schedstat, open for the run: one pread a reading, where the
- * library's open, read and close would add two system calls to what a punctual variant
- * runs between its wakeup and its next sleep, which the bare variants do not (what a
- * thread runs per wakeup makes its next wakeup later on a shared CPU). -1: read as the
- * library does. */
+/* The thread's schedstat, open for the run: one pread a reading, where the library's open
+ * and close would add two system calls to a punctual variant's run between wakeups, which
+ * delays its next wakeup on a shared CPU. -1: read as the library does. */
 static _Thread_local int runs_fd = -1;
 
 static void runs_read(struct runs *r)
@@ -378,10 +365,8 @@ static void runs_read(struct runs *r)
 }
 
 /* A punctual variant learns whether its CPU is shared from its own sleeps alone, as a
- * thread that sleeps only so would (the thread's readings would mix in the spin's and the
- * fixed margins' preemptions): the runs across its sleeps are added up, and noted as a
- * reading when the library would read its runs (pn__slice_due; the state's readings are
- * external: the library takes none). */
+ * thread that only sleeps so would: its runs across its sleeps, noted as a reading when
+ * the library would read (the state's readings are external). */
 struct own_runs {
 	struct runs sum;
 };
@@ -391,9 +376,8 @@ static void own_runs_add(struct own_runs *o, struct pn__state *s, const struct r
 {
 	if (!a->n || b->n < a->n || b->queued < a->queued)
 		return;
-	/* a spin that lost the CPU (the library left its loss): the library's rule on this
-	 * sleep's own run-queue wait; a sleep without one weighs as a spin that kept it (a
-	 * late kernel wakeup is no evidence: its run-queue wait includes the host's delay) */
+	/* a spin that lost the CPU: the library's rule on this sleep's own run-queue wait (a
+	 * late kernel wakeup is no evidence: its wait includes the host's delay) */
 	uint64_t usual = (uint64_t)(s->slice.delay_ns > 0 ? s->slice.delay_ns : 0) * (b->n - a->n);
 	uint64_t q = b->queued - a->queued;
 	if (!s->slice.shared)
@@ -412,16 +396,14 @@ static void own_runs_add(struct own_runs *o, struct pn__state *s, const struct r
 
 struct hogs {
 	pthread_t t[MAX_HOGS];
-	clockid_t clk[MAX_HOGS]; /* each one's thread CPU clock: exact while it runs */
+	clockid_t clk[MAX_HOGS]; /* each one's thread CPU clock */
 	atomic_bool stop;
 	cpu_set_t own; /* the sleeper's CPUs before it was pinned */
-	cpu_set_t set; /* the hogs' CPUs, which each takes itself (musl has no attribute) */
+	cpu_set_t set; /* the hogs' CPUs, each takes itself (musl has no attribute) */
 };
 
-/* A hog: threads of the measuring process, so that they end with it whatever ends it, and
- * their CPU clocks read exactly (another process's clock adds a running task's time only at
- * ticks and switches: a wakeup's switch would be credited with the hog's time since its
- * last tick). */
+/* A hog: a thread of this process, so that it ends with it, and its CPU clock is exact
+ * (another process's adds a running task's time only at ticks and switches). */
 static void *hog(void *arg)
 {
 	struct hogs *h = arg;
@@ -432,8 +414,8 @@ static void *hog(void *arg)
 	return NULL;
 }
 
-/* Pins the calling thread to the last CPU it may use and starts the hogs c asks for on
- * the last hog_cpus of its CPUs (or one on its own CPU): 0, or -errno (f->nhogs started). */
+/* Pins the calling thread to its last CPU and starts c's hogs: 0, or -errno (f->nhogs
+ * started). */
 static int hogs_start(const struct frontier_config *c, struct frontier *f, struct hogs *h)
 {
 	cpu_set_t me;
@@ -459,7 +441,7 @@ static int hogs_start(const struct frontier_config *c, struct frontier *f, struc
 		if ((e = -pthread_create(&h->t[f->nhogs], NULL, hog, h)) < 0)
 			break;
 		if ((e = -pthread_getcpuclockid(h->t[f->nhogs], &h->clk[f->nhogs])) < 0) {
-			f->nhogs++; /* started: stopped with the others */
+			f->nhogs++; /* stopped with the others */
 			break;
 		}
 	}
@@ -488,7 +470,7 @@ static int64_t hogs_cpu(const struct frontier *f, const struct hogs *h)
 
 /* ---- the run ----------------------------------------------------------------------------- */
 
-/* The states of punctual's variants, each its own: 0 or -ENOMEM. */
+/* The states of punctual's variants: 0 or -ENOMEM. */
 static int states_new(const struct frontier_config *c, struct pn__state **state)
 {
 	for (int v = 0; v < c->nvar; v++) {
@@ -500,7 +482,7 @@ static int states_new(const struct frontier_config *c, struct pn__state **state)
 		state[v]->budget_ppm =
 		        k == FR_BUDGET ? (int32_t)c->var[v].arg : PN_SLEEP_BUDGET_AUTO;
 		state[v]->slice.want_ns = c->slice_auto ? PN_SLEEP_SLICE_AUTO : PN_SLEEP_SLICE_OFF;
-		state[v]->slice.external = true; /* its readings: own_runs_add */
+		state[v]->slice.external = true; /* own_runs_add */
 		state[v]->rt.fifo_off = k == FR_AUTO_NORT;
 	}
 	return 0;
@@ -519,7 +501,7 @@ static void tail_add(struct frontier_tail *t, int64_t late)
 	t->top[i] = late;
 }
 
-/* The mechanism each punctual variant's waits settled on at length l, into its cell. */
+/* The mode each punctual variant's waits settled on at length l, into its cell. */
 static void modes_note(const struct frontier_config *c, struct frontier *f, int l,
                        struct pn__state **state)
 {
@@ -532,29 +514,27 @@ static void modes_note(const struct frontier_config *c, struct frontier *f, int 
 	}
 }
 
-/* The variants' threads and their turns: one thread a variant, on the sleeper's CPUs, each
- * sleeping only when main posts its go, and main going on when it posts done. EEVDF keeps
- * lag per thread: in one thread the spinning variants (the pure spin, the fixed margins)
- * ran it into debt, and the sleep after them woke ineligible and waited out a CPU hog's
- * slice (docs/DESIGN.md, "The shared rows share one thread's lag"). */
+/* The variants' threads, each sleeping when main posts its go. One thread a variant: in
+ * one thread the spinning variants ran its EEVDF lag into debt, and the next sleep woke
+ * ineligible and waited out a hog's slice (docs/DESIGN.md). */
 struct turns {
 	const struct frontier_config *c;
 	struct frontier *f;
 	struct pn__state **state;
 	const struct hogs *h;
 	sem_t go[FRONTIER_MAX_VARIANTS], done;
-	int l, r; /* the turn's length and round: set by main before it posts go */
+	int l, r; /* set by main before it posts go */
 	atomic_bool quit;
 };
 
 struct variant_thread {
 	struct turns *t;
 	int v;
-	struct pn__sched_attr base; /* its scheduling as it started */
+	struct pn__sched_attr base; /* its scheduling at start */
 	struct own_runs own;
 };
 
-/* Variant w->v's sleep in round t->r of length t->l, in its own thread. */
+/* Variant w->v's sleep in round t->r of length t->l. */
 static void turn_sleep(struct variant_thread *w)
 {
 	const struct turns *t = w->t;
@@ -569,7 +549,7 @@ static void turn_sleep(struct variant_thread *w)
 	struct runs r0, r1;
 	if (learns)
 		runs_read(&r0);
-	/* the hogs' time between two readings inside [w0, w1] */
+	/* the hogs' time between two readings around the sleep */
 	int64_t w0 = f->nhogs ? pn_now() : 0, h0 = hogs_cpu(f, t->h);
 	int64_t c0 = thread_cpu(), t0 = pn_now(), d = t0 + c->len[l];
 	sleep_one(&c->var[v], s, d, c->precision);
@@ -616,13 +596,12 @@ static void *variant_main(void *arg)
 	return NULL;
 }
 
-/* Every round of every length, each variant once in turn, from the next variant each round
- * (each follows each other as often as the order allows). 0, or -errno: a thread not
- * started. Signals stay with the calling thread (its handlers set c->stop). */
+/* Every round of every length, each variant once in turn. 0, or -errno: a thread not
+ * started. Signals stay with the calling thread. */
 static int rounds(const struct frontier_config *c, struct frontier *f, struct pn__state **state,
                   const struct hogs *h)
 {
-	static struct turns t; /* one run at a time, as the hogs */
+	static struct turns t; /* one run at a time */
 	static struct variant_thread w[FRONTIER_MAX_VARIANTS];
 	pthread_t th[FRONTIER_MAX_VARIANTS];
 	t = (struct turns){.c = c, .f = f, .state = state, .h = h};
@@ -649,7 +628,7 @@ static int rounds(const struct frontier_config *c, struct frontier *f, struct pn
 				sem_post(&t.go[(i + r) % c->nvar]);
 				sem_take(&t.done);
 			}
-		if (c->stop && *c->stop) /* the hogs are stopped after, as ever */
+		if (c->stop && *c->stop) /* the hogs are stopped after */
 			break;
 		modes_note(c, f, l, state);
 	}
@@ -666,7 +645,7 @@ static int rounds(const struct frontier_config *c, struct frontier *f, struct pn
 int frontier_run(const struct frontier_config *c, struct frontier *f)
 {
 	struct pn__state *state[FRONTIER_MAX_VARIANTS] = {0};
-	static struct hogs h; /* one run at a time: the tool's and the bench's */
+	static struct hogs h; /* one run at a time */
 	memset(f, 0, sizeof(*f));
 	f->c = *c;
 	f->sleeper_cpu = -1;

@@ -8,7 +8,7 @@
 #include "measure/sleeps.h"
 
 struct sleep_matrix {
-	/* what to measure, set by the caller */
+	/* set by the caller */
 	const int64_t *intervals;
 	int nintervals;
 	const int64_t *slacks;
@@ -16,27 +16,25 @@ struct sleep_matrix {
 	const struct sleep_mech *const *m;
 	int nm;
 	long samples;     /* at most per cell */
-	int64_t duration; /* budget for the whole matrix */
+	int64_t duration; /* for the whole matrix */
 	/* what was measured */
-	const char **unsupported; /* per mechanism: NULL, or why it is unsupported */
+	const char **unsupported; /* per mechanism: NULL, or why */
 	struct sleep_cell *cells; /* [interval][slack][mechanism] */
 	int64_t elapsed;
-	int64_t original_slack;          /* the thread's slack before, put back after */
-	const struct sleep_mech *failed; /* the mechanism that failed, on error */
+	int64_t original_slack;          /* put back after */
+	const struct sleep_mech *failed; /* on error */
 	struct sleep_ctx *ctx;
 };
 
-/* Measures: one interval at a time; within it, rounds visit every (slack, mechanism)
- * cell once, so that every cell sees the same machine; each interval gets an equal
- * share of what remains of the budget, and at least one round. A sample still sleeping a
- * tenth of the budget (at least 10 ms) past it is cut, and the run ends; so it does at a
- * SIGINT or SIGTERM that stop_on_signals caught (tool_stop). Shows progress.
- * Returns 0, -ENOMEM, or a mechanism's -errno (x->failed says which). */
+/* Measures one interval at a time, rounds visiting every (slack, mechanism) cell, so that
+ * every cell sees the same machine; each interval gets an equal share of what remains. A
+ * sample still sleeping a tenth of the budget past it is cut and the run ends; so does a
+ * caught stop. 0, -ENOMEM, or a mechanism's -errno (x->failed). */
 int sleep_matrix_run(struct sleep_matrix *x);
 struct sleep_cell *sleep_matrix_cell(const struct sleep_matrix *x, int i, int s, int m);
 /* Early returns over every cell: must be 0. */
 uint64_t sleep_matrix_early(const struct sleep_matrix *x);
-/* Samples cut at the budget's end over every cell (a slack that outlasts the budget). */
+/* Samples cut at the budget's end over every cell. */
 uint64_t sleep_matrix_cut(const struct sleep_matrix *x);
 void sleep_matrix_free(struct sleep_matrix *x);
 

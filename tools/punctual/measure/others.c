@@ -1,15 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * measure/others.c: the CPU time every other process used while a measurement ran, from
- * /proc/PID/stat's utime and stime (clock ticks, all threads of the process) read before
- * and after it, with cutime and cstime: a child that ran and was reaped in between (a
- * compiler under make) counts for its parent, whole (its time before the stretch too). So a
- * parent that reaps a long-lived child (a test runner, a shell after a build) would show more
- * CPUs than the machine has: the reaped part is counted up to what the CPUs could give in the
- * stretch, and the sum too (one probe saw "90.7 CPUs kept busy" on 2 CPUs before this rule). A
- * loop that measured a busy machine says so, and names who kept it busy, rather than report
- * that stretch as the host's normal. A tick is 1/sysconf(_SC_CLK_TCK) s: a process that ran
- * less than that in the stretch may show 0 or one tick.
+ * /proc/PID/stat read before and after it, with reaped children counted for their parent
+ * up to what the CPUs could give. A loop that measured a busy machine then names who kept
+ * it busy. A tick is 1/sysconf(_SC_CLK_TCK) s.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -23,7 +17,7 @@
 
 #include "measure/others.h"
 
-/* pid's CPU ticks and comm from root/proc/PID/stat: 0, or -1 (gone, unreadable). */
+/* pid's CPU ticks and comm: 0, or -1 (gone, unreadable). */
 static int read_stat(const char *root, const char *pid, uint64_t *ticks, uint64_t *reaped,
                      char comm[16])
 {
@@ -36,7 +30,7 @@ static int read_stat(const char *root, const char *pid, uint64_t *ticks, uint64_
 	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = 0;
-	/* comm is in parentheses and may hold anything, ')' too: the last one ends it */
+	/* comm may hold ')': the last one ends it */
 	char *open = strchr(buf, '('), *close = strrchr(buf, ')');
 	if (!open || !close || close < open)
 		return -1;
@@ -112,7 +106,7 @@ void others_diff(const struct others_snap *before, const struct others_snap *aft
 		const struct others_proc *a = &after->p[k];
 		while (i < before->n && before->p[i].pid < a->pid)
 			i++;
-		/* a process born during the stretch counts from 0; a pid reused, as new */
+		/* a process born during the stretch counts from 0, as does a reused pid */
 		const struct others_proc *b = i < before->n && before->p[i].pid == a->pid &&
 		                                              before->p[i].ticks <= a->ticks &&
 		                                              before->p[i].reaped <= a->reaped
@@ -140,7 +134,7 @@ void others_diff(const struct others_snap *before, const struct others_snap *aft
 			o->top[j].cpus = c;
 		}
 	}
-	if (o->cpus > ncpus) /* reaped children's earlier time, where the others' own fit */
+	if (o->cpus > ncpus) /* reaped children's earlier time */
 		o->cpus = ncpus;
 }
 

@@ -13,24 +13,22 @@
 
 #include <punctual/hist.h>
 
-struct sleep_ctx; /* a mechanism's file descriptors and state, per measuring thread */
+struct sleep_ctx; /* per measuring thread */
 
 struct sleep_mech {
-	const char *id;      /* "nanosleep", "epoll_wait", ... */
+	const char *id;      /* "nanosleep" */
 	const char *desc;    /* "nanosleep(2), relative" */
-	int64_t granularity; /* ns per unit of its timeout: 1, 1000 (us) or 1000000 (ms) */
-	bool baseline;       /* does not sleep: the null system call; "early" does not apply */
-	/* Prepares ctx; 0, or -errno when the kernel or the build lacks the mechanism. */
+	int64_t granularity; /* ns per unit of its timeout */
+	bool baseline;       /* the null system call: "early" does not apply */
+	/* 0, or -errno when the kernel or the build lacks the mechanism */
 	int (*setup)(struct sleep_ctx *c);
-	/* One call that should return at or after deadline (interval = deadline - now at the
-	 * first call; relative mechanisms round it up to their granularity). 0 on a normal
-	 * return; -EINTR when a signal cut it short (the harness calls again with what
-	 * remains); another -errno on failure. */
+	/* One call that should return at or after deadline (relative ones round interval up
+	 * to their granularity): 0; -EINTR when a signal cut it short; or -errno. */
 	int (*sleep)(struct sleep_ctx *c, int64_t deadline, int64_t interval);
 	void (*teardown)(struct sleep_ctx *c);
-	bool own_slack;    /* sets the thread's timer slack itself (pn_sleep_until) */
+	bool own_slack;    /* sets the thread's timer slack itself */
 	int64_t precision; /* pn_sleep_until's precision */
-	int slot;          /* index into a context's per-mechanism state; 0: table order */
+	int slot;          /* index into a context's per-mechanism state */
 };
 
 /* The mechanisms, in table order. */
@@ -38,47 +36,42 @@ int sleep_mechs_count(void);
 const struct sleep_mech *sleep_mech(int i);
 /* The mechanism named id, or NULL. */
 const struct sleep_mech *sleep_mech_find(const char *id);
-/* libpunctual's precise calls as mechanisms: pn_sleep_until (id "precise:<id_suffix>"),
- * pn_poll_until with no fds ("precise-poll:...") and pn_epoll_wait_until on an empty set
- * ("precise-epoll:..."), each at a precision; NULL when too many have been made. */
+/* libpunctual's precise calls as mechanisms at a precision: pn_sleep_until, pn_poll_until
+ * with no fds, pn_epoll_wait_until on an empty set; NULL when too many have been made. */
 enum precise_kind { PRECISE_SLEEP, PRECISE_POLL, PRECISE_EPOLL };
 const struct sleep_mech *sleep_mech_precise(enum precise_kind kind, int64_t precision,
                                             const char *id_suffix);
 
 struct sleep_ctx *sleep_ctx_new(void);
 void sleep_ctx_free(struct sleep_ctx *c);
-/* Sets up m in c (once); returns 0 or -errno (unsupported), with a reason. */
+/* Sets up m in c once: 0 or -errno (unsupported), with a reason. */
 int sleep_ctx_prepare(struct sleep_ctx *c, const struct sleep_mech *m, const char **reason);
-/* Cutting c's samples short, from another thread: sleep_ctx_cut_arm installs the handler of
- * the signal that interrupts a sleep (0 or -errno; the old action into *old), and
- * sleep_ctx_cut_disarm puts it back. sleep_ctx_cut ends the sample sleeper is in (a signal,
- * a cond broadcast, a futex wake; repeat it: one may come before the wait) and every later
- * one of c. */
+/* Cutting c's samples short from another thread: cut_arm installs the signal's handler
+ * (0 or -errno), cut_disarm puts it back; sleep_ctx_cut ends the sample sleeper is in
+ * (repeat it: one may come before the wait) and every later one of c. */
 int sleep_ctx_cut_arm(struct sigaction *old);
 void sleep_ctx_cut_disarm(const struct sigaction *old);
 void sleep_ctx_cut(struct sleep_ctx *c, pthread_t sleeper);
-/* From here on, a nonzero *stop (a signal handler's flag) ends c's samples: none starts,
- * and one a signal interrupts is not recorded (NULL: never). */
+/* From here on, a nonzero *stop ends c's samples: none starts, and one a signal
+ * interrupts is not recorded. */
 void sleep_ctx_stop_on(struct sleep_ctx *c, volatile sig_atomic_t *stop);
 
 /* What one (mechanism, slack, interval) cell collects. */
 struct sleep_cell {
 	struct pn_hist duration; /* return time - start */
-	struct pn_hist late;     /* return time - deadline (JSON: overshoot); < 0 is early */
+	struct pn_hist late;     /* return time - deadline; < 0 is early */
 	uint64_t early;          /* returns before the deadline without a signal */
 	uint64_t interrupted;    /* calls cut short by a signal (resumed) */
 	uint64_t errors;
 	int last_error;
-	int64_t spun_ns; /* pn_sleep_until's spin over the cell's sleeps (its statistics) */
-	uint64_t cut;    /* samples cut at the budget's end (sleep_ctx_cut): not recorded */
+	int64_t spun_ns; /* pn_sleep_until's spin over the cell's sleeps */
+	uint64_t cut;    /* samples cut at the budget's end: not recorded */
 };
 
 void sleep_cell_init(struct sleep_cell *cell);
 
-/* One sample: sleeps interval with m, resuming after signals until the mechanism returns
- * normally, and records it in cell. Returns 0 or the mechanism's -errno; -ECANCELED once
- * the context is cut (a sample it interrupts is counted in cell->cut, not recorded) or
- * stopped (sleep_ctx_stop_on). */
+/* One sample: sleeps interval with m, resuming after signals, recorded in cell. 0 or the
+ * mechanism's -errno; -ECANCELED once the context is cut or stopped. */
 int sleep_sample(struct sleep_ctx *c, const struct sleep_mech *m, int64_t interval,
                  struct sleep_cell *cell);
 
