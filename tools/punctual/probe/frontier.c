@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `punctual probe`'s section "what precision costs here": the frontier of measure/frontier.c
- * at 100 us, 1 ms and 10 ms, each variant's lateness p50/p99 beside its CPU, and the
- * recommendation at 1 ms (the length most programs' timers live near) of frontier_best's rule,
- * which the noise does not flip: punctual's default, or a budget only where it beats the
- * default in every stretch of the run; none where nothing beats the kernel alone so, nor where
- * the CPU quota throttled the probe (spinning spends it).
+ * `punctual probe`'s section "what precision costs here": the frontier at 100 us, 1 ms and
+ * 10 ms, and the recommendation at 1 ms by frontier_best's rule: punctual's default, or a
+ * budget only where it beats the default in every stretch; none where nothing beats the
+ * kernel alone so, nor where the quota throttled the probe (spinning spends it).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -33,7 +31,7 @@ static void probe_frontier_measure(struct probe_frontier *pf, bool quick)
 	if (!pf->f)
 		die(1, "out of memory");
 	progress("probe: what precision costs (%d variants, alternating)", c.nvar);
-	c.stop = &tool_stop; /* a SIGINT or SIGTERM ends it at the next sleep */
+	c.stop = &tool_stop;
 	int e = frontier_run(&c, pf->f);
 	if (e == -ENOMEM)
 		die(1, "out of memory");
@@ -51,7 +49,7 @@ static void probe_frontier_free(struct probe_frontier *pf)
 	pf->f = NULL;
 }
 
-/* A lateness in few characters: "0.1", "35", "1.2m" (us; m: ms). */
+/* A lateness in few characters: "35", "1.2m" (us; m: ms). */
 static const char *lat(char *buf, size_t n, int64_t ns)
 {
 	double us = (double)ns / 1e3;
@@ -274,10 +272,9 @@ static int default_of(const struct frontier_config *c)
 	return -1;
 }
 
-/* Keeps frontier_best's pick where its 1 ms p99 is below the kernel's beyond the noise of
- * repeated runs (probe_sure), and a budget only where it is below the default's so too,
- * else the default where that is; else none, noted as unsure when the default or the
- * pick was lower all the same. */
+/* Keeps frontier_best's pick where its p99 is below the kernel's beyond the noise of
+ * repeated runs (a budget also below the default's), else the default where it is; else
+ * none, noted as unsure where one was lower all the same. */
 static void frontier_sure(struct probe *p)
 {
 	struct probe_frontier *pf = &p->frontier;
@@ -300,8 +297,7 @@ static void frontier_sure(struct probe *p)
 		probe_unsure(p, "punctual's precise wait lowers a 1 ms loop's p99");
 }
 
-/* frontier_best's advice, where no quota throttled the probe (probe/why.c says so) and
- * beyond the noise of repeated runs */
+/* frontier_best's advice, where no quota throttled the probe, beyond the noise */
 static void frontier_recommend(struct probe *p)
 {
 	if (probe_throttled(p))

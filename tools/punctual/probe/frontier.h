@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* `punctual probe`'s section "what precision costs here": the lateness-versus-CPU frontier of
- * measure/frontier.c, rendered, and the recommendation of the punctual variant that beats the
- * kernel beyond the noise (probe/frontier.c). */
+/* `punctual probe`'s section "what precision costs here": the frontier rendered, and the
+ * punctual variant that beats the kernel beyond the noise. */
 #ifndef PUNCTUAL_PROBE_FRONTIER_H
 #define PUNCTUAL_PROBE_FRONTIER_H
 
@@ -14,8 +13,8 @@
 struct probe_frontier {
 	bool run;
 	struct frontier *f; /* NULL until measured */
-	int best;           /* the variant advised at 1 ms (frontier_best), or -1 */
-	int won;            /* the stretches it won (frontier_best) */
+	int best;           /* the variant advised at 1 ms, or -1 */
+	int won;            /* the stretches it won */
 	int len_1ms;        /* the index of the 1 ms length, or -1 */
 };
 

@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plot.c: `punctual probe --plot DIR`: the overshoot CDF per mechanism and timer slack
- * (log axis), the clock-cost bars and what precision costs (p99 lateness against CPU, a
- * point per variant and sleep length), as PNG and SVG, through gnuplot. The data and a
- * gnuplot script that reads them are written to DIR too, so that a chart can be restyled
- * by hand. gnuplot itself opens nothing in DIR: it reads its script, the data inline, on
- * its standard input and writes the chart on its standard output, a temporary file that
- * files.c renames into place; so a link planted in DIR redirects nothing.
+ * plot.c: `punctual probe --plot DIR`: the overshoot CDF, the clock costs and what
+ * precision costs, as PNG and SVG through gnuplot, with the data and a script to restyle
+ * them by hand. gnuplot itself opens nothing in DIR: it reads its script and the data on
+ * its stdin and writes the chart on its stdout, so a link planted in DIR redirects nothing.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -53,9 +50,8 @@ static int render_cdf(FILE *f, const void *arg)
 	return 0;
 }
 
-/* dir/name as a gnuplot string: single quotes, a quote inside doubled (the only escape
- * there is), and "./" before a relative path so that no name reads as gnuplot's
- * special files ('<cmd' runs cmd, '|cmd' pipes to it, '-' is stdin). */
+/* dir/name as a gnuplot string: single quotes, a quote doubled, and "./" before a relative
+ * path so that no name reads as a special file ('<cmd', '|cmd', '-'). */
 static void gp_path(FILE *f, const char *dir, const char *name)
 {
 	fputs(*dir == '/' ? "'" : "'./", f);
@@ -69,7 +65,7 @@ static void gp_path(FILE *f, const char *dir, const char *name)
 
 void probe_plot_check(const char *dir)
 {
-	/* a line break would end the gnuplot command in the middle of the path */
+	/* a line break would end the gnuplot command */
 	for (const unsigned char *c = (const unsigned char *)dir; *c; c++)
 		if (*c < 0x20 || *c == 0x7f)
 			usage_error("--plot: the directory name has a control character, which a "
@@ -79,7 +75,7 @@ void probe_plot_check(const char *dir)
 	find_gnuplot(gp, sizeof(gp));
 }
 
-/* One data set of a chart: saved to its file in DIR, and inline in the script gnuplot runs. */
+/* One data set of a chart: saved in DIR, and inline in the script gnuplot runs. */
 struct dataset {
 	char name[96];
 	int (*render)(FILE *f, const void *arg);
@@ -87,7 +83,7 @@ struct dataset {
 	char style[192]; /* what follows the data set in the plot command */
 };
 
-/* A chart: the settings before its plot command, the data sets, and what ends the command. */
+/* A chart: the settings before its plot command, the data sets, and what ends it. */
 struct chart {
 	const char *name, *size; /* the files' stem; gnuplot's size in pixels */
 	const char *dir;         /* DIR as given, for the saved script's paths */
@@ -97,8 +93,8 @@ struct chart {
 	int nsets;
 };
 
-/* The settings and the plot command: data set i named by its file in DIR (the saved
- * script), or as the datablock $di (the script gnuplot runs, which opens no file). */
+/* The settings and the plot command: data set i by its file (the saved script), or as
+ * the datablock $di (the script gnuplot runs). */
 static void chart_body(FILE *f, const struct chart *c, bool inline_data)
 {
 	fputs(c->head, f);
@@ -117,8 +113,7 @@ static void chart_body(FILE *f, const struct chart *c, bool inline_data)
 /* The outputs, PNG then SVG: gnuplot's terminal and the file's extension. */
 static const char *const terminals[][2] = {{"pngcairo", "png"}, {"svg", "svg"}};
 
-/* DIR/name.gp, kept so that a chart can be restyled by hand: it reads the data files and
- * writes both outputs by their paths. */
+/* DIR/name.gp, for restyling by hand: it reads the data files and writes both outputs. */
 static int render_saved(FILE *f, const void *arg)
 {
 	const struct chart *c = arg;
@@ -134,14 +129,13 @@ static int render_saved(FILE *f, const void *arg)
 	return 0;
 }
 
-/* The script gnuplot runs for one output: the data inline, the chart on its standard
- * output. gnuplot opens no path, so nothing in DIR can redirect what it reads or writes. */
+/* The script gnuplot runs for one output: the data inline, the chart on its stdout. */
 static int render_run(FILE *f, const struct chart *c, const char *terminal)
 {
 	fprintf(f, "set terminal %s noenhanced size %s font 'sans,10'\nset output\n", terminal,
 	        c->size);
 	for (int i = 0; i < c->nsets; i++) {
-		fprintf(f, "$d%d << EOD\n", i); /* no data line is "EOD": numbers, quoted names */
+		fprintf(f, "$d%d << EOD\n", i); /* no data line is "EOD" */
 		int r = c->set[i].render(f, c->set[i].arg);
 		if (r < 0)
 			return r;
@@ -151,8 +145,8 @@ static int render_run(FILE *f, const struct chart *c, const char *terminal)
 	return 0;
 }
 
-/* gnuplot's first line of complaint (its stderr, the rest dropped: its warnings are no
- * concern of the user's while it succeeds), said on stderr once it failed. */
+/* gnuplot's first line of complaint, said on stderr once it failed (its warnings while
+ * it succeeds are no concern of the user's). */
 static void gnuplot_said(int err)
 {
 	char buf[512], line[256];
@@ -169,8 +163,7 @@ static void gnuplot_said(int err)
 		        text_safe(line, sizeof(line), p));
 }
 
-/* gnuplot reading script on its standard input and writing output, its stderr kept: 0, or
- * -EIO if it fails (then its first line said). */
+/* gnuplot reading script on its stdin, writing output: 0, or -EIO (its complaint said). */
 static int run_gnuplot(const char *gp, int script, int output)
 {
 	int err = memfd_create("punctual-gnuplot-err", MFD_CLOEXEC);
@@ -205,9 +198,8 @@ static int run_gnuplot(const char *gp, int script, int output)
 	return ok ? 0 : -EIO;
 }
 
-/* Copies the memory file from (from its start) to fd, every write checked: gnuplot's own
- * writes are not (it exits 0 when its output is cut short by a full disk). 0 or -errno;
- * -EIO when gnuplot wrote nothing. */
+/* Copies the memory file from to fd, every write checked: gnuplot exits 0 when a full
+ * disk cuts its output short. 0 or -errno; -EIO when gnuplot wrote nothing. */
 static int copy_out(int from, int fd)
 {
 	char buf[65536];
@@ -224,8 +216,8 @@ static int copy_out(int from, int fd)
 	return n < 0 ? -errno : total ? 0 : -EIO;
 }
 
-/* DIR/file, one output of c, from gnuplot through file_open_at's rules, staged in b. gnuplot
- * writes into memory, then the tool into the file. 0 or -errno. */
+/* One output of c, gnuplot writing into memory and the tool into DIR/file, staged in b.
+ * 0 or -errno. */
 static int chart_output(const char *gp, struct file_batch *b, int dir, const char *file,
                         const struct chart *c, const char *terminal)
 {
@@ -258,8 +250,7 @@ static int chart_output(const char *gp, struct file_batch *b, int dir, const cha
 	return r;
 }
 
-/* c's data files, its script and its outputs into dir, staged in b; what names the file
- * that failed. */
+/* c's data files, script and outputs, staged in b; what names the file that failed. */
 static int chart_write(const char *gp, struct file_batch *b, int dir, const struct chart *c,
                        char *what, size_t n)
 {
@@ -300,7 +291,7 @@ static int render_clocks(FILE *f, const void *arg)
 	return 0;
 }
 
-/* The overshoot CDF chart's settings and data sets into c; 0 or -errno. */
+/* The overshoot CDF chart into c; 0 or -errno. */
 static int cdf_chart(const struct probe *p, struct chart *c)
 {
 	const struct sleep_matrix *x = &p->sleeps;
@@ -348,7 +339,7 @@ static int cdf_chart(const struct probe *p, struct chart *c)
 	return 0;
 }
 
-/* The clock-cost chart's settings and data set into c; 0 or -errno. */
+/* The clock-cost chart into c; 0 or -errno. */
 static int clock_chart(const struct clock_rows *rows, struct chart *c)
 {
 	size_t len;
@@ -384,7 +375,7 @@ struct frontier_rows {
 	int len;
 };
 
-/* A length's variants: CPU %, p99 lateness in us, and the variant's name. */
+/* A length's variants: CPU %, p99 lateness in us, name. */
 static int render_frontier(FILE *f, const void *arg)
 {
 	const struct frontier_rows *r = arg;
@@ -400,8 +391,7 @@ static int render_frontier(FILE *f, const void *arg)
 	return 0;
 }
 
-/* The frontier chart (p99 lateness against CPU, a colour per sleep length) into c, its rows
- * in rows; 0 or -errno. */
+/* The frontier chart, a colour per sleep length, into c; 0 or -errno. */
 static int frontier_chart(const struct probe *p, struct frontier_rows *rows, struct chart *c)
 {
 	const struct frontier *fr = p->frontier.f;
@@ -423,7 +413,7 @@ static int frontier_chart(const struct probe *p, struct frontier_rows *rows, str
 	static const char *colour[] = {"#4477aa", "#ee6677", "#228833", "#ccbb44", "#aa3377"};
 	char b[32];
 	for (int l = 0; l < fr->c.nlen && l < 5; l++) {
-		bool any = false; /* a length without a p99 (too few sleeps) has no points */
+		bool any = false; /* a length without a p99 has no points */
 		for (int v = 0; v < fr->c.nvar; v++)
 			any |= pn_hist_count(&fr->cell[l][v].late) >= FRONTIER_MIN_P99;
 		if (!any)
@@ -466,7 +456,7 @@ int probe_plot(const struct probe *p, const char *dir, char *what, size_t n)
 		}
 	struct clock_rows rows = {.p = p, .order = order, .n = nclocks};
 
-	/* every file staged, then all renamed: a failure (a full disk) leaves none of them */
+	/* every file staged, then all renamed: a failure leaves none of them */
 	struct chart cdf = {.dir = dir}, clocks = {.dir = dir}, cost = {.dir = dir};
 	struct frontier_rows frows[5];
 	struct file_batch b = {0};

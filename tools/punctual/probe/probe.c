@@ -1,11 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `punctual probe`, the one-command timing report for a host or container: its options, and
- * its sections (probe.h) run in turn: the host's facts, what clocks cost, how late sleeps wake
- * with the current slack and with 1 ns and with pn_sleep_until, the timer wheel's coalescing,
- * the CPU count and why, what precision costs, why sleeps wake late, and recommendations that
- * quote a gain measured in the same run. It changes nothing in the system: only this process's
- * own timer slack, which dies with it.
+ * `punctual probe`, the one-command timing report for a host or container: its options,
+ * and its sections run in turn, with recommendations that quote a gain measured in the
+ * same run. It changes nothing in the system but this process's own timer slack.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -61,8 +58,8 @@ static const char usage_fmt[] =
         "The JSON schema (JSON Schema 2020-12):\n"
         "  %s\n";
 
-/* The report's JSON schema where this binary is installed (PREFIX/bin/punctual: PREFIX's
- * share/punctual/probe.schema.json), else where the build was configured to install it. */
+/* The report's JSON schema beside this binary's install prefix, else where the build was
+ * configured to install it. */
 static const char *schema_path(void)
 {
 	static char p[PATH_MAX], real[PATH_MAX];
@@ -80,23 +77,22 @@ static const char *schema_path(void)
 	return PN_SCHEMA_PATH;
 }
 
-/* The report's sections, in order: each measures, recommends and renders (probe.h). The
- * shared-CPU run comes after why-late: its hogs would spend a cgroup's CPU quota, and the
- * why-late loop would then blame the probe's own throttling. */
+/* The report's sections, in order. The shared-CPU run comes after why-late: its hogs
+ * would spend a quota, and the why-late loop would blame the probe's own throttling. */
 static const struct probe_section *const sections[] = {
         &probe_host, &probe_clocks,   &probe_sleeps, &probe_timers,
         &probe_cpus, &probe_frontier, &probe_why,    &probe_shared,
 };
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
 
-/* The sections measured: every one, or those a SIGINT or SIGTERM let finish. */
+/* The sections measured: every one, or those a stop let finish. */
 static size_t nmeasured;
 
 static void render_text(const struct probe *p)
 {
 	fprintf(out, "punctual probe: timing on this %s\n\n",
 	        p->host.virt[0] == 'n' ? "host" : "guest");
-	if (!tool_stop) /* the verdict quotes the sections a signal may have cut */
+	if (!tool_stop) /* the verdict quotes sections a signal may have cut */
 		probe_verdict_text(p);
 	for (size_t i = 0; i < nmeasured; i++)
 		sections[i]->text(p);
@@ -142,15 +138,14 @@ static int render_prom(FILE *f, const void *arg)
 	return 0;
 }
 
-/* Every section measured, then every one's recommendations (a section's advice may quote
- * another's figures). A SIGINT or SIGTERM ends the section in progress at its next sample
- * (tool_stop): the sections before it are the report, without recommendations (they
- * quote figures across sections). Returns how many sections ran (done frees them). */
+/* Every section measured, then every one's recommendations, which may quote each other's
+ * figures. A stop ends the section in progress: those before it are the report, without
+ * recommendations. Returns how many sections ran. */
 static size_t measure(struct probe *p)
 {
 	int64_t start = pn_now();
 	size_t ran = 0;
-	probe_quota_begin(p); /* did the quota throttle the measurements? */
+	probe_quota_begin(p);
 	host_cpu_ticks(p->ticks_before);
 	progress("probe: system");
 	stop_on_signals();
@@ -167,11 +162,11 @@ static size_t measure(struct probe *p)
 			if (sections[i]->recommend)
 				sections[i]->recommend(p);
 	p->elapsed = pn_now() - start;
-	stop_on_signals_end(); /* writing --prom and --plot: a signal ends it, as ever */
+	stop_on_signals_end(); /* writing the files: a signal ends it, as ever */
 	return ran;
 }
 
-/* The metrics on stdout (--prom -), all or nothing as a report. */
+/* The metrics on stdout (--prom -), all or nothing. */
 static void prom_stdout(const struct probe *p)
 {
 	out_open();
@@ -180,12 +175,11 @@ static void prom_stdout(const struct probe *p)
 	out_commit();
 }
 
-/* What measuring left: --prom and --plot, then the report on stdout (on stderr when the
- * metrics take stdout: --prom -). */
+/* --prom and --plot, then the report on stdout (stderr when --prom - takes stdout). */
 static void write_out(const struct probe *p, const char *prom, const char *plot, bool json)
 {
 	bool prom_out = prom && strcmp(prom, "-") == 0;
-	if (tool_stop && (prom || plot)) { /* a partial report in no file: they stay as they were */
+	if (tool_stop && (prom || plot)) { /* a partial report goes in no file */
 		fprintf(stderr, "punctual probe: interrupted: %s%s%s not written\n",
 		        prom ? "--prom" : "", prom && plot ? " and " : "", plot ? "--plot" : "");
 		prom = plot = NULL;
@@ -193,7 +187,7 @@ static void write_out(const struct probe *p, const char *prom, const char *plot,
 	if (prom && prom_out) {
 		prom_stdout(p);
 	} else if (prom) {
-		/* the collector must never read half a file: write beside it, then rename */
+		/* the collector must never read half a file */
 		int r = file_write(prom, render_prom, p);
 		if (r < 0)
 			die(1, "--prom %s: %s", prom, strerror(-r));
@@ -201,8 +195,7 @@ static void write_out(const struct probe *p, const char *prom, const char *plot,
 	if (plot) {
 		char what[128];
 		int r = probe_plot(p, plot, what, sizeof(what));
-		/* DIR itself refused (a place that cannot hold a directory: /proc/x, a file
-		 * system read-only) is bad input, as dir_check's refusals; a full disk is not */
+		/* DIR itself refused is bad input, as dir_check's refusals; a full disk is not */
 		bool place = !*what && r != -ENOSPC && r != -EDQUOT && r != -EIO && r != -ENOMEM;
 		if (r < 0)
 			die(place ? EXIT_USAGE : 1, "--plot %s: %s%s%s", plot, what,
@@ -227,8 +220,7 @@ int cmd_probe(int argc, char **argv)
 	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
 		if (strcmp(argv[i], "--compare") == 0)
 			return probe_compare(argc, argv);
-	/* --prom as the last argument, without a FILE: standard output, as --prom - (what a
-	 * container's `podman run IMAGE probe --prom > FILE` means) */
+	/* --prom last without a FILE: standard output, as --prom - */
 	static char prom_stdout_arg[] = "--prom=-";
 	if (argc > 1 && strcmp(argv[argc - 1], "--prom") == 0)
 		argv[argc - 1] = prom_stdout_arg;
@@ -259,7 +251,7 @@ int cmd_probe(int argc, char **argv)
 		usage_error("--prom needs a file name");
 	if (plot && !*plot)
 		usage_error("--plot needs a directory");
-	/* before the seconds of measuring, not after */
+	/* before the seconds of measuring */
 	if (prom && strcmp(prom, "-") != 0)
 		file_check("--prom", prom);
 	if (plot)

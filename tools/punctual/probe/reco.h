@@ -1,18 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* One of `punctual probe`'s recommendations, as the text and --json render it: what kind of
- * advice, the command or setting it names, and the figure it moved when the probe measured the
- * change itself. */
+/* One of `punctual probe`'s recommendations: its kind, the command it names, and the figure
+ * it moved where the probe measured the change. */
 #ifndef PUNCTUAL_PROBE_RECO_H
 #define PUNCTUAL_PROBE_RECO_H
 
 #include <stdbool.h>
 
 struct probe_reco {
-	const char *kind;   /* slack, precise, budget, shared, epoll, clock, cpus, pm_qos,
-	                     * throttling, quota, preemption, busy, host, timers */
+	const char *kind;   /* slack, precise, budget, ...: the JSON's kinds */
 	char command[160];  /* what to run or set; "" when none */
 	bool measured;      /* the probe measured the change: figure, before, after */
-	const char *figure; /* e.g. "p50_ns", "p99_ns", "late_share" */
+	const char *figure; /* "p99_ns" */
 	double before, after;
 	char text[768];
 };

@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What each key of a probe report (each section's json function writes its part,
- * docs/probe.schema.json describes it) means to `punctual probe --compare`: one table of data
- * (probe/schema.c) that compare/read.c consults, so that a section a version adds needs a row
- * at most, never a change in compare/.
+ * What each key of a probe report means to `punctual probe --compare`: one table of data,
+ * so that a section a version adds needs a row at most, never a change in compare/.
  */
 #ifndef PUNCTUAL_PROBE_SCHEMA_H
 #define PUNCTUAL_PROBE_SCHEMA_H
@@ -11,36 +9,32 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The section of the report's own members ("tool", "version", "elapsed_ns"): every other
- * top-level member is a section of its own, named by its key. */
+/* The section of the report's own top-level members. */
 #define PROBE_TOP "report"
 
 enum probe_role {
 	PK_FIGURE,     /* a result: a number is a figure, an object or array is walked */
-	PK_PARAM,      /* a number the run was given: figures beside it compare only when
-	                  both reports ran with the same */
-	PK_IDENTITY,   /* a scalar that names its array element ("mechanism": "nanosleep") */
+	PK_PARAM,      /* given to the run: figures beside it compare only when equal */
+	PK_IDENTITY,   /* a scalar that names its array element */
 	PK_SLACK,      /* the timer slack an element ran at: names its column */
-	PK_SLACK_SELF, /* the process's own timer slack: the column a PK_SLACK matches first */
+	PK_SLACK_SELF, /* the process's own slack: the column a PK_SLACK matches first */
 	PK_FACT,       /* a fact of the host or the run: listed when the reports differ */
-	PK_CONTEXT,    /* a number without a direction (a sample count, another process's
-	                  CPU): shown beside the figures, never judged */
-	PK_IGNORED,    /* none of these: a rank, a calibration, a derived threshold */
+	PK_CONTEXT,    /* a number without a direction: shown, never judged */
+	PK_IGNORED,    /* none of these */
 };
 
 struct probe_key {
 	const char *section; /* a section, PROBE_TOP, or NULL: every section */
 	const char *key;     /* a member's name, or NULL: every member of section */
 	enum probe_role role;
-	bool exact;   /* PK_FIGURE: a count the probe makes exactly: any change counts */
-	bool higher;  /* PK_FIGURE: higher is better (else lower) */
-	bool ns;      /* a duration in ns, though the name does not end in "_ns" */
-	bool fold;    /* PK_FIGURE: in an element, 0 in both reports folds into one line */
-	bool samples; /* PK_CONTEXT: the number of samples its object's pNN_ns rest on */
+	bool exact;   /* PK_FIGURE: any change counts */
+	bool higher;  /* PK_FIGURE: higher is better */
+	bool ns;      /* a duration in ns, though not named "_ns" */
+	bool fold;    /* PK_FIGURE: 0 in both reports folds into one line */
+	bool samples; /* PK_CONTEXT: the samples its object's pNN_ns rest on */
 };
 
-/* An identity value that marks its element as an adaptive wait's (a budget that spins or
- * not by what it learned): value, or a prefix of it when prefix is set. */
+/* An identity value (or prefix) that marks its element as an adaptive wait's. */
 struct probe_adaptive {
 	const char *key, *value;
 	bool prefix;
@@ -50,16 +44,14 @@ extern const size_t probe_nadaptive;
 /* Whether the identity key with the string value marks an adaptive wait's element. */
 bool probe_is_adaptive(const char *key, const char *value);
 
-/* The table, in the order the facts that differ are listed (probe/schema.c). */
+/* The table, in the order the facts that differ are listed. */
 extern const struct probe_key probe_keys[];
 extern const size_t probe_nkeys;
 
-/* The row for key in section: the row naming both, else the row naming key in every
- * section, else section's row for every member, else a figure's (lower is better,
- * its rule from its value). Never NULL. */
+/* The row for key in section: the row naming both, else key's in every section, else
+ * section's for every member, else a figure's. Never NULL. */
 const struct probe_key *probe_key(const char *section, const char *key);
-/* Whether the value of key, under row k, is a duration in ns: its name ends in "_ns",
- * or the row says so. */
+/* Whether key, under row k, is a duration in ns. */
 bool probe_key_ns(const struct probe_key *k, const char *key);
 
 #endif

@@ -1,14 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `punctual probe`'s section "when the CPUs are shared": 1 ms sleeps beside CPU hogs of the
- * probe's own (two per CPU on up to four of its CPUs, threads that end with it however it
- * ends), alternating sleep by sleep on its last CPU (measure/frontier.c): a plain program (the
- * kernel at 50 us slack with its own slice), the kernel with a 100 us slice, a fixed 125 us
- * margin and punctual's default (no spin while the CPU is shared, its kernel waits under
- * SCHED_FIFO where this process may: then also the default without, as an unprivileged program
- * has it); lateness p50/p99, CPU, and the hogs' share in each. The recommendation names the
- * one of punctual's default and the short slice with the lower p99, where it beats the plain
- * program's.
+ * `punctual probe`'s section "when the CPUs are shared": 1 ms sleeps beside CPU hogs of
+ * the probe's own, alternating: a plain program, the kernel with a 100 us slice, a fixed
+ * margin and punctual's default (also without SCHED_FIFO where this process may take it).
+ * The recommendation names the default or the short slice, the lower p99, where it beats
+ * the plain program's.
  */
 #include <errno.h>
 #include <sched.h>
@@ -32,8 +28,7 @@
 
 enum { PLAIN, SLICE, FIXED, DEFAULT, NORT, NVAR };
 
-/* Whether this process may take SCHED_FIFO (the default's shared waits then do), tried
- * in a child so that the probe's own scheduling stays. */
+/* Whether this process may take SCHED_FIFO, tried in a child. */
 static bool fifo_permitted(void)
 {
 	fflush(NULL);
@@ -51,7 +46,7 @@ static void shared_config(struct frontier_config *c, bool quick)
 	memset(c, 0, sizeof(*c));
 	c->nlen = 1;
 	c->len[0] = 1 * MS;
-	c->rounds[0] = quick ? 110 : 400; /* 4-5 variants: about 0.5 s quick, 1.8-2.3 s else */
+	c->rounds[0] = quick ? 110 : 400;
 	c->nvar = fifo_permitted() ? NVAR : NORT;
 	c->var[PLAIN] = (struct frontier_variant){FR_KERNEL, 50 * US};
 	c->var[SLICE] = (struct frontier_variant){FR_SLICE, 100 * US};
@@ -73,7 +68,7 @@ static void shared_measure(struct probe *p)
 	if (!ps->f)
 		die(1, "out of memory");
 	progress("probe: when the CPUs are shared (%d hogs per CPU, alternating)", c.hogs);
-	c.stop = &tool_stop; /* a SIGINT or SIGTERM ends it at the next sleep */
+	c.stop = &tool_stop;
 	int e = frontier_run(&c, ps->f);
 	if (e == -ENOMEM)
 		die(1, "out of memory");
@@ -90,8 +85,7 @@ static int64_t p99(const struct probe_shared *ps, int v)
 	return pn_hist_count(&x->late) >= FRONTIER_MIN_P99 ? pn_hist_percentile(&x->late, 99) : -1;
 }
 
-/* Whether variant a beats b: in every stretch and beyond the noise of repeated runs
- * (frontier_beats, probe_sure). */
+/* Whether a beats b in every stretch and beyond the noise of repeated runs. */
 static bool sure(const struct probe_shared *ps, int a, int b)
 {
 	int won;
@@ -99,9 +93,8 @@ static bool sure(const struct probe_shared *ps, int a, int b)
 	       probe_sure(&ps->f->cell[0][a].late, &ps->f->cell[0][b].late);
 }
 
-/* Of punctual's default and the bare short slice, those that beat the plain program
- * (sure); the slice only where it beats the default too, or the default did not. -1:
- * neither does (or too few sleeps). */
+/* Of the default and the bare short slice, the one that beats the plain program; the
+ * slice only where it beats the default too, or the default did not. -1: neither. */
 static int shared_best(const struct probe_shared *ps)
 {
 	if (p99(ps, PLAIN) < 0 || p99(ps, DEFAULT) < 0 || p99(ps, SLICE) < 0)
@@ -112,8 +105,7 @@ static int shared_best(const struct probe_shared *ps)
 	return d ? DEFAULT : -1;
 }
 
-/* Whether the default or the slice was lower than the plain program, if not beyond the
- * noise. */
+/* Whether the default or the slice was lower than the plain program within the noise. */
 static bool shared_lower(const struct probe_shared *ps)
 {
 	int64_t plain = p99(ps, PLAIN), d = p99(ps, DEFAULT), s = p99(ps, SLICE);
@@ -144,7 +136,7 @@ void probe_shared_note(const struct probe *p, char *buf, size_t n)
 	                                : "`punctual run --precise`");
 }
 
-/* Whether chrt(1) sets a SCHED_OTHER slice (-o -T NS: util-linux 2.41 and later). */
+/* Whether chrt(1) sets a SCHED_OTHER slice (util-linux 2.41 and later). */
 static bool chrt_has_slice(void)
 {
 	FILE *f = popen("chrt --version 2>/dev/null", "r");
@@ -164,7 +156,7 @@ static void shared_recommend(struct probe *p)
 {
 	const struct probe_shared *ps = &p->shared;
 	int best = ps->run ? shared_best(ps) : -1;
-	if (probe_throttled(p)) /* its hogs met the quota, not the sharing */
+	if (probe_throttled(p)) /* its hogs met the quota */
 		return;
 	if (best < 0 && ps->run && shared_lower(ps))
 		probe_unsure(p, "punctual's default or a short slice helps when the CPUs are "

@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* `punctual probe`'s section "timers": the timer wheel's coalescing in real time, the workload
- * of `punctual timers` run without and with a precision window (measure/timers.c). A
- * demonstration of the library, not a fact of the host: it makes no recommendation. A late
- * wakeup that fires timers past their window can make fewer wakeups than the offline optimum,
- * which wakes inside every window: the text says so. */
+/* `punctual probe`'s section "timers": the timer wheel's coalescing in real time, without
+ * and with a precision window. A demonstration of the library, not a fact of the host: no
+ * recommendation. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -19,8 +17,7 @@
 #include "util/progress.h"
 #include "util/prom.h"
 
-/* The workload of `punctual timers`, one-shot, run twice: with no precision window and
- * with percent of each delay. */
+/* The workload of `punctual timers`, one-shot, without and with a window. */
 static void timers_measure(struct probe *p)
 {
 	struct probe_timers *tm = &p->timers;
@@ -39,7 +36,7 @@ static void timers_measure(struct probe *p)
 	struct timers_result *r = malloc(sizeof(*r));
 	if (!r)
 		die(1, "out of memory");
-	c.stop = &tool_stop; /* a SIGINT or SIGTERM ends it at the next wakeup */
+	c.stop = &tool_stop;
 	progress("probe: timers, no precision window");
 	int e = timers_run(&c, r);
 	tm->wakeups_exact = r->wakeups;
@@ -76,8 +73,7 @@ static void timers_text(const struct probe *p)
 	fprintf(out, "  wakeups with %d%% of the delay        %llu (offline optimum %llu)\n",
 	        t->percent, (unsigned long long)t->wakeups_window,
 	        (unsigned long long)t->optimum_window);
-	/* the optimum wakes inside every window; a wakeup past a window's end serves timers
-	 * of windows the optimum wakes for apart */
+	/* a wakeup past a window's end serves timers the optimum wakes for apart */
 	if (t->past_window) {
 		char line[160];
 		snprintf(line, sizeof(line),
@@ -99,8 +95,7 @@ static void section_json(struct json *j, const struct probe *p)
 {
 	const struct probe_timers *t = &p->timers;
 	json_obj(j, "timers");
-	/* the coalesced run in timers --json's shape (render/figures.c); the run without a
-	 * window is its uncoalesced_wakeups' measure, the text's and --prom's alone */
+	/* the coalesced run in timers --json's shape */
 	timers_json(j, &t->config, t->result, tool_stop != 0);
 	json_obj_end(j);
 }

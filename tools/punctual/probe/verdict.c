@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `punctual probe`'s first lines, the answer to "what deadlines can this host keep, and what
- * to do?": for each loop length of the frontier from 1 ms on whose cells have a p99
- * (probe_p99), how late the kernel alone wakes and how late the advised fix does (the
- * frontier's recommendation, frontier_best, beyond the noise); then every command the
- * recommendations give, and what the host was too noisy to tell, with why. A length without a
- * p99 is no line: its largest lateness is no figure to act on. No fix where the CPU quota
- * throttled the probe.
+ * `punctual probe`'s first lines: what deadlines this host can keep and what to do. For
+ * each loop length from 1 ms on whose cells have a p99, how late the kernel alone wakes
+ * and how late the advised fix does; then the recommendations' commands, and what the
+ * host was too noisy to tell. No fix where the quota throttled the probe.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -20,14 +17,13 @@
 #define MS          1000000LL
 #define VERDICT_CMD 160
 
-/* The advised fix's variant index, or -1 (none, or a quota throttled the probe). */
+/* The advised fix's variant index, or -1. */
 static int fix(const struct probe *p)
 {
 	return probe_throttled(p) ? -1 : p->frontier.best;
 }
 
-/* The sleeps of length l's kernel cell and of its fix's (if any), the fewer: one count, so
- * that one statistic names the line (a p99 where both show one, probe_p99's rule). */
+/* The fewer sleeps of length l's kernel cell and its fix's: one count names the line. */
 static uint64_t sleeps(const struct probe *p, int l, int k)
 {
 	const struct frontier *f = p->frontier.f;
@@ -54,8 +50,8 @@ static bool shown(const struct probe *p, int l, int k)
 	return p->frontier.f->c.len[l] >= 1 * MS && sleeps(p, l, k) >= FRONTIER_MIN_P99;
 }
 
-/* The commands the recommendations give: each `...` span of their texts once, with " --
- * APP" (or " APP") left off, into cmd (max of them); their number. */
+/* The recommendations' `...` commands, each once, " -- APP" left off, into cmd: their
+ * number. */
 static int commands(const struct probe *p, char cmd[][VERDICT_CMD], int max)
 {
 	int n = 0;
@@ -85,8 +81,8 @@ static int commands(const struct probe *p, char cmd[][VERDICT_CMD], int max)
 	return n;
 }
 
-/* A loop length's line: the kernel's p99 and the fix's; without a fix, "nothing lowered
- * it" only where no recommendation gives a command (a "no fix" above a fix misleads). */
+/* A loop length's line: the kernel's p99 and the fix's; "nothing lowered it" only where
+ * no recommendation gives a command. */
 static void loop_text(const struct probe *p, int l, int k, int ncmds)
 {
 	const struct frontier *f = p->frontier.f;
@@ -112,8 +108,7 @@ static void loop_text(const struct probe *p, int l, int k, int ncmds)
 	out_wrap(out, first, "      ", line);
 }
 
-/* What to do (every command of the recommendations), and what the host was too noisy to
- * tell, with why. */
+/* Every command of the recommendations, and what the host was too noisy to tell. */
 static void todo_text(const struct probe *p, char cmds[][VERDICT_CMD], int ncmds)
 {
 	char line[1024], why[256];

@@ -1,13 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `punctual probe`'s "why late" section. Its own short loop of 1 ms periodic sleeps
- * (measure/periodic.c, attributed by measure/causes.c) gives the cause of the late tail here
- * and now; the cgroup's counters since it was created say whether the quota throttles this
- * process's cgroup in general (probe/quota.c: whether it throttled the probe itself). Where
- * eBPF allows, the rest of the host is traced while the loop runs (why/'s tracing, as `why
- * --all`): who else was late, and why. A recommendation is made only when one cause holds
- * most of the late deadlines, each naming what the figures point at, or for the quota when
- * it throttled the probe.
+ * `punctual probe`'s "why late" section: its own short loop of 1 ms periodic sleeps gives
+ * the cause of the late tail here and now; the cgroup's counters say whether the quota
+ * throttles in general; where eBPF allows, the rest of the host is traced meanwhile. A
+ * recommendation is made only when one cause holds most of the late deadlines, or for
+ * the quota when it throttled the probe.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,8 +43,7 @@ static int procs_running(void)
 	return n;
 }
 
-/* The values of h over t: each bucket counts whole, a bucket t lies in counts its part
- * over t. */
+/* The values of h over t, a bucket t lies in counting its part over t. */
 static uint64_t count_above(const struct pn_hist *h, int64_t t)
 {
 	uint64_t n = 0;
@@ -58,8 +54,8 @@ static uint64_t count_above(const struct pn_hist *h, int64_t t)
 	return n;
 }
 
-/* The loop again, a third of the main one's length, with /dev/cpu_dma_latency held at 0
- * (the kernel drops the request when the file closes, here or at any exit). */
+/* The loop again, a third as long, with /dev/cpu_dma_latency held at 0 (dropped when the
+ * file closes, at any exit). */
 static void measure_qos(struct probe_why *w, bool quick, struct periodic_result *r)
 {
 	int fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
@@ -90,20 +86,18 @@ static void measure_qos(struct probe_why *w, bool quick, struct periodic_result 
 }
 
 /* PM QoS made a figure worse beyond the noise: more late wakeups than the loop without it
- * would give by chance (its rate over the QoS loop's cycles, plus 2 standard deviations of
- * a Poisson count of that mean: with none before, any), or a p99 higher by a quarter
- * (what one machine drifts between two runs). */
+ * would give by chance (its rate plus 2 Poisson standard deviations), or a p99 higher by a
+ * quarter. */
 static bool qos_worse(const struct probe_why *w)
 {
 	double e = (double)w->qos.late_before * (double)w->qos.cycles / (double)w->cycles;
 	return (double)w->qos.late > e + 2 * sqrt(e) || w->qos.p99 * 4 > w->p99 * 5;
 }
 
-/* PM QoS helps when it cut the late wakeups to half or fewer (per cycle), from at least
- * QOS_LATE_MIN of them, and two standard deviations below the count the rate before
- * predicts for its cycles (a Poisson count: 3 late of 1000 against 1 is chance), or a median over QOS_P50_MIN by a fifth or more
- * (a median under it is the wakeup's own path, which no idle state lengthens), and made no
- * figure worse (qos_worse). */
+/* PM QoS helps when it halved the late wakeups per cycle, from at least QOS_LATE_MIN and
+ * two standard deviations below the count the rate before predicts (a Poisson count), or
+ * cut a median over QOS_P50_MIN by a fifth (below it is the wakeup's own path), and made
+ * no figure worse. */
 #define QOS_LATE_MIN 5
 #define QOS_P50_MIN  10000
 static bool qos_helps(const struct probe_why *w)
@@ -118,9 +112,8 @@ static bool qos_helps(const struct probe_why *w)
 	       (w->p50 > QOS_P50_MIN && w->qos.p50 <= w->p50 * 4 / 5);
 }
 
-/* The host's other programs, traced during the loop where this process may (the tracing
- * of `why --all`): its kernel side loaded before the loop, drained in a thread beside it.
- * The watch, or NULL with w->host saying why not. */
+/* The host's other programs, traced during the loop where this process may: the watch,
+ * or NULL with w->host saying why not. */
 static struct why_watch *host_begin(struct probe_why *w, struct why_report *rep)
 {
 	const char *why = "", *step = "";
@@ -223,8 +216,7 @@ static void probe_why_measure(struct probe_why *w, bool quick)
 	free(r);
 }
 
-/* Other processes kept at least this many CPUs busy during the loop: its figures then
- * describe a busy machine, and the report names who kept it busy. */
+/* Other processes kept this many CPUs busy during the loop: the report names them. */
 #define OTHERS_BUSY 0.25
 
 /* " (name 0.95 CPU, name 0.10 CPU)": the busiest other processes, into buf. */
@@ -240,13 +232,12 @@ static const char *others_names(char *buf, size_t n, const struct others *o)
 	return buf;
 }
 
-/* Other processes keeping at least this many CPUs busy can be what a late wakeup waited
- * behind on the run queue (a tenth of a CPU: less is the odd wakeup of a daemon, the kernel
- * threads' order of work). */
+/* Other processes keeping this many CPUs busy can be what a late wakeup waited behind;
+ * less is the odd daemon's wakeup. */
 #define OTHERS_PREEMPT 0.1
 
-/* Whether other processes kept CPUs busy enough to be what preempted wakeups waited
- * behind: on a quiet host the run-queue waits are the kernel's own, which no advice moves. */
+/* Whether others kept CPUs busy enough to explain preempted wakeups: on a quiet host the
+ * run-queue waits are the kernel's own, which no advice moves. */
 static bool others_preempt(const struct probe_why *w)
 {
 	return w->others_status == 0 && w->others.cpus >= OTHERS_PREEMPT;
@@ -257,7 +248,7 @@ static bool others_busy(const struct probe_why *w)
 	return w->others_status == 0 && w->others.cpus >= OTHERS_BUSY;
 }
 
-/* PM QoS, when holding cpu_dma_latency at 0 measurably helped: 1, else 0. */
+/* PM QoS, where holding cpu_dma_latency at 0 measurably helped: 1, else 0. */
 static int qos_reco(const struct probe_why *w, struct probe_reco *r)
 {
 	if (!qos_helps(w))
@@ -295,7 +286,7 @@ static int probe_why_reco(const struct probe_why *w, struct probe_reco *r)
 	char a[32], b[32], c[32], d[32];
 	if (!w->run)
 		return 0;
-	/* a dominant cause, over enough deadlines to be more than one accident */
+	/* a dominant cause, over enough deadlines to be no accident */
 	if (w->status < 0 || top < 0 || t->late < 10 || 2 * t->c[top].count < t->late ||
 	    t->c[top].wakeups < 2)
 		return qos_reco(w, r);
@@ -451,8 +442,8 @@ static void probe_why_text(FILE *f, const struct probe_why *w)
 	}
 }
 
-/* The host's late programs ("host_late"): whether traced, or why not; their counts and
- * the latest ones, each in the shape of a `why --all` row. */
+/* The host's late programs: whether traced, or why not; their counts and the latest,
+ * each a `why --all` row. */
 static void host_json(struct json *j, const struct probe_why *w)
 {
 	json_obj(j, "host_late");
@@ -573,8 +564,7 @@ static void why_measure(struct probe *p)
 	probe_quota_end(p);
 }
 
-/* only when one cause holds most of the late tail; the quota's when it throttled the probe
- * (unless the throttling advice already says it) */
+/* only when one cause holds most of the late tail; the quota's when it throttled the probe */
 static void why_recommend(struct probe *p)
 {
 	struct probe_reco *r = probe_reco_next(p);

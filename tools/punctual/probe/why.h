@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* `punctual probe`'s "why late" section: a short periodic loop of its own, the causes of its
- * late tail and the cgroup's throttling counters (probe/why.c). */
+ * late tail and the cgroup's throttling. */
 #ifndef PUNCTUAL_PROBE_WHY_H
 #define PUNCTUAL_PROBE_WHY_H
 
@@ -13,7 +13,7 @@
 #include "probe/reco.h"
 #include "why/report.h"
 
-/* The host's late programs the report names: in JSON, and the first ones in text. */
+/* The host's late programs the report names. */
 #define PROBE_HOST_TOP  5
 #define PROBE_HOST_TEXT 3
 
@@ -22,29 +22,27 @@ struct probe_why {
 	int64_t interval, duration, elapsed;
 	uint64_t cycles, missed, early;
 	int64_t p50, p99, max; /* lateness, ns */
-	int status;            /* 0, or -errno: no attribution (causes_status) */
+	int status;            /* -errno: no attribution */
 	struct causes_cgroup cg;
-	struct pn__cgroup_stat st[CAUSES_LEVELS]; /* each quota level's counters at the end */
+	struct pn__cgroup_stat st[CAUSES_LEVELS]; /* at the end */
 	int st_status[CAUSES_LEVELS];
 	struct cause_table tab; /* later than 2x the median */
-	int runnable, cpus;     /* procs_running (/proc/stat) at the end, CPUs online */
-	struct others others;   /* what other processes ran during the loop */
-	int others_status;      /* 0, or -errno: /proc unreadable */
-	/* Every other program's timed waits, traced through eBPF during the loop (root):
-	 * those with one WHY_ALL_ABOVE late, the latest first */
+	int runnable, cpus;     /* procs_running at the end, CPUs online */
+	struct others others;   /* other processes during the loop */
+	int others_status;
+	/* every other program's timed waits, traced during the loop (root), the latest first */
 	struct {
-		int status; /* 0 traced, or -errno: why_not says why not */
+		int status; /* 0 traced, or -errno: why_not says why */
 		char why_not[160];
 		int64_t elapsed;
-		size_t programs, late; /* with a wait that its timer ended; with one late */
+		size_t programs, late; /* with a timed wait; with one late */
 		struct why_proc top[PROBE_HOST_TOP];
 		size_t ntop;
 	} host;
-	/* The same loop, shorter, with /dev/cpu_dma_latency held at 0 (PM QoS: no CPU goes
-	 * into an idle state it takes longer than 0 us to leave), for a wakeup from idle that
-	 * is late for the guest's own idle states, not the host's */
+	/* the same loop, shorter, with /dev/cpu_dma_latency held at 0: a wakeup from idle
+	 * late for the guest's own idle states, not the host's */
 	struct {
-		int status; /* 0 measured, or -errno: the file cannot be held (not root) */
+		int status; /* -errno: the file cannot be held (not root) */
 		int64_t elapsed;
 		uint64_t cycles, late, late_before; /* late: over 2x the main loop's median */
 		int64_t p50, p99;

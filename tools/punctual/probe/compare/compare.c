@@ -1,12 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * compare.c: `punctual probe --compare BEFORE AFTER`: two probe reports (--json) side by
- * side. compare/read.c reads each into figures and lists the facts that differ,
- * compare/join.c joins the figures both reports have by name and gives each pair a
- * verdict that accounts for noise (the rules are at its verdict(), and in punctual(1)),
- * listing the others as skipped, and compare/render.c renders the result. Reading needs
- * jansson: a build without it (PN_HAVE_JANSSON undefined, a musl build) parses the same
- * options, then says so and exits 1.
+ * compare.c: `punctual probe --compare BEFORE AFTER`: two probe reports side by side, each
+ * pair of figures given a verdict that accounts for noise. A build without jansson parses
+ * the same options, then says so and exits 1.
  */
 #include <getopt.h>
 #include <stdbool.h>

@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `punctual probe --compare`'s join: the figures of two reports (read.c reads them) matched by
- * name in O(n log n), a verdict for each pair under the noise rules, and the figures
- * skipped with why: an object whose run differs or that one report could not run, a figure
- * only one report has.
+ * `punctual probe --compare`'s join: two reports' figures matched by name in O(n log n),
+ * a verdict for each pair under the noise rules, and the figures skipped with why.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -17,43 +15,26 @@
 #include "util/noise.h"
 
 /*
- * The between-run bounds. One run's own noise (its samples) understates what two runs of
- * one host differ by: the host's state changes between them (another process's burst,
- * a CPU's frequency, where the loop ran). Each bound is the smallest round figure that
- * at most 1 in 100 rows of its rule exceeds between two back-to-back --quick probes of
- * one busy host (compiling beside them; 20 pairs, the figures in the commit adding them
- * and tests/fixtures/compare/). noise.c's BETWEEN_RUNS is the quantiles'.
+ * The between-run bounds: one run's own samples understate what two runs of one host
+ * differ by. Each is the smallest round figure that at most 1 in 100 rows of its rule
+ * exceeded between back-to-back probes of a busy host (docs/DESIGN.md, "--compare's noise
+ * rule").
  */
-/* A figure without a spread of its own (a share, a CPU percentage) changes only beyond
- * this factor: 1 in 100 such rows of two runs were 2.4 apart, 1 in 200 3.5. */
+/* A figure without a spread of its own (a share, a CPU percentage). */
 #define FACTOR 3.0
-/* A range's smallest change: 1 in 100 clock rows of two runs were apart by 1.19, the
- * farthest by 1.8 (a coarse clock, whose read costs a few ns). */
+/* A range's smallest change. */
 #define MIN_EFFECT 1.5
-/* A count changes beyond this many standard deviations of its Poisson noise: late events
- * come in bursts (one hog's slice makes several wakeups late), so two runs' counts were
- * apart by 5.4 of them in 1 in 100 rows: twice the Poisson 3. */
+/* Standard deviations of a count's Poisson noise: late events come in bursts. */
 #define COUNT_Z 6.0
 
 /* ---- verdicts --------------------------------------------------------------------- */
 
 /*
  * The noise rules (punctual(1), --compare): a verdict needs the difference to exceed
- * both reports' noise.
- * - a quantile (a sleep cell's p50 and p99, a frontier variant's p50, p90, p99) has an
- *   interval from its sample count and spread, widened by the between-run factor
- *   (compare/read.c, intervals(); noise.c); it changed when the two intervals do not overlap.
- *   One the report cannot support (a p99 of fewer than 100 samples) is skipped;
- * - a range (a clock's median and its cheapest round) changed when the two ranges are
- *   apart by a factor of MIN_EFFECT;
- * - a count of events in one run changed beyond COUNT_Z standard deviations;
- * - a count the report makes exactly (early returns, CPUs: probe/schema.c's exact rows)
- *   changed when it differs;
- * - any other figure carries no spread of its own: it changed beyond a factor of FACTOR;
- * - a figure without a direction (a sample count, another process's CPU) is context;
- * - an adaptive wait's figure varies between two runs of one host beyond any interval
- *   either run gives (probe/schema.c): shown, not judged ("varies").
- * Lower is better, unless the figure's row says higher (the CPUs this process may use).
+ * both reports' noise. Quantiles: the intervals do not overlap (one the report cannot
+ * support is skipped). Ranges: apart by MIN_EFFECT. Counts of events: COUNT_Z. Exact
+ * counts: any difference. Other figures: FACTOR. A figure without a direction is context,
+ * an adaptive wait's "varies". Lower is better unless the row says higher.
  */
 static enum verdict verdict(const struct fig *a, const struct fig *b)
 {
@@ -65,7 +46,7 @@ static enum verdict verdict(const struct fig *a, const struct fig *b)
 		lower = noise_apart(a->lo, a->hi, b->lo, b->hi) < 0;
 		higher = noise_apart(a->lo, a->hi, b->lo, b->hi) > 0;
 		break;
-	case R_RANGE: /* apart by MIN_EFFECT: a median against the other's cheapest round */
+	case R_RANGE: /* a median against the other's cheapest round */
 		lower = b->hi * MIN_EFFECT < a->lo;
 		higher = b->lo > a->hi * MIN_EFFECT;
 		break;
@@ -92,11 +73,9 @@ static enum verdict verdict(const struct fig *a, const struct fig *b)
 /* ---- finding figures by name -------------------------------------------------------- */
 
 /*
- * Both reports' figures are sorted once by (section, name, position), so a figure is
- * found by bisection and the figures under an object are two runs of that order: the
- * object's own name, then every name that continues it with a space. Joining two reports
- * of n figures costs O(n log n) whatever their names; a scan per figure would make it
- * O(n^2), hours for a report near MAX_INPUT.
+ * Both reports' figures are sorted once by (section, name, position): a figure is found
+ * by bisection, and the figures under an object are a run of that order, so a join costs
+ * O(n log n) where a scan per figure would take hours near MAX_INPUT.
  */
 static int by_name(const void *x, const void *y)
 {
@@ -104,8 +83,7 @@ static int by_name(const void *x, const void *y)
 	int c = strcmp(a->section, b->section);
 	if (!c)
 		c = strcmp(a->name, b->name);
-	/* Equal names (array elements with one identity) keep report order: find() returns
-	 * the first, as a scan would. */
+	/* equal names keep report order: find() returns the first, as a scan would */
 	return c ? c : (a > b) - (a < b);
 }
 
@@ -156,9 +134,8 @@ static struct fig *find(const struct report *r, const struct fig *f)
 	return r->sorted[i];
 }
 
-/* The first position >= i in r->sorted whose figure skip_under() has not taken yet:
- * r->unused links each taken position onwards, and the walk shortens the links it
- * follows, so taking every figure once costs about O(n) in all. */
+/* The first position >= i in r->sorted not taken yet: r->unused links each taken
+ * position onwards, shortened as walked, so taking every figure costs about O(n). */
 static size_t next_unused(struct report *r, size_t i)
 {
 	size_t end = i;
@@ -181,8 +158,8 @@ static void take(struct report *r, size_t lo, size_t hi, struct fig **got, size_
 	}
 }
 
-/* The figures of r in the object (section, parent) or below it, not taken by an earlier
- * call, in report order; got has room for r->n. */
+/* r's figures in the object (section, parent) or below it, not taken yet, in report
+ * order; got has room for r->n. */
 static size_t figures_under(struct report *r, const char *section, const char *parent,
                             struct fig **got)
 {
@@ -204,8 +181,7 @@ static size_t figures_under(struct report *r, const char *section, const char *p
 	return n;
 }
 
-/* Skips the figures under (section, parent) in both reports, listing each once; got has
- * room for either report's figures. */
+/* Skips the figures under (section, parent) in both reports, each once. */
 static void skip_under(struct report *a, struct report *b, const char *section, const char *parent,
                        struct skip *sk, size_t *ns, const char *why, struct fig **got)
 {
@@ -225,8 +201,8 @@ static void skip_under(struct report *a, struct report *b, const char *section, 
 	}
 }
 
-/* Parameters first: an object whose run differs, or that one report could not run
- * (unsupported), is skipped whole. */
+/* Parameters first: an object whose run differs, or that one report could not run, is
+ * skipped whole. */
 static void parameters(struct report *a, struct report *b, struct skip *sk, size_t *ns)
 {
 	struct report *rs[2] = {a, b};
@@ -301,8 +277,8 @@ size_t compare_join(struct report *a, struct report *b, struct row *rows, struct
 
 /* ---- headlines -------------------------------------------------------------------- */
 
-/* The figures a summary quotes, by section and name: the 1 ms loop's p99 lateness, the
- * default precise wait's p99 at 1 ms, a clock read's cost. */
+/* The figures a summary quotes: the 1 ms loop's p99, the default precise wait's p99 at
+ * 1 ms, a clock read's cost. */
 static const struct {
 	const char *label, *section, *name;
 } heads[COMPARE_HEADLINES] = {

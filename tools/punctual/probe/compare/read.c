@@ -1,20 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `punctual probe --compare` reads a probe report (--json) into figures and compares two
- * reports' facts. A report is walked generically, so that sections a version adds are compared
- * without this file knowing them (what a key means, a parameter, an identity, a fact, is
- * probe/schema.c's table): every number becomes a figure named by its path, an array element
- * by the members that identify it (a sleep cell by mechanism, interval and which slack), and a
- * histogram ({count, p50, p99, ...}) gives two figures, p50 and p99, each with an interval
- * from its sample count.
- *
- * The JSON is read with jansson (Debian libjansson-dev) rather than by hand or with
- * cJSON: jansson refuses what is not JSON saying where (line and column), validates
- * UTF-8, refuses a member named twice (JSON_REJECT_DUPLICATES: which would count?) and
- * can keep 64-bit integers (json_int_t); cJSON is lenient and keeps numbers only as
- * doubles. Numbers are read as doubles here all the same (JSON_DECODE_INT_AS_REAL):
- * every figure is compared as one, and json.c writes integers past INT64_MAX (a uint64
- * count), which jansson refuses as integers.
+ * reports' facts. A report is walked generically, so that sections a version adds are
+ * compared without this file knowing them: every number becomes a figure named by its
+ * path, an array element by the members that identify it, and a histogram gives p50 and
+ * p99, each with an interval from its sample count. Numbers are read as doubles
+ * (JSON_DECODE_INT_AS_REAL): json.c writes integers past INT64_MAX, which jansson
+ * refuses as integers.
  */
 #include <errno.h>
 #include <math.h>
@@ -34,13 +26,12 @@
 #include "util/noise.h"
 #include "probe/schema.h"
 
-/* A probe report is some kilobytes; a file this large is something else. The cap bounds
- * the memory: jansson's tree and the figures grow with the input (docs/DESIGN.md,
- * "--compare's memory"). */
+/* A probe report is some kilobytes; the cap bounds the memory jansson's tree and the
+ * figures take (docs/DESIGN.md, "--compare's memory"). */
 #define MAX_INPUT (16 << 20)
 /* A probe report nests 5 levels; the walk recurses once or twice a level. */
 #define MAX_DEPTH 64
-/* pn_hist's resolution: a bucket is at most 1/64 of its lower bound wide. */
+/* pn_hist's resolution. */
 #define HIST_RES (1.0 / 64)
 
 /* ---- reading ---------------------------------------------------------------------- */
@@ -78,7 +69,7 @@ static char *slurp(const char *file, size_t *n)
 	return b;
 }
 
-/* Whether v nests containers deeper than left (v itself one level). */
+/* Whether v nests containers deeper than left. */
 static bool too_deep(json_t *v, int left)
 {
 	const char *key;
@@ -134,7 +125,7 @@ void compare_load(struct report *r, const char *file)
 	if (!r->doc && json_error_code(&err) == json_error_out_of_memory)
 		die(1, "out of memory");
 	if (!r->doc) {
-		/* one line whatever the input: the text quotes it near the error */
+		/* one line whatever the input */
 		for (char *p = err.text; *p; p++)
 			if ((unsigned char)*p < 0x20)
 				*p = '?';
@@ -153,7 +144,7 @@ void compare_load(struct report *r, const char *file)
 	if (too_deep(r->doc, MAX_DEPTH))
 		die(EXIT_USAGE, "--compare %s: nested deeper than %d levels, not a probe report",
 		    file, MAX_DEPTH);
-	compare_as_v1(r->doc); /* a version 2 report's sections as version 1's (shapes.c) */
+	compare_as_v1(r->doc);
 	r->file = file;
 	r->version = json_string_value(json_object_get(r->doc, "version"));
 	r->slack_self = -1;
@@ -176,7 +167,7 @@ const char *compare_str(struct report *r, const char *fmt, ...)
 	va_end(ap);
 	size_t len = strlen(buf) + 1, lead = sizeof(char *);
 	if (r->arena_used + len > r->arena_size) {
-		size_t size = 1 << 20; /* a block: 1 MiB, small beside a report at the cap */
+		size_t size = 1 << 20; /* small beside a report at the cap */
 		char *b = malloc(size);
 		if (!b)
 			die(1, "out of memory");
@@ -236,8 +227,7 @@ static bool ends_with(const char *s, const char *tail)
 }
 
 /* The quantiles an object gives, (q, value) in rising q, into kq and v: a histogram's
- * min (0), p50, p99, p999 and max (1), or the pNN_ns members of a flat object (p90_ns:
- * 0.90) and its max_ns. Returns their number. */
+ * min, p50, p99, p999 and max, or a flat object's pNN_ns and max_ns. Their number. */
 #define MAX_POINTS 8
 static int points(const json_t *h, bool flat, double kq[MAX_POINTS], double v[MAX_POINTS])
 {
@@ -253,8 +243,8 @@ static int points(const json_t *h, bool flat, double kq[MAX_POINTS], double v[MA
 	return n;
 }
 
-/* The value at quantile q of an object of quantiles, interpolated between those it has
- * on a log scale where they are positive; NAN beyond the lowest or the highest. */
+/* The value at quantile q of an object of quantiles, interpolated on a log scale where
+ * positive; NAN beyond the lowest or the highest. */
 static double at(const json_t *h, bool flat, double q)
 {
 	double kq[MAX_POINTS], v[MAX_POINTS];
@@ -267,7 +257,7 @@ static double at(const json_t *h, bool flat, double q)
 		if (i == 0)
 			return NAN;
 		double t = (q - kq[i - 1]) / (kq[i] - kq[i - 1]);
-		if (v[i - 1] > 0 && v[i] > 0) /* latencies: a long right tail, log scale */
+		if (v[i - 1] > 0 && v[i] > 0) /* latencies: a long right tail */
 			return v[i - 1] * pow(v[i] / v[i - 1], t);
 		return v[i - 1] + (v[i] - v[i - 1]) * t;
 	}
@@ -280,8 +270,7 @@ static bool is_hist(const json_t *o)
 	return num(o, "count", &d) && num(o, "p50", &d) && num(o, "p99", &d);
 }
 
-/* A quantile of an object of quantiles from samples samples; its interval comes once
- * every figure is known. */
+/* A quantile of h resting on samples samples; its interval comes later. */
 static void quantile(struct fig *f, const json_t *h, bool flat, double q, double samples)
 {
 	f->rule = R_QUANTILE;
@@ -293,7 +282,7 @@ static void quantile(struct fig *f, const json_t *h, bool flat, double q, double
 	f->v = f->lo = f->hi = at(h, flat, q);
 }
 
-/* at() for noise_interval: a quantile figure's object of quantiles. */
+/* A quantile figure's object of quantiles at q. */
 static double at_fig(const void *arg, double q)
 {
 	const struct fig *f = arg;
@@ -301,11 +290,10 @@ static double at_fig(const void *arg, double q)
 }
 
 /*
- * Each quantile's interval, the noise of its report (noise.c): a quantile q of n samples
- * needs n (1 - q) >= 1, one sample above it (p99: 100, p99.9: 1000), as the text report
- * prints "-" for one with fewer: with less it is marked unsupported, and never compared.
- * Its rank's bounds are interpolated between the quantiles the report has, and widened
- * to the histogram's resolution and by the between-run factor.
+ * Each quantile's interval, its report's noise. A quantile q needs n (1 - q) >= 1, one
+ * sample above it: with fewer it is unsupported and never compared, as the text report
+ * prints "-". The rank's bounds are interpolated, and widened to the histogram's
+ * resolution and by the between-run factor.
  */
 static void intervals(struct report *r, const char *side, double z)
 {
@@ -324,7 +312,7 @@ static void intervals(struct report *r, const char *side, double z)
 }
 
 /* Whether a member under row k is no figure and is not walked: a fact, a slack, an
- * ignored key, or an identity's own value (an identity that holds an object is walked). */
+ * ignored key, or an identity's own scalar value. */
 static bool not_walked(const struct probe_key *k, const json_t *m)
 {
 	if (k->role == PK_IDENTITY)
@@ -334,7 +322,7 @@ static bool not_walked(const struct probe_key *k, const json_t *m)
 
 static void walk(struct report *r, const char *section, const char *path, json_t *v);
 
-/* The quantile key names (pNN_ns: 0.NN, p999_ns: 0.999), or -1. */
+/* pNN_ns: 0.NN, p999_ns: 0.999; else -1. */
 static double quantile_of(const char *key)
 {
 	size_t n = strlen(key);
@@ -349,8 +337,7 @@ static double quantile_of(const char *key)
 	return q > 0 && q < 1 ? q : -1;
 }
 
-/* The number of samples the quantiles of o rest on (its member whose row has .samples),
- * or -1. */
+/* The samples o's quantiles rest on (its member whose row has .samples), or -1. */
 static double samples_of(const char *section, const json_t *o)
 {
 	const char *key;
@@ -363,8 +350,8 @@ static double samples_of(const char *section, const json_t *o)
 	return -1;
 }
 
-/* A number of object o (NULL: of an array, or the report's own) whose quantiles rest on
- * n samples (-1: unknown). */
+/* A number of object o (NULL: of an array, or the report's own) resting on n samples
+ * (-1: unknown). */
 static void number(struct report *r, const char *section, const char *path, const json_t *o,
                    double n, const char *key, double v)
 {
@@ -384,7 +371,7 @@ static void number(struct report *r, const char *section, const char *path, cons
 		f->rule = R_EXACT;
 		f->fold = k->fold && *path; /* in an element, not a section's own total */
 	} else if (!f->time && v >= 0 && v == floor(v)) {
-		f->rule = R_COUNT; /* events counted in one run */
+		f->rule = R_COUNT;
 	} else {
 		f->rule = R_FACTOR;
 	}
@@ -437,7 +424,7 @@ static void object(struct report *r, const char *section, const char *path, json
 			low = range_low(o, key, m);
 		}
 		if (low) {
-			struct fig *f = &r->f[r->n - 1]; /* a figure with its range [min, it] */
+			struct fig *f = &r->f[r->n - 1];
 			f->rule = R_RANGE;
 			f->lo = json_number_value(low);
 			f->hi = json_number_value(m);
@@ -466,7 +453,7 @@ static bool slack_of(const char *section, json_t *e, double *slack)
 	return false;
 }
 
-/* An array element's name from its identifying members, one per slack role it has. */
+/* An array element's name from its identifying members, one per slack role. */
 static void element(struct report *r, const char *section, const char *path, size_t idx, json_t *e)
 {
 	char id[160] = "";
@@ -493,19 +480,17 @@ static void element(struct report *r, const char *section, const char *path, siz
 	}
 	if (!n)
 		snprintf(id, sizeof(id), "%s#%zu", path, idx);
-	/* an element of an array inside an element (the frontier's variants of each length)
-	 * is named under its parent's name, which the array's own key follows in path: the
-	 * same variant at two lengths is two figures */
+	/* an element inside an element is named under its parent's name: the same variant at
+	 * two lengths is two figures */
 	const char *last = strrchr(path, ' ');
 	if (n && last) {
 		char own[160];
 		memcpy(own, id, sizeof(own));
 		if (snprintf(id, sizeof(id), "%.*s %s", (int)(last - path), path, own) >=
 		    (int)sizeof(id))
-			id[sizeof(id) - 1] = '\0'; /* cut: FIG_NAME_MAX bounds a name anyway */
+			id[sizeof(id) - 1] = '\0'; /* FIG_NAME_MAX bounds a name anyway */
 	}
-	/* a sleep cell: at the process's slack (the report's first column) and at 1 ns;
-	 * a process whose slack is 1 ns has one column, both */
+	/* a sleep cell: at the process's slack and at 1 ns; one column where that is 1 ns */
 	double slack;
 	if (slack_of(section, e, &slack)) {
 		char p[192];
@@ -595,8 +580,7 @@ static void scalar(const json_t *v, char *b, size_t n)
 		}
 }
 
-/* Appends the fact (section, key) to res if its values va and vb (NULL when absent)
- * differ. */
+/* Appends the fact (section, key) to res if va and vb (NULL: absent) differ. */
 static void fact(const char *section, const char *key, const json_t *va, const json_t *vb,
                  struct fact *res, size_t *n)
 {
@@ -646,9 +630,8 @@ size_t compare_facts(const struct report *a, const struct report *b, struct fact
 
 /* ---- background load -------------------------------------------------------------- */
 
-/* Two reports' background loads differ when the CPUs other processes used beside their
- * 1 ms loops are this far apart: half a CPU taken from a sleeper's CPU shows in its
- * tail (a hog beside it preempts its wakeups), whatever the CPU count. */
+/* Two reports' background loads differ when other processes' CPU beside their 1 ms loops
+ * is this far apart: half a CPU shows in a sleeper's tail, whatever the CPU count. */
 #define LOAD_APART 0.5
 
 static double others_cpus(const struct report *r)

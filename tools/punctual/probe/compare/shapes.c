@@ -1,15 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * probe/compare/shapes.c: the report's shapes across versions, for --compare.
- *
- * Schema version 2 writes the clocks' sources, the CPU count and the timer demo in the
- * shapes of clock, cpus and timers --json (render/figures.c); version 1 wrote them flat.
- * --compare reads both: a version 2 section is brought to version 1's members, the
- * figures it has always compared under the names they have always had (a clock's cost
- * and its cheapest round, a count, the demo's wakeups and p99), so that a report of
- * either version compares with one of the other. What version 2 adds there (a clock's
- * resolution, the cgroup's levels, the timers' histogram) is not compared. Version 3 names
- * the host "host", as clock and sleep --json do; an earlier report's "system" is read so.
+ * probe/compare/shapes.c: the report's shapes across versions, for --compare. A version 2
+ * section (clocks' sources, the CPU count, the timer demo) is brought to version 1's flat
+ * members, under the names they have always had; what version 2 adds there is not
+ * compared. An earlier report's "system" is read as "host".
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,14 +23,14 @@ static bool num(const json_t *o, const char *key, double *v)
 	return true;
 }
 
-/* Sets key of o to a copy of v's number (NULL, or not a number: nothing). */
+/* Sets key of o to a copy of v's number, if it is one. */
 static void put_num(json_t *o, const char *key, const json_t *v)
 {
 	if (json_is_number(v) && json_object_set_new(o, key, json_real(json_number_value(v))))
 		die(1, "out of memory");
 }
 
-/* Sets key of o to v itself (a reference), when there is one. */
+/* Sets key of o to v itself, when there is one. */
 static void put(json_t *o, const char *key, json_t *v)
 {
 	if (v && json_object_set(o, key, v))
@@ -51,9 +45,8 @@ static json_t *new_object(void)
 	return o;
 }
 
-/* A clock source of version 2 as version 1 wrote it: id, path, ns_per_read (the median
- * round) and ns_per_read_min (the cheapest), rank, and the backward steps it counts as
- * errors (the same thread's; another CPU's only for a clock that promises order). */
+/* A version 2 clock source as version 1 wrote it, with the backward steps it counts as
+ * errors (another CPU's only for a clock that promises order). */
 static json_t *clock_v1(json_t *e)
 {
 	json_t *cost = json_object_get(e, "ns_per_read"), *back = json_object_get(e, "backward");
@@ -84,8 +77,7 @@ static json_t *clock_v1(json_t *e)
 	return o;
 }
 
-/* The CPU count of version 2 (a cgroup object, a limit object or null) as version 1:
- * cgroup_version and cgroup_path, the limit as a number (0: none). */
+/* The CPU count of version 2 as version 1's cgroup_version, cgroup_path and limit. */
 static json_t *cpus_v1(json_t *c)
 {
 	json_t *cg = json_object_get(c, "cgroup");
@@ -110,8 +102,7 @@ static json_t *cpus_v1(json_t *c)
 	return o;
 }
 
-/* The timer demo of version 2 (timers --json's shape) as version 1: its workload and
- * the wakeups with and without windows, the early and past-window timers, the p99. */
+/* The timer demo of version 2 as version 1's. */
 static json_t *timers_v1(json_t *t)
 {
 	json_t *delay = json_object_get(t, "delay");
@@ -131,7 +122,7 @@ static json_t *timers_v1(json_t *t)
 	return o;
 }
 
-/* The host section of versions 1 and 2, "system", under its name since, "host". */
+/* "system" under its later name, "host". */
 static void host_named(json_t *doc)
 {
 	json_t *system = json_object_get(doc, "system");
