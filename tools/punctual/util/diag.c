@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* diag.c: the tool's exits with a message: usage_error (bad input: one line, exit 2) and
- * die (a runtime failure, or another documented status), each one line on stderr naming the
- * subcommand; its exits by a signal, after the cleanups registered for them; and the stop a
- * first SIGINT or SIGTERM asks of a command that measures. */
+/* diag.c: the tool's exits with a message, one line on stderr naming the subcommand; its
+ * exits by a signal after the cleanups; and the stop a first SIGINT or SIGTERM asks of a
+ * command that measures. */
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -18,7 +17,7 @@ const char *tool_cmd;
 
 static void vmsg(const char *fmt, va_list ap)
 {
-	/* One write of a formatted line, so it is never interleaved with progress. */
+	/* one write, never interleaved with progress */
 	char msg[1024];
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (tool_cmd)
@@ -56,12 +55,11 @@ static volatile sig_atomic_t ncleanups;
 
 volatile sig_atomic_t tool_stop;
 static volatile sig_atomic_t stoppable;
-static volatile sig_atomic_t hup_stops; /* SIGHUP stops as SIGTERM does (stop_on_hangup) */
+static volatile sig_atomic_t hup_stops; /* SIGHUP stops as SIGTERM does */
 static struct timespec stop_at;         /* when tool_stop was set */
 
-/* A repeat within this of the first is the same request: timeout(1) sends its signal to
- * the child and then to its process group, and a terminal's Ctrl-C reaches every process
- * of a pipeline. A person's second Ctrl-C takes longer. */
+/* A repeat within this of the first is the same request (timeout(1) signals the child and
+ * then its group; Ctrl-C reaches a whole pipeline); a person's second Ctrl-C is slower. */
 #define REPEAT_NS 100000000LL
 
 static long long since_stop(void)
@@ -88,13 +86,13 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
-/* Our handler for sig (no SA_RESTART: a sleep it interrupts ends), unless the tool's caller
- * set another (an ignored SIGHUP stays ignored) and force is false. */
+/* Our handler for sig (no SA_RESTART: a sleep it interrupts ends), unless the caller set
+ * another and force is false. */
 static void catch_signal(int sig, bool force)
 {
 	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
 	struct sigaction old, sa = {.sa_handler = on_signal};
-	sigemptyset(&sa.sa_mask); /* one cleanup at a time: the others wait */
+	sigemptyset(&sa.sa_mask); /* one cleanup at a time */
 	for (size_t k = 0; k < sizeof(sigs) / sizeof(sigs[0]); k++)
 		sigaddset(&sa.sa_mask, sigs[k]);
 	if (sigaction(sig, NULL, &old) == 0 &&
@@ -118,8 +116,7 @@ void cleanup_on_signal(void (*fn)(void))
 void stop_on_signals(void)
 {
 	stoppable = 1;
-	/* caught even where the caller ignores them (a script's background job ignores
-	 * SIGINT): as cyclictest, a stop asked for is a stop */
+	/* caught even where the caller ignores them: a stop asked for is a stop */
 	catch_signal(SIGINT, true);
 	catch_signal(SIGTERM, true);
 }

@@ -1,25 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * files.c: the files the tool writes besides stdout (probe --prom FILE, probe --plot DIR,
- * sleep --periodic --histogram FILE), checked before anything is measured.
+ * files.c: the files the tool writes besides stdout, checked before anything is measured.
  *
- * The tool often runs as root and writes where other users can write too (/tmp, a
- * textfile directory), so a path is walked one name at a time from a directory
- * descriptor, and every step after that works relative to the directory that receives
- * the file. The rules hold whatever fs.protected_symlinks says:
- * - A symbolic link, in the path or as its last name, is followed only when it is the
- *   caller's (the effective user's) or root's: another user's link could point anywhere.
+ * The tool often runs as root and writes where other users can write too (/tmp), so a
+ * path is walked one name at a time from a directory descriptor, whatever
+ * fs.protected_symlinks says:
+ * - A symbolic link is followed only when it is the caller's or root's: another user's
+ *   could point anywhere.
  * - The directory that receives the file must be the caller's or root's: another owner
- *   could swap the file between our write and our rename, or the temporary file.
+ *   could swap the file between our write and our rename.
  * - A regular file or a new name is written to a new temporary file (O_EXCL, a random
- *   name) beside it, then renamed over the name, so that a reader never sees half of it;
- *   renameat replaces whatever the name holds by then and follows nothing. The new file
- *   keeps the old one's permission bits, and its owner and group as far as we may set
- *   them (root may); a new name gets 0644 whatever the umask, so that a collector run as
- *   another user reads it. A hard link to the old file keeps the old content.
- * - Anything else (a device such as /dev/full, a FIFO) is written in place, so that its
- *   errors are reported and the node stays. It is opened with O_NOFOLLOW, and replaced as
- *   a regular file if a regular file was swapped in.
+ *   name) beside it, then renamed over the name, so that a reader never sees half of it.
+ *   The old file's permission bits stay, and its owner and group where we may; a new name
+ *   gets 0644 whatever the umask, for a collector run as another user.
+ * - Anything else (a device, a FIFO) is written in place with O_NOFOLLOW, so that its
+ *   errors are reported and the node stays.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,7 +38,7 @@
 
 int file_close(FILE *f)
 {
-	/* ferror: a write that failed earlier, its data gone even if the last flush works */
+	/* ferror: an earlier write's data is gone even if the last flush works */
 	int e = ferror(f) ? EIO : 0;
 	if (fflush(f) != 0)
 		e = errno;
@@ -58,22 +53,22 @@ static bool trusted(uid_t uid)
 	return uid == 0 || uid == geteuid();
 }
 
-/* Where a path leads: the directory that holds its last name, and what that name is. */
+/* The directory that holds a path's last name, and that name. */
 struct place {
 	int dir; /* O_PATH descriptor of the holding directory */
 	char name[NAME_MAX + 1];
 	bool exists;
-	struct stat st;       /* what name holds, when it exists (never a link) */
-	char shown[PATH_MAX]; /* the holding directory as walked, for messages */
+	struct stat st;       /* what name holds, never a link */
+	char shown[PATH_MAX]; /* the holding directory, for messages */
 };
 
-/* Why a walk failed: err is the errno a writer returns, the rest says it to a person. */
+/* Why a walk failed: err for a writer, the rest for a person. */
 enum refusal { R_ERRNO, R_NO_DIR, R_NOT_DIR, R_DANGLING, R_LINK_OWNER, R_DIR_OWNER };
 struct failure {
 	enum refusal why;
 	int err;
-	uid_t uid;           /* the owner, for R_LINK_OWNER and R_DIR_OWNER */
-	char what[PATH_MAX]; /* the link or the directory */
+	uid_t uid; /* the owner, for R_LINK_OWNER and R_DIR_OWNER */
+	char what[PATH_MAX];
 };
 
 static int refuse(struct failure *fl, enum refusal why, int err)
@@ -83,14 +78,14 @@ static int refuse(struct failure *fl, enum refusal why, int err)
 	return -err;
 }
 
-/* dir/name as a person reads it; dir "" is the current directory. */
+/* dir/name for a person; dir "" is the current directory. */
 static void join(char *buf, size_t n, const char *dir, const char *name)
 {
 	const char *sep = !*dir || dir[strlen(dir) - 1] == '/' ? "" : "/";
 	snprintf(buf, n, "%s%s%s", dir, sep, name);
 }
 
-/* The directory a path names with its last name dropped, into buf: for messages. */
+/* path's parent into buf, for messages. */
 static void parent_of(char *buf, size_t n, const char *dir, const char *rest)
 {
 	join(buf, n, dir, rest);
@@ -104,12 +99,12 @@ static void parent_of(char *buf, size_t n, const char *dir, const char *rest)
 		slash[slash == buf] = '\0'; /* "/x" -> "/" */
 }
 
-/* A walk in progress; a step that fails closes dir, so walk returns at once. */
+/* A walk; a step that fails closes dir. */
 struct walker {
 	char rest[2 * PATH_MAX];
 	const char *p;          /* the next name in rest */
 	int dir;                /* O_PATH descriptor the next name is looked up in */
-	int links;              /* links followed so far, at most MAX_LINKS */
+	int links;              /* links followed, at most MAX_LINKS */
 	bool through_last_link; /* the last name came from a link: missing is dangling */
 };
 
@@ -127,7 +122,7 @@ static int open_name(int dir, const char *name, struct stat *st)
 	return fd;
 }
 
-/* A name open_name failed on (errno e): 1 for a new last name not reached by a link, or -errno. */
+/* 1 for a new last name not reached by a link, else -errno. */
 static int walk_missing(struct walker *w, struct place *pl, struct failure *fl, int e, bool last)
 {
 	if (e == ENOENT && w->through_last_link) {
@@ -187,7 +182,7 @@ static int walk_link(struct walker *w, struct place *pl, struct failure *fl, int
 	return 0;
 }
 
-/* Descends into fd, the next dir: 0, or -ENOTDIR (fd closed) when it is not a directory. */
+/* Descends into fd: 0, or -ENOTDIR (fd closed). */
 static int walk_into(struct walker *w, struct place *pl, struct failure *fl, int fd,
                      const struct stat *st, const char *next)
 {
@@ -206,7 +201,7 @@ static int walk_into(struct walker *w, struct place *pl, struct failure *fl, int
 	return 0;
 }
 
-/* Looks up the next name: 1 when the walk is over (pl says where), 0 to go on, or -errno. */
+/* The next name: 1 when the walk is over, 0 to go on, or -errno. */
 static int walk_step(struct walker *w, struct place *pl, struct failure *fl)
 {
 	while (*w->p == '/')
@@ -222,7 +217,7 @@ static int walk_step(struct walker *w, struct place *pl, struct failure *fl)
 	}
 	/* no name at all ("/"): the directory itself */
 	snprintf(pl->name, sizeof(pl->name), "%.*s", n ? (int)n : 1, n ? w->p : ".");
-	struct stat st = {0}; /* filled when fd >= 0 (scan-build cannot tell) */
+	struct stat st = {0}; /* filled when fd >= 0 (for scan-build) */
 	int fd = open_name(w->dir, pl->name, &st);
 	if (fd < 0)
 		return walk_missing(w, pl, fl, -fd, last);
@@ -237,9 +232,9 @@ static int walk_step(struct walker *w, struct place *pl, struct failure *fl)
 	return walk_into(w, pl, fl, fd, &st, next);
 }
 
-/* Walks path from at (a directory descriptor or AT_FDCWD) under the rules above, up to
- * its last name; a link there is followed too (a trusted one). 0, pl->dir open; or
- * -errno with fl saying why. The holding directory's owner is not checked here. */
+/* Walks path from at under the rules above, following a trusted link at its end too. 0,
+ * pl->dir open; or -errno with fl saying why. The holding directory's owner is the
+ * caller's to check. */
 static int walk(int at, const char *path, struct place *pl, struct failure *fl)
 {
 	struct walker w = {.links = 0, .through_last_link = false};
@@ -260,7 +255,7 @@ static int walk(int at, const char *path, struct place *pl, struct failure *fl)
 	return 0;
 }
 
-/* 0 if the directory fd is the caller's or root's, else -EACCES with fl saying so. */
+/* 0 if the directory fd is the caller's or root's, else -EACCES. */
 static int owned(int fd, const char *shown, struct failure *fl)
 {
 	struct stat st;
@@ -298,7 +293,7 @@ _Noreturn static void refused(const char *opt, const char *path, const struct fa
 	usage_error("%s %s: %s", opt, path, strerror(fl->err));
 }
 
-/* A directory, the caller's or root's, that we may create files in, or exit 2. */
+/* A directory of the caller's or root's that we may create files in, or exit 2. */
 static void writable_dir(const char *opt, const char *path, int dir, const char *shown)
 {
 	struct failure fl;
@@ -339,8 +334,7 @@ void dir_check(const char *opt, const char *dir)
 		refused(opt, dir, &fl);
 	if (!pl.exists) { /* to be created in its parent */
 		writable_dir(opt, dir, pl.dir, pl.shown);
-		/* and it can be: a trial, removed at once (/proc or a read-only file system
-		 * refuses it though the permissions would allow it) */
+		/* a trial, removed at once: /proc or a read-only file system refuses it */
 		if (mkdirat(pl.dir, pl.name, 0700) == 0)
 			unlinkat(pl.dir, pl.name, AT_REMOVEDIR);
 		else if (errno == ENOSPC || errno == EDQUOT)
@@ -372,7 +366,7 @@ int dir_open(const char *dir)
 	int r = walk(AT_FDCWD, dir, &pl, &fl);
 	if (r < 0)
 		return r;
-	if (!pl.exists) { /* created in its parent, which must be the caller's or root's */
+	if (!pl.exists) { /* its parent must be the caller's or root's */
 		r = owned(pl.dir, pl.shown, &fl);
 		if (!r && mkdirat(pl.dir, pl.name, 0755) != 0 && errno != EEXIST)
 			r = -errno;
@@ -388,8 +382,8 @@ int dir_open(const char *dir)
 	return r < 0 ? r : fd;
 }
 
-/* Opens name in dir to write in place if it is not a regular file (a device, a FIFO):
- * 1 with o->fd set, 0 if it is a regular file after all (o->old its status), -errno. */
+/* Opens name to write in place if it is not a regular file: 1 with o->fd set, 0 if it is
+ * one after all, or -errno. */
 static int open_in_place(struct file_out *o)
 {
 	int fd = openat(o->dir, o->name, O_WRONLY | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
@@ -401,7 +395,7 @@ static int open_in_place(struct file_out *o)
 		close(fd);
 		return e;
 	}
-	if (S_ISREG(st.st_mode)) { /* swapped in since the walk: replace it instead */
+	if (S_ISREG(st.st_mode)) { /* swapped in since the walk */
 		close(fd);
 		o->has_old = true;
 		o->old = st;
@@ -412,12 +406,9 @@ static int open_in_place(struct file_out *o)
 	return 1;
 }
 
-/* The temporary files in existence: a signal that ends the tool (SIGINT, SIGTERM, SIGHUP)
- * removes them, so that an interrupted write leaves the directory as it was. A name is
- * noted once its file is created (those signals blocked from the create to the note, so
- * that no name is ever another's file) and forgotten once it is renamed or removed (a
- * signal in between removes a name that no longer exists). TEMPS: more than the files one
- * command writes at once (probe --plot stages its charts' files together). */
+/* The temporary files in existence, which SIGINT, SIGTERM and SIGHUP remove. A name is
+ * noted once its file exists (those signals blocked from the create to the note) and
+ * forgotten once renamed or removed. TEMPS: more than one command writes at once. */
 #define TEMPS 256
 static struct {
 	int dir;
@@ -433,7 +424,7 @@ static void temps_remove(void)
 			unlinkat(temps[i].dir, temps[i].name, 0);
 }
 
-/* Notes o's temporary name; o->temp is its slot (-1: none free, not noted). */
+/* Notes o's temporary name in slot o->temp (-1: none free). */
 static void temp_note(struct file_out *o)
 {
 	static bool armed;
@@ -460,14 +451,14 @@ static void temp_forget(struct file_out *o)
 	o->temp = -1;
 }
 
-/* Creates a new temporary file beside o->name: 0 with o->fd and o->tmp set, or -errno. */
+/* A new temporary file beside o->name: 0 with o->fd and o->tmp set, or -errno. */
 static int open_temporary(struct file_out *o)
 {
 	for (unsigned i = 0; i < 100; i++) {
 		unsigned r;
 		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
 			r = (unsigned)getpid() * 2654435761u + i;
-		/* at most NAME_MAX: a long name is shortened in its temporary file */
+		/* a long name is shortened to fit NAME_MAX */
 		snprintf(o->tmp, sizeof(o->tmp), "%.*s.tmp.%08x", NAME_MAX - 13, o->name, r);
 		sigset_t ends, old;
 		sigemptyset(&ends);
@@ -521,16 +512,15 @@ int file_open_at(int at, const char *path, struct file_out *o)
 	return r < 0 ? r : 0;
 }
 
-/* The temporary file's owner and mode, those of the file it replaces (owner and group as
- * far as we may: root may), or 0644 for a new name; then its data on disk. 0 or -errno. */
+/* The temporary file takes the replaced file's mode, owner and group where we may (0644
+ * for a new name), then reaches the disk. 0 or -errno. */
 static int settle(const struct file_out *o)
 {
 	mode_t mode = 0644;
 	if (o->has_old) {
-		/* set-user-ID and set-group-ID bits are not carried over: this is data */
+		/* no set-ID bits: this is data */
 		mode = o->old.st_mode & 0777;
-		/* a user other than root may not give a file away (EPERM), maybe its group:
-		 * what cannot be set stays the caller's */
+		/* only root may give a file away: what cannot be set stays the caller's */
 		if (fchown(o->fd, o->old.st_uid, o->old.st_gid) != 0 &&
 		    fchown(o->fd, (uid_t)-1, o->old.st_gid) != 0)
 			errno = 0;
@@ -658,7 +648,7 @@ int file_write_at(int at, const char *path, int (*render)(FILE *f, const void *a
 	int r = file_open_at(at, path, &o);
 	if (r < 0)
 		return r;
-	/* the stream gets a copy of the descriptor: file_commit still needs o.fd */
+	/* file_commit still needs o.fd */
 	int fd = dup(o.fd);
 	FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
 	if (!f) {

@@ -7,22 +7,19 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* The deepest the writer nests (a probe report nests 5 levels): opening one more
- * container, or closing one that is not open, is a bug and exits 1 (die) rather than
- * write a comma wrong. */
+/* The deepest the writer nests: one more, or closing one not open, is a bug and exits 1
+ * rather than write a comma wrong. */
 #define JSON_DEPTH 32
 
 struct json {
 	FILE *f;
-	int depth;                       /* the containers open */
+	int depth;
 	bool need_comma[JSON_DEPTH + 1]; /* per depth: a value was written there */
 };
-/* A document that is one object, on f: json_begin opens it, json_end closes it and ends
- * the line. */
+/* A document that is one object on f; json_end closes it and ends the line. */
 void json_begin(struct json *j, FILE *f);
 void json_end(struct json *j);
-/* json_begin, then what every command's report starts with: "tool", "version" and
- * "command" (e.g. "sleep --periodic"). */
+/* json_begin, then "tool", "version" and "command". */
 void json_report_begin(struct json *j, FILE *f, const char *command);
 void json_obj(struct json *j, const char *key); /* key NULL inside arrays / at top */
 void json_obj_end(struct json *j);
@@ -33,15 +30,14 @@ void json_int(struct json *j, const char *key, int64_t v);
 void json_uint(struct json *j, const char *key, uint64_t v);
 void json_num(struct json *j, const char *key, double v);
 void json_bool(struct json *j, const char *key, bool v);
-/* null: no value (not json_null, a function of jansson, which the tool links for
- * probe --compare). */
+/* null (json_null is jansson's). */
 void json_none(struct json *j, const char *key);
-/* v when it is known, else null (a count that could not be read, an option not given). */
+/* v when known, else null. */
 void json_int_if(struct json *j, const char *key, bool known, int64_t v);
-/* The space-separated words of s as an array of strings ("tsc hpet" -> ["tsc","hpet"]). */
+/* The space-separated words of s as an array of strings. */
 void json_words(struct json *j, const char *key, const char *s);
-/* A histogram as {count, min, p50, p99, p999, max}, then what more says: its "mean",
- * and its non-empty buckets as "histogram": [[lo, hi, count], ...]. */
+/* A histogram as {count, min, p50, p99, p999, max}, with more its "mean" and its
+ * non-empty buckets as "histogram": [[lo, hi, count], ...]. */
 enum { JSON_HIST_MEAN = 1, JSON_HIST_BUCKETS = 2 };
 struct pn_hist;
 void json_hist(struct json *j, const char *key, const struct pn_hist *h, unsigned more);

@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * noise.c: how far apart two runs' quantiles must be to differ. One run's samples give a
- * quantile an interval from its order statistic's rank; two runs of one host differ by
- * more than that, so each interval is widened by a between-run factor. probe --compare
- * judges two reports by it, tune a command's runs under each setting.
+ * noise.c: how far apart two runs' quantiles must be to differ: one run's interval from its
+ * order statistic, widened by a between-run factor.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -12,11 +10,8 @@
 
 #include "util/noise.h"
 
-/* The between-run factor of a quantile: two runs of one host differ by more than the
- * samples of either allow, the host's noise changing from one run to the next. Each
- * interval is widened by it both ways, so two values must be BETWEEN_RUNS^2 (2.25)
- * apart at least: of the quantile rows of two back-to-back probes of one busy host
- * (compare/join.c, the between-run bounds), 1 in 100 had intervals 2.16 apart. */
+/* Two runs of one host differ by more than either's samples allow: each interval is
+ * widened by this both ways (docs/DESIGN.md, "--compare's noise rule"). */
 #define BETWEEN_RUNS 1.5
 
 double noise_z(size_t m)
@@ -33,7 +28,7 @@ double noise_z(size_t m)
 }
 
 /* Below the lowest known value the low end mirrors the high one, v^2 / high: lateness is
- * skewed right, its low side the narrower, so the mirror is the wider. */
+ * skewed right, so the mirror is the wider. */
 void noise_interval(double v, double q, double n, double z, double res, noise_at *at,
                     const void *arg, double *lo, double *hi)
 {

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* opts.c: the option loop and the parsing and printing of values with units shared by every
- * subcommand. */
+/* opts.c: the option loop, and values with units, shared by every subcommand. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -55,12 +54,7 @@ long opt_long(const char *opt, const char *s, long lo, long hi)
 	return v;
 }
 
-/* Three significant digits at most, without trailing zeros: "0", "1 ns", "50 us",
- * "1.5 ms", "23.4 ns". Below 0.05 ns and from 1e6 s (NaN and infinities too) "%.3g", 12
- * characters at most: a value read from a file neither widens a column, nor shows as
- * "0.0 ns", nor overflows the integer test. */
-/* The long option that name (len bytes, not terminated) names: exactly, or as the only
- * one it abbreviates, as getopt_long matches it. */
+/* The long option name (len bytes) names, exactly or as the only one it abbreviates. */
 static const struct option *long_opt(const struct option *lo, const char *name, size_t len)
 {
 	const struct option *found = NULL;
@@ -76,8 +70,7 @@ static const struct option *long_opt(const struct option *lo, const char *name, 
 	return n == 1 ? found : NULL;
 }
 
-/* The edit distance between a and b (insertions, deletions, substitutions, and swaps of
- * two neighbours: "prbe", "porbe" -> "probe"), capped at 9. */
+/* The edit distance with swaps of neighbours ("porbe" -> "probe"), capped at 9. */
 static int distance(const char *a, const char *b)
 {
 	size_t n = strlen(a), m = strlen(b);
@@ -106,7 +99,7 @@ static int distance(const char *a, const char *b)
 const char *nearest(const char *s, const char *const *names, size_t n)
 {
 	const char *best = NULL;
-	int bd = 3; /* at most two edits, and fewer than the word's own length */
+	int bd = 3; /* at most two edits, fewer than the word's length */
 	for (size_t i = 0; i < n; i++) {
 		int d = distance(s, names[i]);
 		if (d < bd && d < (int)strlen(s)) {
@@ -138,7 +131,7 @@ int next_opt(int argc, char **argv, const char *optstring, const struct option *
              const char *usage)
 {
 	static char **started;
-	if (started != argv) { /* a new command line: getopt starts over */
+	if (started != argv) { /* a new command line */
 		started = argv;
 		opterr = 0;
 		optind = 1;
@@ -152,8 +145,7 @@ int next_opt(int argc, char **argv, const char *optstring, const struct option *
 	case ':':
 		usage_error("option '%s' needs a value", argv[optind - 1]);
 	case '?': {
-		/* "--list=1": getopt leaves the short name in optopt ('L'); name the long
-		 * option, written in full even when abbreviated */
+		/* "--list=1": name the long option, in full even when abbreviated */
 		const char *a = argv[optind - 1];
 		if (optopt && strncmp(a, "--", 2) == 0 && strchr(a, '=')) {
 			int len = (int)strcspn(a + 2, "=");
@@ -162,7 +154,7 @@ int next_opt(int argc, char **argv, const char *optstring, const struct option *
 				usage_error("option '--%s' takes no value", o->name);
 			usage_error("option '--%.*s' takes no value", len, a + 2);
 		}
-		/* "-5" or "-1ms" in place of a value reaches getopt as an option */
+		/* "-5" in place of a value reaches getopt as an option */
 		if (optopt >= '0' && optopt <= '9')
 			usage_error("a value must not be negative (-%c...)", optopt);
 		if (optopt)
@@ -180,9 +172,7 @@ void no_more_args(int argc, char **argv)
 		usage_error("unexpected argument '%s'", argv[optind]);
 }
 
-/* Whether s, a valid duration, is a whole number of ns: "1.5us" is; "0.5" and "1.0005us",
- * which pn__duration_parse truncates, are not. Each term's fraction times its unit must be
- * whole. */
+/* Whether s, a valid duration, is a whole number of ns ("0.5" and "1.0005us" are not). */
 static bool whole_ns(const char *s)
 {
 	for (const char *p = s; *p;) {
@@ -194,7 +184,7 @@ static bool whole_ns(const char *s)
 			end--;
 		if (end == d)
 			continue;
-		if (end - d > 9) /* no unit is above 2^42 ns: 9 digits cannot all cancel */
+		if (end - d > 9) /* no unit is above 2^42 ns */
 			return false;
 		char one[16];
 		int64_t unit_ns, frac = 0, scale = 1;
@@ -214,8 +204,7 @@ int64_t opt_slack(const char *opt, const char *s)
 	if (strcmp(s, "default") == 0)
 		return 0;
 	int64_t v = opt_duration(opt, s);
-	/* The kernel counts slack in whole ns; rounding 0.5 down would turn it into 0, the
-	 * default (50 us), and rounding up would set what was not asked. */
+	/* rounding 0.5 down would ask for the default (50 us), up for what was not asked */
 	if (!whole_ns(s))
 		usage_error("%s: '%s' is not a whole number of ns", opt, s);
 	return v;
@@ -223,7 +212,7 @@ int64_t opt_slack(const char *opt, const char *s)
 
 const char *opt_budget(const char *s, char *buf, size_t n)
 {
-	if (!s) /* getopt gives B: its value; scan-build cannot tell after --cpus's optional one */
+	if (!s) /* for scan-build */
 		usage_error("--budget needs a value");
 	int32_t budget_ppm;
 	int r = pn__duration_parse_share(s, &budget_ppm);

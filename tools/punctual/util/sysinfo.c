@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The host facts every report starts with (host.h): kernel, CPU, hypervisor, container,
- * clocksources, tick, nohz_full and isolated CPUs, the timer slack of this process and of
- * PID 1; and the /proc and /sys reads and writes the tool makes. */
+/* The host facts every report starts with, and the /proc and /sys reads and writes the
+ * tool makes. */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -29,7 +28,7 @@ int read_sysfs_line(const char *path, char *buf, size_t n)
 	if (r < 0)
 		return r;
 	buf[strcspn(buf, "\n")] = '\0';
-	/* trailing blanks: available_clocksource ends with "kvm-clock \n" */
+	/* available_clocksource ends with "kvm-clock \n" */
 	for (size_t l = strlen(buf); l && buf[l - 1] == ' '; l--)
 		buf[l - 1] = '\0';
 	return 0;
@@ -54,7 +53,7 @@ static void cpu_model(char *buf, size_t n)
 	snprintf(buf, n, "unknown");
 	if (pn__fs_read_file("/proc/cpuinfo", info, sizeof(info)) <= 0)
 		return;
-	/* x86: "model name"; arm64 has no model name, only "CPU part". */
+	/* arm64 has no model name */
 	const char *keys[] = {"model name", "Hardware", "CPU part"};
 	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
 		char *p = strstr(info, keys[k]);
@@ -66,7 +65,7 @@ static void cpu_model(char *buf, size_t n)
 	}
 }
 
-/* The hypervisor named by CPUID's hypervisor leaf (x86), and DMI's vendor and product. */
+/* The hypervisor by CPUID's leaf (x86), and DMI's vendor and product. */
 static void virtualization(struct host *h)
 {
 	snprintf(h->virt, sizeof(h->virt), "none");
@@ -101,11 +100,9 @@ static void virtualization(struct host *h)
 	snprintf(h->dmi, sizeof(h->dmi), "%s%s%s", vendor, *vendor && *product ? " " : "", product);
 }
 
-/* The container this process runs in, by systemd-detect-virt's rules: what its manager
- * wrote to /run/systemd/container (systemd-nspawn, podman, ... for the systemd inside),
- * PID 1's "container=" (an init that is not systemd; root may read it), then the files
- * podman and docker leave (/run/.containerenv, /.dockerenv); "" for none found. The name
- * is printable ASCII, cut to fit; how it was found goes to h->container_how. */
+/* The container this process runs in, by systemd-detect-virt's rules: its manager's
+ * /run/systemd/container, PID 1's "container=", podman's and docker's files; "" for none.
+ * Printable ASCII, cut to fit. */
 static void container(struct host *h)
 {
 	char v[sizeof(h->container)] = "";
@@ -143,7 +140,7 @@ static void container(struct host *h)
 	snprintf(h->container_how, sizeof(h->container_how), "%s", how);
 }
 
-/* nohz_full and the isolated CPUs: "" for none (and for a nohz_full of "(null)"). */
+/* nohz_full and the isolated CPUs: "" for none (and for "(null)"). */
 static void cpu_lists(struct host *h)
 {
 	if (read_sysfs_line("/sys/devices/system/cpu/nohz_full", h->nohz_full,
@@ -175,7 +172,7 @@ void host_read(struct host *host)
 	host->invariant_tsc = -1;
 #endif
 	host->coarse_res_ns = pn_now_coarse_resolution();
-	/* The coarse clock advances once per tick, so its resolution is 1/HZ. */
+	/* the coarse clock advances once per tick */
 	host->tick_hz = host->coarse_res_ns > 0 ? round(1e9 / (double)host->coarse_res_ns) : 0;
 	virtualization(host);
 	container(host);
