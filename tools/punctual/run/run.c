@@ -1,13 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `punctual run`: runs a command with timing settings it inherits, the way nice(1) and
- * taskset(1) do for priority and affinity. Each setting is parsed into struct run_settings,
- * checked, then applied by its own function just before exec, which replaces this process: the
- * command's exit status is the status, and a setting that survives exec (timer slack does) is
- * in force from the command's first instruction.
- *
- * A new setting adds a member, a case in the option loop, a check in run_check() and a
- * step in run_apply().
+ * `punctual run`: runs a command with timing settings it inherits, as nice(1) and
+ * taskset(1) do for priority and affinity. Each setting is parsed, checked, then applied
+ * just before exec: the command's exit status is the status, and a setting that survives
+ * exec is in force from its first instruction.
  */
 #include <elf.h>
 #include <errno.h>
@@ -119,10 +115,10 @@ struct run_settings {
 	int64_t precision_ns;
 	const char *budget; /* PUNCTUAL_BUDGET's value, or NULL */
 	const char *slice;  /* PUNCTUAL_SLICE's value, or NULL */
-	int64_t slice_ns;   /* its parsed form: ns, PN_SLEEP_SLICE_AUTO or _OFF */
+	int64_t slice_ns;   /* ns, PN_SLEEP_SLICE_AUTO or _OFF */
 	int rt;             /* PUNCTUAL_RT's priority; 0: none */
 	bool stats;
-	const char *explain; /* PUNCTUAL_EXPLAIN's value ("auto" or ns), or NULL */
+	const char *explain; /* PUNCTUAL_EXPLAIN's value, or NULL */
 	long runs;           /* --runs: 0 for one run by exec */
 	bool cpus;
 	int cpus_n; /* 0: pn_cpu_count()'s answer */
@@ -147,9 +143,8 @@ static void run_check(const struct run_settings *s)
 		        "nothing to do: give --slack VALUE, --precise, --cpus, --stats or --slice");
 }
 
-/* The shim: $PUNCTUAL_PRELOAD, else beside this binary (a build tree), else in the lib
- * directory next to its bin directory, else where `make install` was configured to put
- * it. */
+/* The shim: $PUNCTUAL_PRELOAD, else beside this binary, else in the lib directory next to
+ * its bin directory, else where the build was configured to install it. */
 const char *run_preload_path(void)
 {
 	static char p[PATH_MAX];
@@ -190,11 +185,9 @@ static const char *find_cmd(const char *cmd, char *buf, size_t n)
 	return NULL;
 }
 
-/* Why LD_PRELOAD cannot reach CMD, or NULL: an ELF executable without an interpreter is
- * statically linked; a setuid or setgid one run by someone else, or one with file
- * capabilities (setcap) run by a user other than root, runs in secure mode (AT_SECURE),
- * where the loader ignores LD_PRELOAD paths. Scripts get their interpreter's answer:
- * not checked. */
+/* Why LD_PRELOAD cannot reach CMD, or NULL: a static executable, or one run in secure mode
+ * (setuid or setgid run by someone else, file capabilities run by a user other than
+ * root). Scripts are not checked. */
 static const char *preload_blocked(const char *file)
 {
 	struct stat st;
@@ -203,16 +196,14 @@ static const char *preload_blocked(const char *file)
 	if (((st.st_mode & S_ISUID) && st.st_uid != geteuid()) ||
 	    ((st.st_mode & S_ISGID) && st.st_gid != getegid()))
 		return "is setuid or setgid: the loader ignores LD_PRELOAD for it";
-	/* The kernel makes an exec that gains file capabilities secure unless the real
-	 * user is root (who holds them all already); the attribute's presence is the test,
-	 * its value (which capabilities) does not matter. */
+	/* an exec that gains file capabilities is secure unless the real user is root; the
+	 * attribute's presence is the test */
 	if (getuid() != 0 && getxattr(file, "security.capability", NULL, 0) > 0)
 		return "has file capabilities (setcap): the loader ignores LD_PRELOAD for it";
 	int fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	/* An executable without PT_INTERP has no loader to preload with: static, or
-	 * static-pie (which has PT_DYNAMIC for relocating itself, but no PT_INTERP). */
+	/* no PT_INTERP, no loader to preload with: static, or static-pie */
 	Elf64_Ehdr eh;
 	const char *why = NULL;
 	if (read(fd, &eh, sizeof(eh)) == sizeof(eh) && memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
@@ -231,18 +222,16 @@ static const char *preload_blocked(const char *file)
 	return why;
 }
 
-/* Appends the shim to LD_PRELOAD, once for --precise and --cpus (opt names them). */
+/* Appends the shim to LD_PRELOAD once. */
 static void add_preload(const char *opt, const char *cmd)
 {
 	const char *shim = run_preload_path();
 	if (!shim)
 		die(1, "%s: libpunctual-preload.so not found (beside %s, or %s)", opt,
 		    "the punctual binary", PN_PRELOAD_PATH);
-	/* The loader splits LD_PRELOAD at spaces and colons and has no quoting: such a path
-	 * would preload nothing, silently. No stand-in path is clean either: a symlink in a
-	 * temporary directory outlives the command (exec leaves no one to remove it), and a
-	 * /proc/self/fd/N path means another file, or none, in every child that inherits
-	 * LD_PRELOAD. */
+	/* the loader splits LD_PRELOAD at spaces and colons without quoting, and no stand-in
+	 * path is clean (a symlink outlives the command, /proc/self/fd/N means another file
+	 * in each child) */
 	if (strpbrk(shim, " :"))
 		die(1,
 		    "%s: LD_PRELOAD cannot hold '%s' (the loader splits it at spaces and "
@@ -273,9 +262,8 @@ static void set_env(const char *name, const char *val)
 		die(1, "cannot set the environment: %s", strerror(errno));
 }
 
-/* --rt: refused where this process may not take SCHED_FIFO at prio (tried in a child, so
- * that its own scheduling is never touched), else RLIMIT_RTTIME bounded for CMD and
- * PUNCTUAL_RT set. */
+/* --rt: refused where this process may not take SCHED_FIFO at prio (tried in a child),
+ * else RLIMIT_RTTIME bounded for CMD and PUNCTUAL_RT set. */
 static void apply_rt(int prio)
 {
 	struct pn__sched_attr fifo = {
@@ -302,11 +290,9 @@ static void apply_rt(int prio)
 	set_env("PUNCTUAL_RT", v);
 }
 
-/* --slice=D without --precise: CMD's EEVDF slice, as `chrt -o -T` sets it (util-linux
- * 2.41+), set on this process before exec so that CMD, its threads and children inherit
- * it; nice, policy and flags as they are. Refused where the policy is not SCHED_OTHER or
- * SCHED_BATCH (a slice is the fair class's) or where the kernel does not keep it (before
- * Linux 6.12 the value does not read back). */
+/* --slice=D without --precise: CMD's EEVDF slice, set on this process before exec so that
+ * CMD's threads and children inherit it. Refused where the policy is not SCHED_OTHER or
+ * SCHED_BATCH, or the kernel does not keep it (before 6.12 it does not read back). */
 static void apply_slice(const char *val, int64_t ns)
 {
 	struct pn__sched_attr a;
@@ -342,7 +328,7 @@ static void apply_precise(const struct run_settings *s)
 		set_env("PUNCTUAL_STATS", "1");
 }
 
-/* PUNCTUAL_EXPLAIN: the given threshold, else the shim's own unset (none inherited). */
+/* PUNCTUAL_EXPLAIN: the given threshold, else unset. */
 static void apply_explain(const struct run_settings *s)
 {
 	if (s->explain)
@@ -351,9 +337,7 @@ static void apply_explain(const struct run_settings *s)
 		die(1, "cannot set the environment: %s", strerror(errno));
 }
 
-/* --slice's value: a duration in the kernel's bounds, "auto" or "off" (*slice_ns: its
- * parsed form); checked, passed on as given (PUNCTUAL_SLICE's grammar is the same), or
- * exit 2. */
+/* --slice's value, checked and passed on as given, or exit 2. */
 static const char *opt_slice(const char *s, int64_t *slice_ns)
 {
 	if (!s)
@@ -366,8 +350,7 @@ static const char *opt_slice(const char *s, int64_t *slice_ns)
 	return s;
 }
 
-/* --explain's value: a positive duration (the waits later than it), or none ("auto": twice
- * each thread's median lateness, its precision with --precise); PUNCTUAL_EXPLAIN's form. */
+/* --explain's value: a positive duration, or none ("auto"). */
 static const char *opt_explain(const char *s)
 {
 	static char ns[32];
@@ -381,10 +364,7 @@ static const char *opt_explain(const char *s)
 }
 
 /* The variables runtimes size themselves from, set to n unless the user set them (a
- * table in punctual(1)): Go's GOMAXPROCS; OpenMP's OMP_NUM_THREADS, which libgomp and
- * libomp, OpenBLAS and MKL (without their own variables) and coreutils nproc honour;
- * .NET 6+'s DOTNET_PROCESSOR_COUNT; CPython 3.13+'s PYTHON_CPU_COUNT (os.cpu_count() and
- * os.process_cpu_count()). */
+ * table in punctual(1)). */
 static const char *const cpu_vars[] = {
         "GOMAXPROCS",
         "OMP_NUM_THREADS",
@@ -392,8 +372,7 @@ static const char *const cpu_vars[] = {
         "PYTHON_CPU_COUNT",
 };
 
-/* Appends "NAME=VALUE" to the kept list (one line on stderr at the end), "NAME=...VALUE"
- * when VALUE is a part (cut): at most len bytes of it, control characters shown as '?'. */
+/* Appends "NAME=VALUE" (or "NAME=...VALUE", cut to len) to the kept list, controls as '?'. */
 static void kept_add(char *kept, size_t n, const char *name, const char *val, size_t len, bool cut)
 {
 	size_t at = strlen(kept);
@@ -413,7 +392,7 @@ static void apply_cpus(const struct run_settings *s)
 	int n = s->cpus_n ? s->cpus_n : pn_cpu_count();
 	char num[16], kept[1024] = "";
 	snprintf(num, sizeof(num), "%d", n);
-	set_env("PUNCTUAL_CPUS", num); /* the shim's: answers the libc count queries */
+	set_env("PUNCTUAL_CPUS", num); /* the shim answers the libc count queries */
 	for (size_t i = 0; i < sizeof(cpu_vars) / sizeof(cpu_vars[0]); i++) {
 		const char *v = getenv(cpu_vars[i]);
 		if (v && *v)
@@ -421,12 +400,11 @@ static void apply_cpus(const struct run_settings *s)
 		else
 			set_env(cpu_vars[i], num);
 	}
-	/* The JVM reads JAVA_TOOL_OPTIONS whatever launched it (JDK 5+); the flag exists
-	 * since JDK 10 and 8u191, and the last one given wins, so one already there is the
-	 * user's choice. */
+	/* the JVM reads JAVA_TOOL_OPTIONS and the last flag wins: one already there is the
+	 * user's choice */
 	const char *jto = getenv("JAVA_TOOL_OPTIONS");
 	const char *apc = jto ? strstr(jto, "-XX:ActiveProcessorCount=") : NULL;
-	if (apc) { /* the flag alone: the rest of the options stays as it was */
+	if (apc) { /* the flag alone */
 		kept_add(kept, sizeof(kept), "JAVA_TOOL_OPTIONS", apc, strcspn(apc, " \t\n"),
 		         apc != jto);
 	} else {
@@ -437,8 +415,7 @@ static void apply_cpus(const struct run_settings *s)
 		set_env("JAVA_TOOL_OPTIONS", val);
 		free(val);
 	}
-	/* A program linked with libpunctual: a forced count overrides it too; the default
-	 * is what its own pn_cpu_count() finds (and keeps following the cgroup). */
+	/* a program linked with libpunctual: a forced count overrides it too */
 	if (s->cpus_n) {
 		const char *v = getenv("PUNCTUAL_CPU_COUNT");
 		if (v && *v)
@@ -461,7 +438,7 @@ static void run_apply(const struct run_settings *s, const char *cmd)
 		            cmd);
 	if (s->precise) {
 		apply_precise(s);
-	} else if (s->stats) { /* observed only: the shim changes no wait */
+	} else if (s->stats) { /* observed only */
 		if (unsetenv("PUNCTUAL_PRECISION") != 0)
 			die(1, "cannot set the environment: %s", strerror(errno));
 		set_env("PUNCTUAL_STATS", "1");
@@ -482,7 +459,7 @@ static void run_apply(const struct run_settings *s, const char *cmd)
 
 int cmd_run(int argc, char **argv)
 {
-	static char budget[32]; /* --budget's PUNCTUAL_BUDGET form, which set.budget points to */
+	static char budget[32]; /* --budget's PUNCTUAL_BUDGET form */
 	static const struct option opts[] = {
 	        {"slack", required_argument, NULL, 's'},
 	        {"precise", optional_argument, NULL, 'P'},
@@ -499,7 +476,7 @@ int cmd_run(int argc, char **argv)
 	struct run_settings set = {0};
 	tool_cmd = "run";
 	int c;
-	/* "+": stop at CMD, so that its own options stay its own. */
+	/* "+": stop at CMD, whose options are its own */
 	while ((c = next_opt(argc, argv, "+:s:h", opts, usage)) != -1) {
 		switch (c) {
 		case 's':
@@ -540,7 +517,7 @@ int cmd_run(int argc, char **argv)
 		usage_error("missing the command to run");
 
 	char **cmd = argv + optind;
-	/* `--cpus 3 make`: optional values attach with '=', so 3 would be the command */
+	/* `--cpus 3 make`: an optional value attaches with '=', so 3 would be the command */
 	if (set.cpus && !set.cpus_n && cmd[0][0] && !cmd[0][strspn(cmd[0], "0123456789")])
 		usage_error(
 		        "--cpus %s: give the count as --cpus=%s (%s would be run as the command)",

@@ -1,13 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `punctual run --stats --runs N`: runs the command N times, one after the other, and reports
- * each run's waits and their spread across runs, as hyperfine does for run times. The shim
- * keeps a record per thread in PUNCTUAL_STATS_FILE (record.h: its waits and lateness
- * histogram, as they accrue); each run's histograms are merged, so a run's quantiles are those
- * of all its waits, every thread and child process included. With --explain, the records also
- * hold the threads' tables of causes, summed into one over the runs. A run that fails (a
- * status other than 0, or a signal) ends the series: its status is the tool's, as make(1)
- * stops at a failing command, with the runs so far reported.
+ * `punctual run --stats --runs N`: runs the command N times, one after the other, and
+ * reports each run's waits and their spread across runs, as hyperfine does for run times.
+ * A run's quantiles are over all its waits, every thread and child process. A failing run
+ * ends the series with its status, as make(1) stops, the runs so far reported.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,7 +22,7 @@
 #include "util/out.h"
 #include "run/runs.h"
 
-/* env(1)'s statuses when the command cannot be run, as run/run.c's. */
+/* env(1)'s statuses when the command cannot be run. */
 enum { EXIT_CANNOT_INVOKE = 126, EXIT_NOT_FOUND = 127 };
 
 static char records[64] = ""; /* the newest records file; "" once removed */
@@ -44,7 +40,7 @@ void run_records_new(const char *dir, const char *name, char *path, size_t n)
 	if (!dir || dir[0] != '/' || strlen(dir) + strlen(name) + 16 > sizeof(records))
 		dir = "/tmp";
 	snprintf(records, sizeof(records), "%s/punctual-%s.XXXXXX", dir, name);
-	int fd = mkstemp(records); /* 0600, the user's: the shim maps no other (record.c) */
+	int fd = mkstemp(records); /* 0600, the user's: the shim maps no other */
 	if (fd < 0)
 		die(1, "cannot create a file in %s: %s", dir, strerror(errno));
 	close(fd);
@@ -55,8 +51,8 @@ void run_records_new(const char *dir, const char *name, char *path, size_t n)
 	snprintf(path, n, "%s", records);
 }
 
-/* With --explain, the runs' causes (their threads' tables): the late waits by cause and
- * lateness bucket, and each cause's largest lateness. */
+/* With --explain, the runs' late waits by cause and lateness bucket, and each cause's
+ * largest. */
 struct run_causes {
 	uint64_t n[PN__WHY_COUNT][PN__DECAY_HIST_BUCKETS];
 	int64_t max[PN__WHY_COUNT];
@@ -108,9 +104,8 @@ int run_records_fd(int fd, struct run_fig *f, struct run_causes *why)
 	return r;
 }
 
-/* With --explain: the threads' tables of causes summed over the runs (each thread's
- * records hold what its table counted), under the threshold they shared: explain's ("auto"
- * or ns), the precision with --precise (precision >= 0), else each thread's own. */
+/* With --explain: the threads' causes summed over the runs, under the threshold they
+ * shared. */
 static void causes_lines(const struct run_causes *why, long runs, const char *explain,
                          int64_t precision)
 {
@@ -181,14 +176,14 @@ static void spread(const double *v, long n, double *mean, double *sd, double *lo
 	*sd = n > 1 ? sqrt(ss / (double)(n - 1)) : 0;
 }
 
-/* first, then the items separated by ", ", a line broken (after the comma, "  " before
- * the next) before an item that would pass out_width(). */
+/* first, then the items separated by ", ", broken before an item that would pass
+ * out_width(). */
 static void items_line(FILE *f, const char *first, const char (*it)[48], int n)
 {
 	int width = out_width(), col = fprintf(f, "%s", first);
 	for (int i = 0; i < n; i++) {
 		int len = (int)strlen(it[i]);
-		/* the next separator's comma stays on this line: room for it too */
+		/* room for the next separator's comma too */
 		if (i && col + 2 + len + (i + 1 < n) > width) {
 			fputs(",\n  ", f);
 			col = 2;
@@ -223,10 +218,9 @@ int run_runs(char **cmd, long n, const char *explain, int64_t precision)
 	long done = 0;
 	int status = 0;
 	char a[24], b[24], c[24], path[64];
-	struct run_causes why = {0}; /* a failing run's are never shown: the series stops */
+	struct run_causes why = {0}; /* a failing run's are never shown */
 	for (long i = 0; i < n; i++) {
-		/* a file per run: a process of the last run still holding its page keeps that
-		 * file, never sees it cut short under its mapping */
+		/* a file per run: a process of the last run may still hold its page */
 		run_records_new(getenv("TMPDIR"), "runs", path, sizeof(path));
 		if (setenv("PUNCTUAL_STATS_FILE", path, 1) != 0)
 			die(1, "cannot set the environment: %s", strerror(errno));
@@ -255,7 +249,7 @@ int run_runs(char **cmd, long n, const char *explain, int64_t precision)
 		v[n + done] = (double)f.p50;
 		v[2 * n + done] = (double)f.p99;
 		v[3 * n + done] = (double)f.max;
-		done += f.waits > 0; /* a run without a wait has no lateness to spread */
+		done += f.waits > 0; /* a run without a wait has no lateness */
 	}
 	run_records_remove();
 	if (status == 0 && done > 0) {
