@@ -1,21 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The evidence of a traced wait, for the rule the library's waits and the tool's loop use.
- * The lateness runs from the deadline asked for (the timer's soft expiry) to the moment
- * the thread ran; it splits into the timer's part (soft to fired), the wake path (fired
- * to woken) and the run queue (woken to ran).
- *
- *   preempted  the run-queue wait, less the interrupt and steal time in it (those are not
- *              a task holding the CPU), is half the lateness or more
- *   migrated   it ran on another CPU than it went to sleep on
- *   irq        device interrupts and softirqs during the run-queue wait took half the
- *              lateness or more
- *   stolen     the hypervisor's steal time during it took half the lateness or more
- *   slack      the slack window's part of the lateness (soft expiry to the firing, at
- *              most to the hard expiry) is half of it or more. The rest is the interrupt
- *              and wake path every wakeup has: "late <= slack" alone would call wakeup
- *              nearly every wait that slack delayed to its hard expiry, and slack a wait
- *              whose timer fired on time but whose wake path was long
+ * The evidence of a traced wait, for the library's rule. The lateness, from the timer's
+ * soft expiry to the moment the thread ran, splits into the timer's part, the wake path
+ * and the run queue. Each cause but migrated holds half the lateness or more:
+ *   preempted  the run-queue wait, less the interrupt and steal time in it;
+ *   migrated   it ran on another CPU than it slept on;
+ *   irq        interrupts and softirqs during the run-queue wait;
+ *   stolen     steal time during it;
+ *   slack      soft expiry to the firing, at most to the hard expiry. "late <= slack"
+ *              would call wakeup nearly every wait slack delayed to its hard expiry.
  */
 #include <stdint.h>
 

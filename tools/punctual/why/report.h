@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* What `punctual why` gathered (report.c) and how it is printed (render.c): one process's
- * waits with their causes and what held the CPU, or every process's counts (--all). */
+/* What `punctual why` gathered and how it is printed: one process's waits with their
+ * causes and what held the CPU, or every process's counts (--all). */
 #ifndef PUNCTUAL_WHY_REPORT_H
 #define PUNCTUAL_WHY_REPORT_H
 
@@ -12,11 +12,10 @@
 #include "why/event.h"
 
 #define WHY_HOLDERS 256
-/* Late, for every process (--all): this many ns past the deadline, above most kernels'
- * own wakeup latency. */
+/* Late, for --all: above most kernels' own wakeup latency. */
 #define WHY_ALL_ABOVE 100000
 
-/* A task that held the CPU while a preempted wait's thread waited for it. */
+/* A task that held the CPU while a preempted wait's thread waited. */
 struct why_holder {
 	uint32_t pid;
 	char comm[WHY_COMM];
@@ -34,14 +33,14 @@ struct why_proc {
 };
 
 struct why_report {
-	long pid;            /* 0: --all */
-	char comm[WHY_COMM]; /* the target's name */
-	int64_t above;       /* a wait later than this is late, ns */
-	int64_t elapsed;     /* ns traced */
-	bool exited;         /* the target ended while traced */
-	int interrupted;     /* the signal that stopped the tracing, or 0 */
+	long pid; /* 0: --all */
+	char comm[WHY_COMM];
+	int64_t above; /* a wait later than this is late, ns */
+	int64_t elapsed;
+	bool exited;     /* the target ended while traced */
+	int interrupted; /* the signal that stopped the tracing, or 0 */
 	const struct causes_cgroup *cg;
-	struct causes_thread recs; /* the target's records (rec, nrec) */
+	struct causes_thread recs;
 	struct why_holder holders[WHY_HOLDERS];
 	size_t nholders;
 	uint64_t other_holders; /* preempted waits whose holder did not fit */
@@ -50,18 +49,17 @@ struct why_report {
 	bool oom;
 };
 
-/* Counts one wait and its cause into the report (a why_sink). */
+/* Counts one wait and its cause (a why_sink). */
 void why_report_add(void *report, const struct why_event *e, const struct cause_rec *r);
-/* The lateness quantile q (0..1) over the target's waits, ns; 0 without waits. */
+/* The lateness quantile q over the target's waits; 0 without waits. */
 int64_t why_report_quantile(const struct why_report *rep, double q);
-/* The name of process pid into buf (n bytes); buf is left as it was (a thread's name, or
- * "?" where empty) when the process is gone. */
+/* Process pid's name into buf, left as it was when the process is gone. */
 void why_report_name(long pid, char *buf, size_t n);
-/* Each process's name, not its last thread's (--all). */
+/* Each process's name, not its last thread's. */
 void why_report_names(struct why_report *rep);
-/* The cause of most of p's late waits (PN__WHY_*), or -1 for none late. */
+/* The cause of most of p's late waits, or -1. */
 int why_proc_cause(const struct why_proc *p);
-/* Sorts holders (by the time they held) and processes, most first. */
+/* Sorts holders and processes, most first. */
 void why_report_sort(struct why_report *rep);
 void why_report_free(struct why_report *rep);
 
@@ -69,8 +67,7 @@ void why_report_free(struct why_report *rep);
 void why_render_text(const struct why_report *rep);
 void why_render_json(const struct why_report *rep);
 struct json;
-/* One process's row of --all as a JSON object (an array's element): the probe's host
- * part writes the same shape. */
+/* One --all row as a JSON object; the probe writes the same shape. */
 void why_render_proc_json(struct json *j, const struct why_proc *p);
 
 #endif

@@ -1,14 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The user-space side of `punctual why`'s tracing: loads the kernel side (why.bpf.c, a
- * CO-RE skeleton), drains its ring buffer when a quarter full and at the end, and names
- * each event's cause; loaded once, it may trace again, or another process (watch.c's
- * callers: the probe's host, tune's runs). The tracer arms no timer while it traces (but to read
- * cpu.stat): its wakeups would end the target's slack windows early, and change what it measures. A
- * cgroup throttles in whole periods and its counters say so only when read, so for a
- * target under a quota the quota levels' cpu.stat is read after each drain: an event was
- * throttled when a level's counters rose between the last reading before it was woken
- * and the first after it ran (a window at most POLL_MS wider on each side than the wait).
+ * The user-space side of `punctual why`'s tracing: loads the kernel side, drains its ring
+ * buffer when a quarter full and at the end, and names each event's cause; loaded once,
+ * it may trace again, or another process. It arms no timer while it traces but to read
+ * cpu.stat: its wakeups would end the target's slack windows early. Under a quota, an
+ * event was throttled when a level's counters rose between the last reading before it was
+ * woken and the first after it ran (at most POLL_MS wider on each side than the wait).
  */
 #include <errno.h>
 #include <poll.h>
@@ -26,7 +23,7 @@
 #include "util/diag.h"
 #include "why/explain.h"
 #include "why/trace.h"
-#if defined(__GNUC__) && !defined(__clang__) /* clang has no such warning to silence */
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized" /* gcc -O2 on bpftool's code */
 #include "why.skel.h"
@@ -37,7 +34,7 @@
 
 #define POLL_MS 10
 #define LEVELS  4    /* quota levels watched, nearest the process first */
-#define SAMPLES 1024 /* cpu.stat readings kept: 10 s at POLL_MS, past any CFS period */
+#define SAMPLES 1024 /* cpu.stat readings kept: 10 s at POLL_MS */
 
 struct sample {
 	int64_t at;
@@ -65,8 +62,7 @@ static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
-/* hrtimer_wakeup's address, which marks a sleeper's timer; 0 where kallsyms hides it
- * (the sleeper's task is then the only test). */
+/* hrtimer_wakeup's address, which marks a sleeper's timer; 0 where kallsyms hides it. */
 static uint64_t wakeup_fn(void)
 {
 	FILE *f = fopen("/proc/kallsyms", "re");
@@ -98,7 +94,7 @@ static void sample(struct why_tracer *t)
 	t->nsamples++;
 }
 
-/* The level whose counters rose around e (the latest reading is after it ran), or -1. */
+/* The level whose counters rose around e, or -1. */
 static int throttled_level(const struct why_tracer *t, const struct why_event *e)
 {
 	if (!t->levels || t->nsamples < 2)
@@ -148,9 +144,8 @@ static void flush(struct why_tracer *t)
 	t->npending = 0;
 }
 
-/* Waits for a quarter-full buffer, the target's end (its pidfd; without pidfd_open, a
- * look every second), stop_fd readable, or ms (-1: no bound). Returns whether the target
- * is gone. */
+/* Waits for a quarter-full buffer, the target's end (its pidfd, else a look every second),
+ * stop_fd readable, or ms (-1: no bound). Whether the target is gone. */
 static bool wait_gone(struct ring_buffer *rb, long pid, int pidfd, int stop_fd, int ms)
 {
 	struct pollfd p[3] = {{.fd = ring_buffer__epoll_fd(rb), .events = POLLIN},
@@ -158,21 +153,20 @@ static bool wait_gone(struct ring_buffer *rb, long pid, int pidfd, int stop_fd, 
 	                      {.fd = pidfd, .events = POLLIN}};
 	if (pid > 0 && pidfd < 0 && (ms < 0 || ms > 1000))
 		ms = 1000;
-	int r = poll(p, pidfd >= 0 ? 3 : 2, ms); /* a negative fd is skipped */
+	int r = poll(p, pidfd >= 0 ? 3 : 2, ms);
 	if (pidfd >= 0)
 		return r > 0 && (p[2].revents & POLLIN);
 	return pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH;
 }
 
-/* Whether stop_fd (an eventfd or a pipe; -1: none) is readable. */
+/* Whether stop_fd (-1: none) is readable. */
 static bool stopped(int stop_fd)
 {
 	struct pollfd p = {.fd = stop_fd, .events = POLLIN};
 	return stop_fd >= 0 && poll(&p, 1, 0) > 0;
 }
 
-/* How long the next wait may be: POLL_MS where a quota level is read, else until the end
- * (-1: none), so that the tracer arms no timer of its own while it traces. */
+/* The next wait's bound: POLL_MS under a quota, else the end (-1: none). */
 static int wait_ms(const struct why_tracer *t, int64_t end)
 {
 	if (t->levels)

@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The kernel side of `punctual why`: the least that must run in the kernel. A thread of
- * the target arms the hrtimer of a timed wait (nanosleep, clock_nanosleep, futex, poll,
- * epoll, select: hrtimer_wakeup's sleepers); its record keeps the deadline and the slack
- * window, then when the timer fired and when the thread was put on a run queue; when it
- * runs, one event goes to the ring buffer with what ran before it on that CPU. Causes are
- * named in user space. Interrupt time is summed per CPU around device interrupts and the
- * softirqs that are not the timer's own; steal time is the run queue's own counter.
+ * The kernel side of `punctual why`, the least that must run in the kernel: a timed wait's
+ * deadline and slack window when its hrtimer is armed, when it fired and when the thread
+ * was woken; when it runs, one event to the ring buffer with what ran before it on that
+ * CPU. Causes are named in user space.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -17,8 +14,8 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-/* 0: every process (why --all). Not a constant: a tracer may move on to another process
- * while attached (tune's runs, each a new process), through the mapped .bss. */
+/* 0: every process. Not a constant: a tracer may move on to another process while
+ * attached. */
 volatile __u32 target_tgid;
 const volatile __u32 self_tgid; /* the tracer, never traced */
 const volatile __u64 wakeup_fn; /* hrtimer_wakeup's address, 0 where hidden */
@@ -56,8 +53,7 @@ struct {
 } events SEC(".maps");
 #define WAKE_BYTES (1 << 18)
 
-/* The steal time of the run queue task is on (its CFS run queue's rq, where group
- * scheduling gives one; 0 elsewhere or without paravirtual steal accounting). */
+/* The rq task is on, through its CFS run queue where group scheduling gives one; NULL else. */
 static struct rq *rq_of(struct task_struct *task)
 {
 	if (!bpf_core_field_exists(struct sched_entity, cfs_rq))
@@ -173,9 +169,8 @@ int BPF_PROG(why_run, bool preempt, struct task_struct *prev, struct task_struct
 		bpf_probe_read_kernel_str(e->holder_comm, sizeof(e->holder_comm), prev->comm);
 	}
 	bpf_probe_read_kernel_str(e->comm, sizeof(e->comm), next->comm);
-	/* the tracer is woken by a quarter-full buffer only: a wakeup per event would be an
-	 * interrupt and a switch on some CPU per wait, and its own timer would end the
-	 * target's slack windows early */
+	/* the tracer is woken by a quarter-full buffer only: a wakeup per event would cost an
+	 * interrupt and a switch per wait */
 	bool full = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= WAKE_BYTES;
 	bpf_ringbuf_submit(e, full ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	w->fired = 0;
@@ -184,8 +179,7 @@ int BPF_PROG(why_run, bool preempt, struct task_struct *prev, struct task_struct
 	return 0;
 }
 
-/* Device interrupts, and the softirqs that are not the timer's or the scheduler's: HI,
- * NET_TX, NET_RX, BLOCK, IRQ_POLL, TASKLET (measure/causes.c's set). */
+/* Device interrupts, and the softirqs that are not the timer's or the scheduler's. */
 static void irq_enter(bool soft)
 {
 	__u32 zero = 0;
