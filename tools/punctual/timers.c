@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `punctual timers`, the timer wheel's coalescing in real time: the options describe the
- * workload of measure/timers.c (N timers, delays from a distribution, a precision absolute or
- * a percentage of the delay, one-shot or periodic at random phases); the report gives the
- * wakeups the loop took against the offline optimum for the windows actually realized, timers
- * per wakeup, what no coalescing would cost (one wakeup per distinct deadline), lateness
- * percentiles, windows overshot, and early fires, which must be 0.
+ * workload (N timers, delays from a distribution, a precision, one-shot or periodic). The
+ * report gives the wakeups taken against the offline optimum for the windows realized,
+ * what no coalescing would cost, lateness, windows overshot, and early fires (must be 0).
  */
 #include <errno.h>
 #include <getopt.h>

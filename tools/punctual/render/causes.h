@@ -11,12 +11,10 @@
 
 /* "cgroup /a: quota 30 ms per 100 ms" for level lv of cg, into b. */
 void cause_level_text(char *b, size_t n, const struct causes_cgroup *cg, int lv);
-/* "causes": one object per cause, every cause, in enum order: count (late deadlines),
- * wakeups, missed_periods, share, total_ns, max_ns; for throttled the cgroup, its quota,
- * period and burst. */
+/* "causes": one object per cause, in enum order; for throttled the cgroup and its quota. */
 void cause_json_table(struct json *j, const struct cause_table *t, const struct causes_cgroup *cg);
-/* "cgroup": the version, the levels walked and each quota level with its counters since
- * the cgroup was created (null where unreadable). */
+/* "cgroup": the levels walked, each quota level with its counters since the cgroup was
+ * created (null where unreadable). */
 void cause_json_cgroup(struct json *j, const struct causes_cgroup *cg);
 /* The table as text: one row per cause that has late deadlines. */
 void cause_text_table(FILE *f, const struct cause_table *t, const struct causes_cgroup *cg,

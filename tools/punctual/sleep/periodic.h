@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* `punctual sleep --periodic`, parsed by sleep/sleep.c, run and rendered by
- * sleep/periodic.c. */
+/* `punctual sleep --periodic`. */
 #ifndef PUNCTUAL_SLEEP_PERIODIC_H
 #define PUNCTUAL_SLEEP_PERIODIC_H
 
@@ -19,7 +18,7 @@ struct periodic_opts {
 	int64_t slice_ns;     /* --slice; 0: the kernel's own */
 	long cpu;             /* --cpu; -1: none */
 	long dma_latency;     /* held at this (us), or -1: not held */
-	const char *dma_note; /* with -1: why ("off", "not permitted: ..."), or NULL */
+	const char *dma_note; /* with -1: why, or NULL */
 	bool explain;
 	int64_t explain_above; /* 0: 2x the median */
 	bool smp, mlock;
@@ -30,17 +29,14 @@ struct periodic_opts {
 	int64_t stop_above;
 };
 
-/* Checks what can be checked before measuring (the CPU list, the histogram file): exits 2
- * with one line. */
+/* Checks the CPU list and the histogram file before measuring: exits 2 with one line. */
 void sleep_periodic_check(struct periodic_opts *o);
-/* ", slice 100 us" for sleep's --slice, or "" (0: the kernel's own); a static buffer. */
+/* ", slice 100 us", or "" for the kernel's own; a static buffer. */
 const char *sleep_slice_text(int64_t slice_ns);
 /* Runs and renders: 0, or EXIT_STOPPED when --stop-above stopped it; exits 1 on failure. */
 int sleep_periodic(struct periodic_opts *o);
 
-/* A sleep report's start: the report begun for command, and the host it ran on as the
- * "host" object (render/figures.c: clock's and probe's shape); the matrix's and
- * --periodic's alike. */
+/* A sleep report's start: the report begun for command, and the "host" object. */
 struct json;
 struct host;
 void sleep_json_header(struct json *j, const char *command, const struct host *host);

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* `punctual sleep`'s matrix as text, CSV and JSON, written to out; sleep/sleep.c runs it,
- * sleep/render.c renders it. */
+/* `punctual sleep`'s matrix as text, CSV and JSON, written to out. */
 #ifndef PUNCTUAL_SLEEP_RENDER_H
 #define PUNCTUAL_SLEEP_RENDER_H
 
@@ -10,7 +9,7 @@
 #include "util/host.h"
 #include "measure/matrix.h"
 
-/* How the matrix ran, beside what struct sleep_matrix holds: the scheduling. */
+/* How the matrix ran: the scheduling. */
 struct matrix_sched {
 	long fifo;        /* SCHED_FIFO at this priority, or 0: SCHED_OTHER */
 	int64_t slice_ns; /* --slice; 0: the kernel's own */
@@ -18,8 +17,8 @@ struct matrix_sched {
 	long dma_latency; /* /dev/cpu_dma_latency held at this (us), or -1: not held */
 };
 
-/* The tables: one per interval, a column group per slack value (max where the width
- * allows), then the early returns, the samples cut, the legend and a signal's stop. */
+/* One table per interval, a column group per slack value as the width allows, then the
+ * early returns, the samples cut, the legend and a signal's stop. */
 void matrix_text(const struct sleep_matrix *x, const struct matrix_sched *o);
 /* One row per cell: its samples, early returns, duration and overshoot p50, p99, max. */
 void matrix_csv(const struct sleep_matrix *x);
