@@ -10,8 +10,8 @@
 #include "wheel/hooks.h"
 #include "wheel/impl.h"
 
-/* Checks list h, of slot id (or of a bucket, id FIRE): links, the slot id each timer
- * carries, the placement rule, seq. Adds its length to *n. */
+/* Checks list h of slot id: links, each timer's slot id, the placement rule, seq. Adds its
+ * length to *n. */
 static int check_list(const struct pn_wheel *w, const struct pn_timer_link *h, unsigned id,
                       int64_t *n)
 {
@@ -39,8 +39,7 @@ static int check_list(const struct pn_wheel *w, const struct pn_timer_link *h, u
 	return 0;
 }
 
-/* Checks a wheel slot (its list, bitmap bit and minimum) or the due list (its list and
- * minimum). */
+/* Checks a slot's list, bitmap bit and minimum (the due list: no bit). */
 static int check_slot(const struct pn_wheel *w, unsigned id, int64_t *n)
 {
 	const struct slot *sl = &w->slots[id];
@@ -98,7 +97,7 @@ PN_API int pn_wheel_check(struct pn_wheel *w)
 	return 0;
 }
 
-/* Test hooks, declared in internal.h. */
+/* Test hooks. */
 void pn__wheel_check_tune(struct pn_wheel *w, bool fail, size_t records_min, size_t few)
 {
 	w->sort_fail = fail;

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * impl.h: the timer wheel's layout (see wheel.c's design comment), shared by
- * wheel.c, sort.c (expiry's buffer and sorts) and check.c (the invariant
- * checker and the test hooks). Internal.
+ * impl.h: the timer wheel's layout, shared by the wheel, its sorts and its checker.
+ * Internal.
  */
 #ifndef PUNCTUAL_WHEEL_IMPL_H
 #define PUNCTUAL_WHEEL_IMPL_H
@@ -17,30 +16,28 @@
 #define BITS         6
 #define SLOTS        (1 << BITS)
 #define NLEVEL       11               /* ceil(64 / BITS) */
-#define NSLOT        (NLEVEL * SLOTS) /* slot ids 0 .. NSLOT - 1: level * SLOTS + digit */
+#define NSLOT        (NLEVEL * SLOTS) /* slot ids: level * SLOTS + digit */
 #define DUE          NSLOT            /* the due list's slot id */
-#define FIRE         (NSLOT + 1)      /* the firing list's slot id, and expiry's buckets' */
+#define FIRE         (NSLOT + 1)      /* the firing list's slot id, and the buckets' */
 #define IDSHIFT      52               /* seq's top 12 bits: the slot id the timer is in */
 #define SEQMASK      ((1ULL << IDSHIFT) - 1)
-#define BKTBITS      12 /* expiry's buckets (see due_set): NBKT = 2^BKTBITS */
+#define BKTBITS      12 /* expiry's buckets: NBKT = 2^BKTBITS */
 #define NBKT         (1 << BKTBITS)
-#define WINDOW_AHEAD (1ULL << 24) /* 16.8 ms: pn_wheel_window advances to wakeups this close */
+#define WINDOW_AHEAD (1ULL << 24) /* 16.8 ms: how far pn_wheel_window advances */
 
-/* 72: 64 and the wheel it is in, so that a misuse is -EINVAL, not two corrupted wheels */
+/* 64 and the wheel it is in, so that a misuse is -EINVAL, not two corrupted wheels */
 _Static_assert(sizeof(struct pn_timer) <= 72, "struct pn_timer must fit in 72 bytes");
 _Static_assert(offsetof(struct pn_timer, link) == 0, "timer_of casts a link to its timer");
 
-/* The timers an expiry fires are collected while cascading straight into one of NBKT
- * buckets by key over the range the expiry passes, by their own links, and marked as
- * firing (id FIRE) while their lines are at hand: the order comes from the buckets, and
- * only a bucket's few timers are sorted, when it fires. Nothing runs until the first
- * fires. */
+/* An expiry's due timers go into NBKT buckets by key over the range it passes, by their
+ * own links, marked as firing: the order comes from the buckets, and only a bucket's few
+ * timers are sorted, when it fires. */
 struct due_set {
 	uint64_t bkey; /* keys <= bkey go to bucket 0, others to (key - bkey) >> shift */
 	int shift;     /* (the expiry's new key - bkey) >> shift < NBKT */
 };
 
-/* An empty slot's min and dirty mean nothing: place() starts them again. */
+/* An empty slot's min and dirty mean nothing. */
 struct slot {
 	struct pn_timer_link head;
 	int64_t min; /* smallest latest in the list */
@@ -52,28 +49,23 @@ struct pn_wheel {
 	uint64_t seq;
 	int64_t count;
 	bool in_expire;
-	/* Bit s of word L: slot L * SLOTS + s is not empty. Word NLEVEL is scratch that
-	 * place() and unlink_timer() write for DUE and FIRE so that they need no test for
-	 * them; it is never read and means nothing. */
+	/* bit s of word L: slot L * SLOTS + s is not empty. Word NLEVEL is scratch for DUE and
+	 * FIRE, never read, so that writers need no test */
 	uint64_t bitmap[NLEVEL + 1];
-	/* By slot id; slots[DUE]: keys <= cur, not being fired; slots[FIRE]: being fired
-	 * by an expiry that does not move cur (the due list's prefix), sorted (its min is
-	 * not kept). */
+	/* by slot id; DUE: keys <= cur, not being fired; FIRE: the due list's prefix an expiry
+	 * that does not move cur fires, sorted (its min not kept) */
 	struct slot slots[NSLOT + 2];
 	struct pn_wheel_stats st;
-	/* The sorts' buffer: 2 x sortcap records, then sortcap counts (the bucket sort's). */
+	/* 2 x sortcap records, then sortcap counts */
 	struct pn__srec *sortbuf;
 	size_t sortcap;
-	/* Expiry's buckets (see due_set): bit b of bbits says list bkt[b] is in use (its
-	 * head means nothing otherwise), bit i of bsum that word i of bbits is not 0; the
-	 * buckets' timers carry id FIRE. All clear between expiries; during one, the
-	 * buckets still to fire, and geo says which keys go where (bucket_of). */
+	/* expiry's buckets: bit b of bbits says bkt[b] is in use, bit i of bsum that word i
+	 * of bbits is not 0. All clear between expiries; during one, the buckets to fire */
 	uint64_t bsum;
 	uint64_t bbits[NBKT / 64];
 	struct pn_timer_link bkt[NBKT];
 	struct due_set geo;
-	/* test knobs (pn__wheel_check_tune): the shortest list sorted by records, the most
-	 * timers a bucket sorts by insertion, and whether growing the buffer fails */
+	/* test knobs (pn__wheel_check_tune) */
 	size_t records_min;
 	size_t few;
 	bool sort_fail;
@@ -106,9 +98,8 @@ static inline unsigned id_of(const struct pn_timer *t)
 	return (unsigned)(t->seq >> IDSHIFT);
 }
 
-/* a was added before b: seq order modulo 2^52, for pn_wheel_check (it wraps after
- * 4.5e15 adds; two timers 2^51 adds apart would compare wrongly, and then only the
- * check's verdict on them would be wrong: nothing else reads seq). */
+/* a was added before b, modulo 2^52: only pn_wheel_check reads it, and only its verdict on
+ * two timers 2^51 adds apart would be wrong. */
 static inline bool seq_before(uint64_t a, uint64_t b)
 {
 	return (int64_t)((a - b) << (64 - IDSHIFT)) < 0;
@@ -129,7 +120,7 @@ static inline int64_t list_min_latest(const struct pn_timer_link *h)
 	return m;
 }
 
-/* Lanes advance_expire() walks at once (see there). */
+/* Lists advance_expire() walks at once. */
 #define LANES 8
 
 /* ds for an expiry that moves the wheel's time from key cur to nk (> cur). */
@@ -139,7 +130,7 @@ static inline void due_set_init(struct due_set *ds, uint64_t cur, uint64_t nk)
 	*ds = (struct due_set){.bkey = cur, .shift = bits > BKTBITS ? bits - BKTBITS : 0};
 }
 
-/* The bucket of key k (<= the expiry's new key, so < NBKT). */
+/* The bucket of key k (<= the expiry's new key). */
 static inline size_t bucket_of(uint64_t k, uint64_t bkey, int shift)
 {
 	return k > bkey ? (size_t)((k - bkey) >> shift) : 0;
@@ -150,15 +141,13 @@ static inline void mark_firing(struct pn_timer *t)
 	t->seq = (t->seq & SEQMASK) | (uint64_t)FIRE << IDSHIFT;
 }
 
-/* sort.c's part of expiry (wheel.c calls them). */
+/* sort.c's part of expiry. */
 
-/* Sorts the list headed by h by deadline, stably (equal deadlines keep their order). */
+/* Stable sorts by deadline: of the list headed by h; of expiry's bucket h (by insertion,
+ * or past w->few timers as a list); of the due list, its timers up to now marked firing
+ * (returns the first after now, or the head). */
 void pn__wheel_sort_list(struct pn_wheel *w, struct pn_timer_link *h);
-/* Sorts expiry's bucket h by deadline, stably: by insertion, or past w->few timers by
- * pn__wheel_sort_list. */
 void pn__wheel_sort_bucket(struct pn_wheel *w, struct pn_timer_link *h);
-/* Sorts the due list by deadline, stably, and marks its timers up to now as firing;
- * returns the first timer after now, or the list's head. */
 struct pn_timer_link *pn__wheel_sort_due(struct pn_wheel *w, int64_t now);
 
 #endif

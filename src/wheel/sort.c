@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sort.c: the timer wheel's stable sorts by deadline (sort.h): a merge sort
- * of a timer list that allocates nothing, and sorts of (key, value) records in the
- * wheel's buffer: an LSD radix sort and a bucket sort (for spread and clustered
- * deadlines alike). Then the wheel's use of them (impl.h): the buffer, and the
+ * sort.c: the timer wheel's stable sorts by deadline: a merge sort of a timer list that
+ * allocates nothing, and a radix and a bucket sort of records in the wheel's buffer; the
  * sorts of the due list and of expiry's buckets.
  */
 #include <stdbool.h>
@@ -28,8 +26,8 @@ static inline bool rec_before(const struct rec *a, const struct rec *b)
 	return a->deadline < b->deadline;
 }
 
-/* Sorts a[0..n) (n <= PN__SORT_RUN) by deadline, stably: bottom-up merge sort between a and tmp,
- * over compact records rather than the timers' scattered memory. */
+/* Sorts a[0..n) (n <= PN__SORT_RUN) by deadline, stably, over compact records rather than
+ * the timers' scattered memory. */
 static void rec_sort(struct rec *a, struct rec *tmp, size_t n)
 {
 	struct rec *src = a, *dst = tmp;
@@ -53,8 +51,8 @@ static void rec_sort(struct rec *a, struct rec *tmp, size_t n)
 		memcpy(a, src, n * sizeof(*a));
 }
 
-/* Runs of PN__SORT_RUN nodes are sorted as arrays, then merged bottom-up over the next
- * pointers; the prev pointers are rebuilt at the end. */
+/* Runs of PN__SORT_RUN nodes sorted as arrays, then merged bottom-up over the next
+ * pointers; the prev pointers rebuilt at the end. */
 void pn__wheel_sort_links(struct pn_timer_link *h)
 {
 	if (h->next == h || h->next->next == h)
@@ -126,9 +124,8 @@ void pn__wheel_sort_links(struct pn_timer_link *h)
 struct pn__srec *pn__wheel_sort_radix(struct pn__srec *src, struct pn__srec *dst, size_t n,
                                       uint64_t range)
 {
-	/* 8-bit digits over the range present; one pass counts every digit, and a digit
-	 * all keys share costs no pass. (Most significant digit first with insertion sort
-	 * in the buckets is slower: its compares mispredict.) */
+	/* one pass counts every digit; a digit all keys share costs no pass (MSD first with
+	 * insertion sorts in the buckets is slower: its compares mispredict) */
 	int npass = (64 - __builtin_clzll(range) + 7) / 8;
 	size_t count[8][256];
 	memset(count, 0, (size_t)npass * sizeof(count[0]));
@@ -211,8 +208,8 @@ struct pn__srec *pn__wheel_sort_by_bucket(struct pn__srec *src, struct pn__srec 
 			srec_insertion(dst + at, c);
 			continue;
 		}
-		/* A crowded bucket (a cluster of deadlines): its keys share their high bits;
-		 * sorted the same way over the low ones, with the counts after these. */
+		/* a crowded bucket (a cluster of deadlines): sorted the same way over the low
+		 * bits, with the counts after these */
 		for (size_t i = at; i < at + c; i++)
 			dst[i].key &= low;
 		struct pn__srec *r = pn__wheel_sort_by_bucket(dst + at, src + at, count + nb,
@@ -225,7 +222,7 @@ struct pn__srec *pn__wheel_sort_by_bucket(struct pn__srec *src, struct pn__srec 
 
 /* ---- the wheel's buffer and its sorts (impl.h) ---- */
 
-/* The buffer for cap records: two halves of cap sort records, the bucket sort's counts. */
+/* The buffer for cap records: two halves, then the bucket sort's counts. */
 static inline size_t sortbuf_size(size_t cap)
 {
 	return cap * (2 * sizeof(struct pn__srec) + sizeof(uint32_t));
@@ -239,8 +236,7 @@ static void set_sortbuf(struct pn_wheel *w, struct pn__srec *b, size_t cap)
 	w->sortcap = cap;
 }
 
-/* Marks the due list's timers up to now as firing (the list is sorted); returns the
- * first one after now, or the head. */
+/* Marks the sorted due list's timers up to now as firing; the first after now, or h. */
 static struct pn_timer_link *mark_due_prefix(struct pn_timer_link *h, int64_t now)
 {
 	struct pn_timer_link *l = h->next;
@@ -249,16 +245,11 @@ static struct pn_timer_link *mark_due_prefix(struct pn_timer_link *h, int64_t no
 	return l;
 }
 
-/* Sorts list h by deadline, stably (equal deadlines keep their list order, which is
- * insertion order).
- *
- * The lists are timers scattered in the caller's memory, so the walks are what it costs.
- * One walk finds the range and whether the list is in order already (then nothing
- * moves) and copies (deadline, link) records into the buffer the wheel keeps; a list
- * longer than the buffer has ever been grows it and takes a second walk. The records are
- * sorted by the bucket sort over the range present, O(n) where a list sort is
- * O(n log n) with a pointer chase per step, and the list is relinked from them in one
- * pass. Short lists (records_min), or no memory, take list_sort. */
+/* Sorts list h by deadline, stably. The walks over the caller's scattered timers are the
+ * cost: one walk finds the range, whether the list is in order already, and copies
+ * (deadline, link) records into the wheel's buffer (a longer list grows it and walks
+ * again); the bucket sort is O(n), and the relink one pass. Short lists, or no memory,
+ * take the list sort. */
 void pn__wheel_sort_list(struct pn_wheel *w, struct pn_timer_link *h)
 {
 	struct pn__srec *buf = w->sortbuf;
@@ -293,7 +284,7 @@ void pn__wheel_sort_list(struct pn_wheel *w, struct pn_timer_link *h)
 		set_sortbuf(w, b, ncap);
 		buf = b;
 		cap = ncap;
-		/* the same n links as the first walk (which scan-build cannot tell) */
+		/* the same n links as the first walk (for scan-build) */
 		struct pn_timer_link *l = h->next;
 		for (size_t i = 0; i < n; i++, l = l->next)
 			buf[i] = (struct pn__srec){(uint64_t)pn__timer_of(l)->deadline,
@@ -315,8 +306,7 @@ void pn__wheel_sort_list(struct pn_wheel *w, struct pn_timer_link *h)
 	h->prev = pl;
 }
 
-/* Sorts bucket h by deadline, stably: an insertion sort for the few timers a bucket
- * mostly holds; past w->few of them (a cluster of deadlines), pn__wheel_sort_list. */
+/* Sorts bucket h: by insertion, or past w->few timers (a cluster) as a list. */
 void pn__wheel_sort_bucket(struct pn_wheel *w, struct pn_timer_link *h)
 {
 	size_t n = 1;
@@ -344,8 +334,8 @@ void pn__wheel_sort_bucket(struct pn_wheel *w, struct pn_timer_link *h)
 	}
 }
 
-/* Sorts the due list by deadline, stably, and marks the timers up to now as firing;
- * returns the first timer after now, or the head when all are due. */
+/* Sorts the due list and marks the timers up to now as firing; the first after now, or
+ * the head. */
 struct pn_timer_link *pn__wheel_sort_due(struct pn_wheel *w, int64_t now)
 {
 	struct pn_timer_link *h = &w->slots[DUE].head;

@@ -2,86 +2,22 @@
 /*
  * wheel.c: a hierarchical timer wheel with coalescing precision windows.
  *
- * Geometry. A deadline becomes a 64-bit unsigned key (the int64_t with its sign bit
- * flipped, so that keys sort as instants do and every int64_t is a valid deadline). The
- * key is split into 6-bit digits; level L has 64 slots indexed by digit L, and each
- * level is 64x coarser than the one below (wahern/timeout's layout at 1 ns resolution):
+ * A deadline's key (sign bit flipped) is split into 6-bit digits; level L has 64 slots
+ * indexed by digit L, each level 64x coarser than the one below. A pending timer with key
+ * k > cur (the last expiry time) sits at the level of the highest digit where k and cur
+ * differ, in the slot of k's digit there; keys <= cur sit in the due list. Expiry cascades
+ * the passed slots' timers, firing the due ones and filing the others finer. A slot only
+ * decides when a timer is looked at, never when it fires: the wheel is exact. Each timer
+ * cascades at most once per level; add and cancel are O(1).
  *
- *   level  slot width    level span   (span = what the 64 slots cover)
- *     0      1 ns          64 ns
- *     1     64 ns         4.1 us
- *     2    4.1 us         262 us
- *     3    262 us        16.8 ms
- *     4   16.8 ms         1.07 s
- *     5    1.07 s         68.7 s
- *     6    68.7 s        73.3 min
- *     7   73.3 min       78.2 h
- *     8   78.2 h          209 days
- *     9    209 days      36.6 years
- *    10   36.6 years      585 years (16 slots: the top 4 bits)
+ * Coalescing: pn_wheel_next is min(d + p) over pending timers, and an expiry at now fires
+ * every d <= now, so waking then fires each due timer inside its window (the greedy rule,
+ * optimal for known windows). The minimum is exact: every slot keeps its list's minimum
+ * right end, and the search stops at the first slot starting at or after the best found.
  *
- * A pending timer with key k > cur (the last expiry time) sits at the level of the
- * highest digit where k and cur differ, in the slot of k's digit there. Keys <= cur sit
- * in the due list. That placement stays true as cur advances until the slot's range is
- * reached: pn_wheel_expire then moves the passed slots' timers down (cascades them),
- * which fires the due ones and re-files the others at a finer level. Unlike Linux's
- * wheel (kernel/time/timer.c, no cascading, up to 12.5% implicit slack) this wheel is
- * exact: a timer carries its own precision and must never fire early, so its slot only
- * decides when it is looked at, never when it fires. Each timer cascades at most once
- * per level; add and cancel are O(1) (a list link, a bit in a 64-bit bitmap). A timer
- * carries the id of the list it is in (slot, due or firing) in the top 12 bits of seq,
- * so cancel finds its slot without computing it; seq keeps 52 bits of insertion order,
- * which only pn_wheel_check reads (modulo 2^52).
- *
- * Cost. With 10^5-10^6 timers in the caller's memory, add + cancel is bound by cache
- * misses: the timer's own line and, inherent to a doubly linked list, its two
- * neighbours' lines that unlinking writes. What follows a miss is kept short and free of
- * data dependences on it: the bookkeeping that depends on the timer's fields (bitmap
- * bit, stale minimum) is done under predicted branches, not computed into shared words,
- * so the next add does not wait for the miss (docs/DESIGN.md, "The wheel's costs").
- *
- * Coalescing rule (the greedy one, which is optimal for a known set of windows
- * [d, d + p]: sort by right end, wake at the smallest, fire every window already open,
- * repeat): pn_wheel_next is min(d + p) over pending timers, and pn_wheel_expire(now)
- * fires every timer with d <= now. Waking at that instant fires each due timer inside
- * its window, because none has a right end below it. Min(d + p) is exact: every slot
- * keeps the minimum right end of its list (recomputed lazily after the minimum leaves),
- * and the search walks non-empty slots in key order, stopping at the first whose range
- * starts at or after the best right end found (a later timer's d + p >= d >= that).
- *
- * A loop that sleeps with a precision of its own (pn_wheel_run, pn_wheel_timerfd) aims
- * at the start of the coalesced window, the latest deadline among the timers due by the
- * wakeup (pn_wheel_window): waking anywhere in between fires the same timers, so the
- * sleep's own lateness is absorbed instead of pushing timers past their windows. To
- * find that start without scanning a coarse slot, pn_wheel_window advances cur to a
- * wakeup at most 16.8 ms ahead, which puts every timer due by then in the due list
- * (cur may be ahead of the caller's clock; expiry handles that, firing only deadlines
- * <= now).
- *
- * Order: equal deadlines fire in insertion order. Timers with equal keys always share one
- * list (placement depends only on the key and cur), so appends keep them in insertion
- * order (the model test checks every firing order). Cascading mixes deadlines, so expiry
- * orders what it fires, and only that: an expiry that moves cur from c to n takes the due
- * list and every timer its cascade finds due straight into one of NBKT buckets by key over
- * (c, n], by the timers' own links, marking each as firing while its cache line is at hand
- * (advance_expire, collect); then it fires the buckets in order, each sorted first
- * (fire_buckets, pn__wheel_sort_bucket): by insertion for the few timers a bucket mostly
- * holds, the records' sort for a crowded one (a cluster of deadlines;
- * pn__wheel_sort_list). Insertion order survives: timers with equal keys come from one
- * list, in its order, into one bucket. A callback that cancels or re-adds a timer still to
- * fire unlinks it from its bucket, so freeing it after is safe. The cascade's walk is
- * what costs (docs/DESIGN.md, "The wheel's costs"), so LANES of the passed slots' lists are
- * walked side by side (a lane a list: the timers of a long jump sit mostly in a few coarse
- * slots). When the expiry does not move cur (a caller's clock behind an earlier call), the
- * due list is sorted instead (sort_due: records and the bucket sort, or without memory a
- * merge sort over the links) and fired from a firing list. Timers added by callbacks with
- * deadline <= now go to the due list and fire at the next expiry, which bounds every
- * pn_wheel_expire call.
- *
- * Time: a new wheel's cur is pn_now(), so timers are filed near their final level from
- * the start (cur far from the deadlines would put them all in the top level and
- * cascade them all at the first expiry). An empty wheel adopts the time of any expiry,
- * which is how a caller on a simulated timebase sets it.
+ * Order: equal deadlines fire in insertion order; expiry sorts what it fires through
+ * buckets. Timers callbacks add with deadline <= now fire at the next expiry, which bounds
+ * every call. docs/DESIGN.md, "The wheel's layout and order" and "The wheel's costs".
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -154,10 +90,9 @@ static int64_t slot_min(struct slot *sl)
 	return sl->min;
 }
 
-/* Files t (not linked) by its deadline relative to cur, with insertion order seq. Add
- * and cancel are the hot paths (see "Cost" above); the slot's id goes into t->seq so
- * that unlinking does not compute it again, and the bitmap and minimum are written only
- * when they change. */
+/* Files t (not linked) by its deadline relative to cur. The slot's id goes into t->seq so
+ * that unlinking does not compute it again; the bitmap and minimum are written only when
+ * they change. */
 static inline void place(struct pn_wheel *w, struct pn_timer *t, uint64_t seq)
 {
 	uint64_t k = key_of(t->deadline);
@@ -186,26 +121,23 @@ static inline void unlink_timer(struct pn_wheel *w, struct pn_timer *t)
 	struct slot *sl = &w->slots[id];
 	struct pn_timer_link *n = t->link.next, *p = t->link.prev;
 #ifdef __clang_analyzer__
-	/* A pending timer is linked. scan-build cannot tell that p is the head when t is its
-	 * first node, so it follows pn_wheel_expire's loop back into a timer just unlinked. */
+	/* for scan-build: a pending timer is linked */
 	__builtin_assume(p != NULL && n != NULL);
 #endif
 	p->next = n;
 	n->prev = p;
 	t->link.next = t->link.prev = NULL;
 	w->count--;
-	/* Branches, not arithmetic: t's fields are likely a cache miss, and a bitmap or a
-	 * flag computed from them would make the next add wait for it; a predicted branch
-	 * does not. Both neighbours are the head: the slot is empty now. */
+	/* branches, not arithmetic: t's fields are likely a cache miss, and a value computed
+	 * from them would make the next add wait for it. Both neighbours the head: empty. */
 	if (n == p)
 		w->bitmap[id / SLOTS] &= ~(1ULL << (id % SLOTS));
 	else if (t->latest == sl->min)
 		sl->dirty = true;
 }
 
-/* Adds due timer t (not linked, key k) to ds: at the end of its bucket's list, marked as
- * firing. A bucket's head is set up by its first timer: the append takes the head
- * itself as the last node then, with no branch. */
+/* Adds due timer t (key k) to the end of its bucket's list in ds, marked as firing. A
+ * bucket's head is set up by its first timer, with no branch. */
 static inline void collect(struct pn_wheel *w, const struct due_set *ds, struct pn_timer *t,
                            uint64_t k)
 {
@@ -221,8 +153,8 @@ static inline void collect(struct pn_wheel *w, const struct due_set *ds, struct 
 	mark_firing(t);
 }
 
-/* Fetches the timer at p (NULL or stale: only a hint) into the cache for writing: both
- * of its lines, since the caller's array need not align it to one. */
+/* Fetches the timer at p (only a hint) for writing: both of its lines, since the caller's
+ * array need not align it. */
 static inline void prefetch_timer(const void *p)
 {
 	__builtin_prefetch(p, 1);
@@ -230,8 +162,8 @@ static inline void prefetch_timer(const void *p)
 	__builtin_prefetch((const void *)((uintptr_t)p + sizeof(struct pn_timer) - 1), 1);
 }
 
-/* Files t, whose slot nk passed, again: into a finer level, or the due list (or ds).
- * Returns whether it cascaded. */
+/* Files t, whose slot nk passed, again: finer, or the due list (or ds). Whether it
+ * cascaded. */
 static inline bool refile(struct pn_wheel *w, uint64_t nk, const struct due_set *ds,
                           struct pn_timer *t)
 {
@@ -276,10 +208,9 @@ static unsigned detach(struct pn_wheel *w, uint64_t nk, struct pn_timer_link **c
 	return nch;
 }
 
-/* Advances cur to nk (> cur) for pn_wheel_window: every slot whose range nk reaches is
- * emptied and its timers filed again, into the due list or a finer level, walked one
- * list after the other in slot order (so that the due list comes in order as often as
- * it can: sort_due then has nothing to do). */
+/* Advances cur to nk for pn_wheel_window: the slots nk reaches emptied and their timers
+ * filed again, one list after the other in slot order, so that the due list mostly comes
+ * in order. */
 static void advance(struct pn_wheel *w, uint64_t nk)
 {
 	struct pn_timer_link *chain[NSLOT];
@@ -295,17 +226,10 @@ static void advance(struct pn_wheel *w, uint64_t nk)
 	w->st.cascaded += cascaded;
 }
 
-/* Advances cur to nk (> cur) for an expiry: the passed slots' timers due by nk go to ds,
- * the others to a finer level.
- *
- * The walk of the lists is what this costs: each step is a cache miss whose address the
- * step before gives. So LANES of the lists are walked side by side, each lane taking the
- * next list when its own ends, so that up to LANES misses are under way at once instead
- * of one (a lane per list, not a run of lists per lane: a few coarse slots often hold
- * most of the timers). Each list is walked in its order (timers with equal keys share a
- * slot, so they are collected in insertion order, which is all that the buckets' stable
- * order needs). One pass walks and files: a second pass would miss again (docs/DESIGN.md,
- * "The wheel's costs"). */
+/* Advances cur to nk for an expiry: the passed slots' timers due by nk go to ds, the
+ * others finer. Each step of a list walk is a cache miss the step before addresses, so
+ * LANES lists are walked side by side, a lane per list (a few coarse slots often hold most
+ * timers); each list in its order, which is all the buckets' stable order needs. */
 static void advance_expire(struct pn_wheel *w, uint64_t nk, struct due_set ds)
 {
 	struct pn_timer_link *chain[NSLOT];
@@ -315,13 +239,13 @@ static void advance_expire(struct pn_wheel *w, uint64_t nk, struct due_set ds)
 	uint64_t cascaded = 0;
 	while (live < LANES && next < nch)
 		p[live++] = chain[next++];
-	/* Lanes p[0 .. live) are not done; a finished one takes the next list, or, when
-	 * none is left, the last lane's place. */
+	/* lanes p[0 .. live) are not done; a finished one takes the next list, or the last
+	 * lane's place */
 	while (live) {
 		for (unsigned k = 0; k < live; k++) {
 			struct pn_timer_link *l = p[k];
 			p[k] = l->next;
-			prefetch_timer(p[k]); /* the lane's next step, while the others run */
+			prefetch_timer(p[k]); /* the lane's next step */
 			cascaded += refile(w, nk, &ds, pn__timer_of(l));
 			if (!p[k]) {
 				if (next < nch) {
@@ -336,8 +260,7 @@ static void advance_expire(struct pn_wheel *w, uint64_t nk, struct due_set ds)
 	w->st.cascaded += cascaded;
 }
 
-/* Adds the due list's timers to ds (an expiry's first step, when every one is due), and
- * empties the list. */
+/* Moves the due list's timers, every one due, to ds. */
 static void collect_due_list(struct pn_wheel *w, struct due_set ds)
 {
 	struct pn_timer_link *h = &w->slots[DUE].head, *l = h->next;
@@ -378,8 +301,7 @@ PN_API int pn_wheel_new(struct pn_wheel **wp)
 		return -ENOMEM;
 	for (int id = 0; id < NSLOT + 2; id++)
 		slot_reset(&w->slots[id]);
-	/* Files timers relative to now: a cur far from the deadlines would put them all in
-	 * the top level and cascade them all at the first expiry. */
+	/* timers filed relative to now: a far cur would cascade them all at the first expiry */
 	w->cur = key_of(pn_now());
 	w->records_min = PN__SORT_RUN + 1; /* shorter lists: the merge sort on the links */
 	w->few = 32;
@@ -408,12 +330,12 @@ static inline int add_new(struct pn_wheel *w, struct pn_timer *t, int64_t deadli
 	return 0;
 }
 
-/* Re-adding a pending timer: out of line and reached by a tail call, so that the common
- * add needs no stack frame. */
+/* Re-adding a pending timer, out of line and reached by a tail call, so that the common add
+ * needs no stack frame. */
 static __attribute__((noinline)) int readd(struct pn_wheel *w, struct pn_timer *t, int64_t deadline,
                                            int64_t precision, int64_t period)
 {
-	if (t->wheel != w) /* pending in another wheel: its lists are not w's to change */
+	if (t->wheel != w) /* pending in another wheel */
 		return -EINVAL;
 	unlink_timer(w, t);
 	return add_new(w, t, deadline, precision, period);
@@ -467,8 +389,7 @@ struct bucket_walk {
 	uint64_t bm;
 };
 
-/* The walk's next bucket, or NBKT (a walk starts as {0, w->bbits[0]}). Only fire_buckets
- * clears bits, behind its walks; next_wake and pn_wheel_window walk from a callback. */
+/* The walk's next bucket, or NBKT. Only fire_buckets clears bits, behind its walks. */
 static inline size_t walk_next(const struct pn_wheel *w, struct bucket_walk *k)
 {
 	while (!k->bm) {
@@ -509,7 +430,7 @@ static bool next_wake(struct pn_wheel *w, int64_t *best)
 	for (int level = 0; level < NLEVEL; level++) {
 		for (uint64_t bm = w->bitmap[level]; bm; bm &= bm - 1) {
 			int s = __builtin_ctzll(bm);
-			/* Every later timer has deadline >= this slot's base, so latest >= it. */
+			/* every later timer's deadline is >= this slot's base */
 			if (found && instant_of(slot_base(w, level, s)) >= b)
 				goto done;
 			int64_t m = slot_min(&w->slots[level * SLOTS + s]);
@@ -554,11 +475,9 @@ PN_API int pn_wheel_window(struct pn_wheel *w, int64_t *earliest, int64_t *wake)
 	if (!next_wake(w, &b))
 		return -ENOENT;
 	uint64_t kb = key_of(b);
-	/* A wakeup at most WINDOW_AHEAD past the wheel's time: the wheel moves its time
-	 * there now, which files every timer due by then in the due list (expiry would do
-	 * that work anyway), so that the answer scans only the timers that will fire
-	 * instead of a coarse slot's list. Farther wakeups do not: timers added until then
-	 * would all go to the unsorted due list. Not from a callback. */
+	/* a wakeup at most WINDOW_AHEAD ahead: move the wheel's time there now, filing every
+	 * timer due by then in the due list, so that only those are scanned. Farther, timers
+	 * added until then would all go to the unsorted due list. Not from a callback. */
 	bool advanced = !w->in_expire && kb > w->cur && kb - w->cur <= WINDOW_AHEAD;
 	if (advanced)
 		advance(w, kb);
@@ -576,8 +495,8 @@ PN_API int pn_wheel_window(struct pn_wheel *w, int64_t *earliest, int64_t *wake)
 		*wake = b;
 		return 0;
 	}
-	/* The last two non-empty slots that start at or before b: the last may hold only
-	 * deadlines past b, and then every deadline in the one before it is <= b. */
+	/* the last two non-empty slots starting at or before b: the last may hold only
+	 * deadlines past b, and then every one in the one before is <= b */
 	struct slot *last = NULL, *prev = NULL;
 	for (int level = 0; level < NLEVEL; level++) {
 		for (uint64_t bm = w->bitmap[level]; bm; bm &= bm - 1) {
@@ -608,7 +527,7 @@ static void rearm(struct pn_wheel *w, struct pn_timer *t, int64_t now)
 	__int128 k = (now - d) / p + 1; /* now >= d: it fired */
 	__int128 nd = d + k * p;
 	int64_t precision = t->latest - t->deadline;
-	/* k - 1 can exceed 2^64 after a jump across the whole timebase: saturate. */
+	/* k - 1 can exceed 2^64 after a jump across the whole timebase: saturate */
 	unsigned __int128 missed = (unsigned __int128)w->st.missed + (unsigned __int128)(k - 1);
 	w->st.missed = missed > UINT64_MAX ? UINT64_MAX : (uint64_t)missed;
 	t->deadline = nd > INT64_MAX ? INT64_MAX : (int64_t)nd;
@@ -638,12 +557,10 @@ static inline void prefetch_bucket(const struct pn_wheel *w, size_t a)
 	}
 }
 
-/* Fires the buckets' timers, bucket after bucket, each sorted first. A bucket's bit stays
- * set until it is done, so that next_wake sees its timers; a callback that cancels or
- * re-adds one still to fire unlinks it from its bucket. The first and last timers of the
- * bucket FETCH_AHEAD on are fetched while this one fires (the bits say which: callbacks
- * never add to the buckets, and a head a cancel emptied points to itself). Returns the
- * number fired. */
+/* Fires the buckets' timers, each bucket sorted first. A bucket's bit stays set until it
+ * is done, so that next_wake sees its timers; a callback that cancels or re-adds one
+ * unlinks it from its bucket. The bucket FETCH_AHEAD on is fetched meanwhile. The number
+ * fired. */
 static int64_t fire_buckets(struct pn_wheel *w, int64_t now)
 {
 	int64_t fired = 0;
@@ -674,8 +591,7 @@ PN_API int pn_wheel_expire(struct pn_wheel *w, int64_t now)
 		return -EBUSY;
 	uint64_t nk = key_of(now);
 	if (w->count == 0) {
-		/* Nothing is filed relative to cur: an empty wheel adopts any time, which is
-		 * how a caller on another timebase (simulated time) sets it. */
+		/* an empty wheel adopts any time (a simulated timebase sets it so) */
 		w->cur = nk;
 		return 0;
 	}
@@ -683,8 +599,7 @@ PN_API int pn_wheel_expire(struct pn_wheel *w, int64_t now)
 	struct pn_timer_link *firing = &w->slots[FIRE].head;
 	int64_t fired = 0;
 	if (nk > w->cur) {
-		/* Every timer in the due list is due (its key <= cur < nk), and so is every
-		 * one advance_expire() finds due: they are collected into the buckets. */
+		/* the due list and what advance_expire finds due go into the buckets */
 		due_set_init(&w->geo, w->cur, nk);
 		collect_due_list(w, w->geo);
 		advance_expire(w, nk, w->geo);
@@ -696,8 +611,7 @@ PN_API int pn_wheel_expire(struct pn_wheel *w, int64_t now)
 	}
 	if (list_empty(&due->head))
 		return 0;
-	/* When now < cur (a caller's clock behind an earlier call) some due timers are not
-	 * due yet: only the prefix up to now fires. */
+	/* now < cur (a caller's clock behind an earlier call): only the prefix up to now */
 	list_splice_before(&due->head, pn__wheel_sort_due(w, now), firing); /* firing was empty */
 	if (!list_empty(&due->head))
 		due->dirty = true; /* its minimum may have fired */
@@ -726,7 +640,7 @@ PN_API int pn_wheel_run(struct pn_wheel *w, int64_t until)
 		if (pn_now() >= until)
 			break;
 		if (pn_wheel_window(w, &e, &l) == 0 && e < until) {
-			/* Waking anywhere in [e, l] fires the same timers, each in its window. */
+			/* waking anywhere in [e, l] fires the same timers */
 			pn_sleep_until(e, l - e);
 			int r = pn_wheel_expire(w, pn_now());
 			if (r > 0)
@@ -747,7 +661,7 @@ PN_API int pn_wheel_timerfd(struct pn_wheel *w, int fd)
 	int armed = pn_wheel_window(w, &e, &l) == 0;
 	if (armed) {
 		if (e < 1)
-			e = 1; /* an absolute time in the past fires at once; 0 would disarm */
+			e = 1; /* a past absolute time fires at once; 0 would disarm */
 		its.it_value.tv_sec = e / PN_NSEC;
 		its.it_value.tv_nsec = e % PN_NSEC;
 	}
