@@ -1,26 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plan.c: the sleep plan (plan.h) the engine runs: the kernel part's target and slack
- * from the margin policy (policy.c), the latency probes, and what a wakeup teaches.
+ * plan.c: the sleep plan the engine runs: the kernel part's target and slack from the
+ * margin policy, the latency probes, and what a wakeup teaches.
  *
- * A thread that has learned nothing yet measures the kernel's wakeup latency with up to
- * PROBES of the shortest possible sleeps (absolute, 1 ns ahead) at the start of its first
- * sleep that has room for them (PROBE_ROOM times the worst seen), so the probes never make
- * that sleep late; until then the margin is one tick (the coarse clock's resolution: the
- * lateness of a timer without high-resolution timers), so an unprobed short sleep spins.
+ * A thread that has learned nothing measures the kernel's wakeup latency with up to PROBES
+ * shortest sleeps at the start of its first sleep with room for them, so the probes never
+ * make it late; until then the margin is one tick. A spin-only class (margin >= len) would
+ * never learn that the load went down: it probes instead of spinning that long, sleeps
+ * half in the kernel every EXPLORE_CHEAP-th sleep once the probes say wakeups are cheap
+ * (every EXPLORE-th regardless), and each other sleep ages its memory by AGE_STEPS samples.
  *
- * A class whose margin is as long as its sleeps spins every time and would never learn that
- * the load went down. Such a sleep, when it has room, first makes one probe (a shortest
- * sleep, instead of spinning that long); when the probes say wakeups are cheap again (twice
- * their p99.9 fits in a quarter of the sleep), every EXPLORE_CHEAP-th spin-only sleep sleeps
- * half its length in the kernel and learns from it; every EXPLORE-th does regardless. Each
- * of the others ages what the class knows by AGE_STEPS samples' worth, so that its memory
- * runs in its sleeps, not in its explores: the late wakeups that made it spin-only fade
- * within a few hundred sleeps.
- *
- * Everything is per thread: lock-free by construction, and no allocation but one mmap at a
- * thread's first plan, so the preload shim may call it where nanosleep is
- * async-signal-safe.
+ * Everything is per thread: lock-free, and no allocation but one mmap at a thread's first
+ * plan, so the shim may call it where nanosleep is async-signal-safe.
  */
 #include <errno.h>
 #include <time.h>
@@ -33,27 +24,25 @@
 
 #define PROBES     8
 #define PROBE_ROOM 4 /* a probe needs this many times the worst wakeup seen */
-/* The least a shortest kernel wait is reckoned to take before one is seen, 10 us: the order
- * of a wakeup's own path (a timer interrupt, a context switch), so that the first probe
- * never starts where it cannot end before the deadline. */
+/* The least a shortest kernel wait is reckoned to take before one is seen: the order of a
+ * wakeup's own path, so that the first probe never starts where it cannot end in time. */
 #define PROBE_WORST_MIN 10000
 #define EXPLORE         1024  /* spin-only sleeps before a class tries the kernel again */
-#define EXPLORE_CHEAP   16    /* ... when the probes say wakeups got cheap */
-#define AGE_STEPS       4     /* a spin-only sleep ages its class by this many samples... */
-#define AGE_FLOOR       64.0f /* ... while it holds more than this many */
+#define EXPLORE_CHEAP   16    /* when the probes say wakeups got cheap */
+#define AGE_STEPS       4     /* a spin-only sleep ages its class by this many samples */
+#define AGE_FLOOR       64.0f /* while it holds more than this many */
 
-/* Sets the slack for the kernel part of p: with PN__PLAN_KEEP_SLACK, from what the thread
- * has now (read every time: the program may have changed it behind our back) and
- * remembered in p->restore; otherwise left in place, prctl skipped when it is known to be
- * set already. p->slack becomes the slack in force. */
+/* Sets the slack for p's kernel part: with PN__PLAN_KEEP_SLACK, from what the thread has
+ * now (read every time: the program may change it) remembered in p->restore; otherwise
+ * kept, prctl skipped when already set. p->slack becomes the slack in force. */
 static void set_slack(struct pn__state *t, struct pn__plan *p, int64_t ns)
 {
-	if (t->sched.lent) { /* real-time: the kernel keeps no slack and takes none */
+	if (t->sched.lent) { /* real-time: the kernel keeps no slack */
 		p->slack = 0;
 		return;
 	}
 	if (p->flags & PN__PLAN_KEEP_SLACK) {
-		if (p->restore < 0) { /* not changed yet: what the thread has now */
+		if (p->restore < 0) { /* not changed yet */
 			int64_t cur = pn_slack_get();
 			p->slack = cur;
 			if (cur == ns)
@@ -85,11 +74,10 @@ void pn__plan_cancel(struct pn__plan *p)
 	p->restore = -1;
 }
 
-/* One shortest kernel wait (1 ns, slack 1 ns; the plan's probe when it has one, which
- * watches the caller's fds too) learned into class 0, if it leaves PROBE_ROOM times *worst
- * before the deadline. Returns 1 if it waited, 0 if there was no room (or it was interrupted
- * and the caller resumes), -1 when the plan must end: p->stop says why (-EINTR, another
- * -errno, or fds ready). */
+/* One shortest kernel wait (the plan's probe, which watches the caller's fds, if it has
+ * one), learned into class 0 if it leaves PROBE_ROOM times *worst before the deadline. 1
+ * if it waited, 0 if not (or interrupted and resuming), -1 when the plan must end (p->stop
+ * says why). */
 static int probe_once(struct pn__state *t, struct pn__plan *p, int64_t deadline, int64_t *worst)
 {
 	int64_t now = pn_now();
@@ -97,12 +85,10 @@ static int probe_once(struct pn__state *t, struct pn__plan *p, int64_t deadline,
 		return 0;
 	set_slack(t, p, 1);
 	int r = p->probe ? p->probe->wait(p->probe->ctx) : pn__kernel_probe();
-	/* interrupted, and the caller resumes: no more probes (a retry could meet a signal
-	 * every time under a storm of them, and never end) */
+	/* interrupted and resuming: no more probes (a signal storm could meet every retry) */
 	if (r == -EINTR && !(p->flags & PN__PLAN_EINTR))
 		return 0;
-	/* a plain probe is the library's own call: its failure is never the caller's result
-	 * (a probe on the caller's fds fails as the caller's wait would) */
+	/* a plain probe's failure is never the caller's result */
 	if (r < 0 && r != -EINTR && !p->probe)
 		return 0;
 	if (r != 0) {
@@ -116,8 +102,8 @@ static int probe_once(struct pn__state *t, struct pn__plan *p, int64_t deadline,
 	return 1;
 }
 
-/* The shortest kernel waits, while they leave room before the deadline: what waking up
- * costs here, learned into class 0. Returns -1 when the plan must end. */
+/* The shortest kernel waits, while they leave room before the deadline, learned into
+ * class 0. -1 when the plan must end. */
 static int probe_all(struct pn__state *t, struct pn__plan *p, int64_t deadline)
 {
 	int64_t worst = PROBE_WORST_MIN;
@@ -128,12 +114,10 @@ static int probe_all(struct pn__state *t, struct pn__plan *p, int64_t deadline)
 }
 
 /* A class that spins every time (margin >= len): one probe instead of spinning that long,
- * and whether this sleep should explore (sleep half in the kernel). Only then: a class that
- * spins learns only from its explores, so a lower bar (margin > len / 2) would leave a class
- * that a few late wakeups pushed over it spinning whole sleeps for thousands of them. Under
- * PN_SLEEP_BUDGET_FULL no probe: the CPU it would save is not wanted, and a probe's own
- * tail (the vCPU halted, then not run again at once) put the p99 of 100 us sleeps at 2-16
- * us where a pure spin's was under 1 us (docs/DESIGN.md, "Precision at any cost"). */
+ * and whether this sleep explores. A lower bar (margin > len / 2) would leave a class a few
+ * late wakeups pushed over it spinning whole sleeps for thousands of them. No probe under
+ * PN_SLEEP_BUDGET_FULL: a probe's own tail costs the p99 there (docs/DESIGN.md, "Precision
+ * at any cost"). */
 static bool spin_only_learn(struct pn__state *t, struct pn__plan *p, int k, int64_t len)
 {
 	struct pn__sleep_class *c = &t->cls[k], *c0 = &t->cls[0]; /* class 0: the probes */
@@ -154,21 +138,17 @@ static bool spin_only_learn(struct pn__state *t, struct pn__plan *p, int k, int6
 	return false;
 }
 
-/* A thread whose spins lose LOSS_SPIN_RATE of their time to stalls longer than what the
- * kernel alone is late by at its p99 (less the precision) would be late that much at least
- * as often with a spin as without: the spin cannot lower the p99. It waits in the kernel
- * alone, spinning every LOSS_EXPLORE-th wait to go on watching its spins. One stall is no
- * rate: the share must rest on more than two stalls, decayed as it is (LOSS_MIN_STALLS:
- * three within a few hundred spins), or one steal of the vCPU holds the thread in the
- * kernel for thousands of waits (docs/DESIGN.md, "One stall is no rate"). */
+/* A thread whose spins lose LOSS_SPIN_RATE of their time to stalls longer than the
+ * kernel's p99 lateness less the precision cannot lower the p99 by spinning: it waits in
+ * the kernel alone, spinning every LOSS_EXPLORE-th wait to go on watching. The share must
+ * rest on LOSS_MIN_STALLS stalls, or one steal of the vCPU holds the thread there for
+ * thousands of waits (docs/DESIGN.md, "One stall is no rate"). */
 #define LOSS_SPIN_RATE  0.01
 #define LOSS_MIN_STALLS 2.5
 #define LOSS_EXPLORE    16
 
-/* Why a wait that would spin waits in the kernel alone instead (a PN_SLEEP_MODE_*), or 0:
- * the thread's spins lose the CPU as often as the kernel is late (the vCPU taken away while
- * it spins). A shared CPU (a spin loses it for the other tasks' slices) is choose's: such a
- * wait is PN_SLEEP_MODE_SHARED before any margin is priced. */
+/* Why a wait that would spin waits in the kernel alone instead (a PN_SLEEP_MODE_*), or 0.
+ * A shared CPU is choose's to say. */
 static int kernel_alone(struct pn__state *t, int64_t precision, int64_t kernel_q)
 {
 	double loss = pn__policy_loss_share(&t->loss, kernel_q - precision);
@@ -179,9 +159,8 @@ static int kernel_alone(struct pn__state *t, int64_t precision, int64_t kernel_q
 	return 0;
 }
 
-/* The mode of a wait whose margin is margin (a spin, the whole wait's or not), or why it
- * waits in the kernel alone instead (kernel_alone); never for a budget of precision at
- * any cost, nor a SCHED_FIFO thread. */
+/* The mode of a wait with margin margin, or kernel_alone's; never for a budget of
+ * precision at any cost, nor a SCHED_FIFO thread. */
 static int spin_mode(struct pn__state *t, int64_t margin, int64_t len, int64_t precision,
                      int64_t kernel_q)
 {
@@ -191,10 +170,9 @@ static int spin_mode(struct pn__state *t, int64_t margin, int64_t len, int64_t p
 	return alone ? alone : margin >= len ? PN_SLEEP_MODE_SPIN_ALL : PN_SLEEP_MODE_SPIN;
 }
 
-/* The margin for a wait of len ns in class k at this precision, within t's budget. Returns
- * true where the thread's CPU is shared and the wait spins whatever its margin would be
- * (kernel_alone): the margin is not priced then, and the mode is PN_SLEEP_MODE_SHARED.
- * With PN__PLAN_ROUNDED in flags, no margin either (nothing to spin to). */
+/* The margin for a wait of len ns in class k, within t's budget. True where the CPU is
+ * shared and the wait does not spin: the margin is not priced (nor with
+ * PN__PLAN_ROUNDED). */
 static bool choose(struct pn__state *t, int k, int64_t len, int64_t precision, int flags,
                    struct pn__policy_choice *c)
 {
@@ -243,7 +221,7 @@ void pn__plan_make(struct pn__plan *p, clockid_t clk, int64_t deadline, int64_t 
 		p->past = true;
 		return;
 	}
-	if (PN_UNLIKELY(!t)) { /* no state: the kernel to the deadline, as it is */
+	if (PN_UNLIKELY(!t)) { /* no state: the kernel to the deadline */
 		p->start = p->now = now;
 		p->target = deadline;
 		p->kernel = true;
@@ -276,7 +254,7 @@ void pn__plan_make(struct pn__plan *p, clockid_t clk, int64_t deadline, int64_t 
 		return;
 	}
 	now = pn__clock_now(clk);
-	if (now >= deadline) {      /* the probe took what was left: a spin of nothing */
+	if (now >= deadline) {      /* the probe took what was left */
 		pn__plan_cancel(p); /* the probe's slack goes back */
 		p->k = k;
 		p->start = p->now = p->target = now;
@@ -291,7 +269,7 @@ void pn__plan_make(struct pn__plan *p, clockid_t clk, int64_t deadline, int64_t 
 	       : !margin                    ? PN_SLEEP_MODE_CHEAP
 	                                    : mode;
 	t->st.shared_waits += mode == PN_SLEEP_MODE_SHARED;
-	p->shared = pn__slice_shared(&t->slice); /* whatever the mode: sched.c's rules */
+	p->shared = pn__slice_shared(&t->slice);
 	pn__state_mode(t, mode);
 	t->st.margin_ns = margin;
 	p->budget_cut_ns = c.wanted > planned ? c.wanted - planned : 0;
@@ -310,9 +288,8 @@ void pn__plan_woke(struct pn__plan *p, bool learn)
 	struct pn__state *t = pn__state_get();
 	int64_t woke = pn__clock_now(p->clk);
 	pn__plan_cancel(p);
-	/* a clock stepped back between the kernel's wakeup and this read (REALTIME, TAI) reads
-	 * below the plan's: p->now stays the spin's floor, whose first read gives the rest of
-	 * the wait back to the kernel (p->away), and the wakeup teaches nothing */
+	/* a clock stepped back since the wakeup (REALTIME, TAI): p->now stays the spin's floor,
+	 * which gives the rest of the wait back to the kernel, and the wakeup teaches nothing */
 	if (PN_UNLIKELY(woke < p->now))
 		return;
 	p->now = woke;

@@ -1,76 +1,48 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * policy.c: the margin policy of policy.h.
+ * policy.c: the margin policy (libpunctual(3), PRECISE SLEEP, has the rules; docs/DESIGN.md,
+ * "The spin margin" and "Precision at a price", the measurements behind each constant).
  *
- * The kernel's lateness L = wake - target - slack (what is left after the slack the thread
- * asked for) is learned per sleep-length class (log2 of the length in us: an idle vCPU
- * halts on long sleeps and takes tens of microseconds to wake) in a decayed histogram
- * (decay_hist.h). A sleep then
- *  - waits in the kernel only, when the precision covers the class's p99 lateness: one
- *    absolute wait to the deadline with slack = the largest power of two that fits in
- *    precision - p99 and in the sleep's length (a power of two, so the slack rarely
- *    changes: no prctl per call);
- *  - or waits with slack 1 ns until deadline - margin, then spins: margin = the class's
- *    p99.9 at a precision of PN__MARGIN_FINE_NS or less (at least YOUNG_X times its p99
- *    while the class is too young for a p99.9), its p99.6 at a wider one;
- *  - but where the class's spins keep losing the CPU to other tasks (LOST_NS), waits in the
- *    kernel to the deadline at slack 1 ns: a kernel wait is woken ahead of a CPU hog, a
- *    spinner waits out its slices.
- *
- * The price (sleep.h's rules, in this order): the margin covers the lateness less the
- * precision (which the caller allows); its level drops to 1 - f where the thread's spins
- * lose a share f of their time to stalls longer than the precision (pn__policy_loss_share:
- * a spin cannot remove lateness that hits it too), at most to LEVEL_LOW; then the budget
- * (or, without one, the knee: KNEE_SLOPE) takes the largest margin whose expected CPU fits.
- * A wait's expected CPU is its spin, E[(margin - L)+] over the class's learned wakeups, plus
- * the thread's measured overhead per wait (its system calls, its wakeup).
- *
- * Outliers: from three samples on, a quantile never rests on the two newest samples' weight
- * alone (a fine precision's margin on the newest one's: margin_of), so one stall (a process
- * stopped, a vCPU descheduled for 50 ms) is never the margin; a lone wakeup later than its
- * sleep and STALL_X times its class's margin is not learned at all unless the next one is as
- * late (pn__policy_learn). A class with fewer than PN__MARGIN_MIN_SAMPLES samples takes the
- * larger of its own quantiles, doubled but capped at half the sleep (so that a stall among
- * its first samples cannot make it spin-only, and stop learning), and those of its
- * best-learned neighbour, doubled while that one is young. docs/DESIGN.md, "The spin
- * margin" and "Precision at a price", has the measurements behind each constant.
+ * The kernel's lateness past target and slack is learned per sleep-length class in a
+ * decayed histogram. Where the precision covers the class's p99, a sleep waits in the
+ * kernel alone, its slack a power of two so that it rarely changes; else it waits at 1 ns
+ * slack to deadline - margin and spins. The margin's level drops to 1 - f where the spins
+ * lose a share f of their time to stalls, no lower than LEVEL_LOW; then the budget (or the
+ * knee) takes the largest margin whose expected CPU, E[(margin - L)+] plus the wait's
+ * overhead, fits. One stall is never the margin: a quantile never rests on the newest
+ * samples alone, and a lone wakeup later than its sleep and STALL_X times the margin is
+ * learned only if the next one is as late.
  */
 #include <stddef.h>
 
 #include <punctual/clock.h>
 #include "wait/policy.h"
 
-/* A class that knows nothing spins one tick: a timer without high-resolution timers is
- * late by up to one. Where the coarse clock's resolution cannot be read, the longest
- * common tick, 4 ms (HZ=250). */
+/* A class that knows nothing spins one tick, as late as a timer without high-resolution
+ * timers; 4 ms (HZ=250) where the coarse clock's resolution cannot be read. */
 #define TICK_UNKNOWN_NS 4000000
 #define LEVEL_FINE      0.999 /* the spin margin's level at a fine precision */
-#define LEVEL_WIDE      0.996 /* ... and at a wider one */
+#define LEVEL_WIDE      0.996 /* at a wider one */
 /* A fine precision's margin while its class is too young for a p99.9 is at least YOUNG_X
- * times its p99, the raise capped at half the sleep so that it never makes the class
- * spin-only: the second latest wakeup seen is only a p99-p99.5 in a class's first few
- * hundred sleeps, and a halted vCPU's wakeups are heavy-tailed. */
+ * times its p99, capped at half the sleep so that the class never turns spin-only. */
 #define YOUNG_X 3
-/* A spin that ends LOST_NS past its deadline lost the CPU to another task (a scheduler
- * slice is milliseconds). A class whose spins lose more than LOST_RATE of the time
- * (decayed by LOST_DECAY a spin) waits in the kernel to the deadline, spinning every
- * LOST_EXPLORE-th sleep to see whether the CPU is free again. */
+/* A spin that ends LOST_NS past its deadline lost the CPU to another task. A class whose
+ * spins lose more than LOST_RATE (decayed by LOST_DECAY a spin) waits in the kernel,
+ * spinning every LOST_EXPLORE-th sleep to see whether the CPU is free again. */
 #define LOST_NS      200000
 #define LOST_DECAY   (1.0f / 32)
 #define LOST_RATE    0.125f
 #define LOST_EXPLORE 16
 /* A wakeup later than its sleep and STALL_X times its class's margin is a stall. */
 #define STALL_X 8
-/* The lowest level the spins' own loss can bring a margin's down to. */
+/* The lowest level the spins' own loss can bring a margin to. */
 #define LEVEL_LOW 0.9
-/* Without a budget, a margin grows only while each further 1% of a CPU (of the wait's
- * length) puts at least KNEE_SLOPE % more waits on time, and for sleeps of AUTO_CAP_LEN or
- * more to at most AUTO_CAP of their length. */
+/* Without a budget, a margin grows only while each further 1% of a CPU puts KNEE_SLOPE %
+ * more waits on time, and for sleeps of AUTO_CAP_LEN or more to AUTO_CAP of their length. */
 #define KNEE_SLOPE   0.1
 #define AUTO_CAP     0.25
 #define AUTO_CAP_LEN 1000000
-/* Spin loss decays by this a spin: what the thread's spins lose follows the host's last few
- * hundred spins. */
+/* Spin loss follows the host's last few hundred spins. */
 #define LOSS_DECAY 0.998647f /* 2^(-1/512) */
 
 int pn__policy_class(int64_t len)
@@ -94,9 +66,7 @@ int64_t pn__policy_quantile(const struct pn__sleep_class *c, double level)
 	return c->wake.n < PN__MARGIN_MIN_SAMPLES ? 2 * v : v;
 }
 
-/* The guard of a margin's level: one sample at the fine level (until the p99.9 holds on its
- * own, the second latest wakeup seen: still never a lone stall, and raised while the class
- * is young), two at the others. */
+/* The guard of a margin's level: one sample at the fine level, two at the others. */
 static float guard_of(double level)
 {
 	return level >= LEVEL_FINE ? 1.0f : 2.0f;
@@ -118,10 +88,8 @@ int64_t pn__policy_fine(const struct pn__sleep_class *c, int64_t len)
 	return m;
 }
 
-/* A precision of PN__MARGIN_FINE_NS or less (the floor a spin reaches on a host that loses
- * its vCPU now and then) covers the p99.9: fewer than 1% of such waits may be late, and the
- * machine's own stalls take most of that. A wider one covers the p99.6: covering the p99.9
- * of a noisy host's long sleeps holds them spinning most of their time. */
+/* A precision of PN__MARGIN_FINE_NS or less covers the p99.9, a wider one the p99.6:
+ * covering a noisy host's p99.9 would hold long sleeps spinning most of their time. */
 double pn__policy_level(int64_t precision)
 {
 	return precision <= PN__MARGIN_FINE_NS ? LEVEL_FINE : LEVEL_WIDE;
@@ -154,10 +122,9 @@ bool pn__policy_learned_any(const struct pn__sleep_class *cls)
 	return false;
 }
 
-/* A young class (fewer than PN__MARGIN_MIN_SAMPLES) takes the larger of its own and its
- * neighbour's, not raised by YOUNG_X; its own few never make it spin-only (capped at half
- * the sleep): a class that spins learns nothing, so one stall among them would stay the
- * margin. A neighbour's may (sleeps shorter than any wakeup spin). */
+/* A young class takes the larger of its own and its neighbour's, not raised by YOUNG_X;
+ * its own few never make it spin-only (capped at half the sleep): a class that spins
+ * learns nothing, so one stall would stay the margin. */
 static void expected_at(const struct pn__sleep_class *cls, int k, int64_t len, double level,
                         int64_t *kernel_q, int64_t *margin)
 {
@@ -199,8 +166,7 @@ void pn__policy_kernel(bool lost, int64_t precision, int64_t kernel_q, int64_t m
 		*slack = 1;
 		*lead = 0;
 	} else if (precision > kernel_q) {
-		/* the slack may use what the precision leaves, but never more than the sleep's
-		 * own length: a huge precision must not make a short sleep long */
+		/* the slack never exceeds the sleep's own length */
 		int64_t room = precision - kernel_q;
 		*slack = floor_pow2(room < left ? room : left);
 		*lead = 0;
@@ -220,18 +186,14 @@ void pn__policy_spun(struct pn__sleep_class *c, int64_t over)
 	c->lost += ((over > LOST_NS ? 1.0f : 0.0f) - c->lost) * LOST_DECAY;
 }
 
-/* A wakeup later than both its sleep and STALL_X times its class's margin (a young class's:
- * what expected_at gives it, its neighbour's included) is a stall (the process stopped, the
- * vCPU taken away) or the start of a new load. One alone is held back: the quantiles' guard
- * would ignore it, but it would take one of the two samples' worth the guard allows, the
- * margin would stay one outlier higher for hundreds of sleeps, and a young class would carry
- * it into its learned life. The next wakeup decides: another late one means the load
- * changed, and both are learned; an ordinary one drops it. */
+/* A wakeup later than its sleep and STALL_X times its class's margin is a stall or a new
+ * load. One alone is held back (learned, it would hold the margin one outlier higher for
+ * hundreds of sleeps): a late next wakeup learns both, an ordinary one drops it. */
 void pn__policy_learn(struct pn__sleep_class *cls, int k, int64_t late, int64_t len)
 {
 	struct pn__sleep_class *c = &cls[k];
 	int64_t m = -1, kernel_q;
-	if (late <= len) /* not a stall: no margin to look up */
+	if (late <= len) /* not a stall */
 		m = INT64_MAX / STALL_X;
 	else if (c->wake.n >= PN__MARGIN_MIN_SAMPLES)
 		m = quantile(c, LEVEL_FINE);
@@ -297,10 +259,8 @@ double pn__policy_loss_share(const struct pn__spin_loss *l, int64_t x)
 }
 
 /* The class whose wakeups a young class plans with: its own from PN__MARGIN_MIN_SAMPLES on,
- * else the later of its own few and its neighbour's by their medians (an idle vCPU halts on
- * long sleeps: the probes' 1 ns waits, class 0, wake 10-30 us late where 10 ms sleeps wake
- * 50-110 us late, and the knee over the probes' wakeups cut such a class's margin to 29 us
- * for all its first 32 sleeps), else its own few (NULL: nothing learned). */
+ * else the later of its own and its neighbour's by their medians (the probes' 1 ns waits
+ * wake earlier than long sleeps on a halting vCPU), else its own (NULL: nothing learned). */
 static const struct pn__sleep_class *cost_source(const struct pn__sleep_class *cls, int k)
 {
 	const struct pn__sleep_class *own = &cls[k];
@@ -331,9 +291,8 @@ static double spin_of(const struct pn__decay_hist *h, int64_t m)
 	return s / h->total;
 }
 
-/* The spin a wait may cost, ns: the budget's share of the wait, or without one the brake
- * (AUTO_CAP of sleeps of AUTO_CAP_LEN or more); never more than the thread's window has
- * left; less the wait's overhead. */
+/* The spin a wait may cost, ns: the budget's share, or without one AUTO_CAP of a long
+ * sleep; within the window's room; less the overhead. */
 static double spin_cap(const struct pn__policy_ask *a)
 {
 	double cap = a->budget_ppm == PN_SLEEP_BUDGET_AUTO
@@ -344,25 +303,23 @@ static double spin_cap(const struct pn__policy_ask *a)
 	return cap - (double)a->overhead;
 }
 
-/* The knee (no budget given): a step to a larger margin that costs ds more spin (ns) must
- * put at least KNEE_SLOPE of a wait on time (dl, a share) per share of the wait's length it
- * costs. A budget takes every step it can pay for. */
+/* The knee: a step to a margin that costs ds more spin must put KNEE_SLOPE of a wait on
+ * time (dl) per share of the wait's length. A budget takes every step it can pay. */
 static bool worth_it(const struct pn__policy_ask *a, double ds, double dl)
 {
 	double dc = ds / (double)a->len;
 	return a->budget_ppm != PN_SLEEP_BUDGET_AUTO || dc <= 0 || dl >= KNEE_SLOPE * dc;
 }
 
-/* The largest margin up to wanted that the budget (or the knee) affords, over the wakeups of
- * h (NULL: none known, each margin costs itself); *spin: its expected spin, ns. The margins
- * tried are the buckets' tops, in order: the spin grows with each, so the walk ends at the
- * first that costs more than spin_cap. */
+/* The largest margin up to wanted the budget (or the knee) affords over h's wakeups (NULL:
+ * each margin costs itself); *spin: its expected spin. The spin grows with the margin, so
+ * the walk over the buckets' tops ends at the first over spin_cap. */
 static int64_t afford(const struct pn__decay_hist *h, const struct pn__policy_ask *a,
                       int64_t wanted, int64_t *spin)
 {
 	enum { NB = PN__DECAY_HIST_BUCKETS };
 	double total = h && h->total > 0 ? h->total : 0;
-	double tail[NB + 1]; /* tail[b]: the weight in buckets b and up */
+	double tail[NB + 1]; /* the weight in buckets b and up */
 	tail[NB] = 0;
 	for (int b = NB - 1; b >= 0; b--)
 		tail[b] = tail[b + 1] + (total ? h->w[b] : 0);
@@ -384,7 +341,7 @@ static int64_t afford(const struct pn__decay_hist *h, const struct pn__policy_as
 		double s = total ? ((double)m * below_w - below_wm) / total : (double)m;
 		if (s > cap) {
 			/* a budget: the rest of it, between the last margin that fits and this one
-			 * (the spin is convex in the margin: the chord's point costs no more) */
+			 * (the spin is convex in the margin) */
 			if (a->budget_ppm != PN_SLEEP_BUDGET_AUTO && s > best_spin &&
 			    cap > best_spin) {
 				double f = (cap - best_spin) / (s - best_spin);
@@ -408,9 +365,8 @@ static int64_t afford(const struct pn__decay_hist *h, const struct pn__policy_as
 	return best;
 }
 
-/* A wait's expected CPU, its spin and a's overhead, in ppm of its length, within [0, 1e6]:
- * a deadline already past when the margin is chosen makes len, so the cost, negative (and a
- * double beyond int32_t's range is undefined to convert). */
+/* A wait's expected CPU in ppm of its length, within [0, 1e6] (a past deadline makes len
+ * negative, and an out-of-range double's conversion is undefined). */
 static int32_t cost_share_ppm(double spin, const struct pn__policy_ask *a)
 {
 	double cost = (spin + (double)a->overhead) * 1e6 / (double)a->len;
@@ -441,7 +397,7 @@ void pn__policy_choose(const struct pn__sleep_class *cls, int k, const struct pn
 	}
 	wanted = wanted > a->precision ? wanted - a->precision : 0;
 	c->wanted = wanted;
-	if (a->unpriced) { /* afford's walk over the buckets (~13k instructions) for nothing */
+	if (a->unpriced) { /* spare afford's walk (~13k instructions) */
 		c->margin = 0;
 		c->spend_ppm = 0;
 		return;

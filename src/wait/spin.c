@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * spin.c: a precise wait's final spin (spin.h: pn__spin_finish and pn__spin_checked): on
- * the plan's clock to the deadline, never before it, with the CPU's pause between reads;
- * signals blocked but let in at each check, so that a handler runs
- * where the real call would have run it; the checks (a look at the caller's fds) timed to
- * end before the deadline; a cancellation point where the plan says so. It counts the sleep
- * in the thread's state (state.h).
+ * spin.c: a precise wait's final spin on the plan's clock to the deadline, never before
+ * it: signals blocked but let in at each check, so that a handler runs where the real call
+ * would have run it; the checks timed to end before the deadline; a cancellation point
+ * where the plan says so. It counts the sleep in the thread's state.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -19,8 +17,8 @@
 #include "wait/spin.h"
 #include "wait/state.h"
 
-/* The spin's touch of the code its return runs (the plan's warm): a prefetch of the
- * caller's, which cannot fault, a load of libpunctual's own. */
+/* The touch of the code the return runs: a prefetch of the caller's, which cannot fault,
+ * a load of libpunctual's own. */
 static inline void warm(const struct pn__plan *p)
 {
 	__builtin_prefetch(p->warm[0]);
@@ -29,11 +27,9 @@ static inline void warm(const struct pn__plan *p)
 			pn__arch_touch(p->warm[i]);
 }
 
-/* The thread's state, found before a spin rather than after its deadline: in a shared
- * library reading TLS is a call to __tls_get_addr, whose code and data the wait has left
- * cold, on the path from the deadline to the caller. The empty asm keeps the call here
- * (volatile: it does not sink to the use). NULL: no state (a plan made without one counts
- * nothing). */
+/* The thread's state, found before the spin: in a shared library a TLS read calls
+ * __tls_get_addr, cold on the path from the deadline to the caller. The volatile asm keeps
+ * the call here. NULL: no state (nothing counted). */
 static inline struct pn__state *state_ahead(void)
 {
 	struct pn__state *t = pn__state_get();
@@ -41,8 +37,7 @@ static inline struct pn__state *state_ahead(void)
 	return t;
 }
 
-/* The spin's CPU time: read at its start and once more PN__CPU_LEAD_NS before its deadline
- * (a spin shorter than that counts as it lasts). */
+/* The spin's CPU time: read at its start and once PN__CPU_LEAD_NS before its deadline. */
 struct spin_cpu {
 	int64_t cpu0, mid, mid_cpu;
 };
@@ -53,7 +48,7 @@ static inline void cpu_start(struct spin_cpu *c, int64_t start, int64_t deadline
 	c->cpu0 = deadline - start > 2 * PN__CPU_LEAD_NS ? pn__state_cpu() : 0;
 }
 
-/* Reads the CPU time if it is due at now: returns the time after the read, else now. */
+/* Reads the CPU time if due at now: the time after the read, else now. */
 static inline int64_t cpu_mid(struct spin_cpu *c, struct pn__plan *p, int64_t now)
 {
 	if (PN_LIKELY(!c->cpu0 || c->mid || now < p->deadline - PN__CPU_LEAD_NS))
@@ -62,8 +57,8 @@ static inline int64_t cpu_mid(struct spin_cpu *c, struct pn__plan *p, int64_t no
 	return c->mid = pn__plan_now(p);
 }
 
-/* The sleep that spun from start to end, its gaps g and its CPU c: counted, or pending its
- * caller's tail (pend), and what its gaps say learned. */
+/* The sleep that spun from start to end: counted or pending the caller's tail, its gaps
+ * learned. */
 static void spin_end(struct pn__state *t, struct pn__plan *p, int64_t start, int64_t end,
                      struct pn__spin_gaps *g, const struct spin_cpu *c, bool pend)
 {
@@ -86,7 +81,7 @@ static void spin_end(struct pn__state *t, struct pn__plan *p, int64_t start, int
 		pn__state_count(t, &e);
 }
 
-/* A gap between two of the spin's clock reads (prev, now): the CPU was taken away. */
+/* A gap between two clock reads: the CPU was taken away. */
 static inline void spin_gap(struct pn__spin_gaps *g, int64_t prev, int64_t now)
 {
 	if (PN_UNLIKELY(now - prev > PN__GAP_NS))
@@ -96,19 +91,19 @@ static inline void spin_gap(struct pn__spin_gaps *g, int64_t prev, int64_t now)
 int pn__spin_finish(struct pn__plan *p)
 {
 	struct pn__state *t = state_ahead();
-	int64_t floor = p->now; /* the plan's last read: below it, the clock went back */
+	int64_t floor = p->now; /* below it, the clock went back */
 	int64_t start = pn__plan_now(p), now = start, prev = start;
 	struct pn__spin_gaps g = {0};
 	struct spin_cpu c;
 	cpu_start(&c, start, p->deadline);
-	/* with PN__PLAN_TAIL, the last PN__LOOK_WINDOW_NS are the caller's (pn__spin_tail) */
+	/* with PN__PLAN_TAIL, the last PN__LOOK_WINDOW_NS are the caller's */
 	int64_t hand =
 	        t && (p->flags & PN__PLAN_TAIL) ? p->deadline - PN__LOOK_WINDOW_NS : INT64_MAX;
 	while (now < p->deadline) {
 		warm(p);
 		pn__arch_relax();
 		now = pn__plan_now(p);
-		if (PN_UNLIKELY(now < floor)) { /* the clock stepped back: give the CPU back */
+		if (PN_UNLIKELY(now < floor)) { /* stepped back: give the CPU back */
 			p->away = true;
 			return 0;
 		}
@@ -125,22 +120,15 @@ int pn__spin_finish(struct pn__plan *p)
 	return 0;
 }
 
-/* The spin's end. A check is a system call, slower when the vCPU was just taken away; one
- * that straddles the deadline makes the spin late by what is left of it, and so does any
- * system call after the deadline. So the checks stop PN__SPIN_GUARD_NS plus the expected
- * length of the mask's system call (timed when the spin blocked) plus the last check's lead
- * before the deadline; the spin puts the mask back and watches the clock alone, apart from
- * the last check (with a check function), started that lead before the deadline:
- * PN__LOOK_X times the longer of the last two checks, at most PN__LOOK_WINDOW_NS, so that a
- * look a few times slower than usual still ends before the deadline, and one that costs
- * next to nothing (sem_trywait) leaves no blind stretch (docs/DESIGN.md, "The spin's end").
- * p->looked says whether that one ran (a spin that reached the deadline in a stalled system
- * call did not: the caller looks once more, late anyway). A handler that runs in that last
- * stretch ran as the call ended, as one the kernel delivers on the way out of a call that
- * timed out. */
+/* A system call that straddles the deadline makes the spin late by its rest. So the checks
+ * stop PN__SPIN_GUARD_NS, plus the mask's own system call, plus the last check's lead
+ * before the deadline; the spin then watches the clock alone, but for a last check started
+ * PN__LOOK_X times the longer of the last two checks (at most PN__LOOK_WINDOW_NS) before it
+ * (docs/DESIGN.md, "The spin's end"). A handler run in that last stretch ran as the call
+ * ended, as on the way out of a call that timed out. */
 #define PN__SPIN_GUARD_NS 3000
 #define PN__LOOK_X        4
-/* A cancellation acted on in the spin (PN__PLAN_CANCEL) unwinds with the caller's mask. */
+/* A cancellation in the spin unwinds with the caller's mask. */
 static void spin_unwound(void *mask)
 {
 	pthread_sigmask(SIG_SETMASK, mask, NULL);
@@ -152,24 +140,23 @@ struct spin_run {
 	void *ctx;
 	int64_t every;
 	sigset_t mask;  /* the caller's, put back for the last stretch */
-	sigset_t looks; /* ... and for the checks, less the lend's bound (sched.h): a handler
-	                 * of ours, run there, would end the call with EINTR */
-	bool blocked;   /* signals blocked (until the last stretch) */
-	bool looked;    /* the last check ran (a plain sleep has none to take) */
-	bool tail;      /* the rest is the caller's (pn__spin_tail) */
-	int64_t floor;  /* the plan's last read: below it, the clock went back */
-	int64_t start;  /* the spin's first read */
-	int64_t unmask; /* the mask's own system call: putting it back must end in time too */
+	sigset_t looks; /* and for the checks, less the lend's bound: our handler would EINTR */
+	bool blocked;   /* signals blocked */
+	bool looked;    /* the last check ran */
+	bool tail;      /* the rest is the caller's */
+	int64_t floor;  /* below it, the clock went back */
+	int64_t start;
+	int64_t unmask; /* the mask's own system call */
 	int64_t lead;   /* the last check starts this long before the deadline */
 	int64_t last;   /* how long the last check took */
 	int64_t next;   /* when the next check is due */
-	int64_t prev;   /* the last plain read: a gap is measured between two of them */
+	int64_t prev;   /* the last plain read */
 	struct pn__spin_gaps g;
 	struct spin_cpu c;
 };
 
-/* A check with signals blocked, due at now: 0 to go on (the next one timed), else the
- * result that ends the spin; p->away when a look it needs is denied. */
+/* A check with signals blocked, due at now: 0 to go on, else the result that ends the
+ * spin; p->away when a look it needs is denied. */
 static inline int spin_check_due(struct spin_run *s, struct pn__plan *p, int64_t now)
 {
 	if (p->flags & PN__PLAN_CANCEL)
@@ -190,11 +177,11 @@ static inline int spin_check_due(struct spin_run *s, struct pn__plan *p, int64_t
 	return 0;
 }
 
-/* One turn of the spin at now: 0 to go on, 1 to stop at now (the tail, or the clock
- * stepped back: p->away), else the check's result that ends it (in *r). */
+/* One turn of the spin at now: 0 to go on, 1 to stop at now (the tail, or p->away), else
+ * the check's result that ends it (in *r). */
 static inline int spin_turn(struct spin_run *s, struct pn__plan *p, int64_t now, int *r)
 {
-	if (PN_UNLIKELY(now < s->floor)) { /* the clock stepped back: give the CPU back */
+	if (PN_UNLIKELY(now < s->floor)) { /* stepped back: give the CPU back */
 		p->away = true;
 		return 1;
 	}
@@ -223,8 +210,7 @@ static inline int spin_turn(struct spin_run *s, struct pn__plan *p, int64_t now,
 	return 0;
 }
 
-/* The spin stopped at now with r: what it used counted, or its end pending the caller's
- * tail. */
+/* The spin stopped at now with r: counted, or pending the caller's tail. */
 static int spin_over(struct spin_run *s, struct pn__state *t, struct pn__plan *p, int64_t now,
                      int r)
 {
