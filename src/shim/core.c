@@ -1,20 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core.c: the core of libpunctual-preload.so, which `punctual run --precise` puts in
- * LD_PRELOAD so that an unmodified, dynamically linked program's sleeps and waits end
- * precisely (sleep_calls.c, wait_calls.c) and `run --cpus` sets the CPU count it sees
- * (cpu_calls.c). Here: whether the shim is active (PUNCTUAL_PRECISION: a duration, ns
- * when bare; inert when unset or malformed, every call then going to the real function),
- * the thread's place inside it, the test hooks that count what it did, and PUNCTUAL_STATS
- * (set and not "0"): each thread's waits, lateness, waits late beyond the precision and
- * spin share, one line on stderr as the thread exits, and at the process's exit for the
- * threads still running (read as they are). PUNCTUAL_STATS without PUNCTUAL_PRECISION
- * (`run --stats` alone) observes: every wait goes to the real function as the program made
- * it, and each timed one is counted (pn__shim_observed) against the deadline it asked for.
+ * core.c: the core of libpunctual-preload.so, which `punctual run --precise` preloads so
+ * that an unmodified, dynamically linked program's sleeps and waits end precisely and
+ * `run --cpus` sets the CPU count it sees. Here: whether the shim is active
+ * (PUNCTUAL_PRECISION; inert when unset or malformed), the thread's place inside it, the
+ * test hooks, and PUNCTUAL_STATS; with it alone, the shim observes every timed wait as the
+ * program made it.
  *
  * Async-signal-safe where the originals are: no locks, no allocation, state per thread. A
- * call made while the thread is already inside the shim (a signal handler's) goes to the
- * real function, and the outer call does not learn from a wakeup a handler delayed.
+ * call made while the thread is already inside the shim (a handler's) goes to the real
+ * function, and the outer call does not learn from a wakeup a handler delayed.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -32,21 +27,20 @@
 int64_t pn__shim_precision = -1; /* -1: inert */
 bool pn__shim_observing;
 bool pn__shim_explain;
-PN_TLS bool pn__shim_inside;                /* inside the shim: a call now is a handler's */
+PN_TLS bool pn__shim_inside;                /* a call now is a handler's */
 static PN_TLS unsigned nested;              /* calls that came in while inside */
 static PN_TLS struct pn__plan *in_progress; /* the call's plan, while inside */
-static PN_TLS struct pn__why_snap why_snap; /* its counters before it (PUNCTUAL_EXPLAIN) */
-static unsigned long handled; /* calls made precise, for tests: punctual_preload_handled */
+static PN_TLS struct pn__why_snap why_snap; /* its counters before it */
+static unsigned long handled;               /* calls made precise */
 
-/* How many calls the shim has made precise in this process (tests read it with dlsym). */
+/* How many calls the shim has made precise in this process (tests, with dlsym). */
 EXPORT unsigned long punctual_preload_handled(void);
 EXPORT unsigned long punctual_preload_handled(void)
 {
 	return __atomic_load_n(&handled, __ATOMIC_RELAXED);
 }
 
-/* The calling thread's pn_sleep_stats as the shim's own copy of the library keeps them
- * (tests read it with dlsym; a program's own libpunctual keeps its own). */
+/* The calling thread's pn_sleep_stats as the shim's own copy of the library keeps them. */
 EXPORT int punctual_preload_sleep_stats(struct pn_sleep_stats *st);
 EXPORT int punctual_preload_sleep_stats(struct pn_sleep_stats *st)
 {
@@ -66,7 +60,7 @@ void pn__shim_observed(clockid_t clk, int64_t call, int64_t deadline, bool timed
                        struct pn__why_snap *why)
 {
 	int e = errno;
-	pn__shim_inside = true; /* a handler's wait meanwhile is not counted into this state */
+	pn__shim_inside = true; /* a handler's wait meanwhile is not counted here */
 	pn__wait_observed(clk, call, deadline, timed_out, why);
 	pn__shim_inside = false;
 	errno = e;
@@ -99,11 +93,11 @@ void pn__shim_enter(struct pn__plan *p)
 
 int pn__shim_leave(int r)
 {
-	/* a precise wait late past its deadline: its cause (its plan is made by now) */
+	/* a precise wait late past its deadline: its cause */
 	if (PN_UNLIKELY(pn__shim_explain) && in_progress && !in_progress->past &&
 	    in_progress->deadline > 0) {
 		int64_t late = pn__shim_clock(in_progress->clk) - in_progress->deadline;
-		why_snap.slack = in_progress->slack; /* the kernel part's, which the plan set */
+		why_snap.slack = in_progress->slack; /* the kernel part's */
 		if (late > 0)
 			pn__why_step(&why_snap, late);
 	}

@@ -1,25 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cpu_calls.c: the preload shim's CPU count (`punctual run --cpus`): with PUNCTUAL_CPUS=N
- * in the environment, the calls a program makes to ask libc how many CPUs it may use answer
- * N. Inert without it (or with a malformed value): every call goes to the real function.
+ * cpu_calls.c: the preload shim's CPU count (`punctual run --cpus`): with PUNCTUAL_CPUS=N,
+ * sysconf(_SC_NPROCESSORS_ONLN), __sysconf and get_nprocs() answer N; inert without it.
  *
- * Answered with N: sysconf(_SC_NPROCESSORS_ONLN) and glibc's alias __sysconf (CPython's
- * os.cpu_count() up to 3.12, the JDK's fallback, coreutils nproc's last resort), get_nprocs()
- * (libstdc++'s std::thread::hardware_concurrency() on glibc).
- *
- * Left alone, on purpose:
- * - sched_getaffinity and pthread_getaffinity_np: programs pin threads with the mask it
- *   returns, and libuv (uv_available_parallelism, Node's os.availableParallelism()) counts
- *   it: narrowing it would change what the program may run on.
- * - _SC_NPROCESSORS_CONF and get_nprocs_conf(): the CPUs configured, which programs use to
- *   size arrays indexed by CPU number (sched_getcpu()); a smaller answer would overflow
- *   them.
- * - Calls inside libc itself, which do not go through the PLT: glibc's malloc sizes its
- *   arena limit from its internal __get_nprocs; qsort and others read the page and memory
- *   sizes, not the count. They keep the machine's answer.
- * - Files: a program that reads /proc/cpuinfo, /proc/stat or /sys/devices/system/cpu/online
- *   itself sees the machine.
+ * Left alone on purpose: the affinity calls (programs pin threads with the mask; narrowing
+ * it would change where they run), the configured count (arrays indexed by CPU number),
+ * calls inside libc itself, and the /proc and /sys files.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -36,8 +22,7 @@ typedef int (*get_nprocs_fn)(void);
 static sysconf_fn real_sysconf, real__sysconf;
 static get_nprocs_fn real_get_nprocs;
 /* PUNCTUAL_CPUS: 1..PN_CPU_COUNT_MAX; 0: inert; -1: not read yet. A call can come before
- * the shim's constructor (another library's constructor runs first), so every entry point
- * reads it on first use; racing first uses store the same values. */
+ * the constructor, so every entry reads it on first use; racing first uses agree. */
 extern char **environ;
 static int cpus = -1;
 
@@ -64,9 +49,8 @@ static void resolve_cpus(void)
 	                 __ATOMIC_RELAXED);
 	__atomic_store_n(&real_get_nprocs, (get_nprocs_fn)dlsym(RTLD_NEXT, "get_nprocs"),
 	                 __ATOMIC_RELAXED);
-	/* A sanitizer runtime asks for the count from the program's preinit_array, before
-	 * libc's own initializer has set environ: that call gets the real answer, and the
-	 * variable is read at the next one. */
+	/* a sanitizer asks from preinit_array, before libc sets environ: that call gets the
+	 * real answer */
 	if (__atomic_load_n(&environ, __ATOMIC_RELAXED))
 		__atomic_store_n(&cpus, parse_cpus(getenv("PUNCTUAL_CPUS")), __ATOMIC_RELEASE);
 }
@@ -127,7 +111,7 @@ EXPORT int get_nprocs(void)
 	return real_get_nprocs();
 }
 
-/* The count the shim answers in this process, 0 when inert (tests read it with dlsym). */
+/* The count the shim answers, 0 when inert (tests, with dlsym). */
 EXPORT int punctual_preload_cpus(void);
 EXPORT int punctual_preload_cpus(void)
 {

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * real.h: the real libc functions the preload shim interposes (real.c),
- * looked up once, in one place: the calls that go to libc as they are, and the shim's
- * kernel table (kernel.h) through which the engine waits in the kernel the program's way
- * (cancellation points, as the program's calls were). Internal to the shim.
+ * real.h: the real libc functions the shim interposes, looked up once, and the shim's
+ * kernel table, through which the engine waits the program's way (cancellation points).
+ * Internal to the shim.
  */
 #ifndef PUNCTUAL_SHIM_REAL_H
 #define PUNCTUAL_SHIM_REAL_H
@@ -72,8 +71,8 @@ struct pn__real {
 	int (*prctl)(int, unsigned long, unsigned long, unsigned long, unsigned long);
 };
 
-/* The real functions (NULL: libc has none), set at load, or by pn__real_resolve at a call
- * that comes before the constructor. */
+/* The real functions (NULL: libc has none), set at load or at a call before the
+ * constructor. */
 extern struct pn__real pn__real;
 void pn__real_resolve(void);
 /* Resolves once if needed, then returns &pn__real. */
@@ -84,12 +83,10 @@ static inline const struct pn__real *pn__real_get(void)
 	return &pn__real;
 }
 
-/* The shim's kernel table: the real clock_nanosleep, ppoll, epoll_pwait2 (NULL where libc
- * has none), epoll_pwait and pselect, as -errno. */
+/* The shim's kernel table, as -errno. */
 extern const struct pn__kernel pn__real_kernel;
-/* poll() made precise waits with ppoll, a call the program did not make: this table's ppoll
- * is the program's own poll where a filter denies ppoll (rounded up to the ms, never
- * early), and the process does without ppoll from then on (pn__kernel_deny). */
+/* The table for poll(): its ppoll is the program's own poll where a filter denies ppoll
+ * (rounded up to the ms, never early), from then on. */
 extern const struct pn__kernel pn__real_poll_kernel;
 
 #endif

@@ -1,34 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sleep_calls.c: the preload shim's sleeps and cond waits: nanosleep, clock_nanosleep
- * (CLOCK_MONOTONIC, CLOCK_REALTIME, CLOCK_BOOTTIME and CLOCK_TAI, relative and
- * TIMER_ABSTIME), usleep, pthread_cond_timedwait and pthread_cond_clockwait (how the JDK's
- * Thread.sleep waits) keep their POSIX contracts, but wake through pn_sleep_until's
- * strategy: never early, late by at most PUNCTUAL_PRECISION. Also longjmp and its kin, so
- * that a handler that jumps out of a sleep leaves the shim.
+ * (MONOTONIC, REALTIME, BOOTTIME, TAI, relative and absolute), usleep,
+ * pthread_cond_timedwait and pthread_cond_clockwait, never early, late by at most
+ * PUNCTUAL_PRECISION. Also longjmp and its kin, so that a handler that jumps out of a
+ * sleep leaves the shim.
  *
- * Contracts kept: return values and errno; EINTR with the remaining time when a signal
- * handler runs during the sleep, in any phase (the sleep is not resumed, as the original
- * would not be), but 0 once the deadline has passed, as the kernel's; TIMER_ABSTIME
- * semantics, REALTIME deadlines included (the kernel part waits on the clock the caller
- * named, the spin reads that clock); cancellation points, as the originals; cond waits
- * return with the mutex held (or the error the original gives: EPERM for an error-checking
- * mutex the caller does not hold, EOWNERDEAD for a robust one whose owner died) and still
- * wake on pthread_cond_signal while in the kernel part; the thread's timer slack: the shim
- * lowers it only for its own kernel waits and puts back what the thread had (read at every
- * call, so a program's own prctl is honoured).
+ * Contracts kept: return values and errno; EINTR with the remaining time when a handler
+ * runs during the sleep, in any phase, but 0 once the deadline has passed; TIMER_ABSTIME on
+ * the clock named; cancellation points; cond waits return with the mutex held (or the
+ * original's error) and wake on a signal while in the kernel part; the thread's own slack,
+ * read at every call. A handler runs at most PN__SIGCHECK_NS later than it would have.
  *
- * How a signal interrupts the final spin: the spin blocks signals and, every
- * PN__SIGCHECK_NS, lets those the program's mask allows in (ppoll with a zero timeout and
- * that mask); if a handler ran, the call returns EINTR. So a handler runs at most that much
- * later than it would have, on this thread; a process-directed signal that arrives in that
- * moment may be taken by another thread that does not block it.
- *
- * Where they bend, documented in punctual(1): during a cond wait's final spin the mutex is
- * released and the thread is not waiting on the cond: a pthread_cond_signal then wakes
- * nobody, and the wait returns ETIMEDOUT at its deadline, which POSIX permits for a signal
- * that races the timeout (callers re-check their predicate). Signals do not end a cond wait
- * (the original does not return EINTR either).
+ * Where they bend (punctual(1)): during a cond wait's final spin the mutex is released and
+ * a pthread_cond_signal wakes nobody; the wait returns ETIMEDOUT at its deadline, as POSIX
+ * permits for a signal that races the timeout.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -41,8 +27,8 @@
 #include "shim/core.h"
 #include "shim/real.h"
 
-/* -EINTR, or 0 when clk has reached deadline by now: the kernel reports a handler that ran
- * during a sleep only while time remains (nanosleep's rem is never 0 with EINTR). */
+/* -EINTR, or 0 when clk has reached deadline: the kernel reports a handler that ran only
+ * while time remains. */
 static int intr_result(clockid_t clk, int64_t deadline)
 {
 	return pn__shim_clock(clk) >= deadline ? 0 : -EINTR;
@@ -54,10 +40,8 @@ static void abs_unwound(void *arg)
 	pn__shim_unwound();
 }
 
-/* Sleeps until deadline on clk: 0, or -EINTR when a signal handler ran before it (-errno
- * from the kernel part). ret: where the program's call returns. A cancellation point, as
- * the sleeps are: a pending cancel acts at the entry and in the spin (the kernel part is
- * the real call). */
+/* Sleeps until deadline on clk: 0, or -EINTR when a handler ran before it (-errno from the
+ * kernel part). A cancellation point, at the entry and in the spin. */
 __attribute__((noinline)) static int precise_abs(clockid_t clk, int64_t deadline, const void *ret)
 {
 	pthread_testcancel();
@@ -80,10 +64,9 @@ __attribute__((noinline)) static int precise_abs(clockid_t clk, int64_t deadline
 	return pn__shim_leave(r);
 }
 
-/* Sleeps ns from now (the call time) on clk, CLOCK_MONOTONIC but for CLOCK_BOOTTIME, which
- * counts a suspend where the monotonic clock does not (a relative sleep on the others is a
- * duration); on -EINTR stores what remains in *rem, as the kernel does. BOOTTIME's offset
- * is read monotonic first, so it comes out at or above the true one (never early). */
+/* Sleeps ns from the call time on CLOCK_MONOTONIC (BOOTTIME's own, which counts a suspend);
+ * on -EINTR stores what remains in *rem. BOOTTIME's offset is read monotonic first, so it
+ * comes out at or above the true one. */
 static int precise_rel(clockid_t clk, int64_t now, int64_t ns, struct timespec *rem,
                        const void *ret)
 {
@@ -170,8 +153,7 @@ EXPORT int usleep(useconds_t us)
 	        precise_rel(CLOCK_MONOTONIC, pn__calltime_ns(at), (int64_t)us * 1000, NULL, RET));
 }
 
-/* The clock a cond waits on: glibc keeps it in bit 1 of __wrefs (the layout is part of its
- * ABI, fixed since 2.25: static initializers depend on it). */
+/* The clock a cond waits on: bit 1 of glibc's __wrefs (its ABI since 2.25). */
 static clockid_t cond_clock(const pthread_cond_t *c)
 {
 #ifdef __GLIBC__
@@ -183,17 +165,16 @@ static clockid_t cond_clock(const pthread_cond_t *c)
 #endif
 }
 
-/* A cond wait for the engine: the kernel part is the real wait (to the plan's target, or
- * to its start when the plan only spins, so the mutex is checked and cycled as the original
- * would, and to the deadline when it has passed); the spin runs with the mutex released. */
+/* A cond wait: the kernel part is the real wait (to the plan's target, to its start when
+ * the plan only spins, so that the mutex is cycled as the original would), the spin with
+ * the mutex released. */
 struct cond_waiter {
 	struct pn__waiter w;
 	pthread_cond_t *c;
 	pthread_mutex_t *m;
 };
 
-/* The real wait to target on clk: 1 signalled, 0 timed out, or -errno (pthread's positive
- * errno, converted). */
+/* The real wait to target on clk: 1 signalled, 0 timed out, or -errno. */
 static int cond_until(struct pn__waiter *w, clockid_t clk, int64_t target)
 {
 	struct cond_waiter *s = (struct cond_waiter *)w;
@@ -208,8 +189,7 @@ static int cond_release(struct pn__waiter *w)
 	return -pthread_mutex_unlock(((struct cond_waiter *)w)->m);
 }
 
-/* EOWNERDEAD (the mutex held, its state to recover) or ENOTRECOVERABLE, as the original's
- * own re-lock would report them */
+/* EOWNERDEAD or ENOTRECOVERABLE, as the original's own re-lock would report them */
 static int cond_reacquire(struct pn__waiter *w)
 {
 	return -pthread_mutex_lock(((struct cond_waiter *)w)->m);
@@ -270,10 +250,8 @@ EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid
 	return -precise_cond(c, m, clk, abstime, RET);
 }
 
-/* A signal handler that jumps out of a sleep leaves the shim: the slack goes back and the
- * thread's next calls are precise again. (A handler that jumps within itself while it
- * interrupted a sleep ends the shim's part of that sleep too: the sleep then returns to the
- * program as the longjmp does, never.) */
+/* A handler that jumps out of a sleep leaves the shim: the slack goes back and the thread's
+ * next calls are precise again. */
 #define JUMP(name, field)                                                                          \
 	EXPORT void name(struct __jmp_buf_tag env[1], int val)                                     \
 	{                                                                                          \

@@ -1,28 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wait_calls.c: the preload shim's waits on something besides time: poll, ppoll,
- * epoll_wait, epoll_pwait, epoll_pwait2, select (and its public alias __select), pselect,
- * glibc's fortified __poll_chk and __ppoll_chk, sem_timedwait, sem_clockwait and
- * sigtimedwait. A positive timeout becomes deadline = call time + timeout (an absolute
- * one, sem_*wait's, is converted to a monotonic deadline at the call), and the wait is
- * the engine's (wait.c) through the real functions (cancellation points, as the
- * program's calls were): it ends at that instant rather than that instant plus slack
- * plus the wakeup latency; an fd that becomes ready, a semaphore posted or a signal
- * waited for ends it at once in every phase. Timeout -1 (or NULL: infinite) and 0
- * (non-blocking) go straight to the real call, as do malformed arguments and absolute
- * timeouts already past (the real call's one attempt, ETIMEDOUT).
+ * wait_calls.c: the preload shim's waits on something besides time: poll, ppoll, the
+ * epoll waits, select, pselect, glibc's fortified poll, sem_timedwait, sem_clockwait and
+ * sigtimedwait. A positive timeout becomes a monotonic deadline at the call, and the wait
+ * is the engine's through the real functions (cancellation points, as the calls were); an
+ * fd ready, a semaphore posted or a signal waited for ends it at once in every phase. An
+ * infinite or zero timeout, malformed arguments and absolute timeouts already past go
+ * straight to the real call.
  *
- * Results are the real call's: the ready count with revents, the events array or the
- * ready fd_sets, 0 with every revents 0 or every set cleared, -1 with errno (EINTR when a
- * signal handler ran, in any phase). select's sets are put back to the caller's before
- * every look (the kernel overwrites them), and to the caller's on an error as the kernel
- * leaves them; select stores the time left in its timeval (0 at the timeout), pselect
- * never touches its timespec. The sigmask of ppoll, pselect, epoll_pwait and
- * epoll_pwait2 is in force for the whole call as the kernel would make it: the shim
- * blocks every signal from entry to return, and each phase waits with the call's mask.
- * sem_*wait return 0 having taken the semaphore, or ETIMEDOUT, EINTR; sigtimedwait the
- * signal taken (its siginfo filled) or EAGAIN, EINTR, and the set's signals go to it, not
- * to their handlers, in every phase.
+ * Results, errno and side effects are the real call's: select's sets are put back before
+ * every look (the kernel overwrites them), its timeval gets the time left; a call's
+ * sigmask is in force for the whole call; sigtimedwait's signals go to it, never to their
+ * handlers, in every phase.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,8 +37,8 @@ struct unwind {
 	const sigset_t *mask; /* to put back; NULL: none */
 };
 
-/* A cancellation that unwinds the wait (every call the shim waits for is a cancellation
- * point) leaves the shim, closes the held fd and puts the mask back. */
+/* A cancellation that unwinds the wait leaves the shim, closes the held fd and puts the
+ * mask back. */
 static void wait_unwound(void *arg)
 {
 	const struct unwind *u = arg;
@@ -82,7 +71,7 @@ __attribute__((noinline)) static int precise_wait(struct pn__waiter *w, int64_t 
 	             PN__PLAN_KEEP_SLACK | PN__PLAN_LIBC_CLOCK | PN__PLAN_TAIL | PN__PLAN_CANCEL);
 	r = pn__wait_tail(w, &p, r); /* before the close: a new plan would wait on it again */
 	if (held >= 0)
-		close(held); /* a duplicate: never the last reference, never an error to report */
+		close(held); /* a duplicate: never the last reference */
 	u.held = -1;
 	r = pn__shim_leave(r);
 	if (w->mask)
@@ -95,15 +84,14 @@ __attribute__((noinline)) static int precise_wait(struct pn__waiter *w, int64_t 
 	return r;
 }
 
-/* The entry of a call with a timeout, read first thing (pn__calltime_entry; 0 without a
- * timeout): whatever the shim does before the wait then counts against the wait, not
- * after its deadline. The deadlines below convert it to the call time. */
+/* The entry of a timed call, read first thing, so that what the shim does before the wait
+ * counts against the wait. */
 __attribute__((always_inline)) static inline uint64_t call_entry(bool timed)
 {
 	return timed ? pn__calltime_entry() : 0;
 }
 
-/* A relative wait observed (run --stats alone): expr, the real call, timed out at 0. */
+/* A relative wait observed (run --stats alone): the real call, timed out at 0. */
 #define OBSERVED_AFTER(at, deadline, expr)                                                     \
 	PN__OBSERVED(CLOCK_MONOTONIC, pn__calltime_ns(at), (deadline), (expr), pn_r == 0)
 
@@ -112,9 +100,8 @@ static int64_t deadline_ms(uint64_t at, int ms)
 	return pn__calltime_ns(at) + (int64_t)ms * 1000000;
 }
 
-/* The deadline sec seconds and sub sub-units (of unit ns) after the call time (at: its
- * entry), or -1 when the call goes to the real function: zero (non-blocking), or so far
- * that the sum overflows (centuries: nothing to make precise). */
+/* The deadline sec + sub units of unit ns after the call, or -1 for the real function:
+ * zero, or an overflowing sum (centuries). */
 static int64_t deadline_after(uint64_t at, int64_t sec, int64_t sub, int64_t unit)
 {
 	int64_t d, s;
@@ -125,8 +112,7 @@ static int64_t deadline_after(uint64_t at, int64_t sec, int64_t sub, int64_t uni
 	return d;
 }
 
-/* A positive timespec's deadline, or -1 when the call goes to the real function: NULL
- * (infinite), zero, or malformed (the real call reports it). */
+/* A positive timespec's deadline, or -1 for the real function (NULL, zero, malformed). */
 static int64_t deadline_ts(uint64_t at, const struct timespec *ts)
 {
 	if (!ts || !pn__ts_valid(ts))
@@ -199,15 +185,11 @@ EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 }
 #endif
 
-/* The epoll set the wait holds: a duplicate of epfd, so that every phase waits on the set
- * the call named, as the kernel holds the file for the real call's one wait. Without it,
- * another thread that closed epfd mid-wait would make a later phase fail with EBADF (the
- * real call times out), and one that reused the number for a new set would hand this wait
- * that set's events. -1 when epfd is not open or no fd is left: the real call then. (A
- * fork by another thread during the wait leaves the child a copy, closed at its exec.)
- * The copy is never a standard stream's number (0-2): a daemon that closed stderr puts its
- * log there (open, or dup2 from a handler or another thread) while it waits, and the copy
- * must not take that place, be replaced by the log, or close it at the end. */
+/* The wait holds a duplicate of epfd, so that every phase waits on the set the call named,
+ * as the kernel holds the file for the real call: another thread's close or reuse of the
+ * number mid-wait changes nothing. -1 (the real call) when epfd is not open or no fd is
+ * left. The copy never takes 0-2: a daemon that closed stderr may put its log there while
+ * it waits. */
 #define HOLD_LOWEST 3
 static int epoll_hold(int epfd)
 {
@@ -273,9 +255,8 @@ EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct 
 	return epoll_precise(held, ev, max, d, mask, RET, false);
 }
 
-/* select and pselect: each look starts from the caller's sets, as the call did. The
- * kernel reads and writes the first nfds bits, in whole longs; more than FD_SETSIZE fds
- * (sets the program allocated itself) go to the real call. */
+/* select and pselect: each look starts from the caller's sets. More than FD_SETSIZE fds go
+ * to the real call. */
 #define SET_LONGS (FD_SETSIZE / (8 * sizeof(long)))
 struct select_waiter {
 	struct pn__waiter w;
@@ -292,7 +273,7 @@ static void sets_restore(struct select_waiter *s)
 			memcpy(s->set[i], s->orig[i], s->bytes);
 }
 
-/* pselect lets a signal without a handler restart it (ERESTARTNOHAND): not eintr_any */
+/* pselect restarts for a signal without a handler: not eintr_any */
 static int wait_select(struct pn__waiter *w, const struct timespec *ts, const sigset_t *mask)
 {
 	struct select_waiter *s = (struct select_waiter *)w;
@@ -316,13 +297,13 @@ static int precise_select(int n, fd_set *r, fd_set *wr, fd_set *e, int64_t deadl
 		if (s.set[i])
 			memcpy(s.orig[i], s.set[i], s.bytes);
 	int got = precise_wait(&s.w, deadline, ret, -1);
-	if (got < 0) /* the kernel leaves the sets alone on an error (EINTR) */
+	if (got < 0) /* the kernel leaves the sets alone on an error */
 		sets_restore(&s);
 	return got;
 }
 
-/* select's timeout in us: tv_usec may exceed a second (glibc normalizes it); negative
- * parts are malformed (EINVAL). -1 for the real call, as deadline_ts. */
+/* select's timeout in us (tv_usec may exceed a second; negative parts are malformed); -1
+ * for the real call. */
 static int64_t deadline_tv(uint64_t at, const struct timeval *tv)
 {
 	if (!tv || tv->tv_sec < 0 || tv->tv_usec < 0)
@@ -377,13 +358,9 @@ EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec
 }
 
 /* The semaphores: the kernel part is the real call on the caller's clock to the plan's
- * target, given on that clock just before the wait: sem_timedwait on CLOCK_REALTIME (which
- * sanitizers intercept, unlike sem_clockwait), sem_clockwait on the clock it names, so that
- * a CLOCK_MONOTONIC wait never waits on the realtime clock. The spin's look is a
- * sem_trywait. The deadline is monotonic from the call on: a step of CLOCK_REALTIME during
- * a realtime wait moves only the kernel part (forwards: the spin is longer; backwards: the
- * kernel part ends later, as the real call would). A futex wait ends with EINTR for a
- * handler, never restarting: eintr_any, so the spin lets signals in apart. */
+ * target (sem_timedwait on CLOCK_REALTIME, which sanitizers intercept), the spin's look a
+ * sem_trywait. The deadline is monotonic: a realtime step moves only the kernel part. A
+ * futex wait ends with EINTR for a handler: eintr_any. */
 struct sem_waiter {
 	struct pn__waiter w;
 	sem_t *sem;
@@ -410,9 +387,8 @@ static int wait_sem(struct pn__waiter *w, const struct timespec *ts, const sigse
 	return r == 0 ? 1 : errno == ETIMEDOUT ? 0 : -errno;
 }
 
-/* An absolute timeout on clk as a monotonic deadline: -1 for the real call (malformed,
- * or already past: its one attempt). The clock is read before pn_now(), so that the
- * deadline can only come out later than the instant, never earlier. */
+/* An absolute timeout on clk as a monotonic deadline (-1: the real call): clk is read
+ * first, so that the deadline can only come out later. */
 static int64_t deadline_abs(clockid_t clk, const struct timespec *abs)
 {
 	if (pn__null_arg(abs) || !pn__ts_valid(abs))
@@ -471,15 +447,10 @@ EXPORT int sem_clockwait(sem_t *sem, clockid_t clk, const struct timespec *absti
 	return precise_sem(sem, clk, true, d, RET);
 }
 
-/* sigtimedwait: every phase is the real call, the spin's look one with a zero timeout.
- * The set's signals are blocked in the thread for the whole call (the real call takes
- * them blocked or not): one that comes between two phases, or while the spin lets other
- * signals in, stays pending for the next look, as the kernel would hand it to this call,
- * never to a handler. But not those the kernel discards: a signal that is ignored (SIG_IGN,
- * or SIG_DFL for SIGCHLD, SIGCONT, SIGURG, SIGWINCH) and not blocked is dropped when sent,
- * even during the real call, and a blocked one never is (sigwait_blockable). A wait that a
- * handler ends says EINTR, one that a signal without a handler wakes too (a stop):
- * eintr_any. */
+/* sigtimedwait: every phase is the real call, the spin's look a zero timeout. The set's
+ * signals stay blocked for the whole call, so one that comes between phases waits for the
+ * next look, never a handler; but one the kernel would discard when sent (ignored and not
+ * blocked) is discarded here too. eintr_any. */
 struct sig_waiter {
 	struct pn__waiter w;
 	const sigset_t *set;
@@ -487,8 +458,7 @@ struct sig_waiter {
 	const sigset_t *discard; /* the set's signals the kernel discards (not blocked) */
 };
 
-/* A signal of discard that the spin's blocking kept (sent while it blocks everything) is
- * dropped here, as the kernel would have dropped it when it was sent. */
+/* A signal of discard the spin's blocking kept is dropped, as the kernel would have. */
 static int wait_sig(struct pn__waiter *w, const struct timespec *ts, const sigset_t *mask)
 {
 	(void)mask; /* always NULL: the thread's */
@@ -499,7 +469,7 @@ static int wait_sig(struct pn__waiter *w, const struct timespec *ts, const sigse
 	return r > 0 ? r : errno == EAGAIN ? 0 : -errno;
 }
 
-/* Whether the kernel would discard sig, were it sent now: ignored and not blocked. */
+/* Whether the kernel would discard sig now: ignored and not blocked. */
 static bool sig_discarded(int sig, const sigset_t *blocked)
 {
 	struct sigaction sa;
@@ -513,8 +483,7 @@ static bool sig_discarded(int sig, const sigset_t *blocked)
 	       (sig == SIGCHLD || sig == SIGCONT || sig == SIGURG || sig == SIGWINCH);
 }
 
-/* The signals of set that the call blocks (out), and those it leaves to the kernel to
- * discard. */
+/* The set's signals the call blocks (out), and those left to the kernel to discard. */
 static void sigwait_blockable(const sigset_t *set, sigset_t *out, sigset_t *discard)
 {
 	sigset_t cur;

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * arms.h: which way a shared thread that may not use real time waits (arms.c): the plan's,
- * or as the program would alone (its own kernel wait to the deadline, its own slack). An
- * online comparison of the two ways' lateness on a share of the thread's waits decides,
- * so that where the plan does not help this thread on this host it costs nothing. Internal.
+ * arms.h: which way a shared thread without real time waits: the plan's, or as the program
+ * would alone. An online comparison on a share of its waits decides, so that where the
+ * plan does not help it costs nothing. Internal.
  */
 #ifndef PUNCTUAL_WAIT_ARMS_H
 #define PUNCTUAL_WAIT_ARMS_H
@@ -14,27 +13,26 @@
 #include "wait/decay_hist.h"
 
 enum { PN__ARM_PLAN, PN__ARM_ALONE };
-/* Each way's waits before the comparison decides (alternating until then), and the share
- * of waits the way not chosen still gets. */
+/* Each way's waits before the comparison decides, and the share the way not chosen keeps. */
 #define PN__ARMS_FIRST        48
 #define PN__ARMS_EXPLORE      8
-#define PN__ARMS_EXPLORE_PLAN 64 /* ... where the program's own way was chosen */
-/* The plan is taken once its p99 is below the program's alone by more than 10% and this,
- * and left again once it is higher. */
+#define PN__ARMS_EXPLORE_PLAN 64 /* where the program's own way was chosen */
+/* The plan is taken once its p99 is below the program's by more than 10% and this, and
+ * left once it is higher. */
 #define PN__ARMS_SLACK_NS 20000
 
 struct pn__arms {
 	struct pn__decay_hist late[2]; /* each way's lateness past the deadline */
 	uint32_t turn;
-	int8_t alone; /* the comparison's choice: the program's own way */
+	int8_t alone; /* the comparison chose the program's own way */
 	uint64_t waits[2];
 };
 
 /* The way for this wait. */
 int pn__arms_pick(struct pn__arms *a);
-/* A wait of that way ended late ns past its deadline (by its timeout). */
+/* A wait of that way ended late ns past its deadline. */
 void pn__arms_learn(struct pn__arms *a, int arm, int64_t late);
-/* Each way's p99 (ns; 0 where it has none yet). */
+/* Each way's p99 (0: none yet). */
 int64_t pn__arms_p99(const struct pn__arms *a, int arm);
 
 #endif

@@ -1,14 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * slice.c: the EEVDF slice of a thread that waits precisely (slice.h), and what its
- * runs say (/proc/thread-self/schedstat every SAMPLE_WAITS waits): whether it shares its
- * CPU. A slice is asked for only where the caller gives one (pn_sleep_set_slice,
- * PUNCTUAL_SLICE), for each kernel wait alone; none by default. The kernel's guidance
- * ("sched/eevdf: Use sched_attr::sched_runtime to set request/slice suggestion") is a slice
- * near the p95 of the thread's runs between waits, which for a loop of sleeps is the
- * kernel's floor, 100 us; beside two CPU hogs per CPU such a slice made the p99 of a 1 ms
- * loop several hog slices long where the kernel's own did not (docs/DESIGN.md, "When the
- * CPU is shared").
+ * slice.c: the EEVDF slice of a thread that waits precisely, and what its runs say:
+ * whether it shares its CPU. A slice is asked for only where the caller gives one, for
+ * each kernel wait alone; none by default: the kernel's guidance (near the p95 of the runs
+ * between waits: 100 us for a sleep loop) made a 1 ms loop's p99 several hog slices long
+ * beside CPU hogs (docs/DESIGN.md, "When the CPU is shared").
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,21 +21,19 @@
 #include "wait/runs.h"
 #include "wait/slice.h"
 
-/* The thread's runs are read at its first wait, FIRST_WAITS waits later (its first reading,
- * and the start from which its spins' losses count), then every SAMPLE_WAITS waits: three system
- * calls (open, read, close), a small share of the waits' own cost. */
+/* The thread's runs are read at its first wait, FIRST_WAITS waits later, then every
+ * SAMPLE_WAITS waits: three system calls, a small share of the waits' own cost. */
 #define FIRST_WAITS  16
 #define SAMPLE_WAITS 64
-/* The readings' mean waits are averaged with weight 1/SHARED_DECAY for the newest: one
- * reading is SAMPLE_WAITS waits, too few alone (beside two hogs per CPU, 1-3% of wakeups
- * wait out another task's slice, ~0.7 ms; alone, one stall of the vCPU is as long). The
- * thread shares its CPU above PN__SLICE_CONTENDED_NS, and again alone below half of it. */
+/* The readings are averaged, 1/SHARED_DECAY for the newest: one reading alone is too few
+ * waits (a stall of the vCPU is as long as another task's slice). Shared above
+ * PN__SLICE_CONTENDED_NS, alone again below half of it. */
 #define SHARED_DECAY 4
 
 static _Atomic int support; /* 0 not known yet, 1 yes, -1 no: stop asking */
 static int64_t default_want_ns = PN_SLEEP_SLICE_AUTO;
 static bool default_from_env; /* PUNCTUAL_SLICE gave it */
-static long online;           /* the CPUs online, at load */
+static long online;           /* at load */
 
 int pn__slice_parse(const char *s, int64_t *slice_ns)
 {
@@ -63,12 +57,10 @@ int pn__slice_parse(const char *s, int64_t *slice_ns)
 	return 0;
 }
 
-/* PUNCTUAL_SLICE: the precise waiters' slice. PUNCTUAL_PROCESS_SLICE (a duration): the
- * process's own, set as the library (or the shim) loads, as `run --slice=D` alone sets it
- * before exec, for a program that another starts (a systemd unit: systemd has no slice
- * setting; tune UNIT's drop-in). Its threads and children inherit it. Under a policy not
- * SCHED_OTHER's or SCHED_BATCH's, on a kernel that keeps no slice, or malformed: the
- * process as it was. */
+/* PUNCTUAL_SLICE: the precise waiters' slice. PUNCTUAL_PROCESS_SLICE: the process's own,
+ * set at load as `run --slice=D` sets it before exec, for a program another starts (a
+ * systemd unit); its threads and children inherit it. Where it cannot be set, or
+ * malformed: the process as it was. */
 __attribute__((constructor)) static void slice_init(void)
 {
 	int64_t v;
@@ -121,7 +113,7 @@ int64_t pn__slice_set_self(int64_t ns)
 	return (r = pn__sched_get(&a)) < 0 ? r : (int64_t)a.runtime;
 }
 
-/* Looks at the thread once: ours to set (a SCHED_OTHER thread), its own slice noted. */
+/* Looks at the thread once: ours to set if SCHED_OTHER, its own slice noted. */
 static int8_t look(struct pn__slice *s)
 {
 	struct pn__sched_attr a;
@@ -175,8 +167,7 @@ void pn__slice_spin_end(struct pn__slice *s, int64_t lost_ns)
 	if (lost_ns > PN__SLICE_LOST_NS && pn__runs_read(&now) == 0 &&
 	    now.queued_ns >= s->queued_ns && now.switches >= s->runs) {
 		uint64_t queued = now.queued_ns, runs = now.switches;
-		/* the run-queue wait beyond what its switch-ins since the reading wait on average
-		 */
+		/* the run-queue wait beyond its switch-ins' average since the reading */
 		uint64_t usual = (uint64_t)(s->delay_ns > 0 ? s->delay_ns : 0) * (runs - s->runs);
 		q = queued - s->queued_ns;
 		q = q > usual ? q - usual : 0;
@@ -184,8 +175,7 @@ void pn__slice_spin_end(struct pn__slice *s, int64_t lost_ns)
 	pn__slice_spun(s, lost_ns, q);
 }
 
-/* Whether the runnable tasks other than the caller fill every CPU online: /proc/loadavg's
- * fourth field, "running/total", counts the caller too (one open, read, close). */
+/* Whether the runnable tasks besides the caller fill every CPU online (/proc/loadavg). */
 static bool saturated(void)
 {
 	char buf[128];
@@ -205,9 +195,8 @@ static void sample(struct pn__slice *s)
 {
 	struct pn__runs r;
 	if (pn__runs_read(&r) == 0) {
-		/* read where it decides: while shared, and at the thread's first reading, which
-		 * has no run-queue wait to go by yet (a thread that starts beside tasks that
-		 * fill every CPU is shared from its second wait, not its 17th) */
+		/* read while shared, and at the first reading, which has no run-queue wait to go
+		 * by yet */
 		bool first = !s->runs;
 		s->busy = (s->shared || first) && saturated();
 		if (first && s->busy)
@@ -266,8 +255,7 @@ void pn__slice_sample(struct pn__slice *s)
 }
 
 /* Whether the kernel keeps a slice the calling thread asks for (6.12+) and lets it ask,
- * found by asking for one and putting its own back (a caller's, rare: pn_sleep_set_slice):
- * 1, or -EOPNOTSUPP. */
+ * found by asking and putting its own back: 1, or -EOPNOTSUPP. */
 static int kept(void)
 {
 	if (atomic_load_explicit(&support, memory_order_relaxed) < 0)

@@ -1,13 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wait.c: pn__wait, the one driver of the sleep plan (plan.h) for every precise
- * wait: the library's pn_sleep_until, pn_poll_until and pn_epoll_wait_until, and every wait
- * of the preload shim. A plan computes the kernel part's target and slack (its probes are
- * the waiter's own 1 ns waits where it waits on fds); the waiter waits in the kernel; a wait
- * that reached the target teaches the plan, one that did not puts the slack back; the spin
- * ends the wait at its deadline, never before it, looking at what the waiter waits for; a
- * spin that gives the rest back (the clock stepped back, a look denied) leaves it to the
- * waiter's own kernel wait.
+ * wait.c: pn__wait, the one driver of the sleep plan for every precise wait of the library
+ * and the shim: the plan, the waiter's kernel part, woke or cancel, and the spin to the
+ * deadline, never before it; a spin that gives the rest back leaves it to the waiter's
+ * own kernel wait.
  */
 #include <errno.h>
 #include <signal.h>
@@ -28,8 +24,8 @@ static int fds_until(struct pn__waiter *w, int64_t target)
 	return w->wait(w, &ts, w->mask);
 }
 
-/* The kernel part until target; an EINTR that the lend's bound alone caused (sched.h) goes
- * on, as the program's call would have. */
+/* The kernel part until target; an EINTR the lend's bound alone caused goes on, as the
+ * program's call would have. */
 static int until(struct pn__waiter *w, clockid_t clk, int64_t target)
 {
 	int r;
@@ -42,9 +38,9 @@ static int until(struct pn__waiter *w, clockid_t clk, int64_t target)
 	return r;
 }
 
-/* The kernel part of a shared thread: a long one waits under the thread's own scheduling
- * until PN__SCHED_LAST_NS before its target (what is changed from outside meanwhile is
- * read, not undone), the rest under the lend (sched.h). */
+/* A shared thread's kernel part: a long one waits under its own scheduling until
+ * PN__SCHED_LAST_NS before its target (an outside change meanwhile is read, not undone),
+ * the rest under the lend. */
 static int kernel_part(struct pn__waiter *w, struct pn__plan *p, struct pn__state *t,
                        int64_t target)
 {
@@ -65,7 +61,7 @@ static int kernel_part(struct pn__waiter *w, struct pn__plan *p, struct pn__stat
 		pn__sched_wait_begin(&t->sched, &t->rt, &t->slice, p->shared, p->slack,
 		                     p->restore >= 0 ? p->restore : p->slack);
 	int r = until(w, p->clk, target);
-	if (t) /* the thread's own back (or the lend's bound armed), before anything else */
+	if (t) /* the thread's own back, before anything else */
 		pn__sched_wait_end(&t->sched, pn_now());
 	return r;
 }
@@ -78,17 +74,16 @@ static int probe_fds(void *ctx)
 }
 
 /* The spin's look at the fds with signals blocked, and at the signals the wait's mask
- * allows (the caller's, or the one the call names): a wait that restarts for a signal
- * without a handler (ppoll) does both at once; one that would say EINTR for any pending
- * signal, handled or not (epoll_pwait), looks at the fds alone, and the kernel table's
- * signal look lets the signals in. */
+ * allows: at once where the wait restarts for a signal without a handler (ppoll); at the
+ * fds alone where it would say EINTR for any pending signal (epoll_pwait), the kernel
+ * table's signal look letting them in. */
 static int look_fds(void *ctx, const sigset_t *thread_mask)
 {
 	struct pn__waiter *w = ctx;
 	struct timespec zero = {0, 0};
 	const sigset_t *mask = thread_mask;
 	sigset_t own;
-	if (w->mask) { /* the call's, less the lend's bound, as the spin's own (spin.c) */
+	if (w->mask) { /* the call's, less the lend's bound, as the spin's own */
 		own = *w->mask;
 		if (pn__sched_lend_signal)
 			sigaddset(&own, pn__sched_lend_signal);
@@ -102,15 +97,14 @@ static int look_fds(void *ctx, const sigset_t *thread_mask)
 	return r ? r : pn__kernel_signals(mask);
 }
 
-/* The spin, as the waiter looks: at its fds, at signals now and then, or not at all. A wait
- * on fds that could not take its last look (a stall at the end, no spin at all) looks once
- * more, late anyway (signals are let in by then). */
+/* The spin, as the waiter looks. A wait on fds that could not take its last look looks
+ * once more, late anyway. */
 static int spin(struct pn__waiter *w, struct pn__plan *p)
 {
 	if (w->wait) {
 		int r = pn__spin_checked(p, look_fds, w, 0);
 		struct timespec zero = {0, 0};
-		if (r == 0 && !p->looked && !p->away) /* the real call's last look, no more */
+		if (r == 0 && !p->looked && !p->away) /* the real call's last look */
 			r = w->look ? w->look(w, w->mask) : w->wait(w, &zero, w->mask);
 		return r;
 	}
@@ -119,13 +113,13 @@ static int spin(struct pn__waiter *w, struct pn__plan *p)
 	return pn__spin_finish(p);
 }
 
-/* The rest of a wait whose spin gave it back (p->away): the waiter's own kernel wait, as the
- * program's call would have made it, until p's deadline. */
+/* The rest of a wait whose spin gave it back: the waiter's own kernel wait to p's
+ * deadline, as the program's call would have made it. */
 static int rest(struct pn__waiter *w, struct pn__plan *p)
 {
 	p->away = false;
 	int r;
-	/* a wait on fds whose timeout the kernel rounded down to the ms ends early: again */
+	/* a timeout the kernel rounded down to the ms ends early: again */
 	while ((r = until(w, p->clk, p->deadline)) == 0 && pn__clock_now(p->clk) < p->deadline)
 		;
 	if (r < 0 && w->resume) /* a library sleep never fails: to the deadline by the clock */
@@ -134,7 +128,7 @@ static int rest(struct pn__waiter *w, struct pn__plan *p)
 	return r < 0 && w->resume ? 0 : r;
 }
 
-/* After the kernel part (or none): the spin, with what the waiter lets go of let go. */
+/* After the kernel part: the spin, with what the waiter lets go of let go. */
 static int finish(struct pn__waiter *w, struct pn__plan *p)
 {
 	int r;
@@ -152,8 +146,7 @@ static int finish(struct pn__waiter *w, struct pn__plan *p)
 	return r;
 }
 
-/* The wait after its plan: the kernel part, woke or cancel, the spin. n0: the thread's
- * nested count at the plan. */
+/* The wait after its plan. n0: the thread's nested count at the plan. */
 static int run(struct pn__waiter *w, struct pn__plan *p, unsigned n0)
 {
 	int *errp = &errno, e = *errp, r; /* found now, not after the deadline */
@@ -189,16 +182,14 @@ static int run(struct pn__waiter *w, struct pn__plan *p, unsigned n0)
 	return r;
 }
 
-/* Whether t's waits are compared with the program's own way (arms.h): it shares its CPU
- * and may not use real time (denied, or the probe's row without it). */
+/* Whether t's waits are compared with the program's own way: shared, without real time. */
 static bool comparing(struct pn__state *t)
 {
 	return t && !t->rt.prio && pn__slice_shared(&t->slice) &&
 	       (pn__sched_wait_fifo() < 0 || t->rt.fifo_off);
 }
 
-/* The wait as the program would make it alone: its kernel wait to the deadline, at its own
- * slack, under its own scheduling; its lateness is the comparison's. */
+/* The wait as the program would make it alone; its lateness is the comparison's. */
 static int wait_alone(struct pn__state *t, struct pn__waiter *w, clockid_t clk, int64_t deadline)
 {
 	pn__slice_sample(&t->slice);
@@ -207,13 +198,13 @@ static int wait_alone(struct pn__state *t, struct pn__waiter *w, clockid_t clk, 
 	int64_t end = pn__clock_now(clk);
 	if (r == 0)
 		pn__arms_learn(&t->arms, PN__ARM_ALONE, end - deadline);
-	if (r >= 0) /* counted as the program's own waits are (run --stats) */
+	if (r >= 0) /* counted as the program's own waits are */
 		pn__state_observed(t, call, deadline, end, r == 0);
 	return r;
 }
 
-/* After a wait of the plan's way that the comparison chose: its lateness (none where the
- * caller still spins a tail, or an event ended it). */
+/* After a wait of the plan's way: its lateness for the comparison (none where the caller
+ * still spins a tail, or an event ended it). */
 static void learn_plan(struct pn__state *t, int arm, struct pn__plan *p, int r)
 {
 	if (arm == PN__ARM_PLAN && r == 0 && !p->tail)
