@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * internal.h: the basics every file of the library needs (branch hints, time units, TLS,
- * the counter read, timespec helpers) and the small services of clock.c, duration.c and
- * slack.c. pn__ names: exported from the static archive for the tool and the tests, never
- * declared in include/. The wait engine is in wait.h (its plan in plan.h, the kernel
- * waits in kernel.h), the wheel's test hooks in hooks.h.
+ * the counter read, timespec helpers) and the small services of the clock, durations and
+ * slack. pn__ names are exported from the static archive for the tool and the tests,
+ * never declared in include/.
  */
 #ifndef PUNCTUAL_INTERNAL_H
 #define PUNCTUAL_INTERNAL_H
@@ -21,9 +20,8 @@
 #define PN_LIKELY(x)   __builtin_expect(!!(x), 1)
 #define PN_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define PN_NSEC        1000000000LL
-/* Thread-local storage of a few bytes each (pointers, flags). In the preload shim,
- * initial-exec: it is loaded at startup, so an access is a load from the thread pointer,
- * not a call to __tls_get_addr between a deadline and the caller. */
+/* Thread-local storage of a few bytes each. In the shim, initial-exec: an access is a load
+ * from the thread pointer, not a call to __tls_get_addr between a deadline and the caller. */
 #ifdef PN_PRELOAD
 #define PN_TLS __thread __attribute__((tls_model("initial-exec")))
 #else
@@ -40,20 +38,19 @@
 
 /* ---- timespecs ---- */
 
-/* ts in ns; the caller knows it fits (pn__ts_valid and tv_sec below INT64_MAX / PN_NSEC). */
+/* ts in ns; the caller knows it fits. */
 static inline int64_t pn__ts_ns(const struct timespec *ts)
 {
 	return (int64_t)ts->tv_sec * PN_NSEC + ts->tv_nsec;
 }
 
-/* Whether ts is a timeout or deadline the kernel accepts: tv_sec >= 0, tv_nsec in
- * [0, 1e9). */
+/* Whether the kernel accepts ts: tv_sec >= 0, tv_nsec in [0, 1e9). */
 static inline bool pn__ts_valid(const struct timespec *ts)
 {
 	return ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < PN_NSEC;
 }
 
-/* ts in ns, INT64_MAX when it does not fit (centuries: a deadline never reached). ts valid. */
+/* ts (valid) in ns, INT64_MAX when it does not fit. */
 static inline int64_t pn__ts_ns_sat(const struct timespec *ts)
 {
 	int64_t v;
@@ -69,8 +66,8 @@ static inline struct timespec pn__ns_ts(int64_t ns)
 	return (struct timespec){ns / PN_NSEC, ns % PN_NSEC};
 }
 
-/* The whole ms in ts, rounded down: where only ms timeouts exist (epoll_pwait), the spin
- * covers the rest and the kernel never waits past it. */
+/* The whole ms in ts, rounded down: the kernel never waits past it, the spin covers the
+ * rest. */
 static inline int pn__ts_ms_floor(const struct timespec *ts)
 {
 	return (int)(ts->tv_sec * 1000 + ts->tv_nsec / 1000000);
@@ -80,21 +77,19 @@ static inline int pn__ts_ms_floor(const struct timespec *ts)
 
 typedef int (*pn__clock_gettime_fn)(clockid_t, struct timespec *);
 
-/* The vDSO's clock_gettime, or NULL when the kernel maps no vDSO or it lacks one. */
+/* The vDSO's clock_gettime, or NULL. */
 pn__clock_gettime_fn pn__clock_vdso_gettime(void);
 
-/* Why the cycle counter is or isn't trusted, decided from CPUID, the kernel's list of
- * clocksources under pn__fs_root() and PUNCTUAL_CYCLES. Returns enum pn_cycles_source. */
+/* Whether the cycle counter is trusted (CPUID, the kernel's clocksources, PUNCTUAL_CYCLES):
+ * enum pn_cycles_source, and why. */
 int pn__clock_cycles_decide(const char **reason);
 
-/* Test hook: forgets the cycle counter's source and calibration and takes the load-time
- * anchor again. force 0 decides anew (pn__clock_cycles_decide); PN_CYCLES_CLOCK, or this
- * architecture's counter, forces that source even where the kernel distrusts it, so that
- * a test runs the calibration on every host. Returns the source, or -EINVAL for a
- * counter this architecture lacks. Not thread-safe: no other thread may use the clock. */
+/* Test hook: forgets the counter's source and calibration and takes the load-time anchor
+ * again; force 0 decides anew, else forces PN_CYCLES_CLOCK or this architecture's counter.
+ * The source, or -EINVAL. Not thread-safe. */
 int pn__clock_cycles_reset(int force);
 
-/* clock_gettime(clk) in ns through the vDSO function pn_now uses. */
+/* clock_gettime(clk) in ns through pn_now's vDSO function. */
 int64_t pn__clock_ns(clockid_t clk);
 
 /* clk's time in ns: pn_now() for CLOCK_MONOTONIC, pn__clock_ns for the others. */
@@ -103,7 +98,7 @@ static inline int64_t pn__clock_now(clockid_t clk)
 	return clk == CLOCK_MONOTONIC ? pn_now() : pn__clock_ns(clk);
 }
 
-/* A system call's or libc call's result as the library returns it: -errno on failure. */
+/* -errno on failure. */
 static inline int pn__neg_errno(long r)
 {
 	return r < 0 ? -errno : (int)r;
@@ -111,27 +106,22 @@ static inline int pn__neg_errno(long r)
 
 /* ---- durations (duration.c) ---- */
 
-/* Parses a duration: terms of a number and a unit (ns, us, µs, ms, s, m, h), units
- * decreasing ("250us", "1.5ms", "1m30s"), or a bare number alone, in default_unit_ns (0: a
- * bare number other than 0 is refused with -EDOM: a unit is needed). Rejects negatives,
- * garbage and overflow. Returns 0, or -EINVAL / -ERANGE / -EDOM with *res untouched. */
+/* A duration: terms of a number and a unit (ns, us, µs, ms, s, m, h), units decreasing, or
+ * a bare number alone in default_unit_ns (0: refused with -EDOM). 0, or -EINVAL, -ERANGE,
+ * -EDOM with *res untouched. */
 int pn__duration_parse(const char *s, int64_t default_unit_ns, int64_t *res);
-/* Parses a share of a CPU, the budget's grammar for PUNCTUAL_BUDGET and `--budget`: "10%",
- * "12.5%", a bare number (a percentage too), or "auto" ("default" too) for
- * PN_SLEEP_BUDGET_AUTO. 0 with *budget_ppm set; -EINVAL malformed, -ERANGE outside
- * [0%, 100%], *budget_ppm untouched. */
+/* A share of a CPU, the budget's grammar: "10%", "12.5%", a bare percentage, or "auto"
+ * ("default"). 0; -EINVAL malformed, -ERANGE outside [0%, 100%], *budget_ppm untouched. */
 int pn__duration_parse_share(const char *s, int32_t *budget_ppm);
-/* ns for people: "0", "850 ns", "12.5 us", "4 ms", "1.23 s" (one decimal from 0.05 of a
- * unit, three digits beyond), into buf. Returns buf. */
+/* ns for people ("12.5 us") into buf. Returns buf. */
 const char *pn__duration_format(char *buf, size_t n, double ns);
 
 /* ---- timer slack (slack.c) ---- */
 
-/* The calling thread's timer slack as pn_slack_set last set it, 0 when unknown (never set,
- * or reset to the default). */
+/* The thread's slack as pn_slack_set last set it, 0 when unknown. */
 int64_t pn__slack_known(void);
-/* prctl(PR_SET_TIMERSLACK, ns) without touching what pn__slack_known says: for a slack that
- * is put back before the caller sees it (the preload shim). 0 or -errno. */
+/* prctl(PR_SET_TIMERSLACK) for a slack put back before the caller sees it, leaving
+ * pn__slack_known alone. 0 or -errno. */
 int pn__slack_put(int64_t ns);
 
 #endif

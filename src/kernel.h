@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * kernel.h: the kernel's waits behind one table (Redis ae's one-backend model): the
- * library's raw system calls (pn__kernel_raw, kernel.c), which never reach the preload
- * shim's own functions, or the real libc functions the shim looked up (shim/real.c). Every
- * wait the engine makes goes through one; the system calls the library adds to a caller's
- * wait (its probes, the spin's look at signals) are the raw table's, and where a filter
- * denies one the process does without it. Internal.
+ * kernel.h: the kernel's waits behind one table: the library's raw system calls, which
+ * never reach the shim's own functions, or the real libc functions the shim looked up.
+ * The system calls the library adds to a caller's wait are the raw table's, and where a
+ * filter denies one the process does without it. Internal.
  */
 #ifndef PUNCTUAL_KERNEL_H
 #define PUNCTUAL_KERNEL_H
@@ -36,23 +34,20 @@ struct pn__kernel {
 /* The library's: raw system calls. */
 extern const struct pn__kernel pn__kernel_raw;
 
-/* The shortest kernel wait (a 1 ns ppoll: it reports a handler that ran while the thread
- * was being woken, where clock_nanosleep returns 0), for the plan's probes: 0, -EINTR, or
- * -EPERM once ppoll is denied (never tried again). errno is kept. */
+/* The shortest kernel wait for the plan's probes (a 1 ns ppoll: it reports a handler that
+ * ran during the wakeup, where clock_nanosleep returns 0): 0, -EINTR, or -EPERM once ppoll
+ * is denied. errno is kept. */
 int pn__kernel_probe(void);
-/* Lets in, for a moment, the signals mask allows (a ppoll with a zero timeout): -EINTR if
- * a handler ran (the kernel restarts the call for a signal without one), else 0. A denial
- * marks the process (pn__kernel_denied). errno is kept. */
+/* Lets in, for a moment, the signals mask allows: -EINTR if a handler ran, else 0. errno
+ * is kept. */
 int pn__kernel_signals(const sigset_t *mask);
-/* Whether a system call's error says it is not allowed here rather than anything of its
- * arguments: a seccomp filter's EPERM or EACCES, or ENOSYS. */
+/* Whether an error says the call is not allowed here: a filter's EPERM or EACCES, ENOSYS. */
 static inline bool pn__kernel_denial(int err)
 {
 	return err == EPERM || err == EACCES || err == ENOSYS;
 }
-/* A system call the library adds to a caller's wait was denied: from then on the process
- * does without it, and the preload shim leaves every call to the real function. Set once,
- * never cleared. One flag, read inline: the shim reaches the library through few symbols. */
+/* A system call the library adds was denied: the process does without it, and the shim
+ * leaves every call to the real function. Set once, never cleared. */
 extern _Atomic bool pn__kernel_off;
 static inline void pn__kernel_deny(void)
 {

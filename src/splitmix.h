@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * splitmix.h: splitmix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number
- * generators", 2014), the one pseudo-random generator of the tool, the benchmarks and
- * the tests: a seed gives the same sequence on every machine, and any seed (0 included)
- * is a good one. Not for anything that must be unpredictable.
+ * splitmix.h: splitmix64 (Steele, Lea and Flood, 2014), the one pseudo-random generator of
+ * the tool, the benchmarks and the tests: a seed gives the same sequence everywhere, any
+ * seed is good. Not for anything that must be unpredictable.
  */
 #ifndef PUNCTUAL_SPLITMIX_H
 #define PUNCTUAL_SPLITMIX_H

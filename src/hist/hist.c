@@ -1,21 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hist.c: the log-linear histogram of punctual/hist.h.
- *
- * Bucket layout (SUB = PN_HIST_SUB_BITS = 6):
- *
- *   value v                 e = floor(log2 v) - SUB   index                   width
- *   0 .. 127                -                         v                       1
- *   128 .. 255              1                         (e << SUB) + (v >> e)   2
- *   256 .. 511              2                         (e << SUB) + (v >> e)   4
- *   ...
- *   2^62 .. INT64_MAX       56                        (e << SUB) + (v >> e)   2^56
- *
- * v >> e is in [64, 128), so the index formula lays each power of two's 64 buckets right
- * after the previous ones: 128 + (e - 1) * 64 + (v >> e) - 64 == (e << SUB) + (v >> e).
- * A bucket is 2^e wide and starts at >= 64 * 2^e, so its midpoint is within 1/128 of any
- * value in it. Bucket 0 also holds the negative values, which only min, max and the mean
- * describe exactly.
+ * hist.c: the log-linear histogram. Values 0..127 have a bucket each. Above, a value v
+ * with e = floor(log2 v) - PN_HIST_SUB_BITS goes to bucket (e << SUB) + (v >> e): 2^e
+ * wide, it starts at >= 64 * 2^e, so its midpoint is within 1/128 of any value in it.
+ * Bucket 0 also holds the negatives, which only min, max and the mean describe exactly.
  */
 #include <punctual/hist.h>
 
@@ -24,8 +12,8 @@
 
 #define SUB_COUNT (1 << PN_HIST_SUB_BITS)
 
-/* a + b, or UINT64_MAX if that does not fit: a counter pinned at its maximum reads as
- * "at least this many", where a wrapped one would claim almost none. */
+/* a + b, or UINT64_MAX: a pinned counter reads "at least this many", a wrapped one almost
+ * none. */
 static uint64_t add_sat(uint64_t a, uint64_t b)
 {
 	uint64_t r;
@@ -33,8 +21,7 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
 	return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
 }
 
-/* The layout above must fill the header's array exactly: INT64_MAX (e = 62 - SUB,
- * v >> e = 127) lands in the last bucket. */
+/* INT64_MAX must land in the header's last bucket. */
 _Static_assert(PN_HIST_EXACT == 2 * SUB_COUNT, "exact range is two rows of sub-buckets");
 _Static_assert(((62 - PN_HIST_SUB_BITS) << PN_HIST_SUB_BITS) + 2 * SUB_COUNT - 1 ==
                        PN_HIST_BUCKETS - 1,
@@ -75,8 +62,7 @@ static void bucket_range(int i, int64_t *lo, int64_t *hi)
 	int e = (i >> PN_HIST_SUB_BITS) - 1;
 	uint64_t sub = (uint64_t)(i & (SUB_COUNT - 1)) | SUB_COUNT;
 
-	/* lo + width - 1 rather than ((sub + 1) << e) - 1: the last bucket's end, 2^63,
-	 * is not an int64. */
+	/* lo + width - 1: the last bucket's end, 2^63, is not an int64 */
 	*lo = (int64_t)(sub << e);
 	*hi = *lo + (int64_t)((UINT64_C(1) << e) - 1);
 }
@@ -135,10 +121,9 @@ static int64_t midpoint(int64_t lo, int64_t hi)
 }
 
 /*
- * ceil(p / 100 * count) for 0 < p < 100, in [1, count]. p is usually a decimal such as
- * 99.9 that a double cannot hold exactly, so the product can land a few ulps above the
- * integer it stands for (99.9 / 100 * 1000 is 999.0000000000001) and ceil would skip a rank;
- * results within a relative 1e-12 of an integer count as that integer.
+ * ceil(p / 100 * count) for 0 < p < 100, in [1, count]. A decimal p is inexact in a
+ * double, so 99.9 / 100 * 1000 is 999.0000000000001 and ceil would skip a rank: results
+ * within a relative 1e-12 of an integer count as that integer.
  */
 static uint64_t percentile_rank(double p, uint64_t count)
 {
@@ -147,7 +132,7 @@ static uint64_t percentile_rank(double p, uint64_t count)
 
 	if (y >= (double)count)
 		return count;
-	/* ceil by hand: the library does not link libm. */
+	/* ceil by hand: no libm */
 	uint64_t r = (uint64_t)y;
 
 	if ((double)r < y)
@@ -159,7 +144,7 @@ PN_API int64_t pn_hist_percentile(const struct pn_hist *h, double p)
 {
 	if (!h || h->count == 0)
 		return 0;
-	/* Written so that a NaN p gives the min rather than an undefined conversion. */
+	/* a NaN p gives the min rather than an undefined conversion */
 	if (!(p > 0.0))
 		return h->min;
 	if (p >= 100.0)
@@ -167,15 +152,14 @@ PN_API int64_t pn_hist_percentile(const struct pn_hist *h, double p)
 
 	uint64_t rank = percentile_rank(p, h->count);
 
-	/* Bucket 0 holds the negatives first (they are smaller than its 0s); all that is
-	 * known of them is that they lie in [min, -1]. */
+	/* bucket 0 holds the negatives first: all that is known is that they lie in [min, -1] */
 	if (rank <= h->negative)
 		return clamp(midpoint(h->min, -1), h->min, h->max);
 
 	uint64_t seen = 0;
 
 	for (int i = 0; i < PN_HIST_BUCKETS; i++) {
-		/* Saturated buckets can sum past count: the scan must not wrap either. */
+		/* saturated buckets can sum past count */
 		seen = add_sat(seen, h->buckets[i]);
 		if (seen >= rank) {
 			int64_t lo, hi;
@@ -184,7 +168,7 @@ PN_API int64_t pn_hist_percentile(const struct pn_hist *h, double p)
 			return clamp(midpoint(lo, hi), h->min, h->max);
 		}
 	}
-	/* Only reachable if buckets and count disagree (a caller edited the struct). */
+	/* only if buckets and count disagree (a caller edited the struct) */
 	return h->max;
 }
 
@@ -197,7 +181,7 @@ PN_API int pn_hist_merge(struct pn_hist *dst, const struct pn_hist *src)
 	dst->count = add_sat(dst->count, src->count);
 	dst->negative = add_sat(dst->negative, src->negative);
 	dst->sum += src->sum;
-	/* An empty src holds INT64_MAX / INT64_MIN, which leave dst unchanged. */
+	/* an empty src's INT64_MAX / INT64_MIN leave dst unchanged */
 	if (src->min < dst->min)
 		dst->min = src->min;
 	if (src->max > dst->max)
@@ -215,7 +199,7 @@ PN_API int pn_hist_next(const struct pn_hist *h, int i, struct pn_hist_bucket *b
 		int64_t lo, hi;
 
 		bucket_range(i, &lo, &hi);
-		/* Keep "lo <= v <= hi" true for the negatives bucket 0 also counts. */
+		/* "lo <= v <= hi" also for the negatives bucket 0 counts */
 		if (i == 0 && h->negative && h->min < lo)
 			lo = h->min;
 		b->lo = lo;

@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sched.c: the real time a precise wait lends a shared thread (sched.h). On a CPU shared
- * with runnable tasks a SCHED_OTHER wakeup waits behind them; a SCHED_FIFO one runs at
- * once. The lend covers the kernel wait; under the shim it also covers the work the
- * wakeup starts, until the thread's next wait, a signal handler, fork, exec or a call
- * about its own scheduling, and at most PN__SCHED_LEND_NS of CPU per wakeup and, for all
- * the process's threads together, 1/PN__SCHED_LEND_SHARE of one CPU (a CPU timer's signal
- * ends it). The thread's own
- * policy, nice, flags and slack come back when the lend ends, unless something outside
- * changed them meanwhile: what an administrator set stands.
+ * sched.c: the real time a precise wait lends a shared thread. On a CPU shared with
+ * runnable tasks a SCHED_OTHER wakeup waits behind them; a SCHED_FIFO one runs at once.
+ * The lend covers the kernel wait, and under the shim the work the wakeup starts until
+ * the thread's next wait, a handler, fork, exec or a call about its own scheduling. It is
+ * bounded by PN__SCHED_LEND_NS of CPU per wakeup and, for the process's threads together,
+ * 1/PN__SCHED_LEND_SHARE of one CPU. The thread's own scheduling and slack come back when
+ * it ends, unless something outside changed them meanwhile: what an administrator set
+ * stands.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -24,7 +23,7 @@
 #include "internal.h"
 #include "wait/sched.h"
 
-static _Atomic int fifo; /* 0 not tried, 1 permitted, -1 denied: not tried again */
+static _Atomic int fifo; /* 0 not tried, 1 permitted, -1 denied */
 int pn__sched_lend_signal;
 PN_TLS unsigned pn__sched_sig_ours, pn__sched_sig_theirs;
 
@@ -43,8 +42,8 @@ struct k_sigevent {
 #define SIGEV_THREAD_ID 4
 #endif
 
-/* The bound's CPU timer (on the thread's CPU clock, so it fires only while the thread
- * runs), armed with ns: 0 with *left the previous arm's unused time, or -errno. */
+/* The bound's CPU timer, on the thread's CPU clock, armed with ns: 0 with *left the last
+ * arm's unused time, or -errno. */
 static int timer_arm(struct pn__sched_wait *w, int64_t ns, int64_t *left)
 {
 	if (w->timer == 0) {
@@ -71,8 +70,7 @@ static int timer_arm(struct pn__sched_wait *w, int64_t ns, int64_t *left)
 	return 0;
 }
 
-/* SCHED_FIFO at PN__SCHED_WAIT_PRIO with SCHED_RESET_ON_FORK (a child a handler starts,
- * or one of a raw clone, begins as SCHED_OTHER): 0 or -errno. */
+/* SCHED_FIFO at PN__SCHED_WAIT_PRIO with SCHED_RESET_ON_FORK: 0 or -errno. */
 static int to_fifo(const struct pn__sched_attr *own)
 {
 	struct pn__sched_attr a;
@@ -85,10 +83,8 @@ static int to_fifo(const struct pn__sched_attr *own)
 	return pn__sched_set(&a);
 }
 
-/* The thread's own back after SCHED_FIFO, where it is still ours: a policy or priority
- * set from outside stands; a nice set meanwhile (the kernel keeps it under SCHED_FIFO) is
- * the one written. Where SCHED_RESET_ON_FORK may not be cleared (RLIMIT_RTPRIO alone), it
- * stays. Whether it was ours. */
+/* The thread's own back after SCHED_FIFO, where it is still ours: a policy or priority set
+ * from outside stands, a nice set meanwhile is the one written. Whether it was ours. */
 static bool fifo_back(struct pn__sched_wait *w)
 {
 	struct pn__sched_attr cur;
@@ -146,10 +142,8 @@ out:
 	errno = e;
 }
 
-/* Whether the reaction after this wakeup may run under the lend: the shim owns the bound's
- * signal, and the bucket holds enough; arms the bound. */
-/* Whether the bound's signal can reach the thread: read at its first lend and every 64th
- * (a thread that blocks every signal, a worker's usual mask, gets no lend past its waits). */
+/* Whether the bound's signal can reach the thread, read at its first lend and every 64th
+ * (a worker that blocks every signal gets no lend past its waits). */
 static bool bound_reaches(struct pn__sched_wait *w)
 {
 	if ((w->lends++ & 63) == 0) {
@@ -161,7 +155,7 @@ static bool bound_reaches(struct pn__sched_wait *w)
 }
 
 /* The process's token bucket: its threads' lends share PN__SCHED_LEND_SHARE of one CPU's
- * wall time, at most PN__SCHED_LEND_NS banked (a JVM's twenty threads together, not each). */
+ * wall time, at most PN__SCHED_LEND_NS banked: a JVM's twenty threads together. */
 static _Atomic int64_t bucket, bucket_at;
 
 static void bucket_fill(int64_t now)
@@ -181,7 +175,7 @@ static void bucket_fill(int64_t now)
 		;
 }
 
-/* Up to PN__SCHED_LEND_NS from the bucket; 0 where it holds less than PN__SCHED_LEND_MIN_NS. */
+/* Up to PN__SCHED_LEND_NS from the bucket; 0 below PN__SCHED_LEND_MIN_NS. */
 static int64_t bucket_take(void)
 {
 	int64_t c = atomic_load_explicit(&bucket, memory_order_relaxed), give;

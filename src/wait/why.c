@@ -1,24 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * why.c: the causes of a thread's late waits (why.h), for `run --stats --explain`. The
- * rules are measure/causes.c's (`sleep --periodic --explain`), most specific first:
- *
- *   throttled  nr_throttled or the throttled time in cpu.stat rose during the wait, at a
- *              cgroup level with a CFS quota (only those can throttle)
- *   preempted  schedstat's run_delay (runnable, waiting for a CPU) rose during the wait by
- *              half the lateness or more
- *   migrated   it woke on another CPU than it waited on (sched_getcpu: no system call)
- *   slack      the lateness is within the thread's timer slack (0 for realtime threads)
- *   wakeup     none of these: the kernel's own wakeup latency
- *
- * Where a periodic loop can take one reading a period (after a wakeup, the next sleep's
- * "before"), a program works between its waits, and a preemption then is not its wait's:
- * the counters are read just before each wait and just after it: /proc/thread-self/
- * schedstat each side, and cpu.stat per level with a quota (none without one), only while
- * PUNCTUAL_EXPLAIN is set; the "before" read delays the program's call, so a relative
- * wait's lateness includes it. Each read opens, reads and closes its file (a few
- * microseconds): the shim holds no descriptor between calls, so a number the program
- * closes and reuses (close_range, then open) is never the shim's to read or close.
+ * why.c: the causes of a thread's late waits, for `run --stats --explain`, by the rule of
+ * why.h without the per-CPU files. A program works between its waits, so the counters are
+ * read just before each wait and just after it, only while PUNCTUAL_EXPLAIN is set; the
+ * "before" read delays the call, so a relative wait's lateness includes it. Each read
+ * opens, reads and closes its file: the shim holds no descriptor a program could close
+ * and reuse.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,11 +26,11 @@
 #include "wait/state.h"
 #include "wait/why.h"
 
-#define WHY_LEVELS 4 /* cgroup levels with a quota watched, nearest the process first */
+#define WHY_LEVELS 4 /* quota levels watched, nearest first */
 
 static int64_t threshold = -1; /* ns; -1: twice each thread's median */
 static char cg_dir[WHY_LEVELS][sizeof(((struct pn_cpu_info *)0)->cgroup_dir)];
-static int cg_n; /* the levels with a quota, nearest first */
+static int cg_n; /* the levels with a quota */
 static bool cg_v2;
 
 const char *pn__why_name(int c)
@@ -99,8 +86,7 @@ bool pn__why_setup(const char *explain)
 	return true;
 }
 
-/* The sum of nr_throttled and the throttled time (either rises with a throttle) over the
- * watched levels. */
+/* nr_throttled plus the throttled time over the watched levels: either rises. */
 static uint64_t read_throttled(void)
 {
 	uint64_t sum = 0;
@@ -118,7 +104,7 @@ static int64_t read_run_delay(void)
 	return pn__runs_read(&r) == 0 ? (int64_t)r.queued_ns : -1;
 }
 
-/* The calling thread's why, mapped and opened at its first wait; NULL if that fails. */
+/* The calling thread's why, mapped at its first wait; NULL if that fails. */
 static struct pn__why *why_get(void)
 {
 	struct pn__state *t = pn__state_make();
@@ -156,7 +142,7 @@ static void why_after(const struct pn__why_snap *s, int64_t late)
 	int64_t rd = read_run_delay();
 	uint64_t thr = read_throttled();
 	int cpu = sched_getcpu();
-	if (threshold >= 0 && late <= threshold) /* given: counted exactly, not by bucket */
+	if (threshold >= 0 && late <= threshold) /* given: counted exactly */
 		goto out;
 	if (rd < 0 || s->run_delay < 0) {
 		w->unread++;
@@ -176,9 +162,8 @@ out:
 	errno = e;
 }
 
-/* The threshold of a table (the one given, else above_auto) and its first lateness bucket:
- * 0 where it was given (why_after applied it wait by wait), else the first bucket wholly
- * above it (its smallest value exceeds it). */
+/* A table's threshold (the given one, else above_auto) and its first lateness bucket: 0
+ * where it was given (applied wait by wait), else the first wholly above it. */
 static int table_from(int64_t above_auto, int64_t *above)
 {
 	*above = threshold >= 0 ? threshold : above_auto > 0 ? above_auto : 0;
