@@ -1,12 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cgroup.c: the cgroup CPU limit, read from the process's cgroup up to the
- * hierarchy's mount root (the parsers it feeds are in cgroup_parse.c), and the mount cache.
- *
- * Why a walk: a cgroup's quota bounds its whole subtree, so an unlimited child of a
- * parent allowed 0.5 CPU gets 0.5 CPU. The JDK read only the leaf until JDK-8322420 and
- * libuv keeps the outermost limit; the answer is the minimum over every level, seeded
- * with the leaf's own value (ties keep the level nearest the process).
+ * cgroup.c: the cgroup CPU limit, the minimum over every level from the process's cgroup
+ * up to the mount root, seeded with the leaf's own (ties keep the nearer level): a quota
+ * bounds its whole subtree (JDK-8322420 read only the leaf). And the mount cache.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,10 +28,10 @@
 #define STATX_ATTR_MOUNT_ROOT 0x00002000
 #endif
 
-/* Biggest /proc file read whole (mountinfo with thousands of mounts is ~1 MiB). */
+/* The biggest /proc file read whole (mountinfo with thousands of mounts is ~1 MiB). */
 #define READ_ALL_MAX (16u << 20)
 
-/* The whole file into a malloc'd buffer the caller frees. Returns 0 or -errno. */
+/* The whole file, malloc'd: 0 or -errno. */
 static int read_all(const char *root, const char *path, char **out)
 {
 	size_t cap = 8192;
@@ -56,7 +52,7 @@ static int read_all(const char *root, const char *path, char **out)
 			free(buf);
 			return r;
 		}
-		/* -EIO: the buffer filled; /proc files are generated per read, so read again. */
+		/* the buffer filled: /proc files are generated per read, so read again */
 		cap *= 2;
 	}
 }
@@ -81,8 +77,8 @@ static int read_num(const char *root, const char *dir, const char *file, int64_t
 	return pn__cgroup_parse_int(buf, v);
 }
 
-/* One level's limit. A missing limit file in an existing directory means the controller
- * is not enabled there (the v2 root has no cpu.max): unlimited, not an error. */
+/* One level's limit. No limit file in an existing directory: the controller is off there,
+ * unlimited. */
 static int read_level(const char *root, const char *dir, bool v2, bool lean, struct pn_cpu_level *l)
 {
 	int64_t q = -1, p = 0, w;
@@ -102,7 +98,7 @@ static int read_level(const char *root, const char *dir, bool v2, bool lean, str
 		/* any negative quota is "no limit" (the kernel writes -1) */
 		if (r == 0 && q < 0)
 			q = -1;
-		/* without a quota the count needs no period: one file less a level */
+		/* without a quota the count needs no period */
 		if (r == 0 && (q > 0 || !lean))
 			r = read_num(root, dir, "cpu.cfs_period_us", &p);
 		if (r == 0 && (q == 0 || (q > 0 && p <= 0)))
@@ -119,14 +115,11 @@ static int read_level(const char *root, const char *dir, bool v2, bool lean, str
 
 /* ---- the mount cache ------------------------------------------------------------------- */
 
-/* The mount found for what /proc/self/cgroup said, kept between evaluations: mountinfo
- * costs most of a fresh evaluation to generate (docs/DESIGN.md, "The CPU count's
- * costs"), and cgroup mounts almost never change. Reused only for the same /proc/self/cgroup answer
- * and only while statx says the same mount (by ID) is still at the mount point, as its root: an
- * unmount, a remount or a mount on top is seen at once. Not seen: another mount of the hierarchy
- * appearing elsewhere while this one stays. Not used under a root prefix (fixture trees have no
- * mount IDs) nor without STATX_MNT_ID (Linux < 5.8). A trylock: a thread finding it busy,
- * or a child forked while another thread held it, reads mountinfo instead of waiting. */
+/* The mount found for a /proc/self/cgroup answer, kept: mountinfo is most of a fresh
+ * evaluation (docs/DESIGN.md, "The CPU count's costs"). Reused only for the same answer
+ * and while statx finds the same mount ID at the mount point as its root, so an unmount,
+ * remount or mount on top is seen at once. Not under a root prefix, nor without
+ * STATX_MNT_ID. A trylock: a thread finding it busy reads mountinfo instead. */
 static struct {
 	bool valid, v2;
 	struct pn__cg_self self;
@@ -158,7 +151,7 @@ static bool mount_still_there(const struct pn__cg_mount *m)
 	       (stx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
 }
 #else
-/* No statx (musl before 1.2.5): no mount ID to compare, so mountinfo is read every time. */
+/* No statx: mountinfo is read every time. */
 static bool mount_still_there(const struct pn__cg_mount *m)
 {
 	(void)m;
@@ -166,8 +159,8 @@ static bool mount_still_there(const struct pn__cg_mount *m)
 }
 #endif
 
-/* The hierarchy to read and its mount: hybrid systems read the v1 cpu hierarchy; v2 only
- * where v1 has none. Returns 0, -ENOENT (not mounted) or a read error. */
+/* The hierarchy to read and its mount: the v1 cpu hierarchy where there is one, else v2.
+ * 0, -ENOENT or a read error. */
 static int find_mount(const char *root, const struct pn__cg_self *self, struct pn__cg_mount *m,
                       bool *v2)
 {
@@ -207,7 +200,7 @@ static int find_mount(const char *root, const struct pn__cg_self *self, struct p
 	return r;
 }
 
-/* The level's name as /proc/self/cgroup would give it: mount root + the part below. */
+/* The level's name as /proc/self/cgroup gives it. */
 static void level_name(char *dst, size_t size, const char *mroot, const char *rel)
 {
 	if (strcmp(mroot, "/") == 0)
@@ -216,8 +209,7 @@ static void level_name(char *dst, size_t size, const char *mroot, const char *re
 		snprintf(dst, size, "%s%s", mroot, rel);
 }
 
-/* Reads file (/proc/self/cgroup or another process's): false, with a note, if unreadable
- * or with no cpu controller. */
+/* Reads file: false, with a note, if unreadable or without a cpu controller. */
 static bool read_self(const char *root, const char *file, struct pn__cg_self *self,
                       struct pn_cpu_info *info, char *note, size_t note_size)
 {
@@ -245,7 +237,7 @@ static bool read_self(const char *root, const char *file, struct pn__cg_self *se
 	return true;
 }
 
-/* find_mount, with the error and a note in info when it fails (false then). */
+/* find_mount, with the error and a note in info when it fails. */
 static bool mount_of(const char *root, const struct pn__cg_self *self, struct pn__cg_mount *m,
                      bool *v2, struct pn_cpu_info *info, char *note, size_t note_size)
 {
@@ -263,7 +255,7 @@ static bool mount_of(const char *root, const struct pn__cg_self *self, struct pn
 	return true;
 }
 
-/* The cgroup's path below the mount point into rel; "" (the point) when outside its root. */
+/* The cgroup's path below the mount point; "" when outside its root. */
 static void below_mount(const char *path, const struct pn__cg_mount *m, char *rel, char *note,
                         size_t note_size)
 {
@@ -277,7 +269,7 @@ static void below_mount(const char *path, const struct pn__cg_mount *m, char *re
 	}
 }
 
-/* The level at rel below the mount point; status -ENAMETOOLONG if its path does not fit. */
+/* The level at rel; status -ENAMETOOLONG if its path does not fit. */
 static void read_rel(const char *root, const struct pn__cg_mount *m, const char *rel, bool v2,
                      bool lean, struct pn_cpu_level *lv)
 {
@@ -293,7 +285,7 @@ static void read_rel(const char *root, const struct pn__cg_mount *m, const char 
 	}
 }
 
-/* Records a level; only a strictly tighter limit wins, so a tie keeps the nearer level. */
+/* Records a level; a tie keeps the nearer level. */
 static void add_level(struct pn_cpu_info *info, const struct pn_cpu_level *lv, int64_t *best_q,
                       int64_t *best_p, char *note, size_t note_size)
 {
@@ -344,7 +336,7 @@ void pn__cgroup_limit_of(const char *root, const char *file, struct pn_cpu_info 
 	below_mount(path, &m, rel, note, note_size);
 	if ((size_t)snprintf(info->cgroup_dir, sizeof(info->cgroup_dir), "%s%s", m.point, rel) >=
 	    sizeof(info->cgroup_dir))
-		info->cgroup_dir[0] = '\0'; /* too long to show; the walk uses its own buffer */
+		info->cgroup_dir[0] = '\0'; /* too long to show */
 
 	int64_t best_q = -1, best_p = 0;
 	for (int depth = 0;; depth++) {

@@ -1,21 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cgroup_parse.c: the cgroup parsers: /proc/self/cgroup, /proc/self/mountinfo, cpu.max,
- * cpu.cfs_quota_us and kernel cpu lists, pure functions of NUL-terminated text (the fuzz
- * harnesses' targets; tests/unit/test_cgroup.c). The walk that reads the files is in
- * cgroup.c.
- *
- * Why so defensive: every pitfall below broke some runtime's implementation. Paths hold
- * colons, so /proc/self/cgroup lines split on the first two only; the "0::" line can be
- * anywhere; v1 controllers are "cpu,cpuacct" in either order; mountinfo has zero or more
- * optional fields before " - " and octal escapes (\040); a mount root equal to the cgroup
- * path (cgroupns=host inside a container) means read at the mount point; a path under
- * "/.." (moved out of our cgroup namespace) cannot be located, so the mount point is read;
- * the same hierarchy can be mounted twice; cpu.max is "max", one field, or a period of 0
- * in broken files; v1 quota -1 means unlimited and must not be parsed as unsigned.
- * "Unlimited" (a readable "max", or no limit file where the controller is off) is never
- * confused with "unreadable" (a missing directory, EACCES, garbage): the second is
- * reported in cgroup_error.
+ * cgroup_parse.c: the cgroup parsers, pure functions of NUL-terminated text. Each pitfall
+ * libpunctual(3) lists under CPU COUNT broke some runtime's parser. "Unlimited" (a
+ * readable "max", or no limit file where the controller is off) is never confused with
+ * "unreadable", which is reported in cgroup_error.
  */
 #include <errno.h>
 #include <limits.h>
@@ -107,8 +95,7 @@ int pn__cgroup_parse_self(const char *text, struct pn__cg_self *out)
 
 /* ---- /proc/self/mountinfo ------------------------------------------------------------- */
 
-/* Decodes the kernel's octal escapes (\040 space, \011 tab, \012 newline, \134 backslash).
- * A NUL byte cannot be in a path: -EIO. */
+/* Decodes the kernel's octal escapes; a NUL cannot be in a path: -EIO. */
 static int unescape(char *dst, size_t size, const char *s, size_t n)
 {
 	size_t o = 0;

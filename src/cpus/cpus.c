@@ -1,23 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cpus.c: pn_cpu_count(), the container-aware CPU count, and the cache that makes it
- * cheap.
+ * cpus.c: pn_cpu_count(), the container-aware CPU count, and its cache: one 64-bit word,
+ * the expiry (coarse monotonic ns) with its low 20 bits replaced by the count, so that no
+ * reader sees a count with another refresh's expiry. A fresh read is a load, a coarse
+ * clock read and a compare: no lock, no store, threads share the line read-only.
  *
- * The cache is one 64-bit word: the expiry instant (coarse monotonic ns) with its low 20
- * bits replaced by the count. A fresh read is a relaxed load, a vDSO coarse-clock read and
- * one compare: no lock, no store, so threads calling it in a loop share the cache line
- * read-only and do not slow each other down. Packing both into one word means no reader
- * can see a count from one refresh with the expiry of another. Dropping the expiry's low
- * 20 bits (1.05 ms) shortens the 20 ms TTL by at most that; 44 bits of ~1 ms units last
- * 500+ years of uptime.
- *
- * Refresh: the thread that finds the word expired claims it with a compare-and-swap that
- * pushes the expiry CLAIM_NS ahead and keeps the stale count, then evaluates; threads
- * arriving meanwhile see a fresh word and return the stale count rather than pile onto
- * /proc. The claim is a deadline, not a lock: a claimer that never stores (a child forked
- * mid-refresh) only delays the next refresh by CLAIM_NS. A thread finding no count at all
- * evaluates itself. Evaluations use only their own stack and the environment, so
- * concurrent ones are safe, and the last store wins.
+ * The thread that finds the word expired claims it with a CAS pushing the expiry CLAIM_NS
+ * ahead, keeping the stale count, then evaluates; others return the stale count. The
+ * claim is a deadline, not a lock: one that never stores only delays the next refresh.
+ * Evaluations use only their own stack, and the last store wins.
  */
 #include <errno.h>
 #include <sched.h>
@@ -41,8 +32,7 @@ _Static_assert(PN_CPU_COUNT_MAX == COUNT_MASK, "the count must fit the cache wor
 
 static _Atomic uint64_t cache;
 static _Atomic int rounding_api = -1;
-/* The vDSO's clock_gettime (libc's where there is none), set by the first refresh: the
- * fresh path calls it directly, one indirect call instead of three. */
+/* The vDSO's coarse clock_gettime, set by the first refresh: one indirect call. */
 static _Atomic(pn__clock_gettime_fn) coarse_fn;
 
 PN_API const char *pn_cpu_rounding_name(int policy)
@@ -84,7 +74,7 @@ PN_API int pn_cpu_set_rounding(int policy)
 
 /* ---- inputs --------------------------------------------------------------------------- */
 
-/* Appends "a" or "a-b" to the list in buf; on overflow ends it with "..." for good. */
+/* Appends "a" or "a-b" to the list; on overflow ends it with "..." for good. */
 static void list_add(char *buf, size_t size, size_t *len, long a, long b)
 {
 	char item[48];
@@ -101,8 +91,7 @@ static void list_add(char *buf, size_t size, size_t *len, long a, long b)
 	*len += (size_t)n;
 }
 
-/* The affinity set through sched_getaffinity, growing the CPU_ALLOC'd set until the kernel
- * accepts its size (EINVAL: smaller than the kernel's cpumask), so > 1024 CPUs work. */
+/* The affinity set, the CPU_ALLOC'd set grown until the kernel accepts its size. */
 static int affinity_read(char *list, size_t size)
 {
 	for (int n = 1024; n <= (1 << 22); n *= 2) {
@@ -135,7 +124,7 @@ static int affinity_read(char *list, size_t size)
 	return -EINVAL;
 }
 
-/* PUNCTUAL_CPU_COUNT: a decimal in [1, PN_CPU_COUNT_MAX]; unset or empty is no override. */
+/* PUNCTUAL_CPU_COUNT in [1, PN_CPU_COUNT_MAX]; unset or empty: none. */
 static int override_read(char *invalid, size_t size)
 {
 	const char *s = getenv("PUNCTUAL_CPU_COUNT");
@@ -167,7 +156,7 @@ static int rounding_read(char *invalid, size_t size)
 	return PN_CPU_ROUND_CEIL;
 }
 
-/* quota/period rounded, in integers: no floating-point edge at x.5. */
+/* quota/period rounded in integers: no floating-point edge at x.5. */
 static int64_t round_limit(int64_t q, int64_t p, int policy)
 {
 	__int128 n;
@@ -195,8 +184,8 @@ static void online_read(const char *root, struct pn_cpu_info *info)
 
 static void explain(struct pn_cpu_info *info, int base, int64_t q, int64_t p, const char *note);
 
-/* lean: only what the count needs (pn_cpu_count's refresh): no shares, and the online
- * CPUs only when the affinity is unknown. Every system call counts at ~1 us each. */
+/* lean: only what the count needs, at ~1 us a system call: no shares, the online CPUs only
+ * when the affinity is unknown. */
 static int evaluate_at(const char *root, const char *affinity_list, struct pn_cpu_info *info,
                        bool lean)
 {
@@ -228,7 +217,7 @@ static int evaluate_at(const char *root, const char *affinity_list, struct pn_cp
 	int64_t q, p;
 	pn__cgroup_limit(root, info, &q, &p, note, sizeof(note), lean);
 
-	/* The base: what the scheduler lets us run on, else what is online, else 1. */
+	/* what the scheduler lets us run on, else what is online, else 1 */
 	int base = info->affinity > 0 ? info->affinity : info->online > 0 ? info->online : 1;
 	if (base > PN_CPU_COUNT_MAX)
 		base = PN_CPU_COUNT_MAX;
@@ -300,9 +289,8 @@ static int store(int count)
 	return count;
 }
 
-/* The info is 20 KiB: on the heap, so that pn_cpu_count() needs little stack in whatever
- * thread it refreshes. Without memory, the affinity alone (uncached); the same if
- * evaluate_at failed, which it does only for a NULL root (never pn__fs_root()'s). */
+/* The info is 20 KiB: on the heap, so that a refresh needs little stack. Without memory,
+ * or if evaluate_at failed, the affinity alone, uncached. */
 static int evaluate(void)
 {
 	struct pn_cpu_info *info = malloc(sizeof(*info));
@@ -331,7 +319,7 @@ PN_API int pn_cpu_info(struct pn_cpu_info *info)
 	return 0;
 }
 
-/* Out of line so the fresh path stays a few instructions. */
+/* Out of line, so that the fresh path stays a few instructions. */
 static __attribute__((noinline)) int refresh(uint64_t stale)
 {
 	if (!atomic_load_explicit(&coarse_fn, memory_order_relaxed)) {
@@ -341,8 +329,7 @@ static __attribute__((noinline)) int refresh(uint64_t stale)
 	if (stale & COUNT_MASK) {
 		uint64_t claim = ((uint64_t)(pn_now_coarse() + CLAIM_NS) & ~COUNT_MASK) |
 		                 (stale & COUNT_MASK);
-		/* lost: another thread claimed or stored; its word holds a count to return,
-		 * unless pn_cpu_set_rounding just dropped it */
+		/* lost: the word holds a count to return, unless pn_cpu_set_rounding dropped it */
 		if (!atomic_compare_exchange_strong_explicit(
 		            &cache, &stale, claim, memory_order_relaxed, memory_order_relaxed) &&
 		    (stale & COUNT_MASK))
