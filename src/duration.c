@@ -1,16 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * duration.c: the one duration parser ("250us", "1.5ms", "2s", "1m30s", "1h"), used by the
- * tool's options and by the preload shim for PUNCTUAL_PRECISION, which it parses inside every
- * program it is injected into: so it never allocates, never reads past the NUL, and rejects
- * rather than guesses (fuzz/fuzz_duration.c holds it to that).
- *
- * The grammar: one or more terms, each a decimal number and a unit (ns, us, µs, ms, s, m,
- * h), the units strictly decreasing ("1m30s", "2h0.5m"; "30s1m" and "1s1s" are refused); or
- * a bare number, alone, in the caller's default unit (0: a bare number other than 0 is
- * refused, -EDOM, so that the caller can say a unit is needed). Beside it the budget's
- * share parser (the library's PUNCTUAL_BUDGET and the tool's --budget) and the one
- * formatter of a duration for people (the tool's tables, PUNCTUAL_STATS's lines).
+ * duration.c: the one duration parser, used by the tool's options and by the shim inside
+ * every program it is injected into: so it never allocates, never reads past the NUL,
+ * and rejects rather than guesses. Terms of a number and a unit, strictly decreasing
+ * ("1m30s"; "30s1m" and "1s1s" are refused), or a bare number alone in the caller's
+ * default unit. Beside it the budget's share parser and the duration formatter.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -29,8 +23,7 @@ static const struct {
         {"s", 1000000000}, {"m", 60000000000LL}, {"h", 3600000000000LL},
 };
 
-/* A unit's length in ns at *p (advanced past it), or 0 when none starts there. The longest
- * name wins: "ms" before "m". */
+/* A unit's length in ns at *p (advanced), or 0; the longest name wins ("ms" before "m"). */
 static int64_t unit_at(const char **p)
 {
 	size_t best = 0;
@@ -46,8 +39,8 @@ static int64_t unit_at(const char **p)
 	return ns;
 }
 
-/* The number at *p (advanced past it): its whole part, and its fraction frac / scale (18
- * digits kept: enough for any unit down to 1 ns). 0, -EINVAL (no digit), -ERANGE. */
+/* The number at *p (advanced): its whole part and its fraction frac / scale (18 digits).
+ * 0, -EINVAL (no digit), -ERANGE. */
 static int number_at(const char **p, int64_t *whole, int64_t *frac, int64_t *scale)
 {
 	int digits = 0;
@@ -72,7 +65,7 @@ static int add_term(int64_t *v, int64_t whole, int64_t frac, int64_t scale, int6
 	int64_t t;
 	if (__builtin_mul_overflow(whole, unit, &t))
 		return -ERANGE;
-	/* frac / scale * unit without overflow: frac < scale <= 1e18, unit < 2^42 */
+	/* without overflow: frac < scale <= 1e18, unit < 2^42 */
 	__int128 f = (__int128)frac * unit / scale;
 	if (f > INT64_MAX || __builtin_add_overflow(t, (int64_t)f, &t) ||
 	    __builtin_add_overflow(*v, t, v))
@@ -92,13 +85,13 @@ int pn__duration_parse(const char *s, int64_t default_unit_ns, int64_t *res)
 			return r;
 		int64_t unit = unit_at(&p);
 		if (!unit) {
-			if (*p || terms) /* garbage, or a bare number after a term ("1s5") */
+			if (*p || terms) /* garbage, or a bare number after a term */
 				return -EINVAL;
 			if (!default_unit_ns) /* bare: only 0 needs no unit */
 				return whole || frac ? -EDOM : (*res = 0, 0);
 			unit = default_unit_ns;
 		} else if (unit >= last) {
-			return -EINVAL; /* units must decrease: "1s1m", "1s1s" */
+			return -EINVAL; /* units must decrease */
 		}
 		last = unit;
 		if ((r = add_term(&v, whole, frac, scale, unit)) < 0)

@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * arms.c: the plan's way or the program's own, for a shared thread without real time
- * (arms.h). The program's own way comes first: "never worse than plain" is the promise,
- * and a p99 is a tail that a few dozen waits cannot show. The plan is tried on one wait in
- * PN__ARMS_EXPLORE until it has PN__ARMS_FIRST, then on one in PN__ARMS_EXPLORE_PLAN (its
- * tail, where it loses, must not make the program's p99), and taken when its p99 is lower
- * by 10% + PN__ARMS_SLACK_NS; it then keeps all but one wait in PN__ARMS_EXPLORE, and is
- * given up again once its p99 is higher.
+ * arms.c: the plan's way or the program's own, for a shared thread without real time. The
+ * program's own way comes first: "never worse than plain" is the promise, and a few dozen
+ * waits cannot show a p99. The plan is tried on a share of the waits and taken when its
+ * p99 is lower by 10% + PN__ARMS_SLACK_NS, given up once it is higher.
  */
 #include <stdbool.h>
 
@@ -21,14 +18,13 @@ int pn__arms_pick(struct pn__arms *a)
 {
 	uint32_t t = a->turn++;
 	if (t == 0)
-		a->alone = 1; /* the program's own way until the plan shows it does better */
+		a->alone = 1; /* until the plan shows it does better */
 	uint32_t every = a->alone ? PN__ARMS_EXPLORE_PLAN : PN__ARMS_EXPLORE;
 	if (a->late[PN__ARM_PLAN].n < PN__ARMS_FIRST)
-		every = PN__ARMS_EXPLORE; /* the plan's first waits come sooner */
+		every = PN__ARMS_EXPLORE; /* the plan's first waits sooner */
 	if (t % every != 0)
 		return a->alone ? PN__ARM_ALONE : PN__ARM_PLAN;
-	/* an exploring wait: the choice looked at again (the quantiles' walk), then the other
-	 * way tried */
+	/* an exploring wait: the choice looked at again, then the other way tried */
 	int64_t plan = pn__arms_p99(a, PN__ARM_PLAN), alone = pn__arms_p99(a, PN__ARM_ALONE);
 	if (a->alone && a->late[PN__ARM_PLAN].n >= PN__ARMS_FIRST &&
 	    plan + plan / 10 + PN__ARMS_SLACK_NS < alone)

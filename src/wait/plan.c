@@ -1,17 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * plan.c: the sleep plan the engine runs: the kernel part's target and slack from the
- * margin policy, the latency probes, and what a wakeup teaches.
- *
- * A thread that has learned nothing measures the kernel's wakeup latency with up to PROBES
- * shortest sleeps at the start of its first sleep with room for them, so the probes never
- * make it late; until then the margin is one tick. A spin-only class (margin >= len) would
- * never learn that the load went down: it probes instead of spinning that long, sleeps
- * half in the kernel every EXPLORE_CHEAP-th sleep once the probes say wakeups are cheap
- * (every EXPLORE-th regardless), and each other sleep ages its memory by AGE_STEPS samples.
- *
- * Everything is per thread: lock-free, and no allocation but one mmap at a thread's first
- * plan, so the shim may call it where nanosleep is async-signal-safe.
+ * margin policy, the latency probes, and what a wakeup teaches. A new thread probes the
+ * kernel's latency at its first sleep with room for it, the margin one tick until then. A
+ * spin-only class would never learn that the load went down: it probes instead of
+ * spinning that long, explores half in the kernel now and then, and ages its memory.
+ * Per thread: lock-free, no allocation but one mmap, so the shim may call it where
+ * nanosleep is async-signal-safe.
  */
 #include <errno.h>
 #include <time.h>
@@ -24,17 +19,16 @@
 
 #define PROBES     8
 #define PROBE_ROOM 4 /* a probe needs this many times the worst wakeup seen */
-/* The least a shortest kernel wait is reckoned to take before one is seen: the order of a
- * wakeup's own path, so that the first probe never starts where it cannot end in time. */
+/* A shortest kernel wait is reckoned this long before one is seen, so that the first probe
+ * never starts where it cannot end in time. */
 #define PROBE_WORST_MIN 10000
 #define EXPLORE         1024  /* spin-only sleeps before a class tries the kernel again */
 #define EXPLORE_CHEAP   16    /* when the probes say wakeups got cheap */
 #define AGE_STEPS       4     /* a spin-only sleep ages its class by this many samples */
 #define AGE_FLOOR       64.0f /* while it holds more than this many */
 
-/* Sets the slack for p's kernel part: with PN__PLAN_KEEP_SLACK, from what the thread has
- * now (read every time: the program may change it) remembered in p->restore; otherwise
- * kept, prctl skipped when already set. p->slack becomes the slack in force. */
+/* Sets the slack for p's kernel part: with PN__PLAN_KEEP_SLACK, from the thread's own (read
+ * every time) kept in p->restore; otherwise kept, a prctl skipped when already set. */
 static void set_slack(struct pn__state *t, struct pn__plan *p, int64_t ns)
 {
 	if (t->sched.lent) { /* real-time: the kernel keeps no slack */
@@ -74,10 +68,8 @@ void pn__plan_cancel(struct pn__plan *p)
 	p->restore = -1;
 }
 
-/* One shortest kernel wait (the plan's probe, which watches the caller's fds, if it has
- * one), learned into class 0 if it leaves PROBE_ROOM times *worst before the deadline. 1
- * if it waited, 0 if not (or interrupted and resuming), -1 when the plan must end (p->stop
- * says why). */
+/* One shortest kernel wait, learned into class 0, if it leaves PROBE_ROOM times *worst
+ * before the deadline: 1 if it waited, 0 if not, -1 when the plan must end (p->stop). */
 static int probe_once(struct pn__state *t, struct pn__plan *p, int64_t deadline, int64_t *worst)
 {
 	int64_t now = pn_now();
@@ -102,8 +94,7 @@ static int probe_once(struct pn__state *t, struct pn__plan *p, int64_t deadline,
 	return 1;
 }
 
-/* The shortest kernel waits, while they leave room before the deadline, learned into
- * class 0. -1 when the plan must end. */
+/* The shortest kernel waits while they leave room: -1 when the plan must end. */
 static int probe_all(struct pn__state *t, struct pn__plan *p, int64_t deadline)
 {
 	int64_t worst = PROBE_WORST_MIN;
@@ -113,11 +104,9 @@ static int probe_all(struct pn__state *t, struct pn__plan *p, int64_t deadline)
 	return 0;
 }
 
-/* A class that spins every time (margin >= len): one probe instead of spinning that long,
- * and whether this sleep explores. A lower bar (margin > len / 2) would leave a class a few
- * late wakeups pushed over it spinning whole sleeps for thousands of them. No probe under
- * PN_SLEEP_BUDGET_FULL: a probe's own tail costs the p99 there (docs/DESIGN.md, "Precision
- * at any cost"). */
+/* A spin-only class (margin >= len; a lower bar would leave a class spinning whole sleeps
+ * for thousands of them): one probe instead of that spin, and whether to explore. No probe
+ * under PN_SLEEP_BUDGET_FULL: its tail costs the p99 (docs/DESIGN.md). */
 static bool spin_only_learn(struct pn__state *t, struct pn__plan *p, int k, int64_t len)
 {
 	struct pn__sleep_class *c = &t->cls[k], *c0 = &t->cls[0]; /* class 0: the probes */
@@ -139,16 +128,14 @@ static bool spin_only_learn(struct pn__state *t, struct pn__plan *p, int k, int6
 }
 
 /* A thread whose spins lose LOSS_SPIN_RATE of their time to stalls longer than the
- * kernel's p99 lateness less the precision cannot lower the p99 by spinning: it waits in
- * the kernel alone, spinning every LOSS_EXPLORE-th wait to go on watching. The share must
- * rest on LOSS_MIN_STALLS stalls, or one steal of the vCPU holds the thread there for
- * thousands of waits (docs/DESIGN.md, "One stall is no rate"). */
+ * kernel's p99 lateness cannot lower the p99 by spinning: the kernel alone, a spin every
+ * LOSS_EXPLORE-th wait to watch. The share must rest on LOSS_MIN_STALLS stalls
+ * (docs/DESIGN.md, "One stall is no rate"). */
 #define LOSS_SPIN_RATE  0.01
 #define LOSS_MIN_STALLS 2.5
 #define LOSS_EXPLORE    16
 
-/* Why a wait that would spin waits in the kernel alone instead (a PN_SLEEP_MODE_*), or 0.
- * A shared CPU is choose's to say. */
+/* Why a wait that would spin waits in the kernel alone (a PN_SLEEP_MODE_*), or 0. */
 static int kernel_alone(struct pn__state *t, int64_t precision, int64_t kernel_q)
 {
 	double loss = pn__policy_loss_share(&t->loss, kernel_q - precision);
@@ -159,8 +146,8 @@ static int kernel_alone(struct pn__state *t, int64_t precision, int64_t kernel_q
 	return 0;
 }
 
-/* The mode of a wait with margin margin, or kernel_alone's; never for a budget of
- * precision at any cost, nor a SCHED_FIFO thread. */
+/* The mode of a wait with this margin; never kernel_alone's under
+ * PN_SLEEP_BUDGET_FULL or SCHED_FIFO. */
 static int spin_mode(struct pn__state *t, int64_t margin, int64_t len, int64_t precision,
                      int64_t kernel_q)
 {
@@ -170,9 +157,8 @@ static int spin_mode(struct pn__state *t, int64_t margin, int64_t len, int64_t p
 	return alone ? alone : margin >= len ? PN_SLEEP_MODE_SPIN_ALL : PN_SLEEP_MODE_SPIN;
 }
 
-/* The margin for a wait of len ns in class k, within t's budget. True where the CPU is
- * shared and the wait does not spin: the margin is not priced (nor with
- * PN__PLAN_ROUNDED). */
+/* The margin for a wait in class k within t's budget. True where the CPU is shared and
+ * the wait does not spin: the margin is not priced (nor with PN__PLAN_ROUNDED). */
 static bool choose(struct pn__state *t, int k, int64_t len, int64_t precision, int flags,
                    struct pn__policy_choice *c)
 {
@@ -247,7 +233,7 @@ void pn__plan_make(struct pn__plan *p, clockid_t clk, int64_t deadline, int64_t 
 	                  : spin_mode(t, margin, deadline - now, precision, kernel_q);
 	if (mode != PN_SLEEP_MODE_SPIN && mode != PN_SLEEP_MODE_SPIN_ALL) {
 		margin = 0;
-		planned = c.wanted; /* the CPU or the spins, not the budget, took the spin */
+		planned = c.wanted; /* not the budget's cut */
 	}
 	if (p->stop) {
 		pn__plan_cancel(p);
@@ -288,8 +274,8 @@ void pn__plan_woke(struct pn__plan *p, bool learn)
 	struct pn__state *t = pn__state_get();
 	int64_t woke = pn__clock_now(p->clk);
 	pn__plan_cancel(p);
-	/* a clock stepped back since the wakeup (REALTIME, TAI): p->now stays the spin's floor,
-	 * which gives the rest of the wait back to the kernel, and the wakeup teaches nothing */
+	/* a clock stepped back since the wakeup: p->now stays the spin's floor, and the wakeup
+	 * teaches nothing */
 	if (PN_UNLIKELY(woke < p->now))
 		return;
 	p->now = woke;
@@ -299,7 +285,7 @@ void pn__plan_woke(struct pn__plan *p, bool learn)
 	t->kwake[pn__decay_hist_bucket_of(woke > p->target ? woke - p->target : 0)]++;
 	if (p->cpu0)
 		pn__state_overhead(t, p->cpu0);
-	/* late from the kernel, where the margin the budget cut would have covered it */
+	/* late where the margin the budget cut would have covered it */
 	if (p->budget_cut_ns && woke - p->deadline > p->precision &&
 	    woke - p->budget_cut_ns - p->deadline <= p->precision)
 		t->st.late_budget++;

@@ -1,34 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * policy.c: the margin policy (libpunctual(3), PRECISE SLEEP, has the rules; docs/DESIGN.md,
- * "The spin margin" and "Precision at a price", the measurements behind each constant).
- *
- * The kernel's lateness past target and slack is learned per sleep-length class in a
- * decayed histogram. Where the precision covers the class's p99, a sleep waits in the
- * kernel alone, its slack a power of two so that it rarely changes; else it waits at 1 ns
- * slack to deadline - margin and spins. The margin's level drops to 1 - f where the spins
- * lose a share f of their time to stalls, no lower than LEVEL_LOW; then the budget (or the
- * knee) takes the largest margin whose expected CPU, E[(margin - L)+] plus the wait's
- * overhead, fits. One stall is never the margin: a quantile never rests on the newest
- * samples alone, and a lone wakeup later than its sleep and STALL_X times the margin is
- * learned only if the next one is as late.
+ * policy.c: the margin policy. libpunctual(3), PRECISE SLEEP, has the rules; docs/DESIGN.md,
+ * "The spin margin" and "Precision at a price", the measurements behind each constant.
+ * The expected CPU of a margin m over the learned lateness L is E[(m - L)+] plus the
+ * wait's overhead.
  */
 #include <stddef.h>
 
 #include <punctual/clock.h>
 #include "wait/policy.h"
 
-/* A class that knows nothing spins one tick, as late as a timer without high-resolution
- * timers; 4 ms (HZ=250) where the coarse clock's resolution cannot be read. */
+/* A class that knows nothing spins one tick; 4 ms where the tick cannot be read. */
 #define TICK_UNKNOWN_NS 4000000
 #define LEVEL_FINE      0.999 /* the spin margin's level at a fine precision */
 #define LEVEL_WIDE      0.996 /* at a wider one */
-/* A fine precision's margin while its class is too young for a p99.9 is at least YOUNG_X
- * times its p99, capped at half the sleep so that the class never turns spin-only. */
+/* A young class's fine margin: at least YOUNG_X times its p99, at most half the sleep. */
 #define YOUNG_X 3
-/* A spin that ends LOST_NS past its deadline lost the CPU to another task. A class whose
- * spins lose more than LOST_RATE (decayed by LOST_DECAY a spin) waits in the kernel,
- * spinning every LOST_EXPLORE-th sleep to see whether the CPU is free again. */
+/* A spin that ends LOST_NS late lost the CPU to another task. A class whose spins lose more
+ * than LOST_RATE waits in the kernel, spinning every LOST_EXPLORE-th sleep. */
 #define LOST_NS      200000
 #define LOST_DECAY   (1.0f / 32)
 #define LOST_RATE    0.125f
@@ -37,8 +26,8 @@
 #define STALL_X 8
 /* The lowest level the spins' own loss can bring a margin to. */
 #define LEVEL_LOW 0.9
-/* Without a budget, a margin grows only while each further 1% of a CPU puts KNEE_SLOPE %
- * more waits on time, and for sleeps of AUTO_CAP_LEN or more to AUTO_CAP of their length. */
+/* Without a budget, a margin grows while each further 1% of a CPU puts KNEE_SLOPE % more
+ * waits on time, and to at most AUTO_CAP of sleeps of AUTO_CAP_LEN or more. */
 #define KNEE_SLOPE   0.1
 #define AUTO_CAP     0.25
 #define AUTO_CAP_LEN 1000000
@@ -88,15 +77,15 @@ int64_t pn__policy_fine(const struct pn__sleep_class *c, int64_t len)
 	return m;
 }
 
-/* A precision of PN__MARGIN_FINE_NS or less covers the p99.9, a wider one the p99.6:
- * covering a noisy host's p99.9 would hold long sleeps spinning most of their time. */
+/* A fine precision covers the p99.9, a wider one the p99.6: a noisy host's p99.9 would
+ * hold long sleeps spinning most of their time. */
 double pn__policy_level(int64_t precision)
 {
 	return precision <= PN__MARGIN_FINE_NS ? LEVEL_FINE : LEVEL_WIDE;
 }
 
-/* The best-learned class other than k: the nearest with PN__MARGIN_MIN_SAMPLES, else the one
- * with the most samples (the nearer on a tie), else NULL. */
+/* The best-learned class other than k: the nearest with PN__MARGIN_MIN_SAMPLES, else the
+ * one with the most samples, else NULL. */
 static const struct pn__sleep_class *neighbour(const struct pn__sleep_class *cls, int k)
 {
 	const struct pn__sleep_class *most = NULL;
@@ -122,9 +111,8 @@ bool pn__policy_learned_any(const struct pn__sleep_class *cls)
 	return false;
 }
 
-/* A young class takes the larger of its own and its neighbour's, not raised by YOUNG_X;
- * its own few never make it spin-only (capped at half the sleep): a class that spins
- * learns nothing, so one stall would stay the margin. */
+/* A young class takes the larger of its own and its neighbour's; its own never make it
+ * spin-only (capped at half the sleep): a class that spins learns nothing. */
 static void expected_at(const struct pn__sleep_class *cls, int k, int64_t len, double level,
                         int64_t *kernel_q, int64_t *margin)
 {
@@ -187,8 +175,7 @@ void pn__policy_spun(struct pn__sleep_class *c, int64_t over)
 }
 
 /* A wakeup later than its sleep and STALL_X times its class's margin is a stall or a new
- * load. One alone is held back (learned, it would hold the margin one outlier higher for
- * hundreds of sleeps): a late next wakeup learns both, an ordinary one drops it. */
+ * load: held back, learned with the next if that is as late, else dropped. */
 void pn__policy_learn(struct pn__sleep_class *cls, int k, int64_t late, int64_t len)
 {
 	struct pn__sleep_class *c = &cls[k];
@@ -258,9 +245,8 @@ double pn__policy_loss_share(const struct pn__spin_loss *l, int64_t x)
 	return f < 0 ? 0 : f < 1 ? f : 1;
 }
 
-/* The class whose wakeups a young class plans with: its own from PN__MARGIN_MIN_SAMPLES on,
- * else the later of its own and its neighbour's by their medians (the probes' 1 ns waits
- * wake earlier than long sleeps on a halting vCPU), else its own (NULL: nothing learned). */
+/* The class a young class plans with: its own from PN__MARGIN_MIN_SAMPLES on, else the
+ * later of its own and its neighbour's by their medians, else its own. */
 static const struct pn__sleep_class *cost_source(const struct pn__sleep_class *cls, int k)
 {
 	const struct pn__sleep_class *own = &cls[k];
@@ -291,8 +277,8 @@ static double spin_of(const struct pn__decay_hist *h, int64_t m)
 	return s / h->total;
 }
 
-/* The spin a wait may cost, ns: the budget's share, or without one AUTO_CAP of a long
- * sleep; within the window's room; less the overhead. */
+/* The spin a wait may cost: the budget's share or AUTO_CAP, within the window's room, less
+ * the overhead. */
 static double spin_cap(const struct pn__policy_ask *a)
 {
 	double cap = a->budget_ppm == PN_SLEEP_BUDGET_AUTO
@@ -304,16 +290,15 @@ static double spin_cap(const struct pn__policy_ask *a)
 }
 
 /* The knee: a step to a margin that costs ds more spin must put KNEE_SLOPE of a wait on
- * time (dl) per share of the wait's length. A budget takes every step it can pay. */
+ * time (dl) per share of the wait's length. */
 static bool worth_it(const struct pn__policy_ask *a, double ds, double dl)
 {
 	double dc = ds / (double)a->len;
 	return a->budget_ppm != PN_SLEEP_BUDGET_AUTO || dc <= 0 || dl >= KNEE_SLOPE * dc;
 }
 
-/* The largest margin up to wanted the budget (or the knee) affords over h's wakeups (NULL:
- * each margin costs itself); *spin: its expected spin. The spin grows with the margin, so
- * the walk over the buckets' tops ends at the first over spin_cap. */
+/* The largest margin up to wanted the budget or the knee affords over h's wakeups; *spin:
+ * its expected spin. The walk over the buckets' tops ends at the first over spin_cap. */
 static int64_t afford(const struct pn__decay_hist *h, const struct pn__policy_ask *a,
                       int64_t wanted, int64_t *spin)
 {
@@ -340,8 +325,8 @@ static int64_t afford(const struct pn__decay_hist *h, const struct pn__policy_as
 		}
 		double s = total ? ((double)m * below_w - below_wm) / total : (double)m;
 		if (s > cap) {
-			/* a budget: the rest of it, between the last margin that fits and this one
-			 * (the spin is convex in the margin) */
+			/* a budget: the rest of it, on the chord (the spin is convex in the margin)
+			 */
 			if (a->budget_ppm != PN_SLEEP_BUDGET_AUTO && s > best_spin &&
 			    cap > best_spin) {
 				double f = (cap - best_spin) / (s - best_spin);
@@ -365,8 +350,7 @@ static int64_t afford(const struct pn__decay_hist *h, const struct pn__policy_as
 	return best;
 }
 
-/* A wait's expected CPU in ppm of its length, within [0, 1e6] (a past deadline makes len
- * negative, and an out-of-range double's conversion is undefined). */
+/* A wait's expected CPU in ppm of its length, clamped to [0, 1e6]. */
 static int32_t cost_share_ppm(double spin, const struct pn__policy_ask *a)
 {
 	double cost = (spin + (double)a->overhead) * 1e6 / (double)a->len;

@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rt.c: opt-in real time for a thread that waits precisely (rt.h). SCHED_FIFO wins every
- * wakeup against SCHED_OTHER tasks, so it is never the default: a thread asks for it
- * (pn_sleep_set_rt), or a process under `punctual run --precise --rt` does. It comes with
- * SCHED_RESET_ON_FORK (children start as SCHED_OTHER) and a bounded RLIMIT_RTTIME (a
- * runaway thread gets SIGXCPU instead of holding its CPU).
+ * rt.c: opt-in real time for a thread that waits precisely. SCHED_FIFO wins every wakeup
+ * against SCHED_OTHER tasks, so it is never the default. It comes with SCHED_RESET_ON_FORK
+ * and a bounded RLIMIT_RTTIME (a runaway thread gets SIGXCPU instead of holding its CPU).
  */
 #include <errno.h>
 #include <sched.h>
@@ -53,9 +51,8 @@ int pn__rt_limit(void)
 	return setrlimit(RLIMIT_RTTIME, &n) ? -errno : 0;
 }
 
-/* Puts a back: a SCHED_OTHER thread's slice as the kernel's own (a slice read back and
- * written would stay fixed); where an unprivileged thread may not clear the
- * SCHED_RESET_ON_FORK the FIFO setting added, with it. */
+/* Puts a back: a SCHED_OTHER thread's slice as the kernel's own (a slice read and written
+ * back would stay fixed), with SCHED_RESET_ON_FORK where it may not be cleared. */
 static int put_back(struct pn__sched_attr a)
 {
 	if (a.policy == SCHED_OTHER)

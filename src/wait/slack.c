@@ -3,15 +3,11 @@
  * slack.c: timer slack, the calling thread's through prctl and any task's through
  * /proc/PID/timerslack_ns.
  *
- * prctl is called through syscall(2), not glibc's prctl(): the wrapper returns int, which
- * would truncate a slack above 2^31 ns and make a large one look like an error.
- *
- * The kernel answers a missing /proc/PID and a kernel without timerslack_ns (before 4.6)
- * with the same ENOENT; the directory is checked to tell "no such task" from "no such
- * file". Access to another task is checked when the file is read or written, not when it
- * is opened (it is mode 0666): EPERM comes from read() or write(), and from open() only
- * where /proc hides other users' tasks (hidepid=noaccess; under hidepid=invisible they
- * look absent: -ESRCH). EACCES (a fixture tree, a security module) means the same.
+ * prctl goes through syscall(2): glibc's wrapper returns int, which would truncate a slack
+ * above 2^31 ns. A missing /proc/PID and a kernel without timerslack_ns both say ENOENT:
+ * the directory tells them apart. Access to another task is checked at read or write,
+ * not open (the file is 0666), so EPERM comes from those, and from open() only under
+ * hidepid=noaccess; EACCES means the same.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,15 +24,13 @@
 PN_API int64_t pn_slack_get(void)
 {
 	long r = syscall(SYS_prctl, PR_GET_TIMERSLACK, 0L, 0L, 0L, 0L);
-	/* The kernel returns its unsigned value as a long: one above LONG_MAX (only
-	 * writable through /proc) comes back negative. Saturate rather than fail. */
+	/* a value above LONG_MAX (writable only through /proc) comes back negative: saturate */
 	if (r < 0)
 		return INT64_MAX;
 	return (int64_t)r;
 }
 
-/* The calling thread's slack as pn_slack_set last set it (0: unknown, or the default):
- * pn_sleep_until reads it to skip a prctl when the slack it wants is already set. */
+/* The slack as pn_slack_set last set it (0: unknown): a sleep skips a prctl it needs not. */
 static __thread int64_t known;
 
 int64_t pn__slack_known(void)
@@ -48,7 +42,7 @@ int pn__slack_put(int64_t ns)
 {
 	if (ns < 0 || (uint64_t)ns > ULONG_MAX)
 		return -EINVAL;
-	int e = errno; /* the preload shim calls this on the program's behalf */
+	int e = errno; /* the shim calls this on the program's behalf */
 	int r = syscall(SYS_prctl, PR_SET_TIMERSLACK, (unsigned long)ns, 0L, 0L, 0L) < 0 ? -errno
 	                                                                                 : 0;
 	errno = e;
@@ -63,15 +57,14 @@ PN_API int pn_slack_set(int64_t ns)
 	return r;
 }
 
-/* Maps an error from opening, reading or writing /proc/PID/timerslack_ns to the
- * contract's codes. */
+/* Maps an error on /proc/PID/timerslack_ns to the contract's codes. */
 static int proc_error(pid_t pid, int err)
 {
 	if (err == EACCES || err == EPERM)
 		return -EPERM;
 	if (err != ENOENT && err != ENOTDIR)
 		return -err;
-	/* Which one is missing: the task (its directory) or the file (an old kernel)? */
+	/* which one is missing: the task or the file (an old kernel)? */
 	char rel[32], dir[PATH_MAX];
 	struct stat st;
 	snprintf(rel, sizeof(rel), "/proc/%d", (int)pid);
@@ -82,7 +75,7 @@ static int proc_error(pid_t pid, int err)
 	return S_ISDIR(st.st_mode) ? -ENOENT : -ESRCH;
 }
 
-/* The file holds an unsigned decimal and a newline; anything else is not the kernel's. */
+/* An unsigned decimal and a newline; anything else is not the kernel's. */
 static int64_t parse_slack(const char *s)
 {
 	uint64_t v = 0;
@@ -93,7 +86,7 @@ static int64_t parse_slack(const char *s)
 	}
 	if (p == s || (*p == '\n' && p[1] != '\0') || (*p != '\n' && *p != '\0'))
 		return -EIO;
-	/* Like pn_slack_get: a u64 beyond int64_t saturates. */
+	/* a u64 beyond int64_t saturates */
 	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
@@ -106,7 +99,7 @@ PN_API int64_t pn_slack_get_pid(pid_t pid)
 	int r = pn__fs_read_file(path, buf, sizeof(buf));
 	if (r < 0)
 		return proc_error(pid, -r);
-	/* Filling the buffer means more digits than a u64 has. */
+	/* a full buffer is more digits than a u64 has */
 	if (r == 0 || (size_t)r >= sizeof(buf) - 1)
 		return -EIO;
 	return parse_slack(buf);

@@ -1,19 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * state.c: the thread's precise-sleep state (state.h). Mapped, not in static
- * TLS: glibc carves a preloaded library's static TLS out of every new thread's stack, so
- * the state's kilobytes there would keep a PTHREAD_STACK_MIN thread from being created
- * under the shim (docs/DESIGN.md, "The shim's footprint"). mmap, not malloc: a plan may run in a
- * signal handler. A key's destructor unmaps it at the thread's exit. Nothing here is shared between
- * threads but the process's default budget (an atomic) and the list of live states (atomic slots,
- * for a report at exit).
+ * state.c: the thread's precise-sleep state. Mapped, not in static TLS: glibc carves a
+ * preloaded library's static TLS out of every thread's stack, which would keep a
+ * PTHREAD_STACK_MIN thread from being created under the shim (docs/DESIGN.md, "The shim's
+ * footprint"). mmap, not malloc: a plan may run in a signal handler. Shared between
+ * threads: only the default budget and the list of live states, both atomic.
  *
  * Lifetimes, each a rule a test holds:
- * - A state in the list belongs to whoever takes it out: its thread's exit, or the report
- *   at the process's exit (pn__state_drain). An exit that finds its state taken
- *   leaves it mapped: the report may be reading it, and the process is ending.
- * - A thread whose state has gone (its key destructor ran) maps no new one: a later key
- *   destructor's sleep waits in the kernel, and nothing is left behind.
+ * - A listed state belongs to whoever takes it out: its thread's exit, or the report at the
+ *   process's exit; an exit that finds its state taken leaves it mapped.
+ * - A thread whose state has gone maps no new one: a later key destructor's sleep waits in
+ *   the kernel.
  * - A fork()ed child keeps only its own thread's state, its statistics started anew.
  */
 #include <errno.h>
@@ -29,30 +26,26 @@
 #include "wait/state.h"
 #include "wait/why.h"
 
-/* A wait's overhead (its CPU besides its spin) is read every OVERHEAD_EVERY-th wait, since
- * the two reads of the thread's CPU clock are system calls that cost about what the plan
- * does; and kept as a mean decayed by 1/OVERHEAD_DECAY a reading, over the last few dozen
- * waits. */
+/* A wait's overhead is read every OVERHEAD_EVERY-th wait (two CPU clock reads cost about
+ * what the plan does), a mean decayed by 1/OVERHEAD_DECAY a reading. */
 #define OVERHEAD_EVERY 8
 #define OVERHEAD_DECAY 8
 
 static PN_TLS struct pn__state *T;
-static PN_TLS bool gone; /* the thread's state was unmapped at its exit: map no other */
+static PN_TLS bool gone; /* the state was unmapped at the thread's exit: map no other */
 static pthread_key_t state_key;
 static bool state_key_ok;
 static int32_t default_budget_ppm = PN_SLEEP_BUDGET_AUTO; /* atomic */
 void (*pn__state_on_exit)(const struct pn__state *t);
 void (*pn__state_on_new)(void);
 
-/* The live states, for a report at exit; a state that finds no free slot is not listed.
- * 512: a thread per slot, more than a process that sleeps precisely runs at once; a thread
- * past it goes unreported, nothing else. */
+/* The live states, for a report at exit; a thread past LIVE at once goes unreported,
+ * nothing else. */
 #define LIVE 512
 static struct pn__state *live[LIVE]; /* atomic slots */
 
-/* A thread's explain counts (why.h), freed with its state; in a fork()ed child reset. No
- * descriptor is in them (why.c opens each file for each read): nothing of the program's
- * is closed. */
+/* A thread's explain counts, freed with its state, reset in a fork()ed child; they hold no
+ * descriptor. */
 static void why_free(struct pn__why *w)
 {
 	if (w)
@@ -76,7 +69,7 @@ static bool live_add(struct pn__state *s)
 	return false;
 }
 
-/* Takes s out of the list: false if it is not there (the report took it). */
+/* Takes s out of the list: false if the report took it. */
 static bool live_take(struct pn__state *s)
 {
 	for (int i = 0; i < LIVE; i++) {
@@ -95,7 +88,7 @@ void pn__state_drain(void (*fn)(const struct pn__state *t))
 		if (!s)
 			continue;
 		/* its last sleep, settled in a copy: a running thread's state is only read */
-		static struct pn__state copy; /* the report at exit runs once, in one thread */
+		static struct pn__state copy; /* the report at exit runs once */
 		copy = *s;
 		pn__state_settle(&copy);
 		fn(&copy);
@@ -138,7 +131,7 @@ static void state_exit(void *v)
 	/* taken by the report at exit: it may be reading it */
 	if (s->listed && !live_take(s))
 		return;
-	pn__state_settle(s); /* the thread's last sleep, ended */
+	pn__state_settle(s);
 	if (pn__state_on_exit)
 		pn__state_on_exit(s);
 	pn__record_give(s->rec);
@@ -146,12 +139,11 @@ static void state_exit(void *v)
 	munmap(s, sizeof(struct pn__state));
 }
 
-/* A page the kernel zeroes in a child (MADV_WIPEONFORK): a child of a raw fork system
- * call, which runs no atfork handler, finds it zero at its first wait. NULL: none. */
+/* A page the kernel zeroes in a child (MADV_WIPEONFORK): a raw fork's child, which runs no
+ * atfork handler, finds it zero at its first wait. */
 static volatile char *forked_mark;
 
-/* In a fork()ed child: the other threads are gone, their states with them; the caller's
- * counts its own sleeps from here. */
+/* In a fork()ed child: the other threads' states are gone; the caller's counts anew. */
 static void state_forked(void)
 {
 	if (forked_mark)
@@ -178,16 +170,15 @@ static void state_forked(void)
 	why_forked(T->why);
 	T->first = 0;
 	T->pend.on = false;
-	/* the child's scheduling is its own: SCHED_RESET_ON_FORK put it back to SCHED_OTHER
-	 * and the kernel's slice where the parent had set them */
+	/* SCHED_RESET_ON_FORK gave the child SCHED_OTHER and the kernel's slice */
 	T->rt = (struct pn__rt){0};
 	pn__sched_forked(&T->sched);
 	T->slice.status = 0;
 	T->slice.set_ns = 0;
 }
 
-/* At load time: pthread_key_create is not async-signal-safe, a thread's first plan may be;
- * PUNCTUAL_BUDGET, for the library and the shim alike. */
+/* At load: pthread_key_create is not async-signal-safe, a first plan may be; and
+ * PUNCTUAL_BUDGET. */
 __attribute__((constructor)) static void state_init(void)
 {
 	state_key_ok = pthread_key_create(&state_key, state_exit) == 0;
@@ -216,7 +207,7 @@ struct pn__state *pn__state_get(void)
 struct pn__state *pn__state_make(void)
 {
 	if (PN_UNLIKELY(forked_mark && !*forked_mark))
-		state_forked(); /* a raw fork's child: the parent's pages are not its own */
+		state_forked(); /* a raw fork's child */
 	if (PN_LIKELY(T != NULL))
 		return T;
 	if (gone)
@@ -224,7 +215,7 @@ struct pn__state *pn__state_make(void)
 	struct pn__state *s = pn__state_new();
 	if (!s)
 		return NULL;
-	/* without a key (none left) the mapping outlives the thread: a leak, not a fault */
+	/* without a key the mapping outlives the thread: a leak, not a fault */
 	if (state_key_ok)
 		pthread_setspecific(state_key, s);
 	s->tid = (int)syscall(SYS_gettid);
@@ -294,7 +285,7 @@ PN_API int32_t pn_sleep_budget(void)
 
 #define SLOT_SHIFT 24 /* PN_SLEEP_WINDOW_NS / PN__WINDOW_SLOTS = 2^24 ns */
 
-/* Moves w's newest slot to now's, clearing the ones it passes. */
+/* Moves w's newest slot to now's, clearing those it passes. */
 static void window_advance(struct pn__spin_window *w, int64_t now)
 {
 	int64_t slot = now >> SLOT_SHIFT;
@@ -381,7 +372,7 @@ void pn__state_count(struct pn__state *t, const struct pn__sleep_end *e)
 	window_add(t, e->end, spun + t->overhead);
 	t->st.sleeps++;
 	int64_t late = e->end - e->deadline;
-	if (late < 0) /* cannot happen: the callers' loops; counted if it ever does */
+	if (late < 0) /* cannot happen; counted if it ever does */
 		t->st.early++;
 	if (late > e->precision)
 		t->st.late++;
@@ -425,8 +416,8 @@ void pn__state_pend(struct pn__state *t, struct pn__plan *p, const struct pn__sl
 	p->tail_seq = seq;
 }
 
-/* A wait's mode weighs 1/MODE_DECAY, the older ones less by as much: the mode settled on is
- * that of most of the last few hundred waits. */
+/* A wait's mode weighs 1/MODE_DECAY, older ones less: the mode of most of the last few
+ * hundred waits. */
 #define MODE_DECAY 128.0f
 
 void pn__state_mode(struct pn__state *t, int mode)
@@ -454,8 +445,7 @@ PN_API const char *pn_sleep_mode_name(int mode)
 	return mode >= 0 && mode < PN_SLEEP_MODES ? name[mode] : "?";
 }
 
-/* The q-quantile of the counted lateness: the largest value of the bucket where it lies,
- * capped at the largest seen. */
+/* The q-quantile of the counted lateness, its bucket's largest, capped at the largest. */
 static int64_t late_quantile(const struct pn__state *t, uint64_t n, double q)
 {
 	uint64_t rank = (uint64_t)(q * (double)n), seen = 0;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stats.c: PUNCTUAL_STATS's lines (stats.h), one write(2) each, formatted
- * without allocation (a thread's exit may come in any state).
+ * stats.c: PUNCTUAL_STATS's lines, one write(2) each, formatted without allocation (a
+ * thread's exit may come in any state).
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -21,10 +21,9 @@
 #include "wait/why.h"
 
 static int64_t report_precision;
-static bool observing; /* the waits are the program's own (pn__stats_observe) */
+static bool observing; /* the waits are the program's own */
 
-/* The q-quantile of a histogram of n counts by pn__decay_hist bucket: the largest value of
- * the bucket where it lies; -1 when empty. */
+/* The q-quantile of a decay_hist-bucketed count: its bucket's largest value; -1 empty. */
 static int64_t hist_quantile(const uint32_t *h, double q)
 {
 	uint64_t n = 0, seen = 0;
@@ -37,24 +36,20 @@ static int64_t hist_quantile(const uint32_t *h, double q)
 	return -1;
 }
 
-/* Writes the thread's block (line, then len more bytes of buf) in one write(2), so that
- * two threads' reports do not interleave. */
+/* Writes the block in one write(2), so that two threads' reports do not interleave. */
 static void block_write(const char *buf, size_t len)
 {
 	if (len && write(2, buf, len) < 0)
 		return;
 }
 
-/* A thread's block, built into a fixed buffer: items set one after another, a line broken
- * before an item that would reach column 80 (the last column is the next separator's, which
- * stays on the line), and where the layout asks; continued lines indented by two. Whatever
- * the figures' widths, no line is wider than 80 unless one item alone is: the widest,
- * "punctual: thread T: N waits timed out" with a tid of 11 characters and a count of 20
- * digits, is 66. */
+/* A thread's block in a fixed buffer: items one after another, a line broken before an
+ * item that would reach column 80, continued lines indented by two. No line is wider
+ * than 80 unless one item alone is, and the widest is 66. */
 #define LINE_COLS 80
 struct block {
 	char *buf;
-	size_t cap, len, col; /* col: the current line's width so far */
+	size_t cap, len, col; /* col: the current line's width */
 };
 
 static void block_raw(struct block *b, const char *s, size_t n)
@@ -75,8 +70,7 @@ static void next_line(struct block *b)
 	b->col = 2;
 }
 
-/* sep (", ", "; ", " ") then the item; a separator's trailing space stays off a broken
- * line's end. */
+/* sep then the item; a separator's trailing space stays off a broken line's end. */
 __attribute__((format(printf, 3, 4))) static void item(struct block *b, const char *sep,
                                                        const char *fmt, ...)
 {
@@ -101,7 +95,7 @@ __attribute__((format(printf, 3, 4))) static void item(struct block *b, const ch
 	b->col += k;
 }
 
-/* The block's end: its last newline; the length written. */
+/* The block's end, its last newline: the length written. */
 static size_t block_end(struct block *b)
 {
 	block_raw(b, "\n", 1);
@@ -109,7 +103,7 @@ static size_t block_end(struct block *b)
 	return b->len;
 }
 
-/* The causes of the thread's late waits after its line (PUNCTUAL_EXPLAIN): at buf + len. */
+/* The causes of the thread's late waits, at buf + len. */
 static size_t why_lines(const struct pn__state *t, int64_t above_auto, char *buf, size_t len,
                         size_t n)
 {
@@ -117,8 +111,8 @@ static size_t why_lines(const struct pn__state *t, int64_t above_auto, char *buf
 		return len;
 	size_t w = pn__why_render(t->why, above_auto, "  ", buf + len, n - len);
 	len += w;
-	/* a waiter under SCHED_FIFO has none of this system's SCHED_OTHER tasks ahead of it:
-	 * what remains is a real-time task, the kernel's own work or the host's */
+	/* under SCHED_FIFO no SCHED_OTHER task is ahead: what remains is real-time work, the
+	 * kernel's own or the host's */
 	if (w && t->rt.wait_fifo && len < n) {
 		int m = snprintf(buf + len, n - len,
 		                 "  (its waits ran under SCHED_FIFO: 'preempted' there is a real-time "
@@ -147,7 +141,7 @@ static void observed_block(struct block *k, int tid, const struct pn_sleep_stats
 	item(k, ", ", "%llu past at the call", (unsigned long long)st->past);
 }
 
-/* Why a thread's waits took the mechanism they settled on (PN_SLEEP_MODE_*). */
+/* Why a thread's waits took the mode they settled on. */
 static const char *const mode_why[PN_SLEEP_MODES] = {
         "no wait yet",
         "a margin, then a spin, lowers the p99",
@@ -158,8 +152,7 @@ static const char *const mode_why[PN_SLEEP_MODES] = {
         "CPU shared: the kernel, real time if let, no spin",
 };
 
-/* The mechanism the waits settled on (its share of the last few hundred), and why: one
- * line, 77 columns at the widest. */
+/* The mode the waits settled on and why: one line, 77 columns at the widest. */
 static void mode_line(struct block *k, const struct pn_sleep_stats *st)
 {
 	if (st->mode <= PN_SLEEP_MODE_NONE || st->mode >= PN_SLEEP_MODES)
@@ -169,9 +162,8 @@ static void mode_line(struct block *k, const struct pn_sleep_stats *st)
 	     mode_why[st->mode]);
 }
 
-/* A precise thread's block: the figures; the late ones and the spin; the settings; what the
- * kernel alone made of these waits (its wakeups past the targets the kernel parts asked
- * for) against the waits' own lateness. */
+/* A precise thread's block: the figures, the late ones and the spin, the settings, and
+ * what the kernel alone made of these waits against their own lateness. */
 static void precise_block(struct block *k, int tid, const struct pn_sleep_stats *st,
                           const struct pn__stats_more *x)
 {
@@ -195,19 +187,19 @@ static void precise_block(struct block *k, int tid, const struct pn_sleep_stats 
 	else
 		snprintf(a, sizeof(a), "%g%%", x->budget_ppm / 1e4);
 	item(k, "", "budget %s (%llu late by it)", a, (unsigned long long)st->late_budget);
-	if (st->slice_ns) /* the slice its waits asked for; the kernel's own otherwise */
+	if (st->slice_ns) /* the slice its waits asked for */
 		item(k, ", ", "slice %s", pn__duration_format(a, sizeof(a), (double)st->slice_ns));
 	else
 		item(k, ", ", "slice the kernel's");
-	if (st->shared_waits) /* the CPU shared with runnable tasks: waits kept from spinning */
+	if (st->shared_waits) /* the CPU shared: waits kept from spinning */
 		item(k, "; ", "CPU shared: %llu without a spin",
 		     (unsigned long long)st->shared_waits);
-	if (x->fifo_waits) /* ... and of them, the kernel waits under SCHED_FIFO (sched.c) */
+	if (x->fifo_waits) /* of them, the kernel waits under SCHED_FIFO */
 		item(k, ", ", "%llu under SCHED_FIFO", (unsigned long long)x->fifo_waits);
-	if (x->lend_bounded) /* reactions past the lend's CPU bound, back to their own policy */
+	if (x->lend_bounded) /* reactions past the lend's CPU bound */
 		item(k, ", ", "%llu reactions past the real-time bound",
 		     (unsigned long long)x->lend_bounded);
-	if (x->lend_outside) /* lends whose thread was changed from outside: the change stood */
+	if (x->lend_outside) /* lends a change from outside ended */
 		item(k, ", ", "%llu changed from outside meanwhile",
 		     (unsigned long long)x->lend_outside);
 	mode_line(k, st);
@@ -226,9 +218,9 @@ static void precise_block(struct block *k, int tid, const struct pn_sleep_stats 
 		     x->arm_alone ? "waits as the program would" : "the plan kept");
 	}
 	if (x->kernel_p50_ns < 0 || (st->spun_ns == 0 && x->arm_waits[PN__ARM_ALONE]))
-		return; /* no kernel part, or only the plan's share, said above */
+		return; /* no kernel part, or only the plan's share */
 	next_line(k);
-	if (st->spun_ns == 0) { /* every wait was the kernel's alone: nothing to compare */
+	if (st->spun_ns == 0) { /* the kernel woke each wait: nothing to compare */
 		item(k, "", "no spin: the kernel woke each wait (p50 %s, p99 %s)",
 		     pn__duration_format(a, sizeof(a), (double)x->kernel_p50_ns),
 		     pn__duration_format(b, sizeof(b), (double)x->kernel_p99_ns));
@@ -287,16 +279,16 @@ static void stats_line(const struct pn__state *t)
 	block_write(line, why_lines(t, above_auto, line, len, sizeof(line)));
 }
 
-/* At the process's exit: the threads still running (the main one among them). Each state
- * is reported once, by whoever takes it off the live list (pn__state_drain). */
+/* At the process's exit: the threads still running, each reported once, by whoever takes
+ * it off the live list. */
 static void stats_at_exit(void)
 {
 	if (pn__state_on_exit)
 		pn__state_drain(stats_line);
 }
 
-/* A thread's first wait: once per process, the report at exit is also put before the exit
- * handlers registered until then (stats.h). */
+/* A thread's first wait: once per process, the exit report also goes before the exit
+ * handlers registered until then. */
 static void arm(void)
 {
 	static _Atomic bool armed;
@@ -329,7 +321,7 @@ void pn__stats_report(int64_t precision)
 	pn__state_on_new = arm;
 }
 
-/* And after every exit handler, for a program whose first wait came after its last one. */
+/* And after every exit handler, for a first wait after the last one. */
 __attribute__((destructor)) static void stats_at_destruct(void)
 {
 	stats_at_exit();

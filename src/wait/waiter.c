@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * waiter.c: the engine's kernel parts of the waiters of kind SLEEP, POLL and EPOLL
- * (wait.h), once for the library and the shim: each reaches the kernel through its
- * table (kernel.h: raw system calls for the library, the real libc functions for the shim).
+ * waiter.c: the kernel parts of the sleep, poll and epoll waiters, each through its
+ * kernel table.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -17,8 +16,7 @@ static int wait_poll(struct pn__waiter *s, const struct timespec *ts, const sigs
 /* Set once epoll_pwait2 failed for a reason of its own: epoll_pwait from then on. */
 static atomic_bool no_pwait2;
 
-/* Whether epoll_pwait2's error is its own, one epoll_pwait would not give (EBADF, EFAULT,
- * EINTR and EINVAL are the call's). */
+/* Whether epoll_pwait2's error is its own (EBADF, EFAULT, EINTR, EINVAL are the call's). */
 static bool pwait2_denied(int err)
 {
 	return err != EBADF && err != EFAULT && err != EINTR && err != EINVAL;
@@ -39,12 +37,10 @@ static int wait_epoll(struct pn__waiter *s, const struct timespec *ts, const sig
 	return r;
 }
 
-/* A ppoll of the epoll fd (one system call that tells a handled signal from others), the
- * events fetched only when it is ready; none left (another thread took them) is not a
- * result. A wait that has not yet reached epoll (a spin from the start) looks with epoll
- * itself first: ppoll takes any fd, epoll only an epoll set (EINVAL otherwise, as the
- * real call says at once). Where ppoll is denied, every look is epoll's own (the spin then
- * gives the rest back: pn__kernel_denied). */
+/* A ppoll of the epoll fd, which tells a handled signal from others, the events fetched
+ * when it is ready (none left is not a result). A wait that has not reached epoll yet
+ * looks with epoll first, which refuses a non-epoll fd as the real call would. Where ppoll
+ * is denied, every look is epoll's own. */
 static int look_epoll(struct pn__waiter *s, const sigset_t *mask)
 {
 	struct timespec zero = {0, 0};
