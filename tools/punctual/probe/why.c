@@ -94,10 +94,10 @@ static bool qos_worse(const struct probe_why *w)
 	return (double)w->qos.late > e + 2 * sqrt(e) || w->qos.p99 * 4 > w->p99 * 5;
 }
 
-/* PM QoS helps when it halved the late wakeups per cycle, from at least QOS_LATE_MIN and
- * two standard deviations below the count the rate before predicts (a Poisson count), or
- * cut a median over QOS_P50_MIN by a fifth (below it is the wakeup's own path), and made
- * no figure worse. */
+/* PM QoS helps when it made no figure worse and either halved the late wakeups per cycle
+ * (from at least QOS_LATE_MIN, and two standard deviations of a Poisson count below what
+ * the rate before predicts) or cut a median over QOS_P50_MIN by a fifth. Below that median
+ * is the wakeup's own path. */
 #define QOS_LATE_MIN 5
 #define QOS_P50_MIN  10000
 static bool qos_helps(const struct probe_why *w)
