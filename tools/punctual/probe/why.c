@@ -95,9 +95,9 @@ static bool qos_worse(const struct probe_why *w)
 }
 
 /* PM QoS helps when it made no figure worse and either halved the late wakeups per cycle
- * (from at least QOS_LATE_MIN, and two standard deviations of a Poisson count below what
- * the rate before predicts) or cut a median over QOS_P50_MIN by a fifth. Below that median
- * is the wakeup's own path. */
+ * or cut a median over QOS_P50_MIN by a fifth. The halving counts from QOS_LATE_MIN late
+ * wakeups, two standard deviations of a Poisson count below what the rate before
+ * predicts. Below that median is the wakeup's own path. */
 #define QOS_LATE_MIN 5
 #define QOS_P50_MIN  10000
 static bool qos_helps(const struct probe_why *w)
