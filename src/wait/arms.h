@@ -28,7 +28,6 @@ struct pn__arms {
 	uint64_t waits[2];
 };
 
-/* The way for this wait. */
 int pn__arms_pick(struct pn__arms *a);
 /* A wait of that way ended late ns past its deadline. */
 void pn__arms_learn(struct pn__arms *a, int arm, int64_t late);

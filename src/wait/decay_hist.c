@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * decay_hist.c: the decayed histogram of decay_hist.h. The decay is a growing increment
- * rather than a shrinking past: a sample adds inc and inc grows by PN__DECAY_HIST_DECAY, so
- * adding one costs one bucket update; before float runs out (inc > 1e18), every weight is
- * divided by inc, which changes no ratio and so no quantile.
+ * decay_hist.c: the decayed histogram. The decay is a growing increment: a sample adds inc
+ * and inc grows by PN__DECAY_HIST_DECAY, one bucket update a sample; before float runs out
+ * every weight is divided by inc, which changes no quantile.
  */
 #include "wait/decay_hist.h"
 

@@ -31,12 +31,12 @@
  * every time) kept in p->restore; otherwise kept, a prctl skipped when already set. */
 static void set_slack(struct pn__state *t, struct pn__plan *p, int64_t ns)
 {
-	if (t->sched.lent) { /* real-time: the kernel keeps no slack */
+	if (t->sched.lent) {
 		p->slack = 0;
 		return;
 	}
 	if (p->flags & PN__PLAN_KEEP_SLACK) {
-		if (p->restore < 0) { /* not changed yet */
+		if (p->restore < 0) {
 			int64_t cur = pn_slack_get();
 			p->slack = cur;
 			if (cur == ns)
@@ -207,7 +207,7 @@ void pn__plan_make(struct pn__plan *p, clockid_t clk, int64_t deadline, int64_t 
 		p->past = true;
 		return;
 	}
-	if (PN_UNLIKELY(!t)) { /* no state: the kernel to the deadline */
+	if (PN_UNLIKELY(!t)) {
 		p->start = p->now = now;
 		p->target = deadline;
 		p->kernel = true;
@@ -240,8 +240,8 @@ void pn__plan_make(struct pn__plan *p, clockid_t clk, int64_t deadline, int64_t 
 		return;
 	}
 	now = pn__clock_now(clk);
-	if (now >= deadline) {      /* the probe took what was left */
-		pn__plan_cancel(p); /* the probe's slack goes back */
+	if (now >= deadline) {
+		pn__plan_cancel(p);
 		p->k = k;
 		p->start = p->now = p->target = now;
 		return;

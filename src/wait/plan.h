@@ -15,7 +15,6 @@
 
 #include "internal.h"
 
-/* pn__plan_make's flags. */
 enum {
 	/* Put the caller's slack back after the kernel part (read at every plan), so that the
 	 * program keeps its own; without it the thread keeps the slack the sleep chose. */
@@ -58,14 +57,14 @@ struct pn__plan {
 	int64_t deadline, precision;
 	int64_t start, now, target, slack;
 	int64_t restore; /* the slack to put back after the kernel part; -1: none */
-	int k;           /* the sleep's length class */
-	bool past;       /* the deadline had passed: return at once */
-	bool kernel;     /* wait in the kernel until target first */
-	bool shared;     /* the thread shares its CPU: the kernel part under sched.c's rules */
-	int stop;        /* the probes ended the plan: -errno, or the ready count */
-	bool looked;     /* pn__spin_checked's last check ran, ending by the deadline */
-	bool tail;       /* PN__PLAN_TAIL: the caller spins to the deadline */
-	bool away;       /* the spin gave the rest back: the caller waits it the program's way */
+	int k;
+	bool past;   /* the deadline had passed: return at once */
+	bool kernel; /* wait in the kernel until target first */
+	bool shared; /* the thread shares its CPU: the kernel part under sched.c's rules */
+	int stop;    /* the probes ended the plan: -errno, or the ready count */
+	bool looked; /* pn__spin_checked's last check ran, ending by the deadline */
+	bool tail;   /* PN__PLAN_TAIL: the caller spins to the deadline */
+	bool away;   /* the spin gave the rest back: the caller waits it the program's way */
 	struct pn__tail *tail_to; /* and stores the time it ended there, */
 	uint32_t tail_seq;        /* if the record is still this sleep's */
 	const struct pn__probe *probe;

@@ -150,7 +150,7 @@ static int64_t floor_pow2(int64_t v)
 void pn__policy_kernel(bool lost, int64_t precision, int64_t kernel_q, int64_t margin, int64_t left,
                        int64_t *slack, int64_t *lead)
 {
-	if (lost && precision <= kernel_q) { /* the spin would lose the CPU */
+	if (lost && precision <= kernel_q) {
 		*slack = 1;
 		*lead = 0;
 	} else if (precision > kernel_q) {
@@ -180,7 +180,7 @@ void pn__policy_learn(struct pn__sleep_class *cls, int k, int64_t late, int64_t 
 {
 	struct pn__sleep_class *c = &cls[k];
 	int64_t m = -1, kernel_q;
-	if (late <= len) /* not a stall */
+	if (late <= len)
 		m = INT64_MAX / STALL_X;
 	else if (c->wake.n >= PN__MARGIN_MIN_SAMPLES)
 		m = quantile(c, LEVEL_FINE);
@@ -317,7 +317,7 @@ static int64_t afford(const struct pn__decay_hist *h, const struct pn__policy_as
 		int64_t m = b < NB ? pn__decay_hist_bucket_hi(b) : wanted;
 		if (m > wanted)
 			m = wanted;
-		if (b < NB && total) { /* bucket b lies below m = its top */
+		if (b < NB && total) {
 			int64_t lo = b ? pn__decay_hist_bucket_hi(b - 1) + 1 : 0;
 			double mid = ((double)lo + (double)m) / 2;
 			below_w += h->w[b];
@@ -362,7 +362,7 @@ void pn__policy_choose(const struct pn__sleep_class *cls, int k, const struct pn
 {
 	double level = pn__policy_level(a->precision);
 	int64_t spin;
-	if (a->budget_ppm == PN_SLEEP_BUDGET_FULL) { /* precision at any cost */
+	if (a->budget_ppm == PN_SLEEP_BUDGET_FULL) {
 		expected_at(cls, k, a->len, level, &c->kernel_q, &c->margin);
 		c->wanted = c->margin;
 		const struct pn__sleep_class *src = cost_source(cls, k);
@@ -373,7 +373,7 @@ void pn__policy_choose(const struct pn__sleep_class *cls, int k, const struct pn
 		level = 1 - a->loss > LEVEL_LOW ? 1 - a->loss : LEVEL_LOW;
 	int64_t wanted;
 	expected_at(cls, k, a->len, level, &c->kernel_q, &wanted);
-	if (a->budget_ppm == 0) { /* never spins: the kernel to the deadline */
+	if (a->budget_ppm == 0) {
 		c->wanted = wanted;
 		c->margin = 0;
 		c->spend_ppm = 0;

@@ -33,7 +33,6 @@ struct pn__spin_loss {
 	float most[PN__LOSS_STEPS];   /* the largest one spin's share of over */
 	float stalls[PN__LOSS_STEPS]; /* the gaps longer than each threshold */
 };
-/* One spin's gaps, gathered as it runs. */
 struct pn__spin_gaps {
 	int64_t watched, lost;
 	float over[PN__LOSS_STEPS];
@@ -41,17 +40,14 @@ struct pn__spin_gaps {
 };
 /* A gap of gap ns (> PN__GAP_NS) in a spin. */
 void pn__policy_gap(struct pn__spin_gaps *g, int64_t gap);
-/* Folds one spin's gaps into what the thread knows. */
 void pn__policy_loss_add(struct pn__spin_loss *l, const struct pn__spin_gaps *g);
 /* The share of spin time in a stall with more than x ns of it left: the chance that a
  * spin ends more than x late. Less the spin that lost the most: one stall is no rate. 0
  * until the thread has watched PN__LOSS_MIN_NS of spins. */
 #define PN__LOSS_MIN_NS 20000000
 double pn__policy_loss_share(const struct pn__spin_loss *l, int64_t x);
-/* How many gaps (decayed) were longer than x. */
 double pn__policy_loss_stalls(const struct pn__spin_loss *l, int64_t x);
 
-/* A wait's request to the policy. */
 struct pn__policy_ask {
 	int64_t len; /* deadline - now */
 	int64_t precision;
@@ -74,11 +70,9 @@ void pn__policy_choose(const struct pn__sleep_class *cls, int k, const struct pn
 /* A class needs this many samples to plan on its own; fewer, its neighbour helps. */
 #define PN__MARGIN_MIN_SAMPLES 32
 
-/* The length class of a sleep of len ns. */
 int pn__policy_class(int64_t len);
 /* A sleep whose precision covers its class's p99 lateness waits in the kernel alone. */
 #define PN__MARGIN_KERNEL_LEVEL 0.99
-/* The quantile level the spin margin covers at this precision. */
 double pn__policy_level(int64_t precision);
 
 /* The margin a precision of PN__MARGIN_FINE_NS or less uses for len ns in class c. */
@@ -91,12 +85,10 @@ void pn__policy_kernel(bool lost, int64_t precision, int64_t kernel_q, int64_t m
 /* Whether c's spins lose the CPU to other tasks (over PN__MARGIN_LOST_RATE), but for every
  * PN__MARGIN_LOST_EXPLORE-th sleep, which spins to see whether the CPU is free again. */
 bool pn__policy_lost(struct pn__sleep_class *c);
-/* A spin of c's class ended over ns past its deadline. */
 void pn__policy_spun(struct pn__sleep_class *c, int64_t over);
 /* Learns a kernel wakeup late ns past its target and slack, for len ns in class k (a lone
  * stall held back). */
 void pn__policy_learn(struct pn__sleep_class *cls, int k, int64_t late, int64_t len);
-/* Whether any class of cls has learned a wakeup. */
 bool pn__policy_learned_any(const struct pn__sleep_class *cls);
 /* A quantile of c, doubled while c has fewer than PN__MARGIN_MIN_SAMPLES samples. */
 int64_t pn__policy_quantile(const struct pn__sleep_class *c, double level);

@@ -1,12 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * record.c: PUNCTUAL_STATS_FILE's records (record.h). A thread's record is a page of the
- * file, mapped shared: its counts are in the page cache the moment they change, so the
- * file holds them whatever ends the process. A page is had by appending it with
- * O_APPEND (the kernel places each append whole at the file's end, so processes that
- * share the file never overlap) and mapping it where the append put it; the descriptor is
- * closed at once. The pages of exited threads go to the process's next new ones, so a
- * process takes as many pages as it ran threads at once that waited.
+ * record.c: PUNCTUAL_STATS_FILE's records: a thread's page of the file, mapped shared so
+ * that its counts are in the page cache as they change, appended with O_APPEND (whole at
+ * the end, never overlapping another process's). Exited threads' pages are reused.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,12 +16,12 @@
 #include "internal.h"
 #include "wait/record.h"
 
-/* The file's bound: 16k pages of 4 KiB, whatever a run's processes and threads. */
+/* The file's bound, whatever a run's processes and threads. */
 #define FILE_MAX (64LL << 20)
 
 _Static_assert(sizeof(struct pn__record) <= 4096, "a record fits the smallest page");
 
-static char path[4096]; /* "" for none */
+static char path[4096];
 static int64_t why_above;
 static bool refused; /* the file is not one to write (open_file): no records */
 
@@ -38,10 +34,9 @@ void pn__record_setup(const char *file, int64_t above)
 	why_above = above;
 }
 
-/* The pages exited threads left, for the next new ones; a page that finds no free slot is
- * unmapped (its counts stay in the file). */
+/* The pages exited threads left; one that finds no free slot is unmapped. */
 #define SPARE 64
-static struct pn__record *spare[SPARE]; /* atomic slots */
+static struct pn__record *spare[SPARE];
 
 static struct pn__record *spare_take(void)
 {
@@ -59,7 +54,6 @@ static size_t page_size(void)
 	return p >= 4096 ? (size_t)p : 4096;
 }
 
-/* Appends a page (the header, then zeros) to the file at fd: the page's offset, or -1. */
 static off_t append_page(int fd, size_t size)
 {
 	static const char zeros[4096];
@@ -77,15 +71,14 @@ static off_t append_page(int fd, size_t size)
 	}
 	ssize_t w = writev(fd, v, n);
 	if (w != (ssize_t)size)
-		return -1; /* a short append: a page not ours, and the file's end torn */
+		return -1; /* a short append: the file's end torn */
 	off_t end = lseek(fd, 0, SEEK_CUR);
 	return end >= (off_t)size ? end - (off_t)size : -1;
 }
 
-/* The file, opened to append: a regular file of this process's euid that no one else may
- * write (created 0600 if missing), or -1. A link, a FIFO, a device or another user's file
- * is never written or mapped (that user could cut it short under the mapping: SIGBUS),
- * and the records stop for the process, as if PUNCTUAL_STATS_FILE were unset. */
+/* The file, opened to append: a regular file of the euid no one else may write (created
+ * 0600), or -1, and the records stop for the process. Another user's file could be cut
+ * short under the mapping: SIGBUS. */
 static int open_file(void)
 {
 	int fd = open(path,
@@ -158,8 +151,8 @@ void pn__record_forked(void)
 		pn__record_drop(__atomic_exchange_n(&spare[i], NULL, __ATOMIC_RELAXED));
 }
 
-/* The counts are the thread's alone while it holds the page, so plain stores: a reader
- * comes after the process (`run --runs`, tune). */
+/* Plain stores: the counts are the thread's alone while it holds the page, and a reader
+ * comes after the process. */
 void pn__record_late(struct pn__record *r, int64_t late)
 {
 	if (!r)
@@ -201,15 +194,14 @@ static int why_from(const struct pn__record *r)
 		return 0;
 	if (r->why_above >= 0)
 		return pn__decay_hist_bucket_above(r->why_above);
-	uint64_t seen = 0, rank = r->waits / 2; /* twice the median: its bucket's top */
+	uint64_t seen = 0, rank = r->waits / 2; /* the median's bucket */
 	int b = 0;
 	while (b < PN__DECAY_HIST_BUCKETS - 1 && (seen += r->late[b]) <= rank)
 		b++;
-	int64_t p50 = pn__decay_hist_bucket_hi(b); /* as the thread's own report, capped */
+	int64_t p50 = pn__decay_hist_bucket_hi(b); /* as the thread's own report */
 	return pn__decay_hist_bucket_above(r->waits ? 2 * (p50 < r->max ? p50 : r->max) : 0);
 }
 
-/* Adds r (a record of the file) into s; pids (n of them, up to 256) counts processes. */
 static void sum_one(const struct pn__record *r, struct pn__records_sum *s, int32_t *pids, int *n)
 {
 	int from = why_from(r);

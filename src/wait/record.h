@@ -16,17 +16,17 @@
  * threads of one process one after another (an exited thread's page goes to the next new
  * one), never two at once. */
 struct pn__record {
-	char magic[8]; /* PN__RECORD_MAGIC */
+	char magic[8];
 	uint32_t size; /* the next record starts this far on */
 	int32_t pid;
-	uint32_t threads; /* threads that counted here */
+	uint32_t threads;
 	uint32_t unused;
 	int64_t why_above; /* the causes count the buckets wholly above this (ns); or
 	                    * PN__RECORD_GIVEN, PN__RECORD_AUTO */
-	uint64_t waits;    /* waits that ended */
-	uint64_t events;   /* observed waits their event ended before the deadline */
-	uint64_t past;     /* waits whose deadline had passed at the call */
-	int64_t max;       /* the largest lateness, ns; -1: none */
+	uint64_t waits;
+	uint64_t events; /* observed waits their event ended before the deadline */
+	uint64_t past;   /* waits whose deadline had passed at the call */
+	int64_t max;     /* the largest lateness, ns; -1: none */
 	uint64_t late[PN__DECAY_HIST_BUCKETS];
 	int64_t why_max[PN__WHY_COUNT]; /* PUNCTUAL_EXPLAIN's causes */
 	uint32_t why_n[PN__WHY_COUNT][PN__DECAY_HIST_BUCKETS];
@@ -55,7 +55,6 @@ void pn__record_event(struct pn__record *r);
 void pn__record_past(struct pn__record *r);
 void pn__record_why(struct pn__record *r, int c, int64_t late);
 
-/* What a file of records holds, summed. */
 struct pn__records_sum {
 	unsigned procs, threads;
 	uint64_t waits, events, past;

@@ -14,7 +14,7 @@
 #include "internal.h"
 #include "wait/rt.h"
 
-static int default_prio; /* PUNCTUAL_RT at load; 0: none */
+static int default_prio;
 
 int pn__rt_parse(const char *s, int *prio)
 {
@@ -32,7 +32,7 @@ __attribute__((constructor)) static void rt_init(void)
 {
 	int v;
 	const char *env = getenv("PUNCTUAL_RT");
-	if (env && pn__rt_parse(env, &v) == 0) /* malformed: none */
+	if (env && pn__rt_parse(env, &v) == 0)
 		default_prio = v;
 }
 
@@ -42,7 +42,7 @@ int pn__rt_limit(void)
 	if (getrlimit(RLIMIT_RTTIME, &r) != 0)
 		return -errno;
 	if (r.rlim_cur != RLIM_INFINITY && r.rlim_cur <= PN__RT_RTTIME_SOFT_US)
-		return 0; /* already as tight */
+		return 0;
 	struct rlimit n = {PN__RT_RTTIME_SOFT_US, PN__RT_RTTIME_HARD_US};
 	if (r.rlim_max != RLIM_INFINITY && r.rlim_max < n.rlim_max)
 		n.rlim_max = r.rlim_max;
@@ -86,7 +86,7 @@ int pn__rt_set(struct pn__rt *r, int prio)
 	a.priority = (uint32_t)prio;
 	a.flags = PN__SCHED_RESET_ON_FORK;
 	if ((e = pn__sched_set(&a)) < 0)
-		return e;               /* not permitted: nothing changed */
+		return e;
 	if ((e = pn__rt_limit()) < 0) { /* no bound, no real time */
 		put_back(was);
 		return e;
@@ -102,5 +102,5 @@ void pn__rt_apply(struct pn__rt *r)
 	if (PN_LIKELY(!default_prio) || r->tried)
 		return;
 	r->tried = true;
-	pn__rt_set(r, default_prio); /* not permitted: the thread waits as it is */
+	pn__rt_set(r, default_prio);
 }

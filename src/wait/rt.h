@@ -15,7 +15,6 @@
 #define PN__RT_RTTIME_SOFT_US 1000000
 #define PN__RT_RTTIME_HARD_US 2000000
 
-/* A thread's real time. */
 struct pn__rt {
 	int prio;                   /* its SCHED_FIFO priority since we set it; 0: untouched */
 	bool tried;                 /* the process's default was tried on it */

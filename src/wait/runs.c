@@ -31,7 +31,6 @@ int pn__runs_pread(int fd, struct pn__runs *r)
 	return pn__runs_parse(buf, r);
 }
 
-/* Opens path, reads it into r and closes it. */
 static int read_path(const char *path, struct pn__runs *r)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

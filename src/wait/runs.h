@@ -10,7 +10,7 @@
 #include <sys/types.h>
 
 struct pn__runs {
-	uint64_t exec_ns;   /* time on a CPU */
+	uint64_t exec_ns;
 	uint64_t queued_ns; /* time runnable on a run queue */
 	uint64_t switches;  /* times it was put on a CPU */
 };

@@ -110,7 +110,7 @@ void pn__sched_wait_begin(struct pn__sched_wait *w, struct pn__rt *r, struct pn_
 {
 	bool try_fifo = shared && !r->fifo_off && !r->prio && pn__sched_wait_fifo() >= 0;
 	if (w->under && w->lent && try_fifo) {
-		w->lent = false; /* still ours: this wait runs under it */
+		w->lent = false;
 		r->wait_fifo++;
 		return;
 	}
@@ -120,7 +120,7 @@ void pn__sched_wait_begin(struct pn__sched_wait *w, struct pn__rt *r, struct pn_
 	s->set_ns = 0;
 	int64_t slice = pn__slice_wanted(s);
 	if (r->prio || (!try_fifo && !slice))
-		return; /* nothing to set: not even a sched_getattr */
+		return;
 	int e = errno;
 	if (pn__sched_get(&w->own) < 0 || w->own.policy != SCHED_OTHER)
 		goto out;

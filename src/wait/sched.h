@@ -31,7 +31,7 @@ struct pn__sched_wait {
 	bool lent;    /* SCHED_FIFO kept past the wait's return */
 	int8_t timer; /* the bound's CPU timer: 0 none yet, 1 made, -1 none to be had */
 	int timer_id;
-	int64_t slack;      /* the plan's slack */
+	int64_t slack;
 	int64_t own_slack;  /* the thread's own, put back when the lend ends */
 	int64_t armed;      /* the CPU time the running reaction was given */
 	uint64_t bounded;   /* reactions the CPU timer ended */

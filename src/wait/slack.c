@@ -57,7 +57,6 @@ PN_API int pn_slack_set(int64_t ns)
 	return r;
 }
 
-/* Maps an error on /proc/PID/timerslack_ns to the contract's codes. */
 static int proc_error(pid_t pid, int err)
 {
 	if (err == EACCES || err == EPERM)
@@ -86,7 +85,6 @@ static int64_t parse_slack(const char *s)
 	}
 	if (p == s || (*p == '\n' && p[1] != '\0') || (*p != '\n' && *p != '\0'))
 		return -EIO;
-	/* a u64 beyond int64_t saturates */
 	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 

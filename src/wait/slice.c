@@ -32,8 +32,8 @@
 
 static _Atomic int support; /* 0 not known yet, 1 yes, -1 no: stop asking */
 static int64_t default_want_ns = PN_SLEEP_SLICE_AUTO;
-static bool default_from_env; /* PUNCTUAL_SLICE gave it */
-static long online;           /* at load */
+static bool default_from_env;
+static long online;
 
 int pn__slice_parse(const char *s, int64_t *slice_ns)
 {
@@ -65,7 +65,7 @@ __attribute__((constructor)) static void slice_init(void)
 {
 	int64_t v;
 	const char *env = getenv("PUNCTUAL_SLICE");
-	if (env && pn__slice_parse(env, &v) == 0) { /* malformed: auto */
+	if (env && pn__slice_parse(env, &v) == 0) {
 		default_want_ns = v;
 		default_from_env = true;
 	}
@@ -227,7 +227,7 @@ int pn__slice_wait(struct pn__slice *s, const struct pn__sched_attr *own, int64_
 	struct pn__sched_attr a = *own;
 	a.runtime = (uint64_t)ns;
 	int r = pn__sched_set(&a);
-	if (r < 0) { /* denied (seccomp: EPERM, ENOSYS): stop asking */
+	if (r < 0) {
 		atomic_store_explicit(&support, -1, memory_order_relaxed);
 		return r;
 	}

@@ -37,7 +37,6 @@ int64_t pn__slice_set_self(int64_t ns);
 #define PN__SLICE_MIN_NS 100000
 #define PN__SLICE_MAX_NS 100000000
 
-/* A thread's slice. */
 struct pn__slice {
 	int64_t want_ns;    /* PN__SLICE_DEFAULT, PN_SLEEP_SLICE_AUTO, PN_SLEEP_SLICE_OFF, or ns */
 	int64_t set_ns;     /* the slice its last kernel wait asked for; 0: none */
@@ -47,13 +46,13 @@ struct pn__slice {
 	uint64_t runs;      /* times it was put on one, */
 	uint64_t queued_ns; /* and time waiting on a run queue */
 	int64_t delay_ns;   /* the run-queue wait per switch-in, readings averaged */
-	bool shared;        /* the thread shares its CPU */
-	bool busy;          /* at the last reading, other runnable tasks filled every CPU */
-	bool external;      /* its readings come from its caller */
-	uint32_t readings;  /* readings averaged into delay_ns */
-	uint32_t hold;      /* readings it stays shared whatever they say */
-	float lost_rate;    /* share of its spins that lost the CPU to another task */
-	int64_t lost_ns;    /* external: the last spin's loss over PN__SLICE_LOST_NS; 0: none */
+	bool shared;
+	bool busy;         /* at the last reading, other runnable tasks filled every CPU */
+	bool external;     /* its readings come from its caller */
+	uint32_t readings; /* readings averaged into delay_ns */
+	uint32_t hold;     /* readings it stays shared whatever they say */
+	float lost_rate;   /* share of its spins that lost the CPU to another task */
+	int64_t lost_ns;   /* external: the last spin's loss over PN__SLICE_LOST_NS; 0: none */
 };
 
 /* Before a precise wait: every SAMPLE_WAITS-th wait of a SCHED_OTHER thread reads its runs. */
@@ -77,16 +76,15 @@ int pn__slice_want(struct pn__slice *s, int64_t slice_ns);
 bool pn__slice_shared(const struct pn__slice *s);
 /* A spin that loses the CPU longer than this is looked at: another task's turn? */
 #define PN__SLICE_LOST_NS 100000
-/* The share of spins lost to another task, averaged with weight 1/PN__SLICE_LOST_DECAY;
- * above PN__SLICE_LOST_RATE (two losses in about 80 spins) the thread is shared for
- * PN__SLICE_HOLD readings whatever they say, since with a short slice its wakeups preempt
- * and its run-queue wait falls to what it is alone. */
+/* Spins lost to another task, averaged (1/PN__SLICE_LOST_DECAY): above PN__SLICE_LOST_RATE
+ * the thread is shared for PN__SLICE_HOLD readings, since a short slice's wakeups preempt
+ * and hide the sharing from its run-queue wait. */
 #define PN__SLICE_LOST_DECAY 64
 #define PN__SLICE_LOST_RATE  0.02f
 #define PN__SLICE_HOLD       16
-/* A spin (or a wait, with external readings) that lost lost_ns of the CPU while the thread
- * waited queued_ns on a run queue beyond its usual: another task's turn when the run queue
- * took half of a loss over PN__SLICE_LOST_NS (a vCPU taken away does not queue). */
+/* A spin (or, with external readings, a wait) that lost lost_ns of the CPU while the run
+ * queue took queued_ns beyond its usual: another task's turn if that is half a loss over
+ * PN__SLICE_LOST_NS (a vCPU taken away does not queue). */
 void pn__slice_spun(struct pn__slice *s, int64_t lost_ns, uint64_t queued_ns);
 /* pn__slice_spun for a spin of the calling thread just ended, its run-queue wait read from
  * schedstat; with external readings the loss is left in lost_ns. */

@@ -81,7 +81,6 @@ static void spin_end(struct pn__state *t, struct pn__plan *p, int64_t start, int
 		pn__state_count(t, &e);
 }
 
-/* A gap between two clock reads: the CPU was taken away. */
 static inline void spin_gap(struct pn__spin_gaps *g, int64_t prev, int64_t now)
 {
 	if (PN_UNLIKELY(now - prev > PN__GAP_NS))
@@ -91,7 +90,7 @@ static inline void spin_gap(struct pn__spin_gaps *g, int64_t prev, int64_t now)
 int pn__spin_finish(struct pn__plan *p)
 {
 	struct pn__state *t = state_ahead();
-	int64_t floor = p->now; /* below it, the clock went back */
+	int64_t floor = p->now;
 	int64_t start = pn__plan_now(p), now = start, prev = start;
 	struct pn__spin_gaps g = {0};
 	struct spin_cpu c;
@@ -103,7 +102,7 @@ int pn__spin_finish(struct pn__plan *p)
 		warm(p);
 		pn__arch_relax();
 		now = pn__plan_now(p);
-		if (PN_UNLIKELY(now < floor)) { /* stepped back: give the CPU back */
+		if (PN_UNLIKELY(now < floor)) {
 			p->away = true;
 			return 0;
 		}
@@ -120,37 +119,33 @@ int pn__spin_finish(struct pn__plan *p)
 	return 0;
 }
 
-/* A system call that straddles the deadline makes the spin late by its rest. So the checks
- * stop PN__SPIN_GUARD_NS, plus the mask's own system call, plus the last check's lead
- * before the deadline; the spin then watches the clock alone, but for a last check started
- * PN__LOOK_X times the longer of the last two checks (at most PN__LOOK_WINDOW_NS) before it
- * (docs/DESIGN.md, "The spin's end"). A handler run in that last stretch ran as the call
- * ended, as on the way out of a call that timed out. */
+/* A system call that straddles the deadline makes the spin late by its rest: the checks
+ * stop PN__SPIN_GUARD_NS plus the mask's system call plus the last check's lead before it,
+ * but for a last one started PN__LOOK_X times the longer of the last two checks before it,
+ * at most PN__LOOK_WINDOW_NS (docs/DESIGN.md, "The spin's end"). */
 #define PN__SPIN_GUARD_NS 3000
 #define PN__LOOK_X        4
-/* A cancellation in the spin unwinds with the caller's mask. */
 static void spin_unwound(void *mask)
 {
 	pthread_sigmask(SIG_SETMASK, mask, NULL);
 }
 
-/* A spin with checks, as it goes. */
 struct spin_run {
 	pn__spin_check *check;
 	void *ctx;
 	int64_t every;
 	sigset_t mask;  /* the caller's, put back for the last stretch */
 	sigset_t looks; /* and for the checks, less the lend's bound: our handler would EINTR */
-	bool blocked;   /* signals blocked */
-	bool looked;    /* the last check ran */
-	bool tail;      /* the rest is the caller's */
-	int64_t floor;  /* below it, the clock went back */
+	bool blocked;
+	bool looked;
+	bool tail;
+	int64_t floor;
 	int64_t start;
 	int64_t unmask; /* the mask's own system call */
 	int64_t lead;   /* the last check starts this long before the deadline */
-	int64_t last;   /* how long the last check took */
-	int64_t next;   /* when the next check is due */
-	int64_t prev;   /* the last plain read */
+	int64_t last;
+	int64_t next;
+	int64_t prev;
 	struct pn__spin_gaps g;
 	struct spin_cpu c;
 };
@@ -181,7 +176,7 @@ static inline int spin_check_due(struct spin_run *s, struct pn__plan *p, int64_t
  * the check's result that ends it (in *r). */
 static inline int spin_turn(struct spin_run *s, struct pn__plan *p, int64_t now, int *r)
 {
-	if (PN_UNLIKELY(now < s->floor)) { /* stepped back: give the CPU back */
+	if (PN_UNLIKELY(now < s->floor)) {
 		p->away = true;
 		return 1;
 	}

@@ -11,13 +11,10 @@
 
 #include "wait/plan.h"
 
-/* Spins to p's deadline, signals as they come, and counts the sleep; with PN__PLAN_TAIL
- * to within PN__LOOK_WINDOW_NS of it, p->tail set. 0.
- *
- * Every spin gives the CPU back when it cannot end by the deadline as planned (its clock
- * stepped back below p->now, or a look it needs was denied): it returns 0 before the
- * deadline with p->away set, counting nothing, and the caller waits the rest the
- * program's own way. */
+/* Spins to p's deadline, signals as they come, and counts the sleep (with PN__PLAN_TAIL,
+ * p->tail set within PN__LOOK_WINDOW_NS of it). 0. A spin that cannot end by the deadline
+ * as planned (its clock stepped back, a look denied) returns 0 early with p->away, counting
+ * nothing: the caller waits the rest the program's own way. */
 int pn__spin_finish(struct pn__plan *p);
 
 /* A check of the spin, run with the caller's signal mask: 0 to go on, or a result that
@@ -26,11 +23,10 @@ typedef int pn__spin_check(void *ctx, const sigset_t *mask);
 /* The last check starts within this of the deadline, so that it ends before it. */
 #define PN__LOOK_WINDOW_NS 3000
 /* The spin to p's deadline with signals blocked: every `every` ns check(ctx, mask) runs with
- * the caller's mask (NULL: only the signals mask allows are let in; a handler ends the spin
- * with -EINTR). The checks stop a few us before the deadline but for a last one within
- * PN__LOOK_WINDOW_NS (p->looked says whether it ran). Returns the check's result that ended
- * it, or 0 (before the deadline with p->tail under PN__PLAN_TAIL). An event in the last
- * window may so be seen by the next call, as one that comes while the real call returns. */
+ * the caller's mask (NULL: the signals it allows are let in, a handler ending the spin with
+ * -EINTR), but for the last few us, bar one check within PN__LOOK_WINDOW_NS (p->looked).
+ * The check's result that ended it, or 0 (before the deadline with p->tail under
+ * PN__PLAN_TAIL). */
 int pn__spin_checked(struct pn__plan *p, pn__spin_check *check, void *ctx, int64_t every);
 /* How often the shim's sleeps let signals in during their spin. */
 #define PN__SIGCHECK_NS 2000

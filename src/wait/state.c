@@ -1,16 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * state.c: the thread's precise-sleep state. Mapped, not in static TLS: glibc carves a
- * preloaded library's static TLS out of every thread's stack, which would keep a
- * PTHREAD_STACK_MIN thread from being created under the shim (docs/DESIGN.md, "The shim's
- * footprint"). mmap, not malloc: a plan may run in a signal handler. Shared between
- * threads: only the default budget and the list of live states, both atomic.
+ * state.c: the thread's precise-sleep state, mapped (mmap: a plan may run in a handler)
+ * rather than in static TLS, which glibc carves out of every thread's stack for a
+ * preloaded library (docs/DESIGN.md, "The shim's footprint"). Shared between threads: only
+ * the default budget and the list of live states, both atomic.
  *
  * Lifetimes, each a rule a test holds:
  * - A listed state belongs to whoever takes it out: its thread's exit, or the report at the
  *   process's exit; an exit that finds its state taken leaves it mapped.
- * - A thread whose state has gone maps no new one: a later key destructor's sleep waits in
- *   the kernel.
+ * - A thread whose state has gone maps no new one.
  * - A fork()ed child keeps only its own thread's state, its statistics started anew.
  */
 #include <errno.h>
@@ -35,14 +33,14 @@ static PN_TLS struct pn__state *T;
 static PN_TLS bool gone; /* the state was unmapped at the thread's exit: map no other */
 static pthread_key_t state_key;
 static bool state_key_ok;
-static int32_t default_budget_ppm = PN_SLEEP_BUDGET_AUTO; /* atomic */
+static int32_t default_budget_ppm = PN_SLEEP_BUDGET_AUTO;
 void (*pn__state_on_exit)(const struct pn__state *t);
 void (*pn__state_on_new)(void);
 
 /* The live states, for a report at exit; a thread past LIVE at once goes unreported,
  * nothing else. */
 #define LIVE 512
-static struct pn__state *live[LIVE]; /* atomic slots */
+static struct pn__state *live[LIVE];
 
 /* A thread's explain counts, freed with its state, reset in a fork()ed child; they hold no
  * descriptor. */
@@ -69,7 +67,6 @@ static bool live_add(struct pn__state *s)
 	return false;
 }
 
-/* Takes s out of the list: false if the report took it. */
 static bool live_take(struct pn__state *s)
 {
 	for (int i = 0; i < LIVE; i++) {
@@ -195,7 +192,7 @@ __attribute__((constructor)) static void state_init(void)
 		munmap(m, 4096);
 	const char *env = getenv("PUNCTUAL_BUDGET");
 	int32_t budget_ppm;
-	if (env && pn__duration_parse_share(env, &budget_ppm) == 0) /* malformed: auto */
+	if (env && pn__duration_parse_share(env, &budget_ppm) == 0)
 		__atomic_store_n(&default_budget_ppm, budget_ppm, __ATOMIC_RELAXED);
 }
 
@@ -207,7 +204,7 @@ struct pn__state *pn__state_get(void)
 struct pn__state *pn__state_make(void)
 {
 	if (PN_UNLIKELY(forked_mark && !*forked_mark))
-		state_forked(); /* a raw fork's child */
+		state_forked();
 	if (PN_LIKELY(T != NULL))
 		return T;
 	if (gone)
@@ -285,7 +282,6 @@ PN_API int32_t pn_sleep_budget(void)
 
 #define SLOT_SHIFT 24 /* PN_SLEEP_WINDOW_NS / PN__WINDOW_SLOTS = 2^24 ns */
 
-/* Moves w's newest slot to now's, clearing those it passes. */
 static void window_advance(struct pn__spin_window *w, int64_t now)
 {
 	int64_t slot = now >> SLOT_SHIFT;
@@ -310,7 +306,6 @@ int64_t pn__state_window_used(struct pn__state *t, int64_t now)
 	return t->window.total;
 }
 
-/* Counts cpu ns used at now in t's window. */
 static void window_add(struct pn__state *t, int64_t now, int64_t cpu)
 {
 	window_advance(&t->window, now);

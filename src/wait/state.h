@@ -25,7 +25,7 @@ struct pn__record;
 struct pn__sleep_end {
 	int64_t deadline, precision;
 	int64_t spin_start; /* >= deadline: it did not spin */
-	int64_t end;        /* when it ended */
+	int64_t end;
 	int64_t mid;        /* when the spin read the thread's CPU time (0: it did not), */
 	int64_t mid_cpu;    /* and that CPU time */
 	int k;
@@ -54,7 +54,7 @@ struct pn__state {
 	struct pn__spin_window window;
 	int32_t budget_ppm; /* or PN_SLEEP_BUDGET_AUTO: the process's default */
 	int64_t overhead;   /* a wait's CPU besides its spin, ns (decayed mean) */
-	uint32_t waits;     /* plans made */
+	uint32_t waits;
 	int64_t first;      /* the first plan's time: wall_ns counts from it */
 	int tid;
 	bool listed;        /* in the list of live states */
@@ -75,7 +75,6 @@ struct pn__state {
 	struct pn__arms arms; /* shared without real time: the plan's way or the program's */
 };
 
-/* The calling thread's state, or NULL. */
 struct pn__state *pn__state_get(void);
 /* The calling thread's state, mapped if it has none (async-signal-safe); NULL on failure. */
 struct pn__state *pn__state_make(void);
@@ -86,7 +85,6 @@ struct pn__state *pn__state_new(void);
 struct pn__state *pn__state_use(struct pn__state *s);
 void pn__state_free(struct pn__state *s);
 
-/* The process's default budget. */
 int32_t pn__state_default_budget(void);
 /* t's budget: its own, else the process's default. */
 int32_t pn__state_budget(const struct pn__state *t);
@@ -105,7 +103,6 @@ int64_t pn__state_cpu(void);
  * into t->overhead, read at the wake (a caller's tail may leave the sleep's end to the
  * next plan). */
 void pn__state_overhead(struct pn__state *t, int64_t cpu0);
-/* Counts a sleep that ended as e says. */
 void pn__state_count(struct pn__state *t, const struct pn__sleep_end *e);
 /* Called with each new thread state (before its first wait), where set. */
 extern void (*pn__state_on_new)(void);
@@ -114,17 +111,14 @@ extern void (*pn__state_on_new)(void);
  * was late. */
 bool pn__state_observed(struct pn__state *t, int64_t call, int64_t deadline, int64_t end,
                         bool timed_out);
-/* Counts a wait whose deadline had passed at its call. */
 void pn__state_past(struct pn__state *t);
 /* Counts spin ns of a wait an event ended before its deadline. */
 void pn__state_spun(struct pn__state *t, int64_t spin, int64_t now);
-/* Counts the pending sleep, if there is one. */
 void pn__state_settle(struct pn__state *t);
 /* Records e's sleep as pending, its end for the caller's tail to store: sets p->tail,
  * p->tail_to and p->tail_seq. */
 void pn__state_pend(struct pn__state *t, struct pn__plan *p, const struct pn__sleep_end *e);
 
-/* Notes the mode a wait planned with. */
 void pn__state_mode(struct pn__state *t, int mode);
 
 /* What a thread learns enters here, and only here: a kernel wakeup's lateness past its

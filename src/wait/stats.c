@@ -21,7 +21,7 @@
 #include "wait/why.h"
 
 static int64_t report_precision;
-static bool observing; /* the waits are the program's own */
+static bool observing;
 
 /* The q-quantile of a decay_hist-bucketed count: its bucket's largest value; -1 empty. */
 static int64_t hist_quantile(const uint32_t *h, double q)
@@ -49,7 +49,7 @@ static void block_write(const char *buf, size_t len)
 #define LINE_COLS 80
 struct block {
 	char *buf;
-	size_t cap, len, col; /* col: the current line's width */
+	size_t cap, len, col;
 };
 
 static void block_raw(struct block *b, const char *s, size_t n)
@@ -63,7 +63,6 @@ static void block_raw(struct block *b, const char *s, size_t n)
 	b->buf[b->len] = '\0';
 }
 
-/* The next line: "\n  ". */
 static void next_line(struct block *b)
 {
 	block_raw(b, "\n  ", 3);
@@ -95,7 +94,6 @@ __attribute__((format(printf, 3, 4))) static void item(struct block *b, const ch
 	b->col += k;
 }
 
-/* The block's end, its last newline: the length written. */
 static size_t block_end(struct block *b)
 {
 	block_raw(b, "\n", 1);
@@ -103,7 +101,6 @@ static size_t block_end(struct block *b)
 	return b->len;
 }
 
-/* The causes of the thread's late waits, at buf + len. */
 static size_t why_lines(const struct pn__state *t, int64_t above_auto, char *buf, size_t len,
                         size_t n)
 {
@@ -123,7 +120,6 @@ static size_t why_lines(const struct pn__state *t, int64_t above_auto, char *buf
 	return len < n ? len : n - 1;
 }
 
-/* The observed thread's block: its timed waits as the program made them. */
 static void observed_block(struct block *k, int tid, const struct pn_sleep_stats *st,
                            const struct pn__stats_more *x)
 {
@@ -141,7 +137,6 @@ static void observed_block(struct block *k, int tid, const struct pn_sleep_stats
 	item(k, ", ", "%llu past at the call", (unsigned long long)st->past);
 }
 
-/* Why a thread's waits took the mode they settled on. */
 static const char *const mode_why[PN_SLEEP_MODES] = {
         "no wait yet",
         "a margin, then a spin, lowers the p99",
@@ -187,19 +182,19 @@ static void precise_block(struct block *k, int tid, const struct pn_sleep_stats 
 	else
 		snprintf(a, sizeof(a), "%g%%", x->budget_ppm / 1e4);
 	item(k, "", "budget %s (%llu late by it)", a, (unsigned long long)st->late_budget);
-	if (st->slice_ns) /* the slice its waits asked for */
+	if (st->slice_ns)
 		item(k, ", ", "slice %s", pn__duration_format(a, sizeof(a), (double)st->slice_ns));
 	else
 		item(k, ", ", "slice the kernel's");
 	if (st->shared_waits) /* the CPU shared: waits kept from spinning */
 		item(k, "; ", "CPU shared: %llu without a spin",
 		     (unsigned long long)st->shared_waits);
-	if (x->fifo_waits) /* of them, the kernel waits under SCHED_FIFO */
+	if (x->fifo_waits)
 		item(k, ", ", "%llu under SCHED_FIFO", (unsigned long long)x->fifo_waits);
-	if (x->lend_bounded) /* reactions past the lend's CPU bound */
+	if (x->lend_bounded)
 		item(k, ", ", "%llu reactions past the real-time bound",
 		     (unsigned long long)x->lend_bounded);
-	if (x->lend_outside) /* lends a change from outside ended */
+	if (x->lend_outside)
 		item(k, ", ", "%llu changed from outside meanwhile",
 		     (unsigned long long)x->lend_outside);
 	mode_line(k, st);

@@ -11,23 +11,21 @@
 
 #include <punctual/sleep.h>
 
-/* From now on: a line on stderr for each thread's waits as it exits, and at the process's
- * exit for the threads still running (read racily); with precision < 0, the waits the
- * program made as it is. The exit report goes both before the handlers registered until
- * the first wait (atexit then) and after them all (a destructor): a program's handler may
- * close stderr (gnulib's close_stdout). atexit locks and may allocate: a first wait made
- * by a handler that interrupted atexit or malloc in the same thread would stop there. */
+/* From now on: a line on stderr for each thread's waits at its exit, and at the process's
+ * exit for the threads still running (read racily); with precision < 0, the program's
+ * own waits. The exit report goes before the handlers registered until the first wait
+ * and after them all: a program's handler may close stderr. A first wait made by a
+ * handler that interrupted atexit or malloc would stop in atexit. */
 void pn__stats_report(int64_t precision);
 /* The shim's start: PUNCTUAL_PRECISION in ns (-1 when NULL or malformed); with stats set
  * and not "0", pn__stats_report(that) from now on, each record also appended to
  * PUNCTUAL_STATS_FILE; *explain: whether PUNCTUAL_EXPLAIN asks for causes. */
 int64_t pn__stats_setup(const char *precision, const char *stats, bool *explain);
 
-/* What a thread's block shows besides its pn_sleep_stats. */
 struct pn__stats_more {
 	bool observed;                        /* the program's own waits */
 	uint64_t events;                      /* of those, the waits their event ended */
-	int64_t precision;                    /* ns */
+	int64_t precision;
 	int32_t budget_ppm;
 	int64_t kernel_p50_ns, kernel_p99_ns; /* the kernel parts' wakeups; -1: none */
 	uint64_t fifo_waits; /* kernel waits under lent SCHED_FIFO */

@@ -61,7 +61,7 @@ static int kernel_part(struct pn__waiter *w, struct pn__plan *p, struct pn__stat
 		pn__sched_wait_begin(&t->sched, &t->rt, &t->slice, p->shared, p->slack,
 		                     p->restore >= 0 ? p->restore : p->slack);
 	int r = until(w, p->clk, target);
-	if (t) /* the thread's own back, before anything else */
+	if (t)
 		pn__sched_wait_end(&t->sched, pn_now());
 	return r;
 }
@@ -104,7 +104,7 @@ static int spin(struct pn__waiter *w, struct pn__plan *p)
 	if (w->wait) {
 		int r = pn__spin_checked(p, look_fds, w, 0);
 		struct timespec zero = {0, 0};
-		if (r == 0 && !p->looked && !p->away) /* the real call's last look */
+		if (r == 0 && !p->looked && !p->away)
 			r = w->look ? w->look(w, w->mask) : w->wait(w, &zero, w->mask);
 		return r;
 	}
@@ -198,7 +198,7 @@ static int wait_alone(struct pn__state *t, struct pn__waiter *w, clockid_t clk, 
 	int64_t end = pn__clock_now(clk);
 	if (r == 0)
 		pn__arms_learn(&t->arms, PN__ARM_ALONE, end - deadline);
-	if (r >= 0) /* counted as the program's own waits are */
+	if (r >= 0)
 		pn__state_observed(t, call, deadline, end, r == 0);
 	return r;
 }

@@ -19,19 +19,16 @@
 #include "wait/spin.h"
 #include "wait/why.h"
 
-/* What a waiter waits for in the kernel. */
 enum pn__wait_kind { PN__WAIT_SLEEP, PN__WAIT_POLL, PN__WAIT_EPOLL, PN__WAIT_OWN };
 
-/* A waiter. Its kernel part is, by kind, k's sleep_abs, ppoll or epoll, or its own
- * (PN__WAIT_OWN: the waiter embedded as the first member of one's own struct):
- * - wait(w, timeout, mask): a wait on fds, at most timeout with mask in force (NULL: the
- *   thread's): the ready count, 0 at the timeout, or -errno. Its spin checks the fds and
- *   the signals mask allows.
- * - until(w, clk, target): a wait on clk until target (absolute): 0 at the target, > 0 the
- *   waiter's event, or -errno (-EINTR: a handler ran). Its spin lets signals in every
- *   sigcheck ns.
- * release and reacquire (optional): what the waiter lets go of while it spins (a cond
- * wait's mutex): 0 or -errno (the wait's result then). */
+/* A waiter: its kernel part is, by kind, k's sleep_abs, ppoll or epoll, or its own
+ * (PN__WAIT_OWN, the waiter embedded first in one's own struct):
+ * - wait(w, timeout, mask): a wait on fds with mask in force (NULL: the thread's): the
+ *   ready count, 0 at the timeout, or -errno.
+ * - until(w, clk, target): a wait on clk until target: 0 at the target, > 0 the waiter's
+ *   event, or -errno (-EINTR: a handler ran).
+ * release and reacquire (optional): what it lets go of while it spins (a cond wait's mutex):
+ * 0 or -errno. */
 struct pn__waiter {
 	enum pn__wait_kind kind;
 	const struct pn__kernel *k; /* PN__WAIT_SLEEP, _POLL, _EPOLL */
@@ -60,7 +57,6 @@ struct pn__waiter {
 	const void *ret[2]; /* where the caller's call returns, and one level in */
 };
 
-/* waiter.c: sets the functions of a waiter of kind SLEEP, POLL or EPOLL. */
 void pn__waiter_bind(struct pn__waiter *w);
 
 /* The wait until deadline on clk with the precision: 0 at a time >= deadline (with

@@ -37,10 +37,9 @@ static int wait_epoll(struct pn__waiter *s, const struct timespec *ts, const sig
 	return r;
 }
 
-/* A ppoll of the epoll fd, which tells a handled signal from others, the events fetched
- * when it is ready (none left is not a result). A wait that has not reached epoll yet
- * looks with epoll first, which refuses a non-epoll fd as the real call would. Where ppoll
- * is denied, every look is epoll's own. */
+/* A ppoll of the epoll fd, which tells a handled signal from others, then the events
+ * (none left is not a result). Before the wait reached epoll, epoll looks first, refusing a
+ * non-epoll fd as the real call would; where ppoll is denied, always. */
 static int look_epoll(struct pn__waiter *s, const sigset_t *mask)
 {
 	struct timespec zero = {0, 0};

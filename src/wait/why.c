@@ -26,11 +26,11 @@
 #include "wait/state.h"
 #include "wait/why.h"
 
-#define WHY_LEVELS 4 /* quota levels watched, nearest first */
+#define WHY_LEVELS 4
 
 static int64_t threshold = -1; /* ns; -1: twice each thread's median */
 static char cg_dir[WHY_LEVELS][sizeof(((struct pn_cpu_info *)0)->cgroup_dir)];
-static int cg_n; /* the levels with a quota */
+static int cg_n;
 static bool cg_v2;
 
 const char *pn__why_name(int c)
@@ -86,7 +86,6 @@ bool pn__why_setup(const char *explain)
 	return true;
 }
 
-/* nr_throttled plus the throttled time over the watched levels: either rises. */
 static uint64_t read_throttled(void)
 {
 	uint64_t sum = 0;
@@ -97,7 +96,6 @@ static uint64_t read_throttled(void)
 	return sum;
 }
 
-/* run_delay from the thread's schedstat ("exec delay slices\n"), or -1. */
 static int64_t read_run_delay(void)
 {
 	struct pn__runs r;

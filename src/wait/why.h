@@ -26,7 +26,6 @@ enum pn__why_cause {
 	PN__WHY_COUNT
 };
 
-/* What the counters read around a late wait say. */
 struct pn__why_evidence {
 	int64_t late;   /* ns past the deadline */
 	bool throttled; /* a quota level's cpu.stat rose during the wait */
@@ -46,7 +45,6 @@ struct pn__why {
 	uint64_t unread; /* late waits whose counters could not be read */
 };
 
-/* The counters before a wait. */
 struct pn__why_snap {
 	int64_t run_delay; /* -1: unread */
 	uint64_t throttled;
@@ -72,7 +70,6 @@ int pn__why_table_from(int64_t above_auto);
  * the length, 0 without a late wait. */
 size_t pn__why_render(const struct pn__why *why, int64_t above_auto, const char *prefix, char *buf,
                       size_t n);
-/* "throttled", ..., "wakeup". */
 const char *pn__why_name(int c);
 
 #endif
