@@ -97,7 +97,6 @@ PN_API int pn_wheel_check(struct pn_wheel *w)
 	return 0;
 }
 
-/* Test hooks. */
 void pn__wheel_check_tune(struct pn_wheel *w, bool fail, size_t records_min, size_t few)
 {
 	w->sort_fail = fail;

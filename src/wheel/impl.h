@@ -17,9 +17,9 @@
 #define SLOTS        (1 << BITS)
 #define NLEVEL       11               /* ceil(64 / BITS) */
 #define NSLOT        (NLEVEL * SLOTS) /* slot ids: level * SLOTS + digit */
-#define DUE          NSLOT            /* the due list's slot id */
-#define FIRE         (NSLOT + 1)      /* the firing list's slot id, and the buckets' */
-#define IDSHIFT      52               /* seq's top 12 bits: the slot id the timer is in */
+#define DUE          NSLOT
+#define FIRE         (NSLOT + 1) /* the firing list's slot id, and the buckets' */
+#define IDSHIFT      52          /* seq's top 12 bits: the slot id the timer is in */
 #define SEQMASK      ((1ULL << IDSHIFT) - 1)
 #define BKTBITS      12 /* expiry's buckets: NBKT = 2^BKTBITS */
 #define NBKT         (1 << BKTBITS)
@@ -45,7 +45,7 @@ struct slot {
 };
 
 struct pn_wheel {
-	uint64_t cur; /* key of the last expiry time */
+	uint64_t cur;
 	uint64_t seq;
 	int64_t count;
 	bool in_expire;
@@ -86,7 +86,6 @@ static inline int digit(uint64_t k, int level)
 	return (int)((k >> (level * BITS)) & (SLOTS - 1));
 }
 
-/* The slot id of key k > cur. */
 static inline unsigned slot_id(uint64_t k, uint64_t cur)
 {
 	int level = level_of(k, cur);
@@ -110,7 +109,6 @@ static inline bool list_empty(const struct pn_timer_link *h)
 	return h->next == h;
 }
 
-/* The smallest latest in list h (INT64_MAX for an empty one). */
 static inline int64_t list_min_latest(const struct pn_timer_link *h)
 {
 	int64_t m = INT64_MAX;
@@ -120,7 +118,6 @@ static inline int64_t list_min_latest(const struct pn_timer_link *h)
 	return m;
 }
 
-/* Lists advance_expire() walks at once. */
 #define LANES 8
 
 /* ds for an expiry that moves the wheel's time from key cur to nk (> cur). */
@@ -140,8 +137,6 @@ static inline void mark_firing(struct pn_timer *t)
 {
 	t->seq = (t->seq & SEQMASK) | (uint64_t)FIRE << IDSHIFT;
 }
-
-/* sort.c's part of expiry. */
 
 /* Stable sorts by deadline: of the list headed by h; of expiry's bucket h (by insertion,
  * or past w->few timers as a list); of the due list, its timers up to now marked firing

@@ -151,7 +151,6 @@ struct pn__srec *pn__wheel_sort_radix(struct pn__srec *src, struct pn__srec *dst
 	return src;
 }
 
-/* Stable insertion sort of a[0..n), for short runs. */
 static void srec_insertion(struct pn__srec *a, size_t n)
 {
 	for (size_t i = 1; i < n; i++) {
@@ -222,13 +221,11 @@ struct pn__srec *pn__wheel_sort_by_bucket(struct pn__srec *src, struct pn__srec 
 
 /* ---- the wheel's buffer and its sorts (impl.h) ---- */
 
-/* The buffer for cap records: two halves, then the bucket sort's counts. */
 static inline size_t sortbuf_size(size_t cap)
 {
 	return cap * (2 * sizeof(struct pn__srec) + sizeof(uint32_t));
 }
 
-/* Replaces the buffer with b, room for cap records. */
 static void set_sortbuf(struct pn_wheel *w, struct pn__srec *b, size_t cap)
 {
 	free(w->sortbuf);
@@ -245,11 +242,9 @@ static struct pn_timer_link *mark_due_prefix(struct pn_timer_link *h, int64_t no
 	return l;
 }
 
-/* Sorts list h by deadline, stably. The walks over the caller's scattered timers are the
- * cost: one walk finds the range, whether the list is in order already, and copies
- * (deadline, link) records into the wheel's buffer (a longer list grows it and walks
- * again); the bucket sort is O(n), and the relink one pass. Short lists, or no memory,
- * take the list sort. */
+/* Sorts list h by deadline, stably: one walk over the scattered timers finds the range and
+ * copies (deadline, link) records into the wheel's buffer, grown as needed; an O(n) bucket
+ * sort; one relinking pass. Short lists, or no memory, take the list sort. */
 void pn__wheel_sort_list(struct pn_wheel *w, struct pn_timer_link *h)
 {
 	struct pn__srec *buf = w->sortbuf;
@@ -272,7 +267,6 @@ void pn__wheel_sort_list(struct pn_wheel *w, struct pn_timer_link *h)
 		return;
 	}
 	if (n > cap) {
-		/* src and dst halves of 2 x cap records */
 		size_t ncap = n > 2 * cap ? n : 2 * cap;
 		/* the bucket sort's counts are 32 bits */
 		struct pn__srec *b =
@@ -311,7 +305,7 @@ void pn__wheel_sort_bucket(struct pn_wheel *w, struct pn_timer_link *h)
 {
 	size_t n = 1;
 	if (h->next->next == h)
-		return; /* one timer, or none */
+		return;
 	for (struct pn_timer_link *x = h->next->next, *nx; x != h; x = nx) {
 		nx = x->next;
 		if (++n > w->few) {

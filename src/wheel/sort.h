@@ -34,11 +34,10 @@ struct pn__srec {
 struct pn__srec *pn__wheel_sort_radix(struct pn__srec *src, struct pn__srec *dst, size_t n,
                                       uint64_t range);
 
-/* Sorts src[0..n) by key, stably, dst the other half and count (ncount) scratch: one
- * counting pass into about n / 2 buckets by the high bits, insertion sorts of the buckets,
- * a crowded bucket sorted the same way over its low bits; about 3 passes, where the radix
- * sort, the fallback when the counts run out, takes 2 a byte of range. Changes the keys;
- * returns the half holding the result. */
+/* Sorts src[0..n) by key, stably, dst the other half and count (ncount) scratch: a counting
+ * pass into about n / 2 buckets by the high bits, insertion sorts of the buckets, a crowded
+ * bucket the same way over its low bits; about 3 passes (the radix sort, the fallback,
+ * takes 2 a byte of range). Changes the keys; returns the half holding the result. */
 struct pn__srec *pn__wheel_sort_by_bucket(struct pn__srec *src, struct pn__srec *dst,
                                           uint32_t *count, size_t ncount, size_t n, uint64_t range);
 

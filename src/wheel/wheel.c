@@ -1,23 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wheel.c: a hierarchical timer wheel with coalescing precision windows.
+ * wheel.c: a hierarchical timer wheel with coalescing precision windows: 64 slots a
+ * level, each level 64x coarser; a timer's slot decides only when it is looked at, never
+ * when it fires, so the wheel is exact. Add and cancel are O(1).
  *
- * A deadline's key (sign bit flipped) is split into 6-bit digits; level L has 64 slots
- * indexed by digit L, each level 64x coarser than the one below. A pending timer with key
- * k > cur (the last expiry time) sits at the level of the highest digit where k and cur
- * differ, in the slot of k's digit there; keys <= cur sit in the due list. Expiry cascades
- * the passed slots' timers, firing the due ones and filing the others finer. A slot only
- * decides when a timer is looked at, never when it fires: the wheel is exact. Each timer
- * cascades at most once per level; add and cancel are O(1).
- *
- * Coalescing: pn_wheel_next is min(d + p) over pending timers, and an expiry at now fires
+ * Coalescing: pn_wheel_next is min(d + p) over pending timers and an expiry at now fires
  * every d <= now, so waking then fires each due timer inside its window (the greedy rule,
- * optimal for known windows). The minimum is exact: every slot keeps its list's minimum
- * right end, and the search stops at the first slot starting at or after the best found.
+ * optimal for known windows). Every slot keeps its list's minimum right end, and the
+ * search stops at the first slot starting at or after the best found.
  *
- * Order: equal deadlines fire in insertion order; expiry sorts what it fires through
- * buckets. Timers callbacks add with deadline <= now fire at the next expiry, which bounds
- * every call. docs/DESIGN.md, "The wheel's layout and order" and "The wheel's costs".
+ * Equal deadlines fire in insertion order. Timers callbacks add with deadline <= now fire
+ * at the next expiry, which bounds every call. docs/DESIGN.md, "The wheel's layout and
+ * order" and "The wheel's costs".
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -114,7 +108,6 @@ static inline void place(struct pn_wheel *w, struct pn_timer *t, uint64_t seq)
 	}
 }
 
-/* Unlinks pending t from wherever it is, keeping bitmaps and minima right. */
 static inline void unlink_timer(struct pn_wheel *w, struct pn_timer *t)
 {
 	unsigned id = id_of(t); /* a bucket's timer: FIRE, which needs nothing more */
@@ -227,9 +220,8 @@ static void advance(struct pn_wheel *w, uint64_t nk)
 }
 
 /* Advances cur to nk for an expiry: the passed slots' timers due by nk go to ds, the
- * others finer. Each step of a list walk is a cache miss the step before addresses, so
- * LANES lists are walked side by side, a lane per list (a few coarse slots often hold most
- * timers); each list in its order, which is all the buckets' stable order needs. */
+ * others finer. LANES lists are walked side by side, so that their cache misses overlap;
+ * each in its order, which the buckets' stable order needs. */
 static void advance_expire(struct pn_wheel *w, uint64_t nk, struct due_set ds)
 {
 	struct pn_timer_link *chain[NSLOT];
@@ -245,7 +237,7 @@ static void advance_expire(struct pn_wheel *w, uint64_t nk, struct due_set ds)
 		for (unsigned k = 0; k < live; k++) {
 			struct pn_timer_link *l = p[k];
 			p[k] = l->next;
-			prefetch_timer(p[k]); /* the lane's next step */
+			prefetch_timer(p[k]);
 			cascaded += refile(w, nk, &ds, pn__timer_of(l));
 			if (!p[k]) {
 				if (next < nch) {
@@ -260,7 +252,6 @@ static void advance_expire(struct pn_wheel *w, uint64_t nk, struct due_set ds)
 	w->st.cascaded += cascaded;
 }
 
-/* Moves the due list's timers, every one due, to ds. */
 static void collect_due_list(struct pn_wheel *w, struct due_set ds)
 {
 	struct pn_timer_link *h = &w->slots[DUE].head, *l = h->next;
@@ -316,7 +307,6 @@ PN_API void pn_wheel_free(struct pn_wheel *w)
 	free(w);
 }
 
-/* Files t (not pending). */
 static inline int add_new(struct pn_wheel *w, struct pn_timer *t, int64_t deadline,
                           int64_t precision, int64_t period)
 {
@@ -335,7 +325,7 @@ static inline int add_new(struct pn_wheel *w, struct pn_timer *t, int64_t deadli
 static __attribute__((noinline)) int readd(struct pn_wheel *w, struct pn_timer *t, int64_t deadline,
                                            int64_t precision, int64_t period)
 {
-	if (t->wheel != w) /* pending in another wheel */
+	if (t->wheel != w)
 		return -EINVAL;
 	unlink_timer(w, t);
 	return add_new(w, t, deadline, precision, period);
@@ -413,7 +403,7 @@ static bool next_wake(struct pn_wheel *w, int64_t *best)
 		b = list_min_latest(&w->slots[FIRE].head);
 		found = true;
 	}
-	struct bucket_walk bw = {0, w->bbits[0]}; /* the buckets to fire */
+	struct bucket_walk bw = {0, w->bbits[0]};
 	for (size_t k; (k = walk_next(w, &bw)) < NBKT;) {
 		if (!list_empty(&w->bkt[k])) {
 			int64_t m = list_min_latest(&w->bkt[k]);
@@ -455,7 +445,6 @@ PN_API int pn_wheel_next(struct pn_wheel *w, int64_t *wake)
 	return 0;
 }
 
-/* The largest deadline <= lim in list h, or INT64_MIN. */
 static int64_t list_max_deadline(const struct pn_timer_link *h, int64_t lim)
 {
 	int64_t m = INT64_MIN;
@@ -482,7 +471,7 @@ PN_API int pn_wheel_window(struct pn_wheel *w, int64_t *earliest, int64_t *wake)
 	if (advanced)
 		advance(w, kb);
 	int64_t e = list_max_deadline(&w->slots[FIRE].head, b);
-	struct bucket_walk bw = {0, w->bbits[0]}; /* the buckets to fire */
+	struct bucket_walk bw = {0, w->bbits[0]};
 	for (size_t k; (k = walk_next(w, &bw)) < NBKT;) {
 		int64_t m = list_max_deadline(&w->bkt[k], b);
 		e = m > e ? m : e;
@@ -536,7 +525,6 @@ static void rearm(struct pn_wheel *w, struct pn_timer *t, int64_t now)
 	w->count++;
 }
 
-/* Fires t, just unlinked: re-arms it if periodic, then calls it. */
 static inline void fire(struct pn_wheel *w, struct pn_timer *t, int64_t now)
 {
 	if (t->period > 0)
@@ -546,7 +534,6 @@ static inline void fire(struct pn_wheel *w, struct pn_timer *t, int64_t now)
 		t->fn(w, t, t->arg);
 }
 
-/* Buckets fire_buckets fetches ahead of the one firing. */
 #define FETCH_AHEAD 8
 
 static inline void prefetch_bucket(const struct pn_wheel *w, size_t a)
@@ -604,7 +591,7 @@ PN_API int pn_wheel_expire(struct pn_wheel *w, int64_t now)
 		collect_due_list(w, w->geo);
 		advance_expire(w, nk, w->geo);
 		if (!w->bsum)
-			return 0; /* nothing was due */
+			return 0;
 		w->in_expire = true;
 		fired = fire_buckets(w, now);
 		goto done;
