@@ -1,18 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * calltime.c: a timed call's call time. Its deadline counts from the instant the program
- * called, so the counter is read first thing at the entry and converted here once the
- * call is made precise: the counter, then the clock, less the counts since the entry at
- * call_mult, a lower bound of the clock's ns per count. The call time so comes out at or
- * after the instant of the call, and the clock's own cold read leaves the deadline
- * (docs/DESIGN.md, "The call time").
- *
- * The bound: the ratio of the clock's and the counter's spans since the anchor, read in
- * orders that only lower it, less a quarter (CALL_MARGIN_SHIFT): adjtimex moves the
- * clock's rate by up to 10%, and a clock not counting in the counter's units drifts. A gap
- * over CALL_GAP_MAX_NS is not converted (a suspend in it would put the call time before
- * the entry); nor is any before the anchor is old enough, or without a trusted counter:
- * the call time is then the clock read.
+ * called: the counter is read first thing at the entry and converted once the call is
+ * made precise, the clock less the counts since the entry at call_mult, a lower bound of
+ * the clock's ns per count. So the call time is never before the call, and the clock's
+ * cold read leaves the deadline. Without a trusted counter, a young anchor or over a long
+ * gap, it is the clock read (docs/DESIGN.md, "The call time", has the bound).
  */
 #include "shim/core.h"
 

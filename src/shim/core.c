@@ -1,14 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * core.c: the core of libpunctual-preload.so, which `punctual run --precise` preloads so
- * that an unmodified, dynamically linked program's sleeps and waits end precisely and
- * `run --cpus` sets the CPU count it sees. Here: whether the shim is active
- * (PUNCTUAL_PRECISION; inert when unset or malformed), the thread's place inside it, the
- * test hooks, and PUNCTUAL_STATS; with it alone, the shim observes every timed wait as the
- * program made it.
- *
- * Async-signal-safe where the originals are: no locks, no allocation, state per thread. A
- * call made while the thread is already inside the shim (a handler's) goes to the real
+ * core.c: the core of the preload shim: whether it is active (PUNCTUAL_PRECISION), the
+ * thread's place inside it, the test hooks, and PUNCTUAL_STATS (alone, it observes every
+ * timed wait as the program made it). Async-signal-safe where the originals are: no
+ * locks, no allocation. A call made inside the shim (a handler's) goes to the real
  * function, and the outer call does not learn from a wakeup a handler delayed.
  */
 #include <errno.h>
@@ -27,11 +22,11 @@
 int64_t pn__shim_precision = -1; /* -1: inert */
 bool pn__shim_observing;
 bool pn__shim_explain;
-PN_TLS bool pn__shim_inside;                /* a call now is a handler's */
-static PN_TLS unsigned nested;              /* calls that came in while inside */
+PN_TLS bool pn__shim_inside; /* a call now is a handler's */
+static PN_TLS unsigned nested;
 static PN_TLS struct pn__plan *in_progress; /* the call's plan, while inside */
 static PN_TLS struct pn__why_snap why_snap; /* its counters before it */
-static unsigned long handled;               /* calls made precise */
+static unsigned long handled;
 
 /* How many calls the shim has made precise in this process (tests, with dlsym). */
 EXPORT unsigned long punctual_preload_handled(void);

@@ -45,7 +45,6 @@ bool pn__shim_active(void);
 const unsigned *pn__shim_nested(void);
 /* Marks the thread inside the shim (p: the call's plan, for a handler that jumps out). */
 void pn__shim_enter(struct pn__plan *p);
-/* Marks it outside again; returns r. */
 int pn__shim_leave(int r);
 /* Leaves the shim from a call a longjmp or a cancellation unwinds: the slack goes back. */
 void pn__shim_unwound(void);
@@ -55,7 +54,6 @@ void pn__shim_unwound(void);
 /* PUNCTUAL_STATS without PUNCTUAL_PRECISION: the shim measures each timed wait as made. */
 extern bool pn__shim_observing;
 extern PN_TLS bool pn__shim_inside;
-/* Whether this call should be observed (not a handler's call inside another). */
 static inline bool pn__shim_observes(void)
 {
 	return __builtin_expect(pn__shim_observing, 0) && !pn__shim_inside;
@@ -83,7 +81,6 @@ static inline struct pn__why_snap *pn__shim_why(struct pn__why_snap *s)
 		pn__shim_observed((clk), pn_call_, pn_deadline_, (timed_out), pn_why_);            \
 		pn_r;                                                                              \
 	})
-/* call + ns, saturated. */
 static inline int64_t pn__shim_after(int64_t call, int64_t ns)
 {
 	int64_t d;
@@ -108,7 +105,6 @@ static inline bool pn__null_arg(const void *p)
 
 /* ---- calltime.c ---- */
 
-/* A timed call's entry: the counter, read first thing. */
 __attribute__((always_inline)) static inline uint64_t pn__calltime_entry(void)
 {
 	return pn__arch_cycles_ordered();

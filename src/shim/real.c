@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * real.c: the real libc functions behind the preload shim's (real.h), found
- * with dlsym(RTLD_NEXT) at load, and the shim's kernel table over them.
+ * real.c: the real libc functions behind the shim's, found with dlsym(RTLD_NEXT) at load,
+ * and the shim's kernel table over them.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -18,9 +18,8 @@ __attribute__((constructor)) void pn__real_resolve(void)
 {
 	FIND(clock_nanosleep, "clock_nanosleep");
 	FIND(usleep, "usleep");
-	/* The unversioned name can find glibc's 2.2.5 compat cond function on x86-64, which
-	 * takes the old, smaller pthread_cond_t: then ask for the current version. But an
-	 * interposer between us and libc (a sanitizer runtime) must stay in the chain. */
+	/* the unversioned name can find glibc's old compat cond function on x86-64: ask for the
+	 * current version, unless an interposer (a sanitizer) is between us and libc */
 	void *f = dlsym(RTLD_NEXT, "pthread_cond_timedwait");
 #ifdef __GLIBC__
 	void *compat = dlvsym(RTLD_NEXT, "pthread_cond_timedwait", "GLIBC_2.2.5");
@@ -70,8 +69,7 @@ __attribute__((constructor)) void pn__real_resolve(void)
 	FIND(nanosleep, "nanosleep"); /* last: pn__real_get's sign that all are found */
 }
 
-/* clock_nanosleep returns a positive errno; a cancellation point, as the program's call
- * was. */
+/* A positive errno; a cancellation point, as the program's call was. */
 static int real_sleep_abs(clockid_t clk, int64_t target)
 {
 	struct timespec ts = pn__ns_ts(target);
@@ -112,9 +110,8 @@ static int ts_ms_ceil(const struct timespec *ts)
 	return ms < INT_MAX ? (int)ms : INT_MAX;
 }
 
-/* poll()'s waits: a ppoll denied (whatever its mask: the kernel part's, a look's) falls back
- * to the program's own poll, and marks the process (pn__kernel_deny), whose spin then gives
- * the rest of the wait back and whose later calls go to libc as they are. */
+/* poll()'s waits: a ppoll denied falls back to the program's own poll and marks the
+ * process, whose spin then gives the rest back and whose later calls go to libc. */
 static int poll_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts, const sigset_t *mask)
 {
 	int r = pn__real.ppoll(fds, n, ts, mask);

@@ -1,15 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * signal_calls.c: what ends a lend of real time (wait/sched.h) before the program's own
- * work runs: each handler the program installs (sigaction, signal, bsd_signal,
- * sysv_signal) is entered through a trampoline that ends it first; fork, posix_spawn and
- * the exec family end it before they start anything; so do the calls by which a thread
- * reads or sets its own scheduling or timer slack, which then see the thread's own. The
- * bound's signal (a CPU timer's, one real-time signal) is the shim's: a program that
- * installs a handler for it gets the signals not ours.
- *
- * Contracts kept: sigaction's old action is the program's handler and flags, never the
- * trampoline; SIG_DFL and SIG_IGN go to the kernel as they are.
+ * signal_calls.c: what ends a lend of real time before the program's own work runs: each
+ * handler the program installs is entered through a trampoline that ends it first; fork,
+ * posix_spawn, exec and the calls about a thread's own scheduling or slack end it before
+ * they act. The bound's signal is the shim's: a program's handler for it gets the signals
+ * not ours. sigaction's old action is always the program's, never the trampoline.
  */
 #include <alloca.h>
 #include <errno.h>
@@ -30,8 +25,7 @@
 
 #define NSIGS 65
 
-/* The program's handler and flags for each signal whose handler is entered through the
- * trampoline (fn NULL: none of ours). */
+/* The program's handler and flags per signal entered through the trampoline. */
 static struct {
 	_Atomic(void *) fn;
 	_Atomic int flags;
@@ -54,7 +48,7 @@ static void trampoline(int sig, siginfo_t *si, void *uc)
 }
 
 /* The bound's signal: ours (the thread's CPU timer), or the program's, given to its
- * disposition (the default one for a real-time signal ends the process). */
+ * disposition. */
 static void on_bound(int sig, siginfo_t *si, void *uc)
 {
 	if (si && si->si_code == SI_TIMER && pn__wait_lend(PN__LEND_BOUND, si->si_value.sival_ptr))
@@ -83,8 +77,8 @@ static bool wrapped(int sig)
 	       sig != SIGSTOP && pn__real.sigaction;
 }
 
-/* act as the kernel takes it: the trampoline in place of a handler (and the program's
- * handler noted), SIG_DFL and SIG_IGN as they are. The bound's signal keeps on_bound. */
+/* The trampoline in place of a handler, SIG_DFL and SIG_IGN as they are; the bound's
+ * signal keeps on_bound. */
 EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	const struct pn__real *real = pn__real_get();
@@ -222,8 +216,7 @@ EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 	return pn__real_get()->fexecve(fd, argv, envp);
 }
 
-/* execl, execlp, execle: their arguments as an array (as many as the stack allows, as
- * glibc's), then the array form. */
+/* execl, execlp, execle: their arguments as an array on the stack, as glibc's. */
 #define LIST_ARGS(ap, n)                                                                           \
 	do {                                                                                       \
 		va_list c_;                                                                        \
@@ -339,7 +332,7 @@ EXPORT int prctl(int option, ...)
 }
 
 /* At load, where the shim makes waits precise: the bound's signal, the highest real-time
- * signal the program did not inherit a disposition for. None free: no lend past a wait. */
+ * one the program did not inherit a disposition for; none free, no lend past a wait. */
 __attribute__((constructor)) static void signal_init(void)
 {
 	const struct pn__real *real = pn__real_get();

@@ -1,20 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sleep_calls.c: the preload shim's sleeps and cond waits: nanosleep, clock_nanosleep
- * (MONOTONIC, REALTIME, BOOTTIME, TAI, relative and absolute), usleep,
- * pthread_cond_timedwait and pthread_cond_clockwait, never early, late by at most
- * PUNCTUAL_PRECISION. Also longjmp and its kin, so that a handler that jumps out of a
- * sleep leaves the shim.
- *
- * Contracts kept: return values and errno; EINTR with the remaining time when a handler
- * runs during the sleep, in any phase, but 0 once the deadline has passed; TIMER_ABSTIME on
- * the clock named; cancellation points; cond waits return with the mutex held (or the
- * original's error) and wake on a signal while in the kernel part; the thread's own slack,
- * read at every call. A handler runs at most PN__SIGCHECK_NS later than it would have.
- *
- * Where they bend (punctual(1)): during a cond wait's final spin the mutex is released and
- * a pthread_cond_signal wakes nobody; the wait returns ETIMEDOUT at its deadline, as POSIX
- * permits for a signal that races the timeout.
+ * sleep_calls.c: the preload shim's sleeps and cond waits, never early, late by at most
+ * PUNCTUAL_PRECISION, each keeping its call's contract (punctual(1), "run --precise: the
+ * calls" and "event loops and signals": returns, errno, EINTR with the time left,
+ * cancellation, a cond wait's mutex and where it bends). Also longjmp and its kin, so that
+ * a handler that jumps out of a sleep leaves the shim.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -87,7 +77,6 @@ static int precise_rel(clockid_t clk, int64_t now, int64_t ns, struct timespec *
 	return r;
 }
 
-/* The errno convention of nanosleep and usleep: -1 with errno, or 0. */
 static int errno_result(int r)
 {
 	if (r < 0) {

@@ -1,17 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wait_calls.c: the preload shim's waits on something besides time: poll, ppoll, the
- * epoll waits, select, pselect, glibc's fortified poll, sem_timedwait, sem_clockwait and
- * sigtimedwait. A positive timeout becomes a monotonic deadline at the call, and the wait
- * is the engine's through the real functions (cancellation points, as the calls were); an
- * fd ready, a semaphore posted or a signal waited for ends it at once in every phase. An
- * infinite or zero timeout, malformed arguments and absolute timeouts already past go
- * straight to the real call.
- *
- * Results, errno and side effects are the real call's: select's sets are put back before
- * every look (the kernel overwrites them), its timeval gets the time left; a call's
- * sigmask is in force for the whole call; sigtimedwait's signals go to it, never to their
- * handlers, in every phase.
+ * wait_calls.c: the preload shim's waits on something besides time (poll, epoll, select,
+ * the semaphores, sigtimedwait): a positive timeout becomes a monotonic deadline at the
+ * call, and the wait is the engine's through the real functions. Results, errno and side
+ * effects are the real call's (punctual(1), "run --precise: the calls"); what the shim
+ * does not make precise goes straight to the real call.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -185,11 +178,9 @@ EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo,
 }
 #endif
 
-/* The wait holds a duplicate of epfd, so that every phase waits on the set the call named,
- * as the kernel holds the file for the real call: another thread's close or reuse of the
- * number mid-wait changes nothing. -1 (the real call) when epfd is not open or no fd is
- * left. The copy never takes 0-2: a daemon that closed stderr may put its log there while
- * it waits. */
+/* The wait holds a duplicate of epfd, as the kernel holds the file for the real call: a
+ * close or reuse of the number mid-wait changes nothing. -1 (the real call) when epfd is
+ * not open or no fd is left. Never 0-2: a daemon may put its log there meanwhile. */
 #define HOLD_LOWEST 3
 static int epoll_hold(int epfd)
 {
