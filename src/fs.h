@@ -26,10 +26,8 @@ enum {
 int pn__fs_read(const char *root, const char *path, const char *file, char *buf, size_t n,
                 int flags);
 
-/* pn__fs_read(pn__fs_root(), path, NULL, buf, n, 0). */
 int pn__fs_read_file(const char *path, char *buf, size_t n);
 
-/* pn__fs_read(root, path, NULL, buf, n, PN__FS_WHOLE). */
 int pn__fs_read_at(const char *root, const char *path, char *buf, size_t n);
 
 /* Writes len bytes to an existing file in one write(2): 0, -EIO for a short write, or

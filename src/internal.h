@@ -60,7 +60,6 @@ static inline int64_t pn__ts_ns_sat(const struct timespec *ts)
 	return v;
 }
 
-/* ns >= 0 as a timespec. */
 static inline struct timespec pn__ns_ts(int64_t ns)
 {
 	return (struct timespec){ns / PN_NSEC, ns % PN_NSEC};
@@ -98,7 +97,6 @@ static inline int64_t pn__clock_now(clockid_t clk)
 	return clk == CLOCK_MONOTONIC ? pn_now() : pn__clock_ns(clk);
 }
 
-/* -errno on failure. */
 static inline int pn__neg_errno(long r)
 {
 	return r < 0 ? -errno : (int)r;

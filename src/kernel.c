@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * kernel.c: the library's table of kernel waits (kernel.h), as raw system calls so that it
- * never reaches the preload shim's own functions, and the system calls the library adds to
- * a caller's wait: the plan's probe and the spin's look at signals.
+ * kernel.c: the library's table of kernel waits as raw system calls, which never reach the
+ * shim's own functions, and the plan's probe and the spin's look at signals.
  */
 #include <stdatomic.h>
 #include <sys/syscall.h>
@@ -11,9 +10,8 @@
 #include "internal.h"
 #include "kernel.h"
 
-/* syscall(2) takes its arguments as longs: an int passed to it leaves the register's upper
- * half to chance (clang -O2 does), so every int is widened, and a mask's size is the
- * kernel's sigset (_NSIG / 8 bytes) or 0 without one. */
+/* syscall(2) takes longs: an int leaves the register's upper half to chance (clang -O2),
+ * so every int is widened; a mask's size is the kernel's (_NSIG / 8), or 0 without one. */
 static long sigsetsize(const sigset_t *mask)
 {
 	return mask ? _NSIG / 8 : 0;

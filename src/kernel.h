@@ -31,7 +31,6 @@ struct pn__kernel {
 	               const sigset_t *mask);
 };
 
-/* The library's: raw system calls. */
 extern const struct pn__kernel pn__kernel_raw;
 
 /* The shortest kernel wait for the plan's probes (a 1 ns ppoll: it reports a handler that

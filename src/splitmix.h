@@ -9,7 +9,6 @@
 
 #include <stdint.h>
 
-/* The next value of the sequence whose state is *s (advanced). */
 static inline uint64_t pn__splitmix64(uint64_t *s)
 {
 	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);

@@ -28,8 +28,7 @@ static inline void pn__arch_relax(void)
 	__asm__ __volatile__("yield" ::: "memory");
 }
 
-/* One load from p (readable code or data: libpunctual's own), so that its page's
- * translation is cached. */
+/* One load from p (libpunctual's own) to cache its page's translation. */
 static inline void pn__arch_touch(const void *p)
 {
 	unsigned v;

@@ -16,8 +16,8 @@ static inline uint64_t pn__arch_cycles(void)
 	return (uint64_t)hi << 32 | lo;
 }
 
-/* lfence is dispatch-serializing on Intel and, as Linux configures it, on AMD: rdtsc
- * cannot start before earlier instructions complete (the kernel's rdtsc_ordered). */
+/* lfence is dispatch-serializing on Intel and, as Linux sets it up, on AMD (the kernel's
+ * rdtsc_ordered). */
 static inline uint64_t pn__arch_cycles_ordered(void)
 {
 	uint32_t lo, hi;
@@ -30,8 +30,8 @@ static inline void pn__arch_relax(void)
 	__builtin_ia32_pause();
 }
 
-/* One load from p (readable code or data: libpunctual's own), so that its page's
- * translation is cached: a plain assembly load, which sanitizers do not see. */
+/* One load from p (libpunctual's own code or data) to cache its page's translation, in
+ * assembly so that sanitizers do not see it. */
 static inline void pn__arch_touch(const void *p)
 {
 	unsigned char v;
@@ -39,7 +39,7 @@ static inline void pn__arch_touch(const void *p)
 	(void)v;
 }
 
-/* Invariant TSC: CPUID 0x80000007 EDX bit 8 (constant rate in every P-, C- and T-state). */
+/* Invariant TSC: CPUID 0x80000007 EDX bit 8. */
 static inline int pn__arch_cycles_invariant(void)
 {
 	unsigned a, b, c, d;

@@ -1,17 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * clock.c: pn_now() through the vDSO, the coarse clock, and the cycle counter with its
- * calibration against CLOCK_MONOTONIC_RAW.
- *
- * The vDSO's clock_gettime is found once, at load, by walking the ELF image the kernel
- * maps (AT_SYSINFO_EHDR), as musl does; calling it directly skips libc's wrapper.
- *
- * Calibration: an anchor pairs a counter read with a CLOCK_MONOTONIC_RAW read, taken as
- * the midpoint of the narrowest of 64 raw-read / counter / raw-read sandwiches. The first
- * anchor is taken at load, the second when a rate is first needed, at least 100 ms later.
- * MONOTONIC_RAW is the clocksource's counter scaled by a fixed factor, so over a 100 ms
- * base a sandwich of ~40 ns leaves well under 1 ppm of rate error; a naive 0.5 s
- * calibration against (NTP-slewed) CLOCK_MONOTONIC was seen 9 ppm off.
+ * clock.c: pn_now() through the vDSO, found once at load in the ELF image the kernel maps
+ * (as musl does), the coarse clock, and the cycle counter calibrated against
+ * CLOCK_MONOTONIC_RAW: a load-time anchor and one taken when a rate is first needed, at
+ * least 100 ms later (docs/DESIGN.md, "The counter's calibration").
  */
 #include <elf.h>
 #include <link.h>
@@ -52,7 +44,7 @@ static void *vdso_lookup(const char *name)
 	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_shoff == 0)
 		return NULL;
 
-	/* The vDSO is linked at vaddr 0 on current kernels; honour a non-zero one anyway. */
+	/* linked at vaddr 0 on current kernels; a non-zero one honoured anyway */
 	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(base + eh->e_phoff);
 	uintptr_t load = base;
 	for (int i = 0; i < eh->e_phnum; i++) {
@@ -85,8 +77,8 @@ static int cgt_syscall(clockid_t id, struct timespec *ts)
 	return (int)syscall(SYS_clock_gettime, id, ts);
 }
 
-/* Written once by the constructor before main() and before any thread can exist;
- * pn__clock_vdso_gettime() also resolves it for code running in earlier constructors. */
+/* Written once by the constructor before any thread; pn__clock_vdso_gettime() resolves it
+ * for earlier constructors too. */
 static pn__clock_gettime_fn cgt = cgt_syscall;
 static pn__clock_gettime_fn vdso_cgt;
 
@@ -132,10 +124,10 @@ struct anchor {
 	int64_t width; /* the sandwich: the uncertainty of t */
 };
 
-static _Atomic int source; /* 0 until decided */
+static _Atomic int source;
 static const char *source_reason;
 static _Atomic uint64_t mult; /* ns per count << MULT_SHIFT; 0: not calibrated */
-static struct anchor anchor0; /* taken at load */
+static struct anchor anchor0;
 static pthread_mutex_t cal_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	int64_t base;
@@ -172,8 +164,8 @@ int pn__clock_cycles_decide(const char **reason)
 		return PN_CYCLES_CLOCK;
 	}
 #if defined(__x86_64__)
-	/* The kernel drops tsc from its clocksources when it finds the TSC unsynchronized
-	 * across CPUs or unstable: trust its verdict over the CPUID bit. */
+	/* the kernel drops tsc from its clocksources when it finds it unsynchronized or
+	 * unstable: its verdict over the CPUID bit */
 	char buf[256];
 	if (pn__fs_read_file("/sys/devices/system/clocksource/clocksource0/available_clocksource",
 	                     buf, sizeof(buf)) > 0) {
@@ -233,14 +225,13 @@ PN_API uint64_t pn_cycles_ordered(void)
 	              PN_ARCH_CYCLES_SOURCE) &&
 	    PN_ARCH_CYCLES_SOURCE != PN_CYCLES_CLOCK)
 		return pn__arch_cycles_ordered();
-	/* pn_now() reads through the vDSO, which orders its own counter read. */
+	/* the vDSO orders its own counter read */
 	return decide_source() == PN_CYCLES_CLOCK ? (uint64_t)pn_now() : pn__arch_cycles_ordered();
 }
 
-/* Waits, without cal_lock, until base has passed since the load-time anchor: a fork() by
- * another thread in the meantime must not leave the child a lock held for 100 ms by a
- * thread it does not have. clock_nanosleep cannot sleep on MONOTONIC_RAW: sleep on
- * MONOTONIC, re-check RAW. */
+/* Waits, without cal_lock, until base has passed since the load-time anchor (a fork
+ * meanwhile must not leave the child a lock held for 100 ms), on MONOTONIC, re-checking
+ * RAW. */
 static void calibrate_wait(int64_t base)
 {
 	pthread_mutex_lock(&cal_lock);
@@ -250,8 +241,7 @@ static void calibrate_wait(int64_t base)
 		pn__kernel_raw.sleep_abs(CLOCK_MONOTONIC, read_clock(CLOCK_MONOTONIC) + wait);
 }
 
-/* Caller holds cal_lock, and base has passed since anchor0 (calibrate_wait; an anchor
- * taken since by pn__clock_cycles_reset gives a shorter base, never a wrong rate). */
+/* Caller holds cal_lock, and base has passed since anchor0. */
 static void calibrate_locked(int64_t base)
 {
 	if (decide_source() == PN_CYCLES_CLOCK) {
@@ -262,7 +252,7 @@ static void calibrate_locked(int64_t base)
 		return;
 	}
 	struct anchor a1 = take_anchor();
-	/* Counts over the base: a wrapped or stopped counter would make this <= 0. */
+	/* a wrapped or stopped counter makes this <= 0 */
 	int64_t dc = (int64_t)(a1.c - anchor0.c);
 	int64_t dt = a1.t - anchor0.t;
 	if (dc <= 0 || dt <= 0) {
@@ -356,8 +346,8 @@ int pn__clock_cycles_reset(int force)
 
 /* ---- load time -------------------------------------------------------------------- */
 
-/* fork() waits for a calibration's few microseconds under cal_lock, so that the child
- * never starts with the lock held by a thread it does not have. */
+/* fork() waits for a calibration's microseconds under cal_lock, so that the child never
+ * starts with the lock held. */
 static void cal_prepare(void)
 {
 	pthread_mutex_lock(&cal_lock);
@@ -381,7 +371,7 @@ __attribute__((constructor)) static void clock_init(void)
 		coarse_res = pn__ts_ns(&ts);
 	if (PN_ARCH_CYCLES_SOURCE != PN_CYCLES_CLOCK)
 		anchor0 = take_anchor();
-	/* Decided now, not at the first pn_cycles(): the decision reads sysfs (tens of us),
-	 * which would land between a caller's first two timestamps. */
+	/* decided now: reading sysfs (tens of us) would land between a caller's first two
+	 * timestamps */
 	decide_source();
 }

@@ -1,12 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * warp.c: pn_cycles_warp_check, the Linux kernel's TSC warp check
- * (arch/x86/kernel/tsc_sync.c, check_tsc_warp) on pn_cycles_ordered. Two threads, each
- * pinned to its own CPU, take turns under a lock: each reads the counter and compares it
- * with the last value the other stored before it. The lock orders the reads, so a value
- * below the one before it is a step back across CPUs that no ordering can explain: the
- * counters disagree (unsynchronized hardware, or a host that moves a virtual CPU between
- * host CPUs whose counters differ).
+ * warp.c: pn_cycles_warp_check, the kernel's TSC warp check (check_tsc_warp) on
+ * pn_cycles_ordered: two threads on two CPUs take turns under a lock, so a read below the
+ * other's last is a step back that no ordering explains: the counters disagree.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -19,10 +15,10 @@
 
 struct warp {
 	atomic_flag lock;
-	uint64_t last; /* the last read, under lock */
+	uint64_t last;
 	int64_t until;
 	bool stop;
-	uint64_t reads, warps, max; /* max: counts */
+	uint64_t reads, warps, max;
 	cpu_set_t cpu[2];
 };
 
@@ -79,7 +75,7 @@ PN_API int pn_cycles_warp_check(int64_t duration_ns, struct pn_cycles_warp *out)
 	}
 	int r = pthread_setaffinity_np(pthread_self(), sizeof(w.cpu[0]), &w.cpu[0]);
 	pthread_t t;
-	w.last = pn_cycles_ordered(); /* before the other thread's first turn, not beside it */
+	w.last = pn_cycles_ordered(); /* before the other thread's first turn */
 	if (r == 0 && (r = pthread_create(&t, NULL, other, &w)) == 0) {
 		for (int64_t end = pn_now() + duration_ns; pn_now() < end;)
 			turn(&w);

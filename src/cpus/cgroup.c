@@ -31,7 +31,6 @@
 /* The biggest /proc file read whole (mountinfo with thousands of mounts is ~1 MiB). */
 #define READ_ALL_MAX (16u << 20)
 
-/* The whole file, malloc'd: 0 or -errno. */
 static int read_all(const char *root, const char *path, char **out)
 {
 	size_t cap = 8192;
@@ -67,7 +66,6 @@ static __attribute__((noinline)) bool is_dir(const char *root, const char *dir)
 	return stat(full, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* Reads one number file of dir; -errno or 0. */
 static int read_num(const char *root, const char *dir, const char *file, int64_t *v)
 {
 	char buf[64];
@@ -115,11 +113,10 @@ static int read_level(const char *root, const char *dir, bool v2, bool lean, str
 
 /* ---- the mount cache ------------------------------------------------------------------- */
 
-/* The mount found for a /proc/self/cgroup answer, kept: mountinfo is most of a fresh
- * evaluation (docs/DESIGN.md, "The CPU count's costs"). Reused only for the same answer
- * and while statx finds the same mount ID at the mount point as its root, so an unmount,
- * remount or mount on top is seen at once. Not under a root prefix, nor without
- * STATX_MNT_ID. A trylock: a thread finding it busy reads mountinfo instead. */
+/* The mount found for a /proc/self/cgroup answer, kept (mountinfo is most of an
+ * evaluation's cost) while the answer is the same and statx finds the same mount ID at the
+ * mount point. Not under a root prefix. A trylock: a thread finding it busy reads
+ * mountinfo. */
 static struct {
 	bool valid, v2;
 	struct pn__cg_self self;
@@ -200,7 +197,6 @@ static int find_mount(const char *root, const struct pn__cg_self *self, struct p
 	return r;
 }
 
-/* The level's name as /proc/self/cgroup gives it. */
 static void level_name(char *dst, size_t size, const char *mroot, const char *rel)
 {
 	if (strcmp(mroot, "/") == 0)
@@ -237,7 +233,6 @@ static bool read_self(const char *root, const char *file, struct pn__cg_self *se
 	return true;
 }
 
-/* find_mount, with the error and a note in info when it fails. */
 static bool mount_of(const char *root, const struct pn__cg_self *self, struct pn__cg_mount *m,
                      bool *v2, struct pn_cpu_info *info, char *note, size_t note_size)
 {
@@ -273,7 +268,7 @@ static void below_mount(const char *path, const struct pn__cg_mount *m, char *re
 static void read_rel(const char *root, const struct pn__cg_mount *m, const char *rel, bool v2,
                      bool lean, struct pn_cpu_level *lv)
 {
-	char dir[2 * PN_CPU_PATH_MAX]; /* a mount point and a path below it */
+	char dir[2 * PN_CPU_PATH_MAX];
 	level_name(lv->path, sizeof(lv->path), m->root, rel);
 	if ((size_t)snprintf(dir, sizeof(dir), "%s%s", m->point, rel) >= sizeof(dir)) {
 		lv->status = -ENAMETOOLONG;
@@ -336,7 +331,7 @@ void pn__cgroup_limit_of(const char *root, const char *file, struct pn_cpu_info 
 	below_mount(path, &m, rel, note, note_size);
 	if ((size_t)snprintf(info->cgroup_dir, sizeof(info->cgroup_dir), "%s%s", m.point, rel) >=
 	    sizeof(info->cgroup_dir))
-		info->cgroup_dir[0] = '\0'; /* too long to show */
+		info->cgroup_dir[0] = '\0';
 
 	int64_t best_q = -1, best_p = 0;
 	for (int depth = 0;; depth++) {

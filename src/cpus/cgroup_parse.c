@@ -116,7 +116,6 @@ static int unescape(char *dst, size_t size, const char *s, size_t n)
 	return 0;
 }
 
-/* Whether cgroup path lies at or under root. */
 static bool path_under(const char *root, const char *path)
 {
 	if (strcmp(root, "/") == 0)

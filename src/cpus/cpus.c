@@ -236,7 +236,6 @@ static int evaluate_at(const char *root, const char *affinity_list, struct pn_cp
 	return 0;
 }
 
-/* The one-line reason. */
 static void explain(struct pn_cpu_info *info, int base, int64_t q, int64_t p, const char *note)
 {
 	const char *base_what = info->affinity > 0 ? "affinity allows"

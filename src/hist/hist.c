@@ -114,7 +114,6 @@ static int64_t clamp(int64_t v, int64_t lo, int64_t hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
-/* The midpoint of [lo, hi] without overflow, whatever the signs. */
 static int64_t midpoint(int64_t lo, int64_t hi)
 {
 	return (int64_t)((uint64_t)lo + ((uint64_t)hi - (uint64_t)lo) / 2);
