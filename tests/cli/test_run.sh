@@ -144,8 +144,14 @@ exit_is 2 "--slice=auto needs --precise" run --slice=auto -- true
 exit_is 2 "--slice=off needs --precise" run --slice=off -- true
 exit_is 2 "^punctual run: --slice: 10us is out of" run --slice=10us -- true
 run run --slice=1ms -- true
+policy=$(chrt -p $$ 2>/dev/null | sed -n 's/.*current scheduling policy: //p')
 if [ "$RC" -eq 1 ] && grep -q "does not keep a slice" "$ERR"; then
 	skip "--slice alone: $(cat "$ERR")"
+elif [ "$policy" != SCHED_OTHER ] && [ "$policy" != SCHED_BATCH ]; then
+	check "--slice alone under ${policy:-another policy}: exit 2, one line ($RC: $(cat "$ERR"))" \
+		test "$RC" -eq 2 -a "$(wc -l <"$ERR")" -eq 1
+	skip "--slice alone: the suite runs under ${policy:-another policy} (chrt), and a slice" \
+		"is SCHED_OTHER's or SCHED_BATCH's"
 elif [ ! -r /proc/self/sched ]; then
 	skip "--slice alone: no /proc/self/sched to read a slice from"
 else
