@@ -15,6 +15,10 @@ cleanup() {
 trap cleanup EXIT
 
 slack_of() { cat "/proc/$1/timerslack_ns"; }
+# Debian's python3 for the targets: a pyenv shim in PATH is a shell script, whose PID is
+# not the interpreter's and outlives a kill with it holding the test's output open
+py=python3
+[ -x /usr/bin/python3 ] && py=/usr/bin/python3
 
 # ---- this process ----------------------------------------------------------------------
 ok slack
@@ -93,11 +97,12 @@ if [ "$NICE" -eq 1 ]; then
 		'.set_ns == 0 and .slack_ns == $v' "$OUT"
 
 	# ---- every thread of a multithreaded process ---------------------------------------
-	python3 -c 'import threading
+	# up to 60 s for its threads on a loaded machine
+	"$py" -c 'import threading
 for _ in range(3): threading.Thread(target=threading.Event().wait).start()' &
 	PY=$!
 	BG="$BG $PY"
-	for _ in $(seq 1 200); do
+	for _ in $(seq 1 1200); do
 		[ "$(ls "/proc/$PY/task" 2>/dev/null | wc -l)" -ge 4 ] && break
 		sleep 0.05
 	done
@@ -131,6 +136,7 @@ for _ in range(3): threading.Thread(target=threading.Event().wait).start()' &
 		test "$(grep -c ' 4321  (' "$OUT")" -eq 4
 	ok slack -p "$PY" 777ns
 	check "set without --threads: the main thread has 777" test "$(slack_of "$PY")" = 777
+	TID=$PY # a target whose threads never came: the checks above said so
 	for t in $tasks; do
 		[ "$t" = "$PY" ] && continue
 		check "set without --threads: tid $t kept 4321" test "$(slack_of "$t")" = 4321
@@ -147,7 +153,7 @@ for _ in range(3): threading.Thread(target=threading.Event().wait).start()' &
 
 	# a name with a newline, a C1 control (U+009B, a CSI) and bytes that are not UTF-8:
 	# still one line, still JSON, inert on a terminal
-	python3 -c 'import ctypes, signal
+	"$py" -c 'import ctypes, signal
 ctypes.CDLL(None).prctl(15, b"x\ny\xffz\xc2\x9b\xe2\x82", 0, 0, 0); signal.pause()' &
 	ODD=$!
 	BG="$BG $ODD"
