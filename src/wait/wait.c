@@ -182,11 +182,12 @@ static int run(struct pn__waiter *w, struct pn__plan *p, unsigned n0)
 	return r;
 }
 
-/* Whether t's waits are compared with the program's own way: shared, without real time. */
+/* Whether t's waits are compared with the program's own way: shared, without real time,
+ * and no slice asked for (a caller's explicit slice is its choice, not the default's). */
 static bool comparing(struct pn__state *t)
 {
 	return t && !t->rt.prio && pn__slice_shared(&t->slice) &&
-	       (pn__sched_wait_fifo() < 0 || t->rt.fifo_off);
+	       (pn__sched_wait_fifo() < 0 || t->rt.fifo_off) && !pn__slice_wanted(&t->slice);
 }
 
 /* The wait as the program would make it alone; its lateness is the comparison's. */
