@@ -29,7 +29,12 @@ if os.environ.get("PUNCTUAL_EMULATOR"):
     print(f"SKIP: under {os.environ['PUNCTUAL_EMULATOR']}: the examples run host programs "
           "under `punctual run`, which cannot load the cross-built shim")
     sys.exit(77)
-env = dict(os.environ, PATH=os.path.dirname(os.path.abspath(PN)) + ":" + os.environ["PATH"])
+# the tool's directory first on PATH, then this python3 (a link, where PATH's python3 is a
+# version manager's shim: pyenv's shell script costs more CPU than the example it starts)
+PYDIR = tempfile.mkdtemp()
+os.symlink(sys.executable, os.path.join(PYDIR, "python3"))
+env = dict(os.environ, PATH=os.pathsep.join([os.path.dirname(os.path.abspath(PN)), PYDIR,
+                                             os.environ["PATH"]]))
 
 
 def man_examples(path):
@@ -136,6 +141,7 @@ def main():
         print(f"{len(segs)} commands of {len(examples)} examples, {fails} failed")
     finally:
         shutil.rmtree(tmp)
+        shutil.rmtree(PYDIR)
     return 1 if fails or not segs else 0
 
 
