@@ -102,16 +102,6 @@ ok() {
 	fi
 }
 
-# python3 ARGS...: the python3 that PATH names, looked up once a script (a version manager's
-# shim, as pyenv's shell script, costs several times the CPU of a check's own program).
-python3() {
-	if [ -z "${PN_PYTHON3:-}" ]; then
-		PN_PYTHON3=$(command python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
-		[ -x "$PN_PYTHON3" ] || PN_PYTHON3=$(command -v python3) || return 127
-	fi
-	"$PN_PYTHON3" "$@"
-}
-
 # json_doc FILE: true when FILE is the stdout of a run (run, run_cmd) that exited 0 and
 # holds exactly one JSON document that both jq and python's json module parse; else sets
 # WHY. (jq 1.6 exits 0 on an empty file, whatever the filter: never trust jq -e alone.)
