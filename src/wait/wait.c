@@ -183,9 +183,13 @@ static int run(struct pn__waiter *w, struct pn__plan *p, unsigned n0)
 }
 
 /* Whether t's waits are compared with the program's own way: shared, without real time,
- * and no slice asked for (a caller's explicit slice is its choice, not the default's). */
+ * and no slice asked for (a caller's explicit slice is its choice, not the default's).
+ * PUNCTUAL_RT's real time is taken first: a thread asked to be real-time is never
+ * compared, even when its first wait finds its CPU shared. */
 static bool comparing(struct pn__state *t)
 {
+	if (t)
+		pn__rt_apply(&t->rt);
 	return t && !t->rt.prio && pn__slice_shared(&t->slice) &&
 	       (pn__sched_wait_fifo() < 0 || t->rt.fifo_off) && !pn__slice_wanted(&t->slice);
 }
