@@ -3,10 +3,11 @@
 # test_tune.sh PUNCTUAL WAITS_COUNT: `punctual tune`. Bad input exits 2 with one line;
 # tune -- CMD runs a command under each fix in turns, judges it, leaves no file behind,
 # and its --json is valid; a program without a timed wait is reported after its first
-# run, one the shim cannot time traced through eBPF where root, one with few waits
-# judged on their median; tune --unit-file runs its ExecStart= with
-# its Environment= and prints a drop-in that systemd-analyze verify accepts. --pid refuses
-# a process in no service unit; a quota of fewer CPUs than online is advice. tune UNIT
+# run, one the shim cannot time traced through eBPF where root (a child's waits with its
+# parent's), one with few waits judged on their median; tune --unit-file runs its
+# ExecStart= with its Environment= and prints a drop-in that systemd-analyze verify
+# accepts. --pid refuses a process in no service unit, naming what does instead, and
+# leaves it running; a quota of fewer CPUs than online is advice. tune UNIT
 # refuses with one line where systemd is not PID 1: what it does under a real systemd is
 # tests/systemd's (make test-systemd boots one in a container).
 . "$(dirname "$0")/lib.sh"
@@ -105,7 +106,13 @@ if [ "$(id -u)" = 0 ] && "$PN" why --all --for 10ms >/dev/null 2>&1; then
 		 any(.runs[]; .setting == "--slack 1ns") and
 		 all(.runs[]; .waits > 0 and (.setting | test("precise") | not))' "$OUT"
 	run tune --for=3s -- "$COUNT" syscall 300
-	check "... and the text says so" grep -q "the shim saw no timed wait: each run's main process traced" "$OUT"
+	check "... and the text says so" grep -q "the shim saw no timed wait: each run's processes" "$OUT"
+	# its waits in a child of the command's shell (which itself waits without a timer)
+	run tune --json --for=3s -- sh -c "\"$COUNT\" syscall 300 & wait"
+	check "a child of the command doing the waits, traced: exit 0 ($RC: $(head -c 300 "$ERR"))" \
+		test "$RC" -eq 0
+	jq_check "... measured by eBPF, each setting's waits (the child's)" \
+		'.measured_by == "ebpf" and all(.runs[]; .waits > 0)' "$OUT"
 else
 	check "a program the shim cannot time, not traced here: exit 1 ($RC)" test "$RC" -eq 1
 	check "... said in one line, with why" \

@@ -120,7 +120,7 @@ static struct why_watch *host_begin(struct probe_why *w, struct why_report *rep)
 	struct why_watch *watch = NULL;
 	rep->above = WHY_ALL_ABOVE;
 	int r = why_can_trace(&why);
-	if (r == 0 && (r = why_watch_open(&watch, 0, why_report_add, rep, &step)) == 0 &&
+	if (r == 0 && (r = why_watch_open(&watch, 0, false, why_report_add, rep, &step)) == 0 &&
 	    (r = why_watch_start(watch, 0)) < 0)
 		step = "start";
 	if (r < 0 && !*why)

@@ -66,9 +66,14 @@ static char **run_argv(const struct tune_cmd *t, const struct tune_setting *s, c
 	return v;
 }
 
-static void child(char **argv, const char *path)
+/* The run's process: with go >= 0, it waits for go's end (the trace begun) before it runs
+ * the command, so that no child it forks escapes the trace. */
+static void child(char **argv, const char *path, int go)
 {
 	setpgid(0, 0); /* a terminal's ^C is the tool's to handle */
+	char b;
+	while (go >= 0 && read(go, &b, 1) < 0 && errno == EINTR)
+		;
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (null >= 0) {
 		dup2(null, 1);
@@ -122,18 +127,27 @@ void tune_cmd_runner(void *ctx, const struct tune_setting *s, int64_t for_ns,
 	char **argv = run_argv(t, s, budget, sizeof(budget), slice, sizeof(slice));
 	/* a file per run: a process of the last run may still hold its page */
 	run_records_new(getenv("TMPDIR"), "tune", path, sizeof(path));
+	int go[2] = {-1, -1};
+	if (trace && pipe2(go, O_CLOEXEC) != 0)
+		die(1, "cannot run %s: %s", cmd[0], strerror(errno));
 	fflush(NULL);
 	int64_t t0 = now_ns();
 	pid_t c = fork();
 	if (c < 0)
 		die(1, "cannot run %s: %s", cmd[0], strerror(errno));
-	if (c == 0)
-		child(argv, path);
+	if (c == 0) {
+		if (go[1] >= 0)
+			close(go[1]);
+		child(argv, path, go[0]);
+	}
 	setpgid(c, c);
 	free(argv);
 	memset(r, 0, sizeof(*r));
-	if (trace) /* `run` execs the command: c is it */
+	if (trace) { /* `run` execs the command: c is it */
+		close(go[0]);
 		tune_trace_begin(trace, c, &r->traced);
+		close(go[1]);
+	}
 	r->fig.status = wait_child(c, t0 + for_ns, &r->cpu_ns);
 	r->wall_ns = now_ns() - t0;
 	if (trace)
@@ -278,7 +292,7 @@ static void no_waits(const struct tune_run *r, const char *refused)
 	if (!refused)
 		die(1,
 		    "no timed wait seen as it is in %.3g s of its run, by the shim or by eBPF "
-		    "tracing of its main process: one that only computes has no lateness to tune",
+		    "tracing of its processes: one that only computes has no lateness to tune",
 		    (double)r->wall_ns / 1e9);
 	die(1,
 	    "no timed wait seen as it is in %.3g s of its run: the shim times nanosleep, "

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `punctual tune`'s runs of a program the shim cannot time: each run's main process traced
- * through eBPF, its waits into the histogram the records would fill, so that the verdict's
- * rule is the same.
+ * `punctual tune`'s runs of a program the shim cannot time: each run's processes traced
+ * through eBPF (its main process, what the caller adds, and every child they fork), their
+ * waits into the histogram the records would fill, so that the verdict's rule is the same.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,16 +16,16 @@
 
 struct tune_trace {
 	struct why_watch *watch;
-	long pid;
 	struct run_fig *fig;
 };
 
-/* A wait of the traced process into its run's histogram; another process's is not. */
+/* A wait of the run's processes into its histogram (the last run's never reach it). */
 static void add(void *ctx, const struct why_event *e, const struct cause_rec *r)
 {
 	struct tune_trace *t = ctx;
 	struct run_fig *f = t->fig;
-	if (!f || (long)e->tgid != t->pid)
+	(void)e;
+	if (!f)
 		return;
 	f->h[pn__decay_hist_bucket_of(r->late)]++;
 	f->waits++;
@@ -47,7 +47,7 @@ struct tune_trace *tune_trace_open(void)
 	if (!t)
 		die(1, "out of memory");
 	/* opened on this process, never traced, until the first run's */
-	int r = why_watch_open(&t->watch, getpid(), add, t, &step);
+	int r = why_watch_open(&t->watch, getpid(), true, add, t, &step);
 	if (r < 0)
 		die(1, "eBPF tracing failed at %s: %s", step, strerror(-r));
 	return t;
@@ -58,9 +58,15 @@ void tune_trace_begin(struct tune_trace *t, long pid, struct run_fig *f)
 	memset(f, 0, sizeof(*f));
 	f->p50 = f->p99 = f->max = -1;
 	f->procs = 1;
-	t->pid = pid;
 	t->fig = f;
 	int r = why_watch_start(t->watch, pid);
+	if (r < 0)
+		die(1, "cannot trace process %ld: %s", pid, strerror(-r));
+}
+
+void tune_trace_add(struct tune_trace *t, long pid)
+{
+	int r = why_watch_follow(t->watch, pid);
 	if (r < 0)
 		die(1, "cannot trace process %ld: %s", pid, strerror(-r));
 }

@@ -538,9 +538,9 @@ static void render(const struct tune_outcome *o, int cpus, const char *path)
 	runs_text(o);
 	if (o->traced)
 		out_wrap(out, "  (", "   ",
-		         "the shim saw no timed wait: each run's main process traced through eBPF, "
-		         "the lateness of the waits its timer ended; the shim's settings not "
-		         "tried)");
+		         "the shim saw no timed wait: each run's processes (the main one and "
+		         "its children) traced through eBPF, the lateness of the waits their "
+		         "timer ended; the shim's settings not tried)");
 	for (int k = 0; k < nnotes; k++)
 		fprintf(out, "  (%s)\n", notes[k]);
 	if (o->q < 0.9)

@@ -62,15 +62,18 @@ struct tune_outcome {
 };
 
 /* A run's timed waits traced through eBPF, for a program the shim cannot time: its main
- * process's waits, each wait's lateness as `punctual why` measures it. */
+ * process's and its children's, each wait's lateness as `punctual why` measures it. */
 struct tune_trace;
 /* NULL where runs can be traced here, else why not (a sentence). */
 const char *tune_trace_refused(void);
 /* The tracer loaded: exits 1 where it cannot be. */
 struct tune_trace *tune_trace_open(void);
-/* From now on, process pid's waits go into f (emptied first); exits 1 where the trace
- * cannot start. */
+/* From now on, the waits of process pid and of the children it forks go into f (emptied
+ * first); exits 1 where the trace cannot start. */
 void tune_trace_begin(struct tune_trace *t, long pid, struct run_fig *f);
+/* Process pid traced with the run begun, and its children from now on: exits 1 where it
+ * cannot be. */
+void tune_trace_add(struct tune_trace *t, long pid);
 /* Ends the trace: its waits are in f. Exits 1 where the trace failed. */
 void tune_trace_end(struct tune_trace *t);
 /* NULL: nothing. */

@@ -308,18 +308,34 @@ static int64_t proc_cpu(long pid)
 	return sum;
 }
 
-/* The CPU time, ns, of the processes in cgroup.procs at path; -1 when unreadable. */
-static int64_t procs_cpu(const char *path)
+/* The CPU time, ns, of the processes in cgroup.procs f, which it closes. */
+static int64_t procs_cpu(FILE *f)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return -1;
 	int64_t sum = 0;
 	long pid;
 	while (fscanf(f, "%ld", &pid) == 1)
 		sum += proc_cpu(pid);
 	fclose(f);
 	return sum;
+}
+
+/* The unit's cgroup.procs (v2, hybrid's unified, or v1's name=systemd) open, or NULL. */
+static FILE *unit_procs(const char *name)
+{
+	char v[1024];
+	show1(name, "ControlGroup", v, sizeof(v));
+	if (v[0] != '/')
+		return NULL;
+	static const char *const roots[] = {"/sys/fs/cgroup", "/sys/fs/cgroup/unified",
+	                                    "/sys/fs/cgroup/systemd"};
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		char p[1200];
+		snprintf(p, sizeof(p), "%s%s/cgroup.procs", roots[i], v);
+		FILE *f = fopen(p, "re");
+		if (f)
+			return f;
+	}
+	return NULL;
 }
 
 /* The CPU the unit used since its start: systemd's accounting, else its live processes';
@@ -332,19 +348,23 @@ static int64_t unit_cpu(const char *name)
 	unsigned long long n = strtoull(v, &end, 10);
 	if (v[0] && !*end && !errno && n < (1ULL << 62))
 		return (int64_t)n;
-	show1(name, "ControlGroup", v, sizeof(v));
-	if (v[0] != '/')
-		return -1;
-	static const char *const roots[] = {"/sys/fs/cgroup", "/sys/fs/cgroup/unified",
-	                                    "/sys/fs/cgroup/systemd"};
-	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
-		char p[1200];
-		snprintf(p, sizeof(p), "%s%s/cgroup.procs", roots[i], v);
-		int64_t cpu = procs_cpu(p);
-		if (cpu >= 0)
-			return cpu;
+	FILE *f = unit_procs(name);
+	return f ? procs_cpu(f) : -1;
+}
+
+/* Every process of the unit traced with its main process: a service's work may be in a
+ * child it forked before the trace began. Read twice: a fork between the reading and
+ * the tracing of its parent is in the second. */
+static void unit_trace_procs(const struct unit *u, struct tune_trace *trace)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		FILE *f = unit_procs(u->name);
+		long pid;
+		while (f && fscanf(f, "%ld", &pid) == 1)
+			tune_trace_add(trace, pid);
+		if (f)
+			fclose(f);
 	}
-	return -1;
 }
 
 /* Reads the run's records into f, as root in a directory the service's user owns: only
@@ -385,7 +405,7 @@ static long unit_main_pid(const struct unit *u, const struct tune_setting *s)
 }
 
 /* The runner: the unit restarted under s with a new records file, read for_ns later (the
- * next restart ends the run); with trace, its main process traced instead. */
+ * next restart ends the run); with trace, its processes traced instead. */
 static void unit_runner(void *ctx, const struct tune_setting *s, int64_t for_ns,
                         struct tune_trace *trace, struct tune_run *r)
 {
@@ -408,8 +428,10 @@ static void unit_runner(void *ctx, const struct tune_setting *s, int64_t for_ns,
 		    u->name, s->name, u->name);
 	int64_t t0 = now_ns();
 	memset(r, 0, sizeof(*r));
-	if (trace)
+	if (trace) {
 		tune_trace_begin(trace, unit_main_pid(u, s), &r->traced);
+		unit_trace_procs(u, trace);
+	}
 	unit_wait(u, s, for_ns);
 	if (trace)
 		tune_trace_end(trace);

@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
@@ -35,6 +37,8 @@
 #define POLL_MS 10
 #define LEVELS  4    /* quota levels watched, nearest the process first */
 #define SAMPLES 1024 /* cpu.stat readings kept: 10 s at POLL_MS */
+/* The host's PID namespace's inode (PROC_PID_INIT_INO): its numbers are the kernel's. */
+#define HOST_PIDNS_INO 0xEFFFFFFCu
 
 struct sample {
 	int64_t at;
@@ -51,6 +55,7 @@ struct why_tracer {
 	int levels;
 	struct sample ring[SAMPLES];
 	uint64_t nsamples;
+	uint32_t gen; /* the target's: its events alone reach the sink */
 	struct why_event *pending;
 	size_t npending, cap;
 	bool oom;
@@ -138,6 +143,8 @@ static void flush(struct why_tracer *t)
 		sample(t);
 	for (size_t i = 0; i < t->npending; i++) {
 		const struct why_event *e = &t->pending[i];
+		if (e->gen != t->gen)
+			continue;
 		struct cause_rec r = why_explain(e, throttled_level(t, e));
 		t->sink(t->ctx, e, &r);
 	}
@@ -177,6 +184,17 @@ static int wait_ms(const struct why_tracer *t, int64_t end)
 	return left > INT32_MAX ? INT32_MAX : left < 0 ? 0 : (int)left;
 }
 
+/* The kernel side numbers processes as this one's PID namespace does (a tool in a
+ * container names its own PIDs); the host's needs no translation. */
+static void pid_namespace(struct why_bpf *s)
+{
+	struct stat st;
+	if (stat("/proc/self/ns/pid", &st) != 0 || st.st_ino == HOST_PIDNS_INO)
+		return;
+	s->rodata->ns_dev = ((uint64_t)major(st.st_dev) << 20) | minor(st.st_dev); /* dev_t */
+	s->rodata->ns_ino = st.st_ino;
+}
+
 static int load(struct why_bpf **skel, const struct why_target *target, const char **step)
 {
 	libbpf_set_print(quiet);
@@ -187,6 +205,10 @@ static int load(struct why_bpf **skel, const struct why_target *target, const ch
 	s->bss->target_tgid = (__u32)target->pid;
 	s->rodata->self_tgid = (__u32)getpid();
 	s->rodata->wakeup_fn = wakeup_fn();
+	s->rodata->follow = target->pid > 0 && target->children;
+	pid_namespace(s);
+	bpf_program__set_autoload(s->progs.why_fork, s->rodata->follow);
+	bpf_program__set_autoload(s->progs.why_exit, s->rodata->follow);
 	*step = "load";
 	int r = why_bpf__load(s);
 	if (r == 0) {
@@ -248,8 +270,19 @@ int why_trace_retarget(struct why_tracer *t, const struct why_target *target)
 		return -EINVAL;
 	t->target = target;
 	t->skel->bss->target_tgid = (__u32)target->pid;
+	t->skel->bss->target_gen = ++t->gen;
 	watch_levels(t);
 	return 0;
+}
+
+int why_trace_follow(struct why_tracer *t, long pid)
+{
+	if (!t->skel->rodata->follow || pid <= 0 || pid > UINT32_MAX)
+		return -EINVAL;
+	uint32_t key = (uint32_t)pid, gen = t->gen;
+	int r = bpf_map__update_elem(t->skel->maps.followed, &key, sizeof(key), &gen, sizeof(gen),
+	                             BPF_ANY);
+	return r < 0 ? r : 0;
 }
 
 int why_trace_run(struct why_tracer *t, int stop_fd, struct why_run *run)

@@ -79,12 +79,14 @@ static void *trace_thread(void *arg)
 	return NULL;
 }
 
-int why_watch_open(struct why_watch **out, long pid, why_sink *sink, void *ctx, const char **step)
+int why_watch_open(struct why_watch **out, long pid, bool children, why_sink *sink, void *ctx,
+                   const char **step)
 {
 	struct why_watch *w = calloc(1, sizeof(*w));
 	if (!w)
 		return -ENOMEM;
 	w->target.pid = pid;
+	w->target.children = children;
 	*step = "eventfd";
 	w->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	int r = w->stop_fd < 0 ? -errno : why_trace_open(&w->tracer, &w->target, sink, ctx, step);
@@ -102,7 +104,7 @@ int why_watch_start(struct why_watch *w, long pid)
 {
 	if (w->running)
 		return -EBUSY;
-	if (pid > 0 && pid != w->target.pid) {
+	if (pid > 0) {
 		if (w->target.pid <= 0)
 			return -EINVAL;
 		w->target.pid = pid;
@@ -122,6 +124,11 @@ int why_watch_start(struct why_watch *w, long pid)
 		return -r;
 	w->running = true;
 	return 0;
+}
+
+int why_watch_follow(struct why_watch *w, long pid)
+{
+	return why_trace_follow(w->tracer, pid);
 }
 
 int why_watch_stop(struct why_watch *w, struct why_run *run)
@@ -150,14 +157,21 @@ void why_watch_close(struct why_watch *w)
 	free(w);
 }
 #else
-int why_watch_open(struct why_watch **out, long pid, why_sink *sink, void *ctx, const char **step)
+int why_watch_open(struct why_watch **out, long pid, bool children, why_sink *sink, void *ctx,
+                   const char **step)
 {
-	(void)out, (void)pid, (void)sink, (void)ctx;
+	(void)out, (void)pid, (void)children, (void)sink, (void)ctx;
 	*step = "build";
 	return -ENOSYS;
 }
 
 int why_watch_start(struct why_watch *w, long pid)
+{
+	(void)w, (void)pid;
+	return -ENOSYS;
+}
+
+int why_watch_follow(struct why_watch *w, long pid)
 {
 	(void)w, (void)pid;
 	return -ENOSYS;

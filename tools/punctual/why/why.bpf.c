@@ -3,7 +3,9 @@
  * The kernel side of `punctual why`, the least that must run in the kernel: a timed wait's
  * deadline and slack window when its hrtimer is armed, when it fired and when the thread
  * was woken; when it runs, one event to the ring buffer with what ran before it on that
- * CPU. Causes are named in user space.
+ * CPU. Causes are named in user space. Processes are numbered as the tracer's PID
+ * namespace numbers them (a tracer in a container names its own services' PIDs), and with
+ * follow a target's children are traced with it from their fork.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_core_read.h>
@@ -14,11 +16,22 @@
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
-/* 0: every process. Not a constant: a tracer may move on to another process while
- * attached. */
-volatile __u32 target_tgid;
+/* 0: every process. Not constants: a tracer may move on to another process while
+ * attached, and each target has a generation of its own, which its events carry. */
+volatile __u32 target_tgid, target_gen;
 const volatile __u32 self_tgid; /* the tracer, never traced */
 const volatile __u64 wakeup_fn; /* hrtimer_wakeup's address, 0 where hidden */
+/* The tracer's PID namespace where it is not the host's (ns_ino 0: the host's). */
+const volatile __u64 ns_dev, ns_ino;
+const volatile bool follow; /* the target's children traced with it */
+
+/* The processes traced with the target: tgid -> the target's generation. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u32);
+} followed SEC(".maps");
 
 struct wait {
 	__u64 timer;
@@ -26,6 +39,8 @@ struct wait {
 	__u64 irq_at, steal_at;
 	__u32 arm_cpu, wake_cpu;
 	__u32 holder_pid; /* what ran on its CPU when it was woken, 0: unknown or idle */
+	__u32 pid, tgid;  /* as the tracer's namespace numbers them */
+	__u32 gen;
 	char holder_comm[WHY_COMM];
 };
 
@@ -84,20 +99,51 @@ static struct task_struct *sleeper_task(struct hrtimer *timer)
 	return BPF_CORE_READ((struct hrtimer_sleeper *)timer, task);
 }
 
+/* The current task's numbers in the tracer's namespace: false where it is in another. */
+static bool seen(struct task_struct *me, __u32 *tgid, __u32 *pid)
+{
+	if (!ns_ino) {
+		*tgid = me->tgid;
+		*pid = me->pid;
+		return true;
+	}
+	struct bpf_pidns_info ns;
+	if (bpf_get_ns_current_pid_tgid(ns_dev, ns_ino, &ns, sizeof(ns)))
+		return false;
+	*tgid = ns.tgid;
+	*pid = ns.pid;
+	return true;
+}
+
+/* Whether process tgid is the target or traced with it. */
+static bool traced(__u32 tgid)
+{
+	__u32 target = target_tgid;
+	if (!target || tgid == target)
+		return true;
+	if (!follow)
+		return false;
+	__u32 *gen = bpf_map_lookup_elem(&followed, &tgid);
+	return gen && *gen == target_gen;
+}
+
 SEC("tp_btf/hrtimer_start")
 int BPF_PROG(why_arm, struct hrtimer *timer)
 {
 	struct task_struct *me = bpf_get_current_task_btf();
-	__u32 target = target_tgid;
-	if (target && me->tgid != target)
+	__u32 tgid, id;
+	if (!me->tgid || !seen(me, &tgid, &id) || !traced(tgid))
 		return 0;
-	if (!me->tgid || me->tgid == self_tgid || sleeper_task(timer) != me)
+	if (tgid == self_tgid || sleeper_task(timer) != me)
 		return 0;
 	__s64 offset = BPF_CORE_READ(timer, base, offset);
 	struct wait w = {.timer = (__u64)timer,
 	                 .soft = BPF_CORE_READ(timer, _softexpires) - offset,
 	                 .hard = BPF_CORE_READ(timer, node.expires) - offset,
-	                 .arm_cpu = bpf_get_smp_processor_id()};
+	                 .arm_cpu = bpf_get_smp_processor_id(),
+	                 .pid = id,
+	                 .tgid = tgid,
+	                 .gen = target_gen};
 	__u32 pid = me->pid;
 	bpf_map_update_elem(&waits, &pid, &w, BPF_ANY);
 	return 0;
@@ -157,8 +203,9 @@ int BPF_PROG(why_run, bool preempt, struct task_struct *prev, struct task_struct
 	bool same = w->woken && w->wake_cpu == cpu;
 	e->irq_ns = same ? irq_of(cpu) - w->irq_at : 0;
 	e->steal_ns = same ? steal_of(next) - w->steal_at : 0;
-	e->pid = pid;
-	e->tgid = next->tgid;
+	e->pid = w->pid;
+	e->tgid = w->tgid;
+	e->gen = w->gen;
 	e->arm_cpu = w->arm_cpu;
 	e->run_cpu = cpu;
 	if (w->holder_pid && w->holder_pid != pid) { /* what held the CPU when it was woken */
@@ -176,6 +223,49 @@ int BPF_PROG(why_run, bool preempt, struct task_struct *prev, struct task_struct
 	w->fired = 0;
 	w->woken = 0;
 	w->holder_pid = 0;
+	return 0;
+}
+
+/* A new process's tgid in its parent's namespace, the tracer's (seen() said so); 0 where
+ * it has a namespace of its own. */
+static __u32 child_tgid(struct task_struct *parent, struct task_struct *child)
+{
+	if (!ns_ino)
+		return child->tgid;
+	struct pid *pp = BPF_CORE_READ(parent, thread_pid), *cp = BPF_CORE_READ(child, thread_pid);
+	unsigned int level = BPF_CORE_READ(pp, level);
+	if (!cp || BPF_CORE_READ(cp, level) != level || level > 32)
+		return 0;
+	struct upid nr;
+	void *at = (void *)cp + bpf_core_field_offset(struct pid, numbers) +
+	           level * bpf_core_type_size(struct upid);
+	if (bpf_probe_read_kernel(&nr, sizeof(nr), at))
+		return 0;
+	return nr.nr;
+}
+
+/* A traced process's child (not a thread: the same tgid) is traced from its fork. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(why_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 tgid, pid;
+	if (!target_tgid || child->tgid == parent->tgid)
+		return 0;
+	if (!seen(parent, &tgid, &pid) || tgid == self_tgid || !traced(tgid))
+		return 0;
+	__u32 gen = target_gen, key = child_tgid(parent, child);
+	if (key)
+		bpf_map_update_elem(&followed, &key, &gen, BPF_ANY);
+	return 0;
+}
+
+/* A traced process is forgotten when its last thread exits: its tgid may be reused. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(why_exit, struct task_struct *p)
+{
+	__u32 tgid, pid;
+	if (BPF_CORE_READ(p, signal, live.counter) == 0 && seen(p, &tgid, &pid))
+		bpf_map_delete_elem(&followed, &tgid);
 	return 0;
 }
 
