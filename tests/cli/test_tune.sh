@@ -47,6 +47,14 @@ if grep -q '\.service' /proc/$$/cgroup; then
 	skip "--pid of a plain process: this shell runs in a service unit"
 else
 	usage_error "is in no service unit; the shim must be loaded" tune --pid $$
+	check "... naming what does: tune -- CMD, why PID" \
+		test -n "$(grep -F 'punctual tune -- CMD' "$ERR" | grep -F "punctual why $$")"
+	sleep 30 &
+	plain=$!
+	usage_error "--pid $plain is in no service unit" tune --for=2s --apply --pid $plain
+	check "... the process left running" kill -0 $plain
+	kill $plain
+	wait $plain 2>/dev/null
 fi
 
 # a command: 300 waits of 1 ms a run, the settings in turns, each judged against the first

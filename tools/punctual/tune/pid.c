@@ -77,9 +77,10 @@ void tune_pid_unit(const char *arg, char *name, size_t n)
 		usage_error("--pid %ld: cannot read /proc/%ld/cgroup: %s", pid, pid, strerror(-r));
 	const char *path = systemd_path(text), *why = "is in no systemd cgroup";
 	if (!path || service_of(path, name, n, &why) < 0)
-		usage_error("--pid %ld %s; the shim must be loaded when the program starts: "
-		            "use `punctual tune -- CMD`",
-		            pid, why);
+		usage_error("--pid %ld %s; the shim must be loaded when the program starts, and "
+		            "no unit restarts it under a setting: `punctual tune -- CMD` tunes it "
+		            "started anew, `punctual why %ld` explains its late waits as it runs",
+		            pid, why, pid);
 }
 
 int tune_pid_cpus(long pid)
