@@ -28,12 +28,12 @@
 #include "fs.h"
 #include "splitmix.h"
 #include "cpus/cgroup.h"
-#include "wait/decay_hist.h"
-#include "wait/record.h"
-#include "wait/rt.h"
-#include "wait/runs.h"
-#include "wait/slice.h"
+#include "hist/decay_hist.h"
+#include "report/record.h"
+#include "report/why.h"
+#include "sched/rt.h"
+#include "sched/runs.h"
+#include "sched/slice.h"
 #include "wait/state.h"
-#include "wait/why.h"
 
 #endif

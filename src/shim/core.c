@@ -16,8 +16,8 @@
 #include "wait/wait.h"
 #include "kernel.h"
 #include "shim/core.h"
+#include "report/stats.h"
 #include "shim/real.h"
-#include "wait/stats.h"
 
 int64_t pn__shim_precision = -1; /* -1: inert */
 bool pn__shim_observing;

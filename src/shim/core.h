@@ -11,8 +11,8 @@
 #include <stdint.h>
 
 #include "internal.h"
+#include "report/why.h"
 #include "wait/plan.h"
-#include "wait/why.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

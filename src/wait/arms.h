@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "wait/decay_hist.h"
+#include "hist/decay_hist.h"
 
 enum { PN__ARM_PLAN, PN__ARM_ALONE };
 /* Each way's waits before the comparison decides, and the share the way not chosen keeps. */

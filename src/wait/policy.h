@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include <punctual/sleep.h>
-#include "wait/decay_hist.h"
+#include "hist/decay_hist.h"
 
 /* What a thread knows of its sleeps of one length class (PN_SLEEP_CLASSES). */
 struct pn__sleep_class {

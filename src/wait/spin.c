@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "kernel.h"
-#include "wait/sched.h"
+#include "sched/sched.h"
 #include "wait/spin.h"
 #include "wait/state.h"
 

@@ -20,9 +20,9 @@
 #include <unistd.h>
 
 #include <punctual/slack.h>
-#include "wait/record.h"
+#include "report/record.h"
+#include "report/why.h"
 #include "wait/state.h"
-#include "wait/why.h"
 
 /* A wait's overhead is read every OVERHEAD_EVERY-th wait (two CPU clock reads cost about
  * what the plan does), a mean decayed by 1/OVERHEAD_DECAY a reading. */

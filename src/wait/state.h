@@ -14,9 +14,9 @@
 #include "wait/arms.h"
 #include "wait/policy.h"
 #include "wait/plan.h"
-#include "wait/rt.h"
-#include "wait/sched.h"
-#include "wait/slice.h"
+#include "sched/rt.h"
+#include "sched/sched.h"
+#include "sched/slice.h"
 
 struct pn__why;
 struct pn__record;

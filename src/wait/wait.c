@@ -12,7 +12,7 @@
 
 #include <punctual/clock.h>
 #include <punctual/slack.h>
-#include "wait/sched.h"
+#include "sched/sched.h"
 #include "wait/state.h"
 #include "wait/wait.h"
 

@@ -6,7 +6,8 @@
 #include <errno.h>
 #include <stdatomic.h>
 
-#include "wait/wait.h"
+#include "internal.h"
+#include "wait/waiter.h"
 
 static int wait_poll(struct pn__waiter *s, const struct timespec *ts, const sigset_t *mask)
 {

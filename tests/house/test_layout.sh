@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # test_layout.sh SOURCE_DIR BUILD_DIR: the house rules of docs/HACKING.md that a machine can
 # check: no two object files of the library, the shim or the tool use each other, directly
-# or through others (scripts/circles.py), and no file under src/ or tools/ has more than 800
-# lines, no function over 80; every environment variable the code reads is documented; the
+# or through others (scripts/circles.py); src/'s folders include only what their layer may;
+# no file under src/ or tools/ has more than 800 lines, no function over 80; every environment variable the code reads is documented; the
 # wait engine is the only driver of a plan and reaches the kernel through one table; the
 # tool takes the library's internals through src/contract.h alone, and only those it lists
 # (docs/HACKING.md).
@@ -73,6 +73,20 @@ if [ "$(echo "$imp" | grep -c .)" -gt 7 ]; then
 	echo "FAIL: the shim uses $(echo "$imp" | grep -c .) internal symbols of the library (at most 7): $(echo $imp)"
 	fails=$((fails + 1))
 fi
+# src/'s layers by folder (docs/HACKING.md): hist/ and sched/ below the engine and the
+# reports; report/ takes a thread's state from wait/, wait/ the record and the causes'
+# step from report/. Each folder includes its own headers, src/'s top and what it lists.
+declare -A may=([hist]="" [sched]="hist" [wait]="hist sched report/record.h report/why.h"
+	[report]="hist sched cpus wait/state.h wait/arms.h")
+for dir in "${!may[@]}"; do
+	while IFS=: read -r file inc; do
+		top=${inc%%/*}
+		[ "$top" = "$dir" ] || [ "$top" = "$inc" ] && continue
+		case " ${may[$dir]} " in *" $top "* | *" $inc "*) continue ;; esac
+		echo "FAIL: ${file#"$SRC/"} includes $inc (src/$dir/ may include: ${may[$dir]:-none})"
+		fails=$((fails + 1))
+	done < <(grep -oE '^#include "[^"]+"' "$SRC/src/$dir"/*.[ch] | sed 's/#include "//; s/"$//')
+done
 # the tool's contract with the library: tools/ includes one header of src/ (contract.h),
 # and its objects use no internal symbol of the library that the header does not list
 srch=$(grep -rhoE '^#include "[^"]+"' "$SRC/tools" | sed 's/#include "//; s/"$//' | sort -u |
@@ -109,5 +123,5 @@ if [ "$top" -gt 5 ]; then
 	echo "FAIL: $top .c files at the top of src/ (at most 5: the rest by concept, in folders)"
 	fails=$((fails + 1))
 fi
-[ "$fails" -eq 0 ] && echo "no circles, none over 800 lines, every getenv documented, one wait engine"
+[ "$fails" -eq 0 ] && echo "no circles, src/ layered by folder, none over 800 lines, every getenv documented, one wait engine"
 exit $((fails > 0))

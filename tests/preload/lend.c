@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The real time a wait lends a shared thread stays with the wait and the work its wakeup
- * starts (src/wait/sched.h), run under `punctual run --precise` as root. The program pins
+ * starts (src/sched/sched.h), run under `punctual run --precise` as root. The program pins
  * itself and two CPU hogs to one CPU, so that its waits are shared ones, then checks with
  * the raw system calls (which the shim does not see):
  * - the lend happens (SCHED_FIFO right after a wait), and a wakeup's long work loses it

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "wait/record.h"
+#include "report/record.h"
 
 /* fork as a raw system call, no atfork handler run (clone: aarch64 has no SYS_fork) */
 static pid_t raw_fork(void)

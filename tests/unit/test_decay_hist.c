@@ -15,7 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "wait/decay_hist.h"
+#include "hist/decay_hist.h"
 
 static void buckets(void **state)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_slice.c: the scheduling of a precise waiter's kernel waits (src/wait/slice.c,
+ * test_slice.c: the scheduling of a precise waiter's kernel waits (src/sched/slice.c,
  * sched.c). A slice is asked for each kernel wait alone: an explicit one at every wait, a
  * learned one (in the kernel's bounds) where the thread shares its CPU, none with
  * PN_SLEEP_SLICE_OFF; after every wait the thread's policy, nice, flags and slice are its
@@ -34,8 +34,8 @@
 #include <punctual/clock.h>
 #include <punctual/sleep.h>
 #include <punctual/slack.h>
-#include "wait/runs.h"
-#include "wait/slice.h"
+#include "sched/runs.h"
+#include "sched/slice.h"
 #include "wait/state.h"
 #include "deny.h"
 #include "runner.h"

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include <punctual/sleep.h>
-#include "wait/stats.h"
+#include "report/stats.h"
 
 /* Every line of s (each ended by '\n') at most 80 columns; returns the number of lines. */
 static int lines_within_80(const char *s)

@@ -9,7 +9,7 @@
 
 #include "contract.h"
 
-/* The causes and the rule that names them are the library's (src/wait/why.h): one rule
+/* The causes and the rule that names them are the library's (src/report/why.h): one rule
  * for the tool's loop and a program's waits under PUNCTUAL_EXPLAIN. */
 
 #define CAUSES_LEVELS 16

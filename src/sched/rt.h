@@ -2,13 +2,13 @@
 /*
  * rt.h: opt-in real time for a thread that waits precisely. Internal.
  */
-#ifndef PUNCTUAL_WAIT_RT_H
-#define PUNCTUAL_WAIT_RT_H
+#ifndef PUNCTUAL_SCHED_RT_H
+#define PUNCTUAL_SCHED_RT_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "wait/slice.h"
+#include "sched/slice.h"
 
 /* The RLIMIT_RTTIME a real-time waiter's process gets where its own is higher, us: a spin
  * lasts milliseconds, so a thread past it is in a loop of its own. */

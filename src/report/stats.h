@@ -2,8 +2,8 @@
 /*
  * stats.h: PUNCTUAL_STATS, each thread's precise waits as one line on stderr. Internal.
  */
-#ifndef PUNCTUAL_WAIT_STATS_H
-#define PUNCTUAL_WAIT_STATS_H
+#ifndef PUNCTUAL_REPORT_STATS_H
+#define PUNCTUAL_REPORT_STATS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -4,15 +4,15 @@
  * wait where the process may use it, and under the shim for the work its wakeup starts
  * too, up to a bound of CPU time. Internal.
  */
-#ifndef PUNCTUAL_WAIT_SCHED_H
-#define PUNCTUAL_WAIT_SCHED_H
+#ifndef PUNCTUAL_SCHED_SCHED_H
+#define PUNCTUAL_SCHED_SCHED_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "internal.h"
-#include "wait/rt.h"
-#include "wait/slice.h"
+#include "sched/rt.h"
+#include "sched/slice.h"
 
 /* The lowest priority: ahead of every SCHED_OTHER task, behind every real-time one. */
 #define PN__SCHED_WAIT_PRIO 1

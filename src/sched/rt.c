@@ -12,7 +12,7 @@
 
 #include <punctual/sleep.h>
 #include "internal.h"
-#include "wait/rt.h"
+#include "sched/rt.h"
 
 static int default_prio;
 

@@ -4,14 +4,14 @@
  * for the program's waits (PUNCTUAL_EXPLAIN) and `punctual sleep --periodic --explain`.
  * Internal.
  */
-#ifndef PUNCTUAL_WAIT_WHY_H
-#define PUNCTUAL_WAIT_WHY_H
+#ifndef PUNCTUAL_REPORT_WHY_H
+#define PUNCTUAL_REPORT_WHY_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "wait/decay_hist.h"
+#include "hist/decay_hist.h"
 
 /* The causes of a late wait, most specific first: the first that holds names it. irq and
  * stolen need the per-CPU files, too dear around every wait: only the tool reads them. */

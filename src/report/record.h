@@ -4,13 +4,13 @@
  * as they accrue, so that they survive however the process ends, with nothing of the
  * program's changed (no handler, no descriptor kept). Internal.
  */
-#ifndef PUNCTUAL_WAIT_RECORD_H
-#define PUNCTUAL_WAIT_RECORD_H
+#ifndef PUNCTUAL_REPORT_RECORD_H
+#define PUNCTUAL_REPORT_RECORD_H
 
 #include <stdint.h>
 
-#include "wait/decay_hist.h"
-#include "wait/why.h"
+#include "hist/decay_hist.h"
+#include "report/why.h"
 
 /* A page of the file: a header, then counts updated in place. A page may carry several
  * threads of one process one after another (an exited thread's page goes to the next new

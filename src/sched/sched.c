@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "wait/sched.h"
+#include "sched/sched.h"
 
 static _Atomic int fifo; /* 0 not tried, 1 permitted, -1 denied */
 int pn__sched_lend_signal;

@@ -5,8 +5,8 @@
  * octave to 0.94 s and beyond; quantiles round up to a bucket's largest value, so a margin
  * taken from them errs safe. 404 bytes, no allocation, not thread-safe.
  */
-#ifndef PUNCTUAL_WAIT_DECAY_HIST_H
-#define PUNCTUAL_WAIT_DECAY_HIST_H
+#ifndef PUNCTUAL_HIST_DECAY_HIST_H
+#define PUNCTUAL_HIST_DECAY_HIST_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -21,10 +21,10 @@
 #include <punctual/cpus.h>
 #include "internal.h"
 #include "cpus/cgroup.h"
-#include "wait/record.h"
-#include "wait/runs.h"
+#include "report/record.h"
+#include "report/why.h"
+#include "sched/runs.h"
 #include "wait/state.h"
-#include "wait/why.h"
 
 #define WHY_LEVELS 4
 

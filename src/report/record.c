@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "wait/record.h"
+#include "report/record.h"
 
 /* The file's bound, whatever a run's processes and threads. */
 #define FILE_MAX (64LL << 20)

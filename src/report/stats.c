@@ -14,11 +14,11 @@
 
 #include <punctual/sleep.h>
 #include "internal.h"
+#include "report/record.h"
+#include "report/stats.h"
+#include "report/why.h"
 #include "wait/arms.h"
-#include "wait/record.h"
 #include "wait/state.h"
-#include "wait/stats.h"
-#include "wait/why.h"
 
 static int64_t report_precision;
 static bool observing;

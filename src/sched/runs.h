@@ -3,8 +3,8 @@
  * runs.h: a task's runs as schedstat counts them: its time on a CPU, its time waiting on a
  * run queue, and its switch-ins. The one reader of that file. Internal.
  */
-#ifndef PUNCTUAL_WAIT_RUNS_H
-#define PUNCTUAL_WAIT_RUNS_H
+#ifndef PUNCTUAL_SCHED_RUNS_H
+#define PUNCTUAL_SCHED_RUNS_H
 
 #include <stdint.h>
 #include <sys/types.h>

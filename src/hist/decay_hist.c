@@ -4,7 +4,7 @@
  * and inc grows by PN__DECAY_HIST_DECAY, one bucket update a sample; before float runs out
  * every weight is divided by inc, which changes no quantile.
  */
-#include "wait/decay_hist.h"
+#include "hist/decay_hist.h"
 
 #define NB PN__DECAY_HIST_BUCKETS
 

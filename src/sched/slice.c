@@ -18,8 +18,8 @@
 
 #include <punctual/sleep.h>
 #include "internal.h"
-#include "wait/runs.h"
-#include "wait/slice.h"
+#include "sched/runs.h"
+#include "sched/slice.h"
 
 /* The thread's runs are read at its first wait, FIRST_WAITS waits later, then every
  * SAMPLE_WAITS waits: three system calls, a small share of the waits' own cost. */

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "wait/runs.h"
+#include "sched/runs.h"
 
 int pn__runs_parse(const char *s, struct pn__runs *r)
 {

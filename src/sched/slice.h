@@ -5,13 +5,13 @@
  * one, while the CPU share stays the thread's weight's. Asked for each kernel wait alone,
  * where the caller gives one. And whether the thread's CPU is shared. Internal.
  */
-#ifndef PUNCTUAL_WAIT_SLICE_H
-#define PUNCTUAL_WAIT_SLICE_H
+#ifndef PUNCTUAL_SCHED_SLICE_H
+#define PUNCTUAL_SCHED_SLICE_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "wait/decay_hist.h"
+#include "hist/decay_hist.h"
 
 /* The kernel's struct sched_attr (SCHED_ATTR_SIZE_VER1), and the calling thread's: 0 or
  * -errno. pn__sched_set sets size and takes the flags as given. */
