@@ -8,7 +8,6 @@
 #include <punctual/cpus.h>
 #include "probe/probe.h"
 #include "render/figures.h"
-#include "util/encode.h"
 #include "util/json.h"
 #include "util/out.h"
 #include "util/prom.h"
@@ -33,24 +32,13 @@ static void cpus_recommend(struct probe *p)
 
 static void cpus_text(const struct probe *p)
 {
-	fprintf(out, "\ncpus\n");
 	if (p->cpu_status < 0) {
-		fprintf(out, "  unavailable: %s\n", pn_strerror(p->cpu_status));
+		fprintf(out, "\ncpus: %d\n  unavailable: %s\n", p->cpu_count,
+		        pn_strerror(p->cpu_status));
 		return;
 	}
-	fprintf(out, "  may use         %d (online ", p->cpu.count);
-	if (p->cpu.online > 0)
-		fprintf(out, "%d", p->cpu.online);
-	else
-		fprintf(out, "unreadable");
-	if (p->cpu.affinity > 0)
-		fprintf(out, ", affinity %d: %s)\n", p->cpu.affinity, p->cpu.affinity_list);
-	else
-		fprintf(out, ", affinity unreadable)\n");
-	char s1[4 * PN_CPU_PATH_MAX];
-	fprintf(out, "  cgroup          %s %s\n", pn_cgroup_version_name(p->cpu.cgroup_version),
-	        text_safe(s1, sizeof(s1), p->cpu.cgroup_path));
-	fprintf(out, "  why             %s\n", text_safe(s1, sizeof(s1), p->cpu.reason));
+	fputc('\n', out);
+	cpu_info_text(out, &p->cpu, false); /* cpus' shape, without the levels */
 }
 
 static void cpus_json(struct json *j, const struct probe *p)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The JSON of the figures the subcommands and the probe share (figures.h). */
+/* The text and JSON of the figures the subcommands and the probe share (figures.h). */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -8,6 +8,7 @@
 #include <punctual/cpus.h>
 #include <punctual/version.h>
 #include "render/figures.h"
+#include "util/encode.h"
 #include "util/out.h"
 
 void host_json(struct json *j, const struct host *h)
@@ -112,6 +113,74 @@ void cpu_info_json(struct json *j, const struct pn_cpu_info *in)
 		json_none(j, "limit");
 	}
 }
+
+/* Text shows paths and values from the environment through text_safe: a cgroup's name may
+ * hold any byte (an ESC, a C1 control) but '/' and NUL. */
+#define SAFE(b, s) text_safe(b, sizeof(b), s)
+
+/* Each cgroup level's quota (the limit's marked), then the rounding and any override. */
+static void cpu_levels_text(FILE *f, const struct pn_cpu_info *in)
+{
+	char s1[4 * PN_CPU_PATH_MAX];
+	int n = in->n_levels < PN_CPU_LEVELS_MAX ? in->n_levels : PN_CPU_LEVELS_MAX;
+	for (int i = 0; i < n; i++) {
+		const struct pn_cpu_level *l = &in->levels[i];
+		char q[64];
+		if (l->status)
+			snprintf(q, sizeof(q), "unreadable: %s", pn_strerror(l->status));
+		else if (l->quota_us > 0)
+			snprintf(q, sizeof(q), "%lld/%lld us = %.6g CPUs", (long long)l->quota_us,
+			         (long long)l->period_us,
+			         (double)l->quota_us / (double)l->period_us);
+		else
+			snprintf(q, sizeof(q), "unlimited");
+		fprintf(f, "    %s %-40s %s", i == in->limit_level ? "*" : " ", SAFE(s1, l->path),
+		        q);
+		if (l->shares >= 0)
+			fprintf(f, " (%s %lld)", in->cgroup_v1_cpu ? "shares" : "weight",
+			        (long long)l->shares);
+		fputc('\n', f);
+	}
+	if (in->n_levels > n)
+		fprintf(f, "    ... %d more levels up to the root\n", in->n_levels - n);
+	fprintf(f, "  rounding: %s", pn_cpu_rounding_name(in->rounding));
+	if (in->rounding_invalid[0])
+		fprintf(f, " (PUNCTUAL_CPU_ROUNDING='%s' ignored: not ceil, floor or nearest)",
+		        SAFE(s1, in->rounding_invalid));
+	fputc('\n', f);
+	if (in->override)
+		fprintf(f, "  override: PUNCTUAL_CPU_COUNT=%d\n", in->override);
+	if (in->override_invalid[0])
+		fprintf(f,
+		        "  override: PUNCTUAL_CPU_COUNT='%s' ignored (not a count from 1 to %d)\n",
+		        SAFE(s1, in->override_invalid), PN_CPU_COUNT_MAX);
+}
+
+void cpu_info_text(FILE *f, const struct pn_cpu_info *in, bool levels)
+{
+	char s1[4 * PN_CPU_PATH_MAX], s2[4 * PN_CPU_PATH_MAX];
+	fprintf(f, "cpus: %d\n", in->count);
+	fprintf(f, "  why:      %s\n", SAFE(s1, in->reason));
+	if (in->affinity > 0)
+		fprintf(f, "  affinity: %d CPU%s (%s)", in->affinity, in->affinity == 1 ? "" : "s",
+		        in->affinity_list);
+	else
+		fprintf(f, "  affinity: unreadable (%s)", pn_strerror(in->affinity));
+	if (in->online > 0)
+		fprintf(f, ", %d online\n", in->online);
+	else
+		fprintf(f, ", online unreadable\n");
+	fprintf(f, "  cgroup:   %s", pn_cgroup_version_name(in->cgroup_version));
+	if (in->cgroup_path[0] && levels)
+		fprintf(f, " (limit read from %s) %s at %s", in->cgroup_v1_cpu ? "v1" : "v2",
+		        SAFE(s1, in->cgroup_path), SAFE(s2, in->cgroup_dir));
+	else if (in->cgroup_path[0])
+		fprintf(f, " %s", SAFE(s1, in->cgroup_path));
+	fputc('\n', f);
+	if (levels)
+		cpu_levels_text(f, in);
+}
+#undef SAFE
 
 void timers_json(struct json *j, const struct timers_config *c, const struct timers_result *r,
                  bool interrupted)

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* One JSON shape per figure, written by one function that the subcommand and the probe's
- * section both call; docs/probe.schema.json names the members. */
+/* One shape per figure, text and JSON, written by one function that the subcommand and the
+ * probe's section both call; docs/probe.schema.json names the members. */
 #ifndef PUNCTUAL_RENDER_FIGURES_H
 #define PUNCTUAL_RENDER_FIGURES_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include <punctual/cpus.h>
 #include "measure/clocks.h"
@@ -19,6 +20,9 @@ void host_json(struct json *j, const struct host *h);
 void clock_source_json(struct json *j, const struct clock_result *r);
 /* The CPU count's members, in the open object. */
 void cpu_info_json(struct json *j, const struct pn_cpu_info *in);
+/* The CPU count as text on f: the count, why, the affinity, the cgroup; with levels each
+ * cgroup level's quota, the rounding and any override too. */
+void cpu_info_text(FILE *f, const struct pn_cpu_info *in, bool levels);
 /* A timer run's members, its workload and its figures, in the open object. */
 void timers_json(struct json *j, const struct timers_config *c, const struct timers_result *r,
                  bool interrupted);

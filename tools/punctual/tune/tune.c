@@ -317,14 +317,22 @@ static void runs_text(const struct tune_outcome *o)
 	}
 }
 
-/* The CPU count's advice: the quota's reason, no measurement claimed. */
+/* The CPU count's reason, as the text and the JSON say it: no measurement claimed. */
+static const char *quota_reason(char *buf, size_t n, int cpus)
+{
+	snprintf(buf, n, "quota allows %d of %ld CPUs", cpus, online());
+	return buf;
+}
+
+/* The CPU count's advice. */
 static void cpus_text(int cpus)
 {
+	char why[96];
 	if (cpus)
 		fprintf(out,
-		        "\nadvice, not measured: the cgroup's quota allows %d of %ld CPUs; "
-		        "run --cpus\n  makes the program's runtimes size their threads for %d\n",
-		        cpus, online(), cpus);
+		        "\nadvice, not measured: the cgroup's %s; run --cpus\n  makes the "
+		        "program's runtimes size their threads for %d\n",
+		        quota_reason(why, sizeof(why), cpus), cpus);
 }
 
 /* A host noisy between runs: steal over STEAL_MIN, or the program's runs as it is with
@@ -430,11 +438,10 @@ static void advice_json(struct json *j, int cpus)
 {
 	if (cpus) {
 		char why[96];
-		snprintf(why, sizeof(why), "quota allows %d of %ld CPUs", cpus, online());
 		json_obj(j, "cpus");
 		json_int(j, "count", cpus);
 		json_int(j, "online", online());
-		json_str(j, "reason", why);
+		json_str(j, "reason", quota_reason(why, sizeof(why), cpus));
 		json_bool(j, "measured", false);
 		json_obj_end(j);
 	} else {
