@@ -97,7 +97,8 @@ EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 		if (act) {
 			atomic_store_explicit(&prog[sig].fn, (void *)act->sa_handler,
 			                      memory_order_release);
-			atomic_store_explicit(&prog[sig].flags, act->sa_flags, memory_order_relaxed);
+			atomic_store_explicit(&prog[sig].flags, act->sa_flags,
+			                      memory_order_relaxed);
 			prog[sig].mask = act->sa_mask;
 		}
 		if (old) {
@@ -115,7 +116,8 @@ EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old
 			a.sa_flags |= SA_SIGINFO;
 			atomic_store_explicit(&prog[sig].fn, (void *)act->sa_handler,
 			                      memory_order_release);
-			atomic_store_explicit(&prog[sig].flags, act->sa_flags, memory_order_relaxed);
+			atomic_store_explicit(&prog[sig].flags, act->sa_flags,
+			                      memory_order_relaxed);
 			prog[sig].mask = act->sa_mask;
 		}
 		r = real->sigaction(sig, ours ? &a : act, old);
@@ -216,52 +218,52 @@ EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 	return pn__real_get()->fexecve(fd, argv, envp);
 }
 
-/* execl, execlp, execle: their arguments as an array on the stack, as glibc's. */
-#define LIST_ARGS(ap, n)                                                                           \
-	do {                                                                                       \
-		va_list c_;                                                                        \
-		va_copy(c_, ap);                                                                   \
-		n = 1;                                                                             \
-		while (va_arg(c_, char *))                                                         \
-			n++;                                                                       \
-		va_end(c_);                                                                        \
-	} while (0)
+/* execl, execlp, execle: their arguments as an array on the caller's stack, as glibc's.
+ * args_count: arg0 and the arguments after it; args_take fills argv (room for n + 1, the
+ * list's NULL last) and leaves ap after that NULL. */
+static size_t args_count(va_list *ap)
+{
+	va_list c;
+	size_t n = 1;
+	va_copy(c, *ap);
+	while (va_arg(c, char *))
+		n++;
+	va_end(c);
+	return n;
+}
+
+static char **args_take(char **argv, const char *arg0, size_t n, va_list *ap)
+{
+	argv[0] = (char *)arg0;
+	for (size_t i = 1; i <= n; i++)
+		argv[i] = va_arg(*ap, char *);
+	return argv;
+}
+
 EXPORT int execl(const char *path, const char *arg0, ...)
 {
 	va_list ap;
-	size_t n;
 	va_start(ap, arg0);
-	LIST_ARGS(ap, n);
-	char **argv = alloca((n + 1) * sizeof(char *));
-	argv[0] = (char *)arg0;
-	for (size_t i = 1; i <= n; i++)
-		argv[i] = va_arg(ap, char *);
+	size_t n = args_count(&ap);
+	char **argv = args_take(alloca((n + 1) * sizeof(char *)), arg0, n, &ap);
 	va_end(ap);
 	return execv(path, argv);
 }
 EXPORT int execlp(const char *file, const char *arg0, ...)
 {
 	va_list ap;
-	size_t n;
 	va_start(ap, arg0);
-	LIST_ARGS(ap, n);
-	char **argv = alloca((n + 1) * sizeof(char *));
-	argv[0] = (char *)arg0;
-	for (size_t i = 1; i <= n; i++)
-		argv[i] = va_arg(ap, char *);
+	size_t n = args_count(&ap);
+	char **argv = args_take(alloca((n + 1) * sizeof(char *)), arg0, n, &ap);
 	va_end(ap);
 	return execvp(file, argv);
 }
 EXPORT int execle(const char *path, const char *arg0, ...)
 {
 	va_list ap;
-	size_t n;
 	va_start(ap, arg0);
-	LIST_ARGS(ap, n);
-	char **argv = alloca((n + 1) * sizeof(char *));
-	argv[0] = (char *)arg0;
-	for (size_t i = 1; i <= n; i++)
-		argv[i] = va_arg(ap, char *);
+	size_t n = args_count(&ap);
+	char **argv = args_take(alloca((n + 1) * sizeof(char *)), arg0, n, &ap);
 	char *const *envp = va_arg(ap, char *const *);
 	va_end(ap);
 	return execve(path, argv, envp);
