@@ -21,20 +21,26 @@
 
 #define MS 1000000LL
 
+int probe_frontier_run(struct frontier_config *c, struct frontier **f)
+{
+	*f = malloc(sizeof(**f));
+	if (!*f)
+		die(1, "out of memory");
+	c->stop = &tool_stop;
+	int e = frontier_run(c, *f);
+	if (e == -ENOMEM)
+		die(1, "out of memory");
+	return e;
+}
+
 static void probe_frontier_measure(struct probe_frontier *pf, bool quick)
 {
 	struct frontier_config c;
 	frontier_probe_config(&c, quick);
 	pf->run = true;
 	pf->best = pf->len_1ms = -1;
-	pf->f = malloc(sizeof(*pf->f));
-	if (!pf->f)
-		die(1, "out of memory");
 	progress("probe: what precision costs (%d variants, alternating)", c.nvar);
-	c.stop = &tool_stop;
-	int e = frontier_run(&c, pf->f);
-	if (e == -ENOMEM)
-		die(1, "out of memory");
+	int e = probe_frontier_run(&c, &pf->f);
 	if (e < 0)
 		die(1, "the frontier failed: %s", pn_strerror(e));
 	for (int l = 0; l < c.nlen; l++)

@@ -18,4 +18,8 @@ struct probe_frontier {
 	int len_1ms;        /* the index of the 1 ms length, or -1 */
 };
 
+/* Runs c into a new *f until the tool's stop, for this section and the shared CPUs': 0 or
+ * the run's -errno; exits 1 out of memory. */
+int probe_frontier_run(struct frontier_config *c, struct frontier **f);
+
 #endif

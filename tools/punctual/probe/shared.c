@@ -6,7 +6,6 @@
  * The recommendation names the default or the short slice, the lower p99, where it beats
  * the plain program's.
  */
-#include <errno.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -64,14 +63,8 @@ static void shared_measure(struct probe *p)
 	struct probe_shared *ps = &p->shared;
 	struct frontier_config c;
 	shared_config(&c, p->quick);
-	ps->f = malloc(sizeof(*ps->f));
-	if (!ps->f)
-		die(1, "out of memory");
 	progress("probe: when the CPUs are shared (%d hogs per CPU, alternating)", c.hogs);
-	c.stop = &tool_stop;
-	int e = frontier_run(&c, ps->f);
-	if (e == -ENOMEM)
-		die(1, "out of memory");
+	int e = probe_frontier_run(&c, &ps->f);
 	if (e < 0) { /* no hogs here (a pids limit, a sandbox): the section says so */
 		ps->error = e;
 		return;
