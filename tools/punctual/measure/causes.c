@@ -315,7 +315,7 @@ void causes_thread_close(struct causes_thread *t)
 		}
 }
 
-static void record(struct causes_thread *t, const struct cause_rec *r)
+void causes_record(struct causes_thread *t, const struct cause_rec *r)
 {
 	if (t->nrec == t->cap) {
 		size_t cap = t->cap ? 2 * t->cap : 256;
@@ -374,7 +374,7 @@ int causes_after(struct causes_thread *t, int64_t now, int64_t late, uint64_t cy
 	                      .cause = (uint8_t)c,
 	                      .level = (int8_t)(c == PN__WHY_THROTTLED ? throttled : -1),
 	                      .cpu = (int16_t)cpu};
-	record(t, &r);
+	causes_record(t, &r);
 	if (level)
 		*level = r.level;
 	return c;

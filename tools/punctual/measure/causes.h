@@ -81,6 +81,9 @@ void causes_thread_close(struct causes_thread *t);
  * sleep, and with check names and records the cause. The cause, or -1 unchecked. */
 int causes_after(struct causes_thread *t, int64_t now, int64_t late, uint64_t cycle,
                  uint64_t missed, bool check, int8_t *level);
+/* Appends r to t's records, the loop's and `punctual why`'s; out of memory it sets t->oom
+ * and keeps those it has. */
+void causes_record(struct causes_thread *t, const struct cause_rec *r);
 
 /* The causes of the records later than threshold, over threads. count is late deadlines:
  * a wakeup plus every period it overran, so that a 70 ms throttle at 1 ms counts 71. */

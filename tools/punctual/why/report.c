@@ -9,21 +9,6 @@
 #include "contract.h"
 #include "why/report.h"
 
-static void add_record(struct causes_thread *t, const struct cause_rec *r)
-{
-	if (t->nrec == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 1024;
-		struct cause_rec *n = t->oom ? NULL : realloc(t->rec, cap * sizeof(*n));
-		if (!n) {
-			t->oom = true;
-			return;
-		}
-		t->rec = n;
-		t->cap = cap;
-	}
-	t->rec[t->nrec++] = *r;
-}
-
 static void add_holder(struct why_report *rep, const struct why_event *e, int64_t held)
 {
 	for (size_t i = 0; i < rep->nholders; i++)
@@ -86,7 +71,7 @@ void why_report_add(void *report, const struct why_event *e, const struct cause_
 			p->max = r->late;
 		return;
 	}
-	add_record(&rep->recs, r);
+	causes_record(&rep->recs, r);
 	if (r->cause == PN__WHY_PREEMPTED && r->late > rep->above)
 		add_holder(rep, e, r->run_delay);
 }
