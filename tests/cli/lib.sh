@@ -200,6 +200,17 @@ skip_emulated() {
 	fi
 }
 
+# cgroup_remove DIR BACK: removes the test cgroup DIR, moving any process still inside to
+# BACK first (rmdir fails on a cgroup with a process); non-zero where DIR stays.
+cgroup_remove() {
+	local p
+	[ -d "$1" ] || return 0
+	for p in $(cat "$1/cgroup.procs" 2>/dev/null); do
+		echo "$p" >"$2/cgroup.procs" 2>/dev/null
+	done
+	rmdir "$1" 2>/dev/null
+}
+
 # unfinished: for a test's EXIT trap (set after track_lines): a script that ends before
 # finish (a command that killed it, set -u, a signal) says where and with which status, so
 # that a failure a log keeps nothing else of still says why.

@@ -17,13 +17,9 @@ cleanup() {
 	[ -n "$THROTTLED" ] && kill "$THROTTLED" 2>/dev/null
 	# shellcheck disable=SC2086 # HOG: a PID per CPU
 	[ -n "$HOG" ] && { kill $HOG 2>/dev/null; wait $HOG 2>/dev/null; }
-	if [ -n "$CG" ] && [ -d "${CG%% *}" ]; then
-		# a process still inside goes back where the test started, or rmdir fails
-		for p in $(cat "${CG%% *}/cgroup.procs" 2>/dev/null); do
-			echo "$p" >"${CG#* }/cgroup.procs" 2>/dev/null
-		done
-		rmdir "${CG%% *}" || echo "FAIL: could not remove ${CG%% *}" >&2
-	fi
+	# a process still inside goes back where the test started
+	[ -z "$CG" ] || cgroup_remove "${CG%% *}" "${CG#* }" ||
+		echo "FAIL: could not remove ${CG%% *}" >&2
 	rm -rf "$TMP"
 }
 trap cleanup EXIT

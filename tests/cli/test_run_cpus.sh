@@ -27,15 +27,10 @@ unset GOMAXPROCS OMP_NUM_THREADS OMP_THREAD_LIMIT DOTNET_PROCESSOR_COUNT PYTHON_
 
 CGS=() # "DIR ORIGIN": the cgroups created, innermost first, and where the test started
 cleanup() {
-	local e d
+	local e
+	# a process still inside goes back where the test started
 	for e in "${CGS[@]}"; do
-		d=${e%% *}
-		[ -d "$d" ] || continue
-		# a process still inside goes back where the test started, or rmdir fails
-		for p in $(cat "$d/cgroup.procs" 2>/dev/null); do
-			echo "$p" >"${e#* }/cgroup.procs" 2>/dev/null
-		done
-		rmdir "$d" || echo "FAIL: could not remove $d" >&2
+		cgroup_remove "${e%% *}" "${e#* }" || echo "FAIL: could not remove ${e%% *}" >&2
 	done
 	rm -rf "$TMP"
 }

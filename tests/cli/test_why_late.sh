@@ -14,10 +14,7 @@ HOG=""
 cleanup() {
 	[ -n "$HOG" ] && kill "$HOG" 2>/dev/null && wait "$HOG" 2>/dev/null
 	HOG=""
-	if [ -n "$TCG" ] && [ -d "$TCG" ]; then
-		for p in $(cat "$TCG/cgroup.procs" 2>/dev/null); do echo "$p" >"$CG/cgroup.procs"; done
-		rmdir "$TCG" 2>/dev/null || fail "test cgroup $TCG could not be removed"
-	fi
+	[ -z "$TCG" ] || cgroup_remove "$TCG" "$CG" || fail "test cgroup $TCG could not be removed"
 	TCG=""
 }
 trap 'st=$?; unfinished $st; cleanup; rm -rf "$TMP"; exit $st' EXIT
