@@ -14,30 +14,23 @@
 
 #include "bench_stats.h"
 
-static long long now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000000000LL + t.tv_nsec;
-}
-
-#define N 20000
+#define N      20000
 #define ROUNDS 15
 
 int main(void)
 {
 	double keep[ROUNDS], gettime[ROUNDS];
 	for (int r = 0; r < ROUNDS; r++) {
-		long long t0 = now();
+		long long t0 = bench_now();
 		for (int i = 0; i < N; i++) {
 			long cur = syscall(SYS_prctl, PR_GET_TIMERSLACK, 0L, 0L, 0L, 0L);
 			syscall(SYS_prctl, PR_SET_TIMERSLACK, 1L, 0L, 0L, 0L);
 			syscall(SYS_prctl, PR_SET_TIMERSLACK, cur, 0L, 0L, 0L);
 		}
-		long long t1 = now();
+		long long t1 = bench_now();
 		for (int i = 0; i < N; i++)
-			now();
-		long long t2 = now();
+			bench_now();
+		long long t2 = bench_now();
 		keep[r] = (double)(t1 - t0) / N;
 		gettime[r] = (double)(t2 - t1) / N;
 	}

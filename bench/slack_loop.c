@@ -12,25 +12,14 @@
 #include <sys/prctl.h>
 #include <time.h>
 
+#include "bench_stats.h"
+
 static volatile sig_atomic_t stop;
 
 static void on_term(int sig)
 {
 	(void)sig;
 	stop = 1;
-}
-
-static long long now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000000000LL + t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-	return x < y ? -1 : x > y;
 }
 
 int main(int argc, char **argv)
@@ -50,14 +39,14 @@ int main(int argc, char **argv)
 		return 1;
 	struct timespec ts = {interval / 1000000000LL, interval % 1000000000LL};
 	while (n < count && !stop) {
-		long long deadline = now() + interval;
+		long long deadline = bench_now() + interval;
 		if (nanosleep(&ts, NULL) != 0)
 			continue; /* a signal: SIGTERM ends the loop, nothing else comes */
-		late[n++] = now() - deadline;
+		late[n++] = bench_now() - deadline;
 	}
 	if (n == 0)
 		return 1;
-	qsort(late, (size_t)n, sizeof(*late), cmp);
+	qsort(late, (size_t)n, sizeof(*late), bench_cmp_ll);
 	printf("%lld %lld %ld\n", late[n / 2], late[(n * 99) / 100], n);
 	free(late);
 	return 0;

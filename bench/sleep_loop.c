@@ -17,20 +17,9 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "bench_stats.h"
+
 #define MAX_SAMPLES 100000
-
-static long long now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000000000LL + t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-	return (x > y) - (x < y);
-}
 
 /* The bench's form: COUNT sleeps of iv ns, one table row. */
 static int table_row(const char *label, long long iv, int n, long long tail)
@@ -40,20 +29,20 @@ static int table_row(const char *label, long long iv, int n, long long tail)
 		return 2;
 	struct timespec req = {iv / 1000000000LL, iv % 1000000000LL};
 	int early = 0, over = 0;
-	long long w0 = now();
+	long long w0 = bench_now();
 	for (int i = 0; i < n; i++) {
-		long long s = now();
+		long long s = bench_now();
 		nanosleep(&req, NULL);
-		late[i] = now() - s - iv;
+		late[i] = bench_now() - s - iv;
 		early += late[i] < 0;
 		over += tail > 0 && late[i] > tail;
 	}
-	long long wall = now() - w0;
+	long long wall = bench_now() - w0;
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	double cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e9 +
 	             (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e3;
-	qsort(late, (size_t)n, sizeof(*late), cmp);
+	qsort(late, (size_t)n, sizeof(*late), bench_cmp_ll);
 	printf("| %s | %d | %.1f | %.1f | %.1f | %.1f | %d |", label, n, late[n / 2] / 1e3,
 	       late[n * 99 / 100] / 1e3, late[n * 999 / 1000] / 1e3, late[n - 1] / 1e3, early);
 	if (tail > 0)
@@ -68,7 +57,7 @@ static void report(long long *late, int n)
 {
 	if (!n)
 		return;
-	qsort(late, (size_t)n, sizeof(*late), cmp);
+	qsort(late, (size_t)n, sizeof(*late), bench_cmp_ll);
 	printf("late p50 %.1f us p99 %.1f us max %.1f us over %d sleeps\n", late[n / 2] / 1e3,
 	       late[n * 99 / 100] / 1e3, late[n - 1] / 1e3, n);
 	fflush(stdout);
@@ -80,11 +69,11 @@ static _Noreturn void service(long period_us, long log_s)
 	static long long late[MAX_SAMPLES];
 	const struct timespec d = {.tv_sec = 0, .tv_nsec = period_us * 1000};
 	int n = 0;
-	long long next_log = now() + log_s * 1000000000LL;
+	long long next_log = bench_now() + log_s * 1000000000LL;
 	for (;;) {
-		long long t0 = now();
+		long long t0 = bench_now();
 		nanosleep(&d, NULL);
-		long long t1 = now();
+		long long t1 = bench_now();
 		if (!log_s)
 			continue;
 		if (n < MAX_SAMPLES)

@@ -16,12 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static long long now(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000000000LL + t.tv_nsec;
-}
+#include "bench_stats.h"
 
 static double cpu(void)
 {
@@ -38,13 +33,13 @@ static double sleeps(int n)
 {
 	struct timespec ms3 = {0, 3000000};
 	double c0 = cpu();
-	long long w0 = now();
+	long long w0 = bench_now();
 	for (int i = 0; i < n; i++) {
-		long long t = now();
+		long long t = bench_now();
 		nanosleep(&ms3, NULL);
-		early += now() - t < 3000000;
+		early += bench_now() - t < 3000000;
 	}
-	return 100 * (cpu() - c0) / ((now() - w0) / 1e9);
+	return 100 * (cpu() - c0) / ((bench_now() - w0) / 1e9);
 }
 
 int main(int argc, char **argv)

@@ -15,6 +15,8 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "bench_stats.h"
+
 #define PHASE_BINS 20
 
 static long long read_clock(clockid_t c)
@@ -22,12 +24,6 @@ static long long read_clock(clockid_t c)
 	struct timespec t;
 	clock_gettime(c, &t);
 	return t.tv_sec * 1000000000LL + t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	long long x = *(const long long *)a, y = *(const long long *)b;
-	return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv)
@@ -66,7 +62,7 @@ int main(int argc, char **argv)
 	getrusage(RUSAGE_SELF, &ru);
 	double cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e9 +
 	             (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e3;
-	qsort(late, (size_t)n, sizeof(*late), cmp);
+	qsort(late, (size_t)n, sizeof(*late), bench_cmp_ll);
 	printf("| %s | %.0f | %d | %.1f | %.1f | %.1f |", argv[1], iv / 1e3, n, late[n / 2] / 1e3,
 	       late[n * 99 / 100] / 1e3, 100.0 * over / n);
 	int w = 0;
