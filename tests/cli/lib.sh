@@ -6,10 +6,13 @@ set -u
 PN=${1:?usage: $0 PATH_TO_PUNCTUAL}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-# python3: the interpreter PATH names, found once and put first on PATH (a version
-# manager's shim, as pyenv's shell script, costs several times the CPU of a check's own
-# program). A link, so that python3 is a program still: in the background, its $! is its.
-if PY3=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) && [ -x "$PY3" ]; then
+# python3: the interpreter PATH names (ctest's PUNCTUAL_TEST_PYTHON3, or found here once)
+# put first on PATH: a version manager's shim, as pyenv's shell script, costs several times
+# the CPU of a check's own program. A link, so that python3 is a program still: in the
+# background, its $! is its.
+PY3=${PUNCTUAL_TEST_PYTHON3:-}
+[ -x "$PY3" ] || PY3=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+if [ -x "$PY3" ]; then
 	mkdir "$TMP/path" && ln -s "$PY3" "$TMP/path/python3" && PATH=$TMP/path:$PATH
 fi
 FAILS=0

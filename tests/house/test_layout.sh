@@ -9,8 +9,10 @@
 # (docs/HACKING.md).
 SRC=$1 BUILD=$2
 fails=0
-# python3 looked up once (a version manager's shim costs more than circles.py's work)
-PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+# python3 looked up once, by ctest where it runs this (a version manager's shim costs
+# more than circles.py's work)
+PY=${PUNCTUAL_TEST_PYTHON3:-}
+[ -x "$PY" ] || PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
 [ -x "$PY" ] || PY=python3
 for t in punctual_objects punctual_preload punctual_tool; do
 	objs=$(find "$BUILD/CMakeFiles/$t.dir" -name '*.o')
