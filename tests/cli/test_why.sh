@@ -6,8 +6,12 @@
 # quota, a target that ends while traced, --all; the probe's why-late section traces the
 # host beside its loop as root (host_late), and says why not without the privileges; bad
 # input exits 2 with one line, and so does a caller without the privileges. Skips (77) where eBPF cannot load, saying why.
-# Hogs and the test cgroup (pn-why-*) go on any exit.
+# Hogs and the test cgroup (pn-why-*) go on any exit. With "probe" (test_why.sh PUNCTUAL
+# probe), the probe's part alone: no hog of its own and no cause another test's load
+# could take, so ctest runs it beside others (cli.why.probe), and the rest alone (cli.why,
+# RUN_SERIAL).
 . "$(dirname "$0")/lib.sh"
+PART=${2:-}
 
 CG=/sys/fs/cgroup/cpu
 TCG=""
@@ -37,11 +41,13 @@ waiting() {
 }
 
 # ---- bad input: exit 2, one line, nothing on stdout -----------------------------------
-usage_error "which process" why
-usage_error "PID" why banana
-usage_error "is not a duration" why 1 --for banana
-usage_error "is not a duration" why --all --above x
-usage_error "no process" why 2147483647 --for 1s
+if [ "$PART" != probe ]; then
+	usage_error "which process" why
+	usage_error "PID" why banana
+	usage_error "is not a duration" why 1 --for banana
+	usage_error "is not a duration" why --all --above x
+	usage_error "no process" why 2147483647 --for 1s
+fi
 
 # ---- what tracing needs ---------------------------------------------------------------
 run why --all --for 200ms --json
@@ -63,6 +69,38 @@ if [ "$RC" != 0 ]; then
 	exit $?
 fi
 jq_check "--all --json: a processes array" '.processes | type == "array"' "$OUT"
+
+if [ "$PART" = probe ]; then
+	# ---- probe: the rest of the host traced beside its own loop -------------------
+	# a program late by its own 2 ms of slack runs elsewhere on the host meanwhile
+	loop 2ms 60s & PIDS="$PIDS $!"
+	T=$!
+	waiting "$T"
+	run probe --quick --json
+	check "probe as root: exit 0 ($RC: $(head -c 300 "$ERR"))" test "$RC" = 0
+	jq_check "probe: the host traced, its counts in order (got $(jq -c .why_late.host_late "$OUT" | head -c 300))" \
+		'.why_late.host_late | .traced == true and .elapsed_ns > 0 and .above_ns == 100000 and
+		 .late_programs >= 1 and .late_programs <= .programs and
+		 (.top | length) == ([.late_programs, 5] | min)' "$OUT"
+	jq_check "probe: each program named late, its main cause its most, the most late first" \
+		'.why_late.host_late | all(.top[]; .pid > 0 and .late_waits >= 1 and .late_waits <= .waits and
+		     .causes[.main_cause] == (.causes | [.[]] | max)) and
+		 ([.top[].late_waits] == ([.top[].late_waits] | sort | reverse))' "$OUT"
+	jq_check "probe: the loop late by its slack among them, unless more than 5 were late" \
+		--argjson t "$T" '.why_late.host_late | ([.top[].pid] | index($t)) != null or .late_programs > 5' \
+		"$OUT"
+	run probe --quick
+	check "probe text: the elsewhere line" \
+		grep -Eq '^  elsewhere +[0-9]+ of the [0-9]+ other programs with timed waits' "$OUT"
+	cleanup
+	run_cmd setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all "$PN" probe --quick --json
+	check "probe unprivileged: exit 0 ($RC: $(head -c 300 "$ERR"))" test "$RC" = 0
+	jq_check "probe unprivileged: the host not traced, and why" \
+		'.why_late.host_late == {"traced": false, "why_not": .why_late.host_late.why_not} and
+		 (.why_late.host_late.why_not | test("CAP_BPF and CAP_PERFMON"))' "$OUT"
+	finish
+	exit $?
+fi
 
 # ---- refusals -------------------------------------------------------------------------
 loop 1ns 5s & PIDS="$PIDS $!"
@@ -129,34 +167,6 @@ if [ -d "$CG" ] && mkdir "$CG/pn-why-$$" 2>/dev/null; then
 else
 	skip "no v1 cpu cgroup to make here: throttling not checked"
 fi
-
-# ---- probe: the rest of the host traced beside its own loop ---------------------------
-# a program late by its own 2 ms of slack runs elsewhere on the host meanwhile
-loop 2ms 60s & PIDS="$PIDS $!"
-T=$!
-waiting "$T"
-run probe --quick --json
-check "probe as root: exit 0 ($RC: $(head -c 300 "$ERR"))" test "$RC" = 0
-jq_check "probe: the host traced, its counts in order (got $(jq -c .why_late.host_late "$OUT" | head -c 300))" \
-	'.why_late.host_late | .traced == true and .elapsed_ns > 0 and .above_ns == 100000 and
-	 .late_programs >= 1 and .late_programs <= .programs and
-	 (.top | length) == ([.late_programs, 5] | min)' "$OUT"
-jq_check "probe: each program named late, its main cause its most, the most late first" \
-	'.why_late.host_late | all(.top[]; .pid > 0 and .late_waits >= 1 and .late_waits <= .waits and
-	     .causes[.main_cause] == (.causes | [.[]] | max)) and
-	 ([.top[].late_waits] == ([.top[].late_waits] | sort | reverse))' "$OUT"
-jq_check "probe: the loop late by its slack among them, unless more than 5 were late" \
-	--argjson t "$T" '.why_late.host_late | ([.top[].pid] | index($t)) != null or .late_programs > 5' \
-	"$OUT"
-run probe --quick
-check "probe text: the elsewhere line" \
-	grep -Eq '^  elsewhere +[0-9]+ of the [0-9]+ other programs with timed waits' "$OUT"
-cleanup
-run_cmd setpriv --reuid 65534 --regid 65534 --clear-groups --inh-caps=-all "$PN" probe --quick --json
-check "probe unprivileged: exit 0 ($RC: $(head -c 300 "$ERR"))" test "$RC" = 0
-jq_check "probe unprivileged: the host not traced, and why" \
-	'.why_late.host_late == {"traced": false, "why_not": .why_late.host_late.why_not} and
-	 (.why_late.host_late.why_not | test("CAP_BPF and CAP_PERFMON"))' "$OUT"
 
 # ---- a target that ends while traced --------------------------------------------------
 loop 1ns 3s & PIDS="$PIDS $!"
