@@ -304,7 +304,7 @@ static void no_waits(const struct tune_run *r, const char *refused)
 
 static int64_t run_length(int64_t for_ns, int n)
 {
-	int64_t len = for_ns / (ROUNDS_PLANNED * n);
+	int64_t len = n > 0 ? for_ns / (ROUNDS_PLANNED * n) : RUN_MIN_NS;
 	return len < RUN_MIN_NS ? RUN_MIN_NS : len > RUN_MAX_NS ? RUN_MAX_NS : len;
 }
 
