@@ -17,6 +17,9 @@
 #define PROBE_HOST_TOP  5
 #define PROBE_HOST_TEXT 3
 
+/* PM QoS's blocks: this many pairs of without and with, alternating. */
+#define QOS_PAIRS 2
+
 struct probe_why {
 	bool run;
 	int64_t interval, duration, elapsed;
@@ -39,12 +42,14 @@ struct probe_why {
 		struct why_proc top[PROBE_HOST_TOP];
 		size_t ntop;
 	} host;
-	/* the same loop, shorter, with /dev/cpu_dma_latency held at 0: a wakeup from idle
-	 * late for the guest's own idle states, not the host's */
+	/* the same loop, shorter, in blocks alternating without and with /dev/cpu_dma_latency
+	 * held at 0: a wakeup from idle late for the guest's own idle states, not the host's */
 	struct {
-		int status; /* -errno: the file cannot be held (not root) */
-		int64_t elapsed;
-		uint64_t cycles, late, late_before; /* late: over 2x the main loop's median */
+		int status;            /* -errno: the file cannot be held (not root) */
+		int64_t elapsed;       /* with it held */
+		uint64_t cycles, late; /* with it; late: over 2x the main loop's median */
+		uint64_t cycles_without, late_without;
+		uint64_t block[QOS_PAIRS][2][2]; /* a pair's [without, with] [cycles, late] */
 		int64_t p50, p99;
 	} qos;
 };
