@@ -18,7 +18,7 @@
 #define PROBE_HOST_TEXT 3
 
 /* PM QoS's blocks: this many pairs of without and with, alternating. */
-#define QOS_PAIRS 2
+#define QOS_PAIRS 4
 
 struct probe_why {
 	bool run;
