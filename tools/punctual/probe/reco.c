@@ -88,6 +88,16 @@ void probe_reco_json(struct json *j, const struct probe *p)
 	json_arr_end(j);
 }
 
+uint64_t probe_count_above(const struct pn_hist *h, int64_t t)
+{
+	uint64_t n = 0;
+	struct pn_hist_bucket b;
+	for (int i = pn_hist_next(h, 0, &b); i >= 0; i = pn_hist_next(h, i + 1, &b))
+		if (b.lo > t)
+			n += b.count;
+	return n;
+}
+
 static double at_hist(const void *arg, double q)
 {
 	return (double)pn_hist_percentile(arg, q * 100);

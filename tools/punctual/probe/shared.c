@@ -6,6 +6,7 @@
  * The recommendation names the default or the short slice, the lower p99, where it beats
  * the plain program's.
  */
+#include <math.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -78,18 +79,25 @@ static int64_t p99(const struct probe_shared *ps, int v)
 	return pn_hist_count(&x->late) >= FRONTIER_MIN_P99 ? pn_hist_percentile(&x->late, 99) : -1;
 }
 
-/* Whether a beats b beyond a host's bursts: a lower p99 in each of the stretches, and at
- * most half of b's over the run. A stretch's p99 (of 133 sleeps in a full probe) lies
- * below its largest sleep, so one burst of the host's in a stretch is not evidence either
- * way; the p99 interval probe_sure takes reaches the run's largest sleep at this count,
- * and one stall of a fix's 400 sleeps made it "too noisy" (docs/DESIGN.md, "Advice that
- * holds"). */
+/* b's sleeps later than twice a's p99 that make a sure: from this many. */
+#define SURE_LATE_MIN 5
+
+/* Whether a beats b beyond a host's bursts: a p99 at most half b's, and fewer of a's
+ * sleeps later than twice a's p99 than of b's by two Poisson standard deviations of b's
+ * count (the variants alternate sleep by sleep, so a burst falls on them alike). A p99 of
+ * 400 sleeps rests on its 4 latest, and its interval reaches the largest: one stall in a
+ * fix's sleeps made it "too noisy" (docs/DESIGN.md, "The probe's advice on a noisy
+ * host"). */
 static bool sure(const struct probe_shared *ps, int a, int b)
 {
-	int won;
-	frontier_beats(ps->f, 0, a, b, &won);
 	int64_t pa = p99(ps, a), pb = p99(ps, b);
-	return won == FRONTIER_ROUNDS && pa >= 0 && pb >= 0 && 2 * pa <= pb;
+	if (pa < 0 || pb < 0 || 2 * pa > pb)
+		return false;
+	const struct pn_hist *ha = &ps->f->cell[0][a].late, *hb = &ps->f->cell[0][b].late;
+	double na = (double)probe_count_above(ha, 2 * pa),
+	       nb = (double)probe_count_above(hb, 2 * pa),
+	       e = nb * (double)pn_hist_count(ha) / (double)pn_hist_count(hb);
+	return nb >= SURE_LATE_MIN && na <= e - 2 * sqrt(e);
 }
 
 /* Of the default and the bare short slice, the one that beats the plain program; the

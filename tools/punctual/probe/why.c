@@ -43,17 +43,6 @@ static int procs_running(void)
 	return n;
 }
 
-/* The values of h over t, a bucket t lies in counting its part over t. */
-static uint64_t count_above(const struct pn_hist *h, int64_t t)
-{
-	uint64_t n = 0;
-	struct pn_hist_bucket b;
-	for (int i = pn_hist_next(h, 0, &b); i >= 0; i = pn_hist_next(h, i + 1, &b))
-		if (b.lo > t)
-			n += b.count;
-	return n;
-}
-
 /* The loop again, a third as long, in blocks alternating without and with
  * /dev/cpu_dma_latency held at 0 (dropped when the file closes, at any exit). A host's
  * burst lands in one block, not in both of a kind: the main loop before, compared with
@@ -88,7 +77,7 @@ static void measure_qos(struct probe_why *w, bool quick, struct periodic_result 
 		}
 		uint64_t *b = w->qos.block[k / 2][on];
 		b[0] = pn_hist_count(&r->late);
-		b[1] = count_above(&r->late, 2 * w->p50);
+		b[1] = probe_count_above(&r->late, 2 * w->p50);
 		if (on) {
 			w->qos.elapsed += r->elapsed;
 			w->qos.cycles += b[0];
