@@ -83,6 +83,14 @@ void out_wrap(FILE *f, const char *first, const char *rest, const char *text)
 		int len = (int)strcspn(p, " ");
 		if (!len)
 			break;
+		/* a `command` is one word where it fits a line: a copy of it reads the same
+		 * whatever the figures before it */
+		const char *close = *p == '`' ? strchr(p + 1, '`') : NULL;
+		if (close && close - p >= len) {
+			int span = (int)(close + 1 - p) + (int)strcspn(close + 1, " ");
+			if (span <= width - indent)
+				len = span;
+		}
 		/* a word that does not fit starts a new line, unless it is the line's first */
 		if (col > start && col + 1 + len > width) {
 			fprintf(f, "\n%s", rest);
