@@ -13,8 +13,8 @@
  *   causes      pn__why_classify pn__why_name (one rule for the library and the tool);
  *   a thread's  pn__state_new pn__state_use pn__state_free pn__state_stats (the
  *   waits       frontier's variants side by side in one process) pn__slice_parse
- *               pn__slice_set_self pn__slice_set_default pn__slice_note pn__slice_due
- *               pn__slice_spun pn__sched_get pn__sched_set pn__rt_limit;
+ *               pn__slice_set_self pn__slice_set_default pn__slice_busy pn__slice_note
+ *               pn__slice_due pn__slice_spun pn__sched_get pn__sched_set pn__rt_limit;
  *   records     pn__records_sum pn__decay_hist_bucket_hi (PUNCTUAL_STATS_FILE's)
  *               pn__decay_hist_bucket_of (tune's traced runs, in the records' buckets)
  *

@@ -191,16 +191,21 @@ static bool saturated(void)
 	return sscanf(buf, "%*s %*s %*s %ld/%ld", &running, &total) == 2 && running - 1 >= online;
 }
 
+void pn__slice_busy(struct pn__slice *s)
+{
+	/* read while shared, and at the first reading, which has no run-queue wait to go by
+	 * yet */
+	bool first = !s->runs;
+	s->busy = (s->shared || first) && saturated();
+	if (first && s->busy)
+		s->shared = true;
+}
+
 static void sample(struct pn__slice *s)
 {
 	struct pn__runs r;
 	if (pn__runs_read(&r) == 0) {
-		/* read while shared, and at the first reading, which has no run-queue wait to go
-		 * by yet */
-		bool first = !s->runs;
-		s->busy = (s->shared || first) && saturated();
-		if (first && s->busy)
-			s->shared = true;
+		pn__slice_busy(s);
 		pn__slice_note(s, r.exec_ns, r.queued_ns, r.switches);
 	}
 }

@@ -89,6 +89,9 @@ void pn__slice_spun(struct pn__slice *s, int64_t lost_ns, uint64_t queued_ns);
 /* pn__slice_spun for a spin of the calling thread just ended, its run-queue wait read from
  * schedstat; with external readings the loss is left in lost_ns. */
 void pn__slice_spin_end(struct pn__slice *s, int64_t lost_ns);
+/* Sets s->busy for a reading: the runnable tasks fill every CPU, read while shared (a
+ * waiter's own wakeups under SCHED_FIFO hide the contention) and at the first reading. */
+void pn__slice_busy(struct pn__slice *s);
 /* Notes a reading of schedstat (s->busy already set). */
 void pn__slice_note(struct pn__slice *s, uint64_t exec_ns, uint64_t queued_ns, uint64_t runs);
 /* Counts a wait: whether the thread's runs are read at it (its first wait, the 16th after,

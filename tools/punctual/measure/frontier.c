@@ -386,8 +386,10 @@ static void own_runs_add(struct own_runs *o, struct pn__state *s, const struct r
 	o->sum.exec += b->exec - a->exec;
 	o->sum.queued += b->queued - a->queued;
 	o->sum.n += b->n - a->n;
-	if (pn__slice_due(&s->slice))
+	if (pn__slice_due(&s->slice)) {
+		pn__slice_busy(&s->slice); /* as the library's own reading */
 		pn__slice_note(&s->slice, o->sum.exec, o->sum.queued, o->sum.n);
+	}
 }
 
 /* ---- the hogs ---------------------------------------------------------------------------- */
