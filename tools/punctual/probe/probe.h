@@ -133,6 +133,8 @@ struct probe_reco *probe_reco_next(struct probe *p);
 void probe_reco_measured(struct probe_reco *r, const char *figure, double before, double after);
 /* Whether fix's p99 is lower than base's beyond the noise of repeated runs. */
 bool probe_sure(const struct pn_hist *fix, const struct pn_hist *base);
+/* Whether a count n is below e, the count expected, by two Poisson standard deviations. */
+bool probe_fewer(double n, double e);
 /* The values of h in buckets wholly above t. */
 uint64_t probe_count_above(const struct pn_hist *h, int64_t t);
 /* Notes what (static) as a fix measured lower but not beyond the noise. */

@@ -88,6 +88,11 @@ void probe_reco_json(struct json *j, const struct probe *p)
 	json_arr_end(j);
 }
 
+bool probe_fewer(double n, double e)
+{
+	return n <= e - 2 * sqrt(e);
+}
+
 uint64_t probe_count_above(const struct pn_hist *h, int64_t t)
 {
 	uint64_t n = 0;

@@ -6,7 +6,6 @@
  * The recommendation names the default or the short slice, the lower p99, where it beats
  * the plain program's.
  */
-#include <math.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -97,7 +96,7 @@ static bool sure(const struct probe_shared *ps, int a, int b)
 	double na = (double)probe_count_above(ha, 2 * pa),
 	       nb = (double)probe_count_above(hb, 2 * pa),
 	       e = nb * (double)pn_hist_count(ha) / (double)pn_hist_count(hb);
-	return nb >= SURE_LATE_MIN && na <= e - 2 * sqrt(e);
+	return nb >= SURE_LATE_MIN && probe_fewer(na, e);
 }
 
 /* Of the default and the bare short slice, the one that beats the plain program; the

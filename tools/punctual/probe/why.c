@@ -129,7 +129,7 @@ static bool qos_helps(const struct probe_why *w)
 	       with = (double)w->qos.late / (double)w->qos.cycles,
 	       e = before * (double)w->qos.cycles;
 	return (w->qos.late_without >= QOS_LATE_MIN && with <= before / 2 &&
-	        (double)w->qos.late <= e - 2 * sqrt(e) && qos_every_pair(w)) ||
+	        probe_fewer((double)w->qos.late, e) && qos_every_pair(w)) ||
 	       (w->p50 > QOS_P50_MIN && w->qos.p50 <= w->p50 * 4 / 5);
 }
 

@@ -318,8 +318,8 @@ static void first_run(tune_runner *run, void *ctx, struct tune_setting *s, int64
 	for (;;) {
 		run(ctx, s, *len, trace, r);
 		o->spent_ns += r->wall_ns;
-		uint64_t seen = trace ? r->traced.waits : r->fig.waits;
-		if (seen || r->fig.waits || r->fig.status != 128 + SIGTERM || 2 * *len > for_ns)
+		bool seen = r->fig.waits || (trace && r->traced.waits);
+		if (seen || r->fig.status != 128 + SIGTERM || 2 * *len > for_ns)
 			return;
 		*len *= 2;
 		progress("tune: round 1, run 1 of %d again, %.3g s long%s: %s", o->n,
@@ -375,8 +375,8 @@ void tune_measure(tune_runner *run, void *ctx, struct tune_setting *s, int n, in
 				first_run(run, ctx, &s[i], &len, for_ns, trace, &r, o);
 				if (!r.fig.waits) {
 					first_unseen(run, ctx, s, &len, for_ns, &r, o, &trace);
-					if (run_length(for_ns, o->n) > len)
-						len = run_length(for_ns, o->n);
+					int64_t planned = run_length(for_ns, o->n);
+					len = planned > len ? planned : len;
 				}
 			} else {
 				run(ctx, &s[i], len, trace, &r);
