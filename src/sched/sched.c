@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <punctual/slack.h>
 #include "internal.h"
 #include "sched/sched.h"
 
@@ -115,6 +116,13 @@ void pn__sched_wait_begin(struct pn__sched_wait *w, struct pn__rt *r, struct pn_
 		return;
 	}
 	pn__sched_lend_end(w); /* a lend no longer wanted, or one a jump left */
+	if (try_fifo && (slack <= 0 || own_slack <= 0)) {
+		/* the plan saw a lend (slack 0: untouched) that its bound ended since: the
+		 * slack to write back after real time is the thread's own, read now */
+		int64_t cur = pn_slack_get();
+		slack = slack > 0 ? slack : cur;
+		own_slack = own_slack > 0 ? own_slack : cur;
+	}
 	w->slack = slack;
 	w->own_slack = own_slack;
 	s->set_ns = 0;

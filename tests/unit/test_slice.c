@@ -661,6 +661,40 @@ static void test_shared_sched(void **state)
 	}
 }
 
+/* A plan made while the thread was lent real time leaves the slack as it is (0); a bound
+ * that ends the lend before the next wait begins leaves that wait to begin real time with
+ * no slack of its own to write back. Linux gives a task leaving real time its default slack,
+ * so the thread's own must be read then (cli.preload's "slack after 600 sleeps", once in
+ * about a dozen runs beside hogs). */
+static const char *ended_lend(void)
+{
+	if (pn_slack_set(1234) != 0)
+		return "cannot set the slack";
+	struct pn__sched_wait w = {0};
+	struct pn__rt r = {0};
+	struct pn__slice s = {0};
+	pn__sched_wait_begin(&w, &r, &s, true, 0, 0);
+	bool fifo = w.under == PN__SCHED_FIFO;
+	pn__sched_wait_end(&w, pn_now());
+	pn__sched_lend_end(&w);
+	if (!fifo)
+		return "no SCHED_FIFO for a shared wait, as root";
+	return pn_slack_get() == 1234 ? NULL
+	                              : "after a wait planned under an ended lend, the slack is "
+	                                "not the thread's own";
+}
+
+static void test_ended_lend(void **state)
+{
+	(void)state;
+	if (geteuid() != 0)
+		pn_skip("SCHED_FIFO needs root");
+	if (sched_getscheduler(0) != SCHED_OTHER)
+		pn_skip("the suite runs under another policy than SCHED_OTHER (chrt): the lend is "
+		        "a SCHED_OTHER thread's");
+	in_thread(ended_lend);
+}
+
 static void test_parse(void **state)
 {
 	(void)state;
@@ -699,6 +733,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_lost_spins),
 	        cmocka_unit_test(test_shared_waits),
 	        cmocka_unit_test(test_shared_sched),
+	        cmocka_unit_test(test_ended_lend),
 	};
 	return pn_run("slice", tests, argc, argv);
 }
