@@ -88,6 +88,15 @@ __attribute__((always_inline)) static inline uint64_t call_entry(bool timed)
 #define OBSERVED_AFTER(at, deadline, expr)                                                     \
 	PN__OBSERVED(CLOCK_MONOTONIC, pn__calltime_ns(at), (deadline), (expr), pn_r == 0)
 
+/* A wait the comparison lets go as the program made it (pn__wait_own): the real call,
+ * its end given back. */
+#define OWN_AFTER(at, deadline, expr)                                                          \
+	({                                                                                     \
+		int pn_r = (expr);                                                             \
+		pn__wait_own_end(CLOCK_MONOTONIC, pn__calltime_ns(at), (deadline), pn_r);       \
+		pn_r;                                                                          \
+	})
+
 static int64_t deadline_ms(uint64_t at, int ms)
 {
 	return pn__calltime_ns(at) + (int64_t)ms * 1000000;
@@ -121,12 +130,15 @@ static int shim_poll(uint64_t at, struct pollfd *fds, nfds_t n, int timeout, con
 			return OBSERVED_AFTER(at, deadline_ms(at, timeout), real->poll(fds, n, timeout));
 		return real->poll(fds, n, timeout);
 	}
+	int64_t d = deadline_ms(at, timeout);
+	if (pn__wait_own(CLOCK_MONOTONIC, d))
+		return OWN_AFTER(at, d, real->poll(fds, n, timeout));
 	struct pn__waiter w = {.kind = PN__WAIT_POLL,
 	                       .k = &pn__real_poll_kernel,
 	                       .fds = fds,
 	                       .n = n,
 	                       .rounded = true};
-	return precise_wait(&w, deadline_ms(at, timeout), ret, -1);
+	return precise_wait(&w, d, ret, -1);
 }
 
 EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout)
@@ -210,10 +222,14 @@ EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 	if (pn__shim_observes() && timeout > 0)
 		return OBSERVED_AFTER(at, deadline_ms(at, timeout),
 		                      real->epoll_wait(epfd, ev, max, timeout));
-	if (!pn__shim_active() || timeout <= 0 || max <= 0 || !real->epoll_pwait ||
-	    (held = epoll_hold(epfd)) < 0)
+	if (!pn__shim_active() || timeout <= 0 || max <= 0 || !real->epoll_pwait)
 		return real->epoll_wait(epfd, ev, max, timeout);
-	return epoll_precise(held, ev, max, deadline_ms(at, timeout), NULL, RET, true);
+	int64_t d = deadline_ms(at, timeout);
+	if (pn__wait_own(CLOCK_MONOTONIC, d))
+		return OWN_AFTER(at, d, real->epoll_wait(epfd, ev, max, timeout));
+	if ((held = epoll_hold(epfd)) < 0)
+		return real->epoll_wait(epfd, ev, max, timeout);
+	return epoll_precise(held, ev, max, d, NULL, RET, true);
 }
 
 EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask)
@@ -224,9 +240,14 @@ EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, c
 	if (pn__shim_observes() && timeout > 0)
 		return OBSERVED_AFTER(at, deadline_ms(at, timeout),
 		                      real->epoll_pwait(epfd, ev, max, timeout, mask));
-	if (!pn__shim_active() || timeout <= 0 || max <= 0 || (held = epoll_hold(epfd)) < 0)
+	if (!pn__shim_active() || timeout <= 0 || max <= 0)
 		return real->epoll_pwait(epfd, ev, max, timeout, mask);
-	return epoll_precise(held, ev, max, deadline_ms(at, timeout), mask, RET, true);
+	int64_t d = deadline_ms(at, timeout);
+	if (pn__wait_own(CLOCK_MONOTONIC, d))
+		return OWN_AFTER(at, d, real->epoll_pwait(epfd, ev, max, timeout, mask));
+	if ((held = epoll_hold(epfd)) < 0)
+		return real->epoll_pwait(epfd, ev, max, timeout, mask);
+	return epoll_precise(held, ev, max, d, mask, RET, true);
 }
 
 EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *tmo,
@@ -240,8 +261,11 @@ EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct 
 	int held;
 	if (pn__shim_observes() && (d = deadline_ts(at, tmo)) >= 0)
 		return OBSERVED_AFTER(at, d, real->epoll_pwait2(epfd, ev, max, tmo, mask));
-	if (!pn__shim_active() || (d = deadline_ts(at, tmo)) < 0 || max <= 0 ||
-	    (held = epoll_hold(epfd)) < 0)
+	if (!pn__shim_active() || (d = deadline_ts(at, tmo)) < 0 || max <= 0)
+		return real->epoll_pwait2(epfd, ev, max, tmo, mask);
+	if (pn__wait_own(CLOCK_MONOTONIC, d))
+		return OWN_AFTER(at, d, real->epoll_pwait2(epfd, ev, max, tmo, mask));
+	if ((held = epoll_hold(epfd)) < 0)
 		return real->epoll_pwait2(epfd, ev, max, tmo, mask);
 	return epoll_precise(held, ev, max, d, mask, RET, false);
 }

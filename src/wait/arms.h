@@ -25,6 +25,7 @@ struct pn__arms {
 	struct pn__decay_hist late[2]; /* each way's lateness past the deadline */
 	uint32_t turn;
 	int8_t alone; /* the comparison chose the program's own way */
+	int8_t ahead; /* a pick made ahead of its wait (pn__wait_own): the way + 1, or 0 */
 	uint64_t waits[2];
 };
 

@@ -208,6 +208,32 @@ static int wait_alone(struct pn__state *t, struct pn__waiter *w, clockid_t clk, 
 	return r;
 }
 
+bool pn__wait_own(clockid_t clk, int64_t deadline)
+{
+	struct pn__state *t = pn__state_get();
+	if (!comparing(t))
+		return false;
+	int arm = pn__arms_pick(&t->arms);
+	if (arm == PN__ARM_ALONE && deadline > pn__clock_now(clk)) {
+		pn__slice_sample(&t->slice);
+		return true;
+	}
+	t->arms.ahead = (int8_t)(arm + 1);
+	return false;
+}
+
+void pn__wait_own_end(clockid_t clk, int64_t call, int64_t deadline, int r)
+{
+	int64_t end = pn__clock_now(clk); /* first: the wait's end */
+	int e = errno;
+	struct pn__state *t = pn__state_get();
+	if (t && r == 0)
+		pn__arms_learn(&t->arms, PN__ARM_ALONE, end - deadline);
+	if (t && r >= 0)
+		pn__state_observed(t, call, deadline, end, r == 0);
+	errno = e;
+}
+
 /* After a wait of the plan's way: its lateness for the comparison (none where the caller
  * still spins a tail, or an event ended it). */
 static void learn_plan(struct pn__state *t, int arm, struct pn__plan *p, int r)

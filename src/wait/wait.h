@@ -25,6 +25,14 @@ int pn__wait(struct pn__waiter *w, struct pn__plan *p, clockid_t clk, int64_t de
 /* pn_sleep_until through the raw kernel table, never failing: 0, with p->tail for the
  * caller to spin to the deadline in its own frame. ret: where the caller's call returns. */
 int pn__wait_sleep(struct pn__plan *p, int64_t deadline, int64_t precision, const void *ret);
+/* Whether the caller's wait until deadline on clk goes as the program made it (a shared
+ * thread without real time, on the comparison's pick: src/wait/arms.c): then the caller
+ * makes the program's own call, nothing of ours around it, and gives its end to
+ * pn__wait_own_end. Otherwise the pick is kept for the pn__wait that follows. */
+bool pn__wait_own(clockid_t clk, int64_t deadline);
+/* The end of a wait pn__wait_own let go as the program's, called at once with its result
+ * r (0: timed out): its lateness for the comparison, and counted. errno is kept. */
+void pn__wait_own_end(clockid_t clk, int64_t call, int64_t deadline, int r);
 /* The lend of real time as the shim drives it: PN__LEND_SIGNAL names the bound's signal
  * (arg) and lets lends outlast their waits; PN__LEND_END ends the thread's lend,
  * PN__LEND_HANDLER too and counts a handler of the program's; PN__LEND_BOUND: 1 where

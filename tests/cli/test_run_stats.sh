@@ -166,4 +166,44 @@ else
 		test "$RC" -eq 0 -a "$(size "$TMP/x/sf/theirs")" -eq 0
 fi
 
+# A shared thread without real time (uid 65534 beside two hogs per CPU): the default waits as
+# the program would alone on most waits and its own plan on a share of them (src/wait/arms.c);
+# the program's own waits are its real calls, timed. Every wait counted, both ways seen.
+if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
+	skip "the comparison with the program's own calls: needs root and setpriv"
+else
+	hogs=""
+	for _ in $(seq $((2 * $(nproc)))); do
+		sh -c 'exec timeout 120 sh -c "while :; do :; done"' &
+		hogs="$hogs $!"
+	done
+	for call in epoll_wait poll nanosleep; do
+		run_cmd setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+			"$PN" run --precise --stats -- "$COUNT" "$call" 600
+		check "$call unprivileged beside hogs: exit 0 ($RC: $(head -c 200 "$ERR"))" test "$RC" -eq 0
+		check "$call: 600 waits counted: $(head -1 "$ERR")" \
+			grep -q '^punctual: thread [0-9]*: 600 waits, ' "$ERR"
+		check "$call: real time denied, said why" grep -q '^  real time denied (EPERM' "$ERR"
+		plan=$(sed -n 's/^  plan p99 .* (\([0-9]*\) waits),$/\1/p' "$ERR")
+		own=$(sed -n 's/^  as the program alone .* (\([0-9]*\) waits): .*/\1/p' "$ERR")
+		check "$call: both ways waited, ${plan:-no} + ${own:-no} of 600: $(tail -2 "$ERR")" \
+			test "${plan:-0}" -gt 0 -a "${own:-0}" -gt 0 -a $((${plan:-0} + ${own:-0})) -le 600
+	done
+	# the program's own way is its own call: epoll_wait itself, not the plan's epoll_pwait2
+	if command -v strace >/dev/null; then
+		run_cmd strace -f -qq -e trace=epoll_wait -o "$TMP/strace" setpriv --reuid=65534 \
+			--regid=65534 --clear-groups --inh-caps=-all "$PN" run --precise --stats -- \
+			"$COUNT" epoll_wait 600
+		own=$(sed -n 's/^  as the program alone .* (\([0-9]*\) waits): .*/\1/p' "$ERR")
+		calls=$(grep -c 'epoll_wait(.*, 1, 1)' "$TMP/strace")
+		check "epoll_wait: the ${own:-no} waits as the program alone are its $calls own calls" \
+			test "${own:-0}" -gt 0 -a "$calls" -ge "${own:-1}"
+	else
+		skip "the program's own calls: needs strace"
+	fi
+	# shellcheck disable=SC2086
+	kill $hogs 2>/dev/null
+	wait 2>/dev/null
+fi
+
 finish
