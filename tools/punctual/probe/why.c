@@ -53,8 +53,9 @@ static void measure_qos(struct probe_why *w, bool quick, struct periodic_result 
 	                            .duration =
 	                                    (quick ? 350000000LL : 1000000000LL) / (2 * QOS_PAIRS),
 	                            .nthreads = 1};
-	struct pn_hist held;
+	struct pn_hist held, unheld;
 	pn_hist_init(&held);
+	pn_hist_init(&unheld);
 	progress("probe: why late, with and without PM QoS (cpu_dma_latency 0), alternating");
 	for (int k = 0; k < 2 * QOS_PAIRS; k++) {
 		bool on = k % 2;
@@ -78,6 +79,7 @@ static void measure_qos(struct probe_why *w, bool quick, struct periodic_result 
 		uint64_t *b = w->qos.block[k / 2][on];
 		b[0] = pn_hist_count(&r->late);
 		b[1] = probe_count_above(&r->late, 2 * w->p50);
+		b[2] = (uint64_t)pn_hist_percentile(&r->late, 50);
 		if (on) {
 			w->qos.elapsed += r->elapsed;
 			w->qos.cycles += b[0];
@@ -86,39 +88,43 @@ static void measure_qos(struct probe_why *w, bool quick, struct periodic_result 
 		} else {
 			w->qos.cycles_without += b[0];
 			w->qos.late_without += b[1];
+			pn_hist_merge(&unheld, &r->late);
 		}
 		periodic_free(r);
 	}
 	w->qos.p50 = pn_hist_percentile(&held, 50);
 	w->qos.p99 = pn_hist_percentile(&held, 99);
+	w->qos.p50_without = pn_hist_percentile(&unheld, 50);
+	w->qos.p99_without = pn_hist_percentile(&unheld, 99);
 }
 
 /* PM QoS made a figure worse beyond the noise: more late wakeups than its blocks without
  * it would give by chance (their rate plus 2 Poisson standard deviations), or a p99 higher
- * than the main loop's by a quarter. */
+ * than theirs by a quarter. */
 static bool qos_worse(const struct probe_why *w)
 {
 	double e =
 	        (double)w->qos.late_without * (double)w->qos.cycles / (double)w->qos.cycles_without;
-	return (double)w->qos.late > e + 2 * sqrt(e) || w->qos.p99 * 4 > w->p99 * 5;
+	return (double)w->qos.late > e + 2 * sqrt(e) || w->qos.p99 * 4 > w->qos.p99_without * 5;
 }
 
-/* Whether each pair's block with PM QoS had a lower late rate than the block without. */
-static bool qos_every_pair(const struct probe_why *w)
+/* Whether each pair's block with PM QoS had a lower late rate (median: by_p50) than the
+ * block without. */
+static bool qos_every_pair(const struct probe_why *w, bool by_p50)
 {
 	for (int i = 0; i < QOS_PAIRS; i++) {
 		const uint64_t *off = w->qos.block[i][0], *on = w->qos.block[i][1];
-		if (!off[0] || !on[0] || on[1] * off[0] >= off[1] * on[0])
+		if (!off[0] || !on[0] || (by_p50 ? on[2] >= off[2] : on[1] * off[0] >= off[1] * on[0]))
 			return false;
 	}
 	return true;
 }
 
 /* PM QoS helps when it made no figure worse and either halved the late wakeups per cycle
- * or cut a median over QOS_P50_MIN by a fifth. The halving counts from QOS_LATE_MIN late
- * wakeups without it, two standard deviations of a Poisson count below what the rate
- * without predicts, and in every pair of blocks. Below that median is the wakeup's own
- * path. */
+ * or cut a median over QOS_P50_MIN by a fifth, against its blocks without it. The halving
+ * counts from QOS_LATE_MIN late wakeups without it, two standard deviations of a Poisson
+ * count below what the rate without predicts; either holds in every pair of blocks. Below
+ * that median is the wakeup's own path. */
 #define QOS_LATE_MIN 5
 #define QOS_P50_MIN  10000
 static bool qos_helps(const struct probe_why *w)
@@ -129,8 +135,9 @@ static bool qos_helps(const struct probe_why *w)
 	       with = (double)w->qos.late / (double)w->qos.cycles,
 	       e = before * (double)w->qos.cycles;
 	return (w->qos.late_without >= QOS_LATE_MIN && with <= before / 2 &&
-	        probe_fewer((double)w->qos.late, e) && qos_every_pair(w)) ||
-	       (w->p50 > QOS_P50_MIN && w->qos.p50 <= w->p50 * 4 / 5);
+	        probe_fewer((double)w->qos.late, e) && qos_every_pair(w, false)) ||
+	       (w->qos.p50_without > QOS_P50_MIN && w->qos.p50 <= w->qos.p50_without * 4 / 5 &&
+	        qos_every_pair(w, true));
 }
 
 /* The host's other programs, traced during the loop where this process may: the watch,
@@ -294,8 +301,8 @@ static int qos_reco(const struct probe_why *w, struct probe_reco *r)
 	        "halting, which takes power, and on a VM the host sees those vCPUs busy.",
 	        100.0 * (double)w->qos.late_without / (double)w->qos.cycles_without,
 	        100.0 * (double)w->qos.late / (double)w->qos.cycles,
-	        fmt_ns(a, sizeof(a), (double)w->p50), fmt_ns(b, sizeof(b), (double)w->qos.p50),
-	        (double)w->qos.elapsed / 1e9);
+	        fmt_ns(a, sizeof(a), (double)w->qos.p50_without),
+	        fmt_ns(b, sizeof(b), (double)w->qos.p50), (double)w->qos.elapsed / 1e9);
 	return 1;
 }
 
@@ -409,7 +416,7 @@ static void host_text(FILE *f, const struct probe_why *w)
 
 static void probe_why_text(FILE *f, const struct probe_why *w)
 {
-	char a[32], b[32], c[32], lv[700];
+	char a[32], b[32], c[32], d[32], lv[700];
 	fprintf(f, "\nwhy late (1 ms periodic sleeps, %.1f s)\n", (double)w->elapsed / 1e9);
 	fprintf(f, "  lateness        p50 %s, p99 %s, max %s; missed periods %llu\n",
 	        fmt_ns(a, sizeof(a), (double)w->p50), fmt_ns(b, sizeof(b), (double)w->p99),
@@ -431,10 +438,12 @@ static void probe_why_text(FILE *f, const struct probe_why *w)
 	else
 		snprintf(line, sizeof(line),
 		         "cpu_dma_latency held at 0 for %.1f s, alternating with as long "
-		         "without: p50 %s, p99 %s; late share (over 2x the median) %.1f%%, %.1f%% "
-		         "without",
+		         "without: p50 %s, p99 %s (%s, %s without); late share (over 2x the "
+		         "median) %.1f%%, %.1f%% without",
 		         (double)w->qos.elapsed / 1e9, fmt_ns(a, sizeof(a), (double)w->qos.p50),
 		         fmt_ns(b, sizeof(b), (double)w->qos.p99),
+		         fmt_ns(c, sizeof(c), (double)w->qos.p50_without),
+		         fmt_ns(d, sizeof(d), (double)w->qos.p99_without),
 		         w->qos.cycles ? 100.0 * (double)w->qos.late / (double)w->qos.cycles : 0,
 		         w->qos.cycles_without ? 100.0 * (double)w->qos.late_without /
 		                                         (double)w->qos.cycles_without
@@ -518,6 +527,8 @@ static void probe_why_json(struct json *j, const struct probe_why *w)
 		json_int(j, "p99_ns", w->qos.p99);
 		json_uint(j, "late", w->qos.late);
 		json_uint(j, "cycles_without", w->qos.cycles_without);
+		json_int(j, "p50_without_ns", w->qos.p50_without);
+		json_int(j, "p99_without_ns", w->qos.p99_without);
 		json_uint(j, "late_without", w->qos.late_without);
 		json_bool(j, "helps", qos_helps(w));
 	}
