@@ -204,13 +204,20 @@ static void precise_block(struct block *k, int tid, const struct pn_sleep_stats 
 		item(k, "", "%s", x->rt_refused == 1
 		                          ? "real time denied (EPERM: no CAP_SYS_NICE, RLIMIT_RTPRIO 0)"
 		                          : "real time off");
-		item(k, "; ", "plan p99 %s (%llu waits)",
-		     pn__duration_format(a, sizeof(a), (double)x->arm_p99[PN__ARM_PLAN]),
-		     (unsigned long long)x->arm_waits[PN__ARM_PLAN]);
-		item(k, ", ", "as the program alone %s (%llu waits): %s",
-		     pn__duration_format(b2, sizeof(b2), (double)x->arm_p99[PN__ARM_ALONE]),
-		     (unsigned long long)x->arm_waits[PN__ARM_ALONE],
-		     x->arm_alone ? "waits as the program would" : "the plan kept");
+		if (!x->arm_waits[PN__ARM_PLAN]) { /* only waits the program's runtime rounded */
+			item(k, "; ", "as the program alone %s (%llu waits)",
+			     pn__duration_format(b2, sizeof(b2), (double)x->arm_p99[PN__ARM_ALONE]),
+			     (unsigned long long)x->arm_waits[PN__ARM_ALONE]);
+			item(k, ": ", "timeouts in whole ms, nothing for the plan to gain");
+		} else {
+			item(k, "; ", "plan p99 %s (%llu waits)",
+			     pn__duration_format(a, sizeof(a), (double)x->arm_p99[PN__ARM_PLAN]),
+			     (unsigned long long)x->arm_waits[PN__ARM_PLAN]);
+			item(k, ", ", "as the program alone %s (%llu waits): %s",
+			     pn__duration_format(b2, sizeof(b2), (double)x->arm_p99[PN__ARM_ALONE]),
+			     (unsigned long long)x->arm_waits[PN__ARM_ALONE],
+			     x->arm_alone ? "waits as the program would" : "the plan kept");
+		}
 	}
 	if (x->kernel_p50_ns < 0 || (st->spun_ns == 0 && x->arm_waits[PN__ARM_ALONE]))
 		return; /* no kernel part, or only the plan's share */

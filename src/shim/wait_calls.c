@@ -131,7 +131,7 @@ static int shim_poll(uint64_t at, struct pollfd *fds, nfds_t n, int timeout, con
 		return real->poll(fds, n, timeout);
 	}
 	int64_t d = deadline_ms(at, timeout);
-	if (pn__wait_own(CLOCK_MONOTONIC, d))
+	if (pn__wait_own(CLOCK_MONOTONIC, d, true))
 		return OWN_AFTER(at, d, real->poll(fds, n, timeout));
 	struct pn__waiter w = {.kind = PN__WAIT_POLL,
 	                       .k = &pn__real_poll_kernel,
@@ -225,7 +225,7 @@ EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 	if (!pn__shim_active() || timeout <= 0 || max <= 0 || !real->epoll_pwait)
 		return real->epoll_wait(epfd, ev, max, timeout);
 	int64_t d = deadline_ms(at, timeout);
-	if (pn__wait_own(CLOCK_MONOTONIC, d))
+	if (pn__wait_own(CLOCK_MONOTONIC, d, true))
 		return OWN_AFTER(at, d, real->epoll_wait(epfd, ev, max, timeout));
 	if ((held = epoll_hold(epfd)) < 0)
 		return real->epoll_wait(epfd, ev, max, timeout);
@@ -243,7 +243,7 @@ EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, c
 	if (!pn__shim_active() || timeout <= 0 || max <= 0)
 		return real->epoll_pwait(epfd, ev, max, timeout, mask);
 	int64_t d = deadline_ms(at, timeout);
-	if (pn__wait_own(CLOCK_MONOTONIC, d))
+	if (pn__wait_own(CLOCK_MONOTONIC, d, true))
 		return OWN_AFTER(at, d, real->epoll_pwait(epfd, ev, max, timeout, mask));
 	if ((held = epoll_hold(epfd)) < 0)
 		return real->epoll_pwait(epfd, ev, max, timeout, mask);
@@ -263,7 +263,7 @@ EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct 
 		return OBSERVED_AFTER(at, d, real->epoll_pwait2(epfd, ev, max, tmo, mask));
 	if (!pn__shim_active() || (d = deadline_ts(at, tmo)) < 0 || max <= 0)
 		return real->epoll_pwait2(epfd, ev, max, tmo, mask);
-	if (pn__wait_own(CLOCK_MONOTONIC, d))
+	if (pn__wait_own(CLOCK_MONOTONIC, d, false))
 		return OWN_AFTER(at, d, real->epoll_pwait2(epfd, ev, max, tmo, mask));
 	if ((held = epoll_hold(epfd)) < 0)
 		return real->epoll_pwait2(epfd, ev, max, tmo, mask);

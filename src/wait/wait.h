@@ -26,10 +26,11 @@ int pn__wait(struct pn__waiter *w, struct pn__plan *p, clockid_t clk, int64_t de
  * caller to spin to the deadline in its own frame. ret: where the caller's call returns. */
 int pn__wait_sleep(struct pn__plan *p, int64_t deadline, int64_t precision, const void *ret);
 /* Whether the caller's wait until deadline on clk goes as the program made it (a shared
- * thread without real time, on the comparison's pick: src/wait/arms.c): then the caller
- * makes the program's own call, nothing of ours around it, and gives its end to
- * pn__wait_own_end. Otherwise the pick is kept for the pn__wait that follows. */
-bool pn__wait_own(clockid_t clk, int64_t deadline);
+ * thread without real time: always where the program's runtime rounded its timeout to
+ * whole ms, else on the comparison's pick, src/wait/arms.c): then the caller makes the
+ * program's own call, nothing of ours around it, and gives its end to pn__wait_own_end.
+ * Otherwise the pick is kept for the pn__wait that follows. */
+bool pn__wait_own(clockid_t clk, int64_t deadline, bool rounded);
 /* The end of a wait pn__wait_own let go as the program's, called at once with its result
  * r (0: timed out): its lateness for the comparison, and counted. errno is kept. */
 void pn__wait_own_end(clockid_t clk, int64_t call, int64_t deadline, int r);
