@@ -88,6 +88,15 @@ static void too_noisy_to_tell(void **state)
 	o.steal = 0.03;
 	char buf[2048];
 	lines(buf, sizeof(buf), &o, s);
+	for (char *l = buf, *eol; *l; l = eol + 1) { /* wrapped at 80 columns */
+		eol = strchr(l, '\n');
+		if (!eol)
+			eol = l + strlen(l) - 1;
+		if (eol - l > 80)
+			fail_msg("a line over 80 columns: %.*s", (int)(eol - l), l);
+	}
+	for (char *w; (w = strstr(buf, "\n  ")) != NULL;) /* the sentence, unwrapped */
+		memmove(w, w + 2, strlen(w + 2) + 1), *w = ' ';
 	assert_non_null(strstr(buf, "too noisy to tell: the lowest, --slack 1ns at p99 "));
 	assert_non_null(strstr(buf, "stole 3.0%"));
 	if (!strstr(buf, "runs' p99 went from ") || !strstr(buf, "to 3.3 ms (stall bursts)"))

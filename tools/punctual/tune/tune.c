@@ -366,12 +366,18 @@ static void noisy_lines(FILE *f, const struct tune_outcome *o, const struct tune
 		         "; as it is, its runs' p99 went from %s to %s (stall bursts)",
 		         fmt_ns(a, sizeof(a), (double)base->run_p99_lo),
 		         fmt_ns(b, sizeof(b), (double)base->run_p99_hi));
-	char c[24];
-	fprintf(f,
-	        "\ntoo noisy to tell: the lowest, %s at %s %s, is within the noise of %s as it "
-	        "is%s\n",
-	        s[lower].name, qname(o), fmt_ns(a, sizeof(a), o->res[lower].v),
-	        fmt_ns(c, sizeof(c), base->v), why[0] ? why : "; the runs' spread alone");
+	char c[24], line[512];
+	snprintf(line, sizeof(line),
+	         "too noisy to tell: the lowest, %s at %s %s, is within the noise of %s as it "
+	         "is%s",
+	         s[lower].name, qname(o),
+	         fmt_ns(a, sizeof(a), tune_quantile(&o->res[lower].fig, o->q)),
+	         fmt_ns(c, sizeof(c), tune_quantile(&base->fig, o->q)),
+	         why[0] ? why
+	                : " (no steal, no stall burst between its runs: the waits' own spread "
+	                  "at this length of run)");
+	fputc('\n', f);
+	out_wrap(f, "", "  ", line);
 }
 
 void tune_kept_lines(FILE *f, const struct tune_outcome *o, const struct tune_setting *s)
