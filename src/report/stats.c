@@ -111,10 +111,11 @@ static size_t why_lines(const struct pn__state *t, int64_t above_auto, char *buf
 	/* under SCHED_FIFO no SCHED_OTHER task is ahead: what remains is real-time work, the
 	 * kernel's own or the host's */
 	if (w && t->rt.wait_fifo && len < n) {
-		int m = snprintf(buf + len, n - len,
-		                 "  (its waits ran under SCHED_FIFO: 'preempted' there is a real-time "
-		                 "task or the\n   kernel's stop work; 'wakeup' an interrupt or the "
-		                 "host's steal of the vCPU)\n");
+		int m = snprintf(
+		        buf + len, n - len,
+		        "  (its waits ran under SCHED_FIFO: 'preempted' there is a real-time "
+		        "task or the\n   kernel's stop work; 'wakeup' an interrupt or the "
+		        "host's steal of the vCPU)\n");
 		len += m > 0 ? (size_t)m : 0;
 	}
 	return len < n ? len : n - 1;
@@ -198,18 +199,18 @@ static void precise_block(struct block *k, int tid, const struct pn_sleep_stats 
 		item(k, ", ", "%llu changed from outside meanwhile",
 		     (unsigned long long)x->lend_outside);
 	mode_line(k, st);
-	if (x->arm_waits[PN__ARM_ALONE]) { /* real time refused: the plan against the program */
+	/* real time refused: the plan against the program, and what was left to it */
+	if (x->arm_waits[PN__ARM_ALONE] || x->arm_rounded) {
 		char b2[32];
 		next_line(k);
-		item(k, "", "%s", x->rt_refused == 1
-		                          ? "real time denied (EPERM: no CAP_SYS_NICE, RLIMIT_RTPRIO 0)"
-		                          : "real time off");
-		if (!x->arm_waits[PN__ARM_PLAN]) { /* only waits the program's runtime rounded */
-			item(k, "; ", "as the program alone %s (%llu waits)",
-			     pn__duration_format(b2, sizeof(b2), (double)x->arm_p99[PN__ARM_ALONE]),
-			     (unsigned long long)x->arm_waits[PN__ARM_ALONE]);
-			item(k, ": ", "timeouts in whole ms, nothing for the plan to gain");
-		} else {
+		item(k, "", "%s",
+		     x->rt_refused == 1
+		             ? "real time denied (EPERM: no CAP_SYS_NICE, RLIMIT_RTPRIO 0)"
+		             : "real time off");
+		if (x->arm_rounded)
+			item(k, "; ", "%llu waits in whole ms left to the program",
+			     (unsigned long long)x->arm_rounded);
+		if (x->arm_waits[PN__ARM_PLAN] || x->arm_waits[PN__ARM_ALONE]) {
 			item(k, "; ", "plan p99 %s (%llu waits)",
 			     pn__duration_format(a, sizeof(a), (double)x->arm_p99[PN__ARM_PLAN]),
 			     (unsigned long long)x->arm_waits[PN__ARM_PLAN]);
@@ -219,7 +220,8 @@ static void precise_block(struct block *k, int tid, const struct pn_sleep_stats 
 			     x->arm_alone ? "waits as the program would" : "the plan kept");
 		}
 	}
-	if (x->kernel_p50_ns < 0 || (st->spun_ns == 0 && x->arm_waits[PN__ARM_ALONE]))
+	if (x->kernel_p50_ns < 0 ||
+	    (st->spun_ns == 0 && (x->arm_waits[PN__ARM_ALONE] || x->arm_rounded)))
 		return; /* no kernel part, or only the plan's share */
 	next_line(k);
 	if (st->spun_ns == 0) { /* the kernel woke each wait: nothing to compare */
@@ -274,7 +276,10 @@ static void stats_line(const struct pn__state *t)
 	        .arm_waits = {t->arms.waits[0], t->arms.waits[1]},
 	        .arm_p99 = {pn__arms_p99(&t->arms, 0), pn__arms_p99(&t->arms, 1)},
 	        .arm_alone = t->arms.alone,
-	        .rt_refused = t->rt.fifo_off ? 2 : pn__sched_wait_fifo() < 0 ? 1 : 0,
+	        .arm_rounded = t->arms.rounded,
+	        .rt_refused = t->rt.fifo_off              ? 2
+	                      : pn__sched_wait_fifo() < 0 ? 1
+	                                                  : 0,
 	};
 	char line[1536];
 	size_t len = pn__stats_format(t->tid, &st, &x, line, sizeof(line));

@@ -116,13 +116,6 @@ void pn__sched_wait_begin(struct pn__sched_wait *w, struct pn__rt *r, struct pn_
 		return;
 	}
 	pn__sched_lend_end(w); /* a lend no longer wanted, or one a jump left */
-	if (try_fifo && (slack <= 0 || own_slack <= 0)) {
-		/* the plan saw a lend (slack 0: untouched) that its bound ended since: the
-		 * slack to write back after real time is the thread's own, read now */
-		int64_t cur = pn_slack_get();
-		slack = slack > 0 ? slack : cur;
-		own_slack = own_slack > 0 ? own_slack : cur;
-	}
 	w->slack = slack;
 	w->own_slack = own_slack;
 	s->set_ns = 0;
@@ -134,6 +127,13 @@ void pn__sched_wait_begin(struct pn__sched_wait *w, struct pn__rt *r, struct pn_
 		goto out;
 	w->own.flags &= PN__SCHED_RESET_ON_FORK; /* no utilization clamp written back */
 	if (try_fifo) {
+		/* a plan made under a lend its bound ended since left the slack (0): the
+		 * thread's own, read now, is what real time's end writes back */
+		if (w->slack <= 0 || w->own_slack <= 0) {
+			int64_t cur = pn_slack_get();
+			w->slack = w->slack > 0 ? w->slack : cur;
+			w->own_slack = w->own_slack > 0 ? w->own_slack : cur;
+		}
 		int r1 = to_fifo(&w->own);
 		if (r1 == 0) {
 			atomic_store_explicit(&fifo, 1, memory_order_relaxed);
@@ -169,9 +169,8 @@ static _Atomic int64_t bucket, bucket_at;
 static void bucket_fill(int64_t now)
 {
 	int64_t at = atomic_load_explicit(&bucket_at, memory_order_relaxed);
-	if (now <= at ||
-	    !atomic_compare_exchange_strong_explicit(&bucket_at, &at, now, memory_order_relaxed,
-	                                             memory_order_relaxed))
+	if (now <= at || !atomic_compare_exchange_strong_explicit(
+	                         &bucket_at, &at, now, memory_order_relaxed, memory_order_relaxed))
 		return;
 	if (at == 0)
 		return; /* the first wakeup starts the clock */
@@ -200,7 +199,8 @@ static int64_t bucket_take(void)
 static void bucket_refund(int64_t armed, int64_t left)
 {
 	if (armed > 0 && left > 0)
-		atomic_fetch_add_explicit(&bucket, left < armed ? left : armed, memory_order_relaxed);
+		atomic_fetch_add_explicit(&bucket, left < armed ? left : armed,
+		                          memory_order_relaxed);
 }
 
 static bool lend_on(struct pn__sched_wait *w, int64_t now)

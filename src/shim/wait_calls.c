@@ -85,17 +85,18 @@ __attribute__((always_inline)) static inline uint64_t call_entry(bool timed)
 }
 
 /* A relative wait observed (run --stats alone): the real call, timed out at 0. */
-#define OBSERVED_AFTER(at, deadline, expr)                                                     \
+#define OBSERVED_AFTER(at, deadline, expr)                                                         \
 	PN__OBSERVED(CLOCK_MONOTONIC, pn__calltime_ns(at), (deadline), (expr), pn_r == 0)
 
-/* A wait the comparison lets go as the program made it (pn__wait_own): the real call,
- * its end given back. */
-#define OWN_AFTER(at, deadline, expr)                                                          \
-	({                                                                                     \
-		int pn_r = (expr);                                                             \
-		pn__wait_own_end(CLOCK_MONOTONIC, pn__calltime_ns(at), (deadline), pn_r);       \
-		pn_r;                                                                          \
-	})
+/* Whether the wait is the program's own call (pn__wait_alone; its end is observed), asked
+ * inside the shim: a handler's wait meanwhile is not this one's. */
+static bool alone(int64_t deadline, bool rounded)
+{
+	pn__shim_inside = true;
+	bool r = pn__wait_alone(CLOCK_MONOTONIC, deadline, rounded);
+	pn__shim_inside = false;
+	return r;
+}
 
 static int64_t deadline_ms(uint64_t at, int ms)
 {
@@ -127,12 +128,13 @@ static int shim_poll(uint64_t at, struct pollfd *fds, nfds_t n, int timeout, con
 	const struct pn__real *real = pn__real_get();
 	if (!pn__shim_active() || timeout <= 0 || !real->ppoll) {
 		if (pn__shim_observes() && timeout > 0)
-			return OBSERVED_AFTER(at, deadline_ms(at, timeout), real->poll(fds, n, timeout));
+			return OBSERVED_AFTER(at, deadline_ms(at, timeout),
+			                      real->poll(fds, n, timeout));
 		return real->poll(fds, n, timeout);
 	}
 	int64_t d = deadline_ms(at, timeout);
-	if (pn__wait_own(CLOCK_MONOTONIC, d, true))
-		return OWN_AFTER(at, d, real->poll(fds, n, timeout));
+	if (alone(d, true))
+		return OBSERVED_AFTER(at, d, real->poll(fds, n, timeout));
 	struct pn__waiter w = {.kind = PN__WAIT_POLL,
 	                       .k = &pn__real_poll_kernel,
 	                       .fds = fds,
@@ -225,8 +227,8 @@ EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 	if (!pn__shim_active() || timeout <= 0 || max <= 0 || !real->epoll_pwait)
 		return real->epoll_wait(epfd, ev, max, timeout);
 	int64_t d = deadline_ms(at, timeout);
-	if (pn__wait_own(CLOCK_MONOTONIC, d, true))
-		return OWN_AFTER(at, d, real->epoll_wait(epfd, ev, max, timeout));
+	if (alone(d, true))
+		return OBSERVED_AFTER(at, d, real->epoll_wait(epfd, ev, max, timeout));
 	if ((held = epoll_hold(epfd)) < 0)
 		return real->epoll_wait(epfd, ev, max, timeout);
 	return epoll_precise(held, ev, max, d, NULL, RET, true);
@@ -243,8 +245,8 @@ EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, c
 	if (!pn__shim_active() || timeout <= 0 || max <= 0)
 		return real->epoll_pwait(epfd, ev, max, timeout, mask);
 	int64_t d = deadline_ms(at, timeout);
-	if (pn__wait_own(CLOCK_MONOTONIC, d, true))
-		return OWN_AFTER(at, d, real->epoll_pwait(epfd, ev, max, timeout, mask));
+	if (alone(d, true))
+		return OBSERVED_AFTER(at, d, real->epoll_pwait(epfd, ev, max, timeout, mask));
 	if ((held = epoll_hold(epfd)) < 0)
 		return real->epoll_pwait(epfd, ev, max, timeout, mask);
 	return epoll_precise(held, ev, max, d, mask, RET, true);
@@ -263,8 +265,8 @@ EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct 
 		return OBSERVED_AFTER(at, d, real->epoll_pwait2(epfd, ev, max, tmo, mask));
 	if (!pn__shim_active() || (d = deadline_ts(at, tmo)) < 0 || max <= 0)
 		return real->epoll_pwait2(epfd, ev, max, tmo, mask);
-	if (pn__wait_own(CLOCK_MONOTONIC, d, false))
-		return OWN_AFTER(at, d, real->epoll_pwait2(epfd, ev, max, tmo, mask));
+	if (alone(d, false))
+		return OBSERVED_AFTER(at, d, real->epoll_pwait2(epfd, ev, max, tmo, mask));
 	if ((held = epoll_hold(epfd)) < 0)
 		return real->epoll_pwait2(epfd, ev, max, tmo, mask);
 	return epoll_precise(held, ev, max, d, mask, RET, false);
@@ -519,7 +521,8 @@ EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct times
 	int64_t d;
 	if (pn__shim_observes() && (d = deadline_ts(at, tmo)) >= 0)
 		return PN__OBSERVED(CLOCK_MONOTONIC, pn__calltime_ns(at), d,
-		                    real->sigtimedwait(set, info, tmo), pn_r == -1 && errno == EAGAIN);
+		                    real->sigtimedwait(set, info, tmo),
+		                    pn_r == -1 && errno == EAGAIN);
 	if (!pn__shim_active() || pn__null_arg(set) || (d = deadline_ts(at, tmo)) < 0)
 		return real->sigtimedwait(set, info, tmo);
 	sigset_t old, block, discard;

@@ -16,11 +16,6 @@ int64_t pn__arms_p99(const struct pn__arms *a, int arm)
 
 int pn__arms_pick(struct pn__arms *a)
 {
-	if (a->ahead) { /* picked for this wait already */
-		int arm = a->ahead - 1;
-		a->ahead = 0;
-		return arm;
-	}
 	uint32_t t = a->turn++;
 	if (t == 0)
 		a->alone = 1; /* until the plan shows it does better */

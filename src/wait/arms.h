@@ -21,12 +21,19 @@ enum { PN__ARM_PLAN, PN__ARM_ALONE };
  * left once it is higher. */
 #define PN__ARMS_SLACK_NS 20000
 
+/* What the program's own call under way is: one the comparison picked, or a timeout the
+ * program's runtime rounded to whole ms, which is never compared. */
+enum { PN__ALONE_COMPARED = 1, PN__ALONE_ROUNDED };
+
 struct pn__arms {
 	struct pn__decay_hist late[2]; /* each way's lateness past the deadline */
 	uint32_t turn;
-	int8_t alone; /* the comparison chose the program's own way */
-	int8_t ahead; /* a pick made ahead of its wait (pn__wait_own): the way + 1, or 0 */
+	int8_t alone;      /* the comparison chose the program's own way */
+	int8_t ahead;      /* a pick made before its wait (pn__wait_alone): the way + 1, or 0 */
+	int8_t calling;    /* the program's own call under way: a PN__ALONE_*, or 0 */
+	int64_t ahead_for; /* the deadline of ahead's wait */
 	uint64_t waits[2];
+	uint64_t rounded; /* whole-ms waits left to the program */
 };
 
 int pn__arms_pick(struct pn__arms *a);

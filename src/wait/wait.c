@@ -194,48 +194,68 @@ static bool comparing(struct pn__state *t)
 	       (pn__sched_wait_fifo() < 0 || t->rt.fifo_off) && !pn__slice_wanted(&t->slice);
 }
 
-/* The wait as the program would make it alone; its lateness is the comparison's. */
+/* The comparison's pick for the wait until deadline: the one made before it by
+ * pn__wait_alone, else a new one. */
+static int pick(struct pn__arms *a, int64_t deadline)
+{
+	int arm = a->ahead && a->ahead_for == deadline ? a->ahead - 1 : pn__arms_pick(a);
+	a->ahead = 0;
+	return arm;
+}
+
+/* Before the program's own call: no lend under it, and the runs read as for any wait. */
+static void alone_begin(struct pn__state *t, int calling)
+{
+	if (t->sched.under)
+		pn__sched_lend_end(&t->sched);
+	pn__slice_sample(&t->slice);
+	t->arms.calling = (int8_t)calling;
+}
+
+/* After it: a compared wait's lateness for the comparison, and the wait counted. Whether
+ * it was late. */
+static bool alone_end(struct pn__state *t, int64_t call, int64_t deadline, int64_t end,
+                      bool timed_out)
+{
+	int calling = t->arms.calling;
+	t->arms.calling = 0;
+	if (calling == PN__ALONE_COMPARED && timed_out)
+		pn__arms_learn(&t->arms, PN__ARM_ALONE, end - deadline);
+	else if (calling == PN__ALONE_ROUNDED)
+		t->arms.rounded++;
+	return pn__state_observed(t, call, deadline, end, timed_out);
+}
+
+/* The wait as the program would make it alone, through the waiter. */
 static int wait_alone(struct pn__state *t, struct pn__waiter *w, clockid_t clk, int64_t deadline)
 {
-	pn__slice_sample(&t->slice);
+	alone_begin(t, PN__ALONE_COMPARED);
 	int64_t call = pn__clock_now(clk);
 	int r = until(w, clk, deadline);
 	int64_t end = pn__clock_now(clk);
-	if (r == 0)
-		pn__arms_learn(&t->arms, PN__ARM_ALONE, end - deadline);
 	if (r >= 0)
-		pn__state_observed(t, call, deadline, end, r == 0);
+		alone_end(t, call, deadline, end, r == 0);
+	t->arms.calling = 0;
 	return r;
 }
 
-bool pn__wait_own(clockid_t clk, int64_t deadline, bool rounded)
+bool pn__wait_alone(clockid_t clk, int64_t deadline, bool rounded)
 {
-	struct pn__state *t = pn__state_get();
-	if (!comparing(t))
-		return false;
-	if (rounded) { /* the plan's way could only lower a slack the rounding dwarfs */
-		pn__slice_sample(&t->slice);
-		return true;
-	}
-	int arm = pn__arms_pick(&t->arms);
-	if (arm == PN__ARM_ALONE && deadline > pn__clock_now(clk)) {
-		pn__slice_sample(&t->slice);
-		return true;
-	}
-	t->arms.ahead = (int8_t)(arm + 1);
-	return false;
-}
-
-void pn__wait_own_end(clockid_t clk, int64_t call, int64_t deadline, int r)
-{
-	int64_t end = pn__clock_now(clk); /* first: the wait's end */
 	int e = errno;
 	struct pn__state *t = pn__state_get();
-	if (t && r == 0)
-		pn__arms_learn(&t->arms, PN__ARM_ALONE, end - deadline);
-	if (t && r >= 0)
-		pn__state_observed(t, call, deadline, end, r == 0);
+	bool own = false;
+	if (comparing(t)) {
+		int arm = rounded ? PN__ARM_ALONE : pick(&t->arms, deadline);
+		own = arm == PN__ARM_ALONE && deadline > pn__clock_now(clk);
+		if (own) {
+			alone_begin(t, rounded ? PN__ALONE_ROUNDED : PN__ALONE_COMPARED);
+		} else if (!rounded) {
+			t->arms.ahead = (int8_t)(arm + 1);
+			t->arms.ahead_for = deadline;
+		}
+	}
 	errno = e;
+	return own;
 }
 
 /* After a wait of the plan's way: its lateness for the comparison (none where the caller
@@ -253,7 +273,7 @@ int pn__wait(struct pn__waiter *w, struct pn__plan *p, clockid_t clk, int64_t de
 	struct pn__state *t = pn__state_get();
 	int arm = -1;
 	if (comparing(t)) {
-		arm = pn__arms_pick(&t->arms);
+		arm = pick(&t->arms, deadline);
 		if (arm == PN__ARM_ALONE && deadline > pn__clock_now(clk)) {
 			int e = errno, r = wait_alone(t, w, clk, deadline);
 			errno = e;
@@ -280,7 +300,7 @@ int pn__wait_sleep(struct pn__plan *p, int64_t deadline, int64_t precision, cons
 	struct pn__state *t = pn__state_get();
 	int arm = -1;
 	if (comparing(t)) {
-		arm = pn__arms_pick(&t->arms);
+		arm = pick(&t->arms, deadline);
 		if (arm == PN__ARM_ALONE && deadline > pn_now()) {
 			*p = (struct pn__plan)PN__PLAN_INIT;
 			return wait_alone(t, &w, CLOCK_MONOTONIC, deadline);
@@ -300,7 +320,7 @@ void pn__wait_observed(clockid_t clk, int64_t call, int64_t deadline, bool timed
 {
 	int64_t end = pn__clock_now(clk); /* first: the wait's end */
 	struct pn__state *t = pn__state_make();
-	if (t && pn__state_observed(t, call, deadline, end, timed_out) && why)
+	if (t && alone_end(t, call, deadline, end, timed_out) && why)
 		pn__why_step(why, end - deadline);
 }
 

@@ -25,15 +25,11 @@ int pn__wait(struct pn__waiter *w, struct pn__plan *p, clockid_t clk, int64_t de
 /* pn_sleep_until through the raw kernel table, never failing: 0, with p->tail for the
  * caller to spin to the deadline in its own frame. ret: where the caller's call returns. */
 int pn__wait_sleep(struct pn__plan *p, int64_t deadline, int64_t precision, const void *ret);
-/* Whether the caller's wait until deadline on clk goes as the program made it (a shared
- * thread without real time: always where the program's runtime rounded its timeout to
- * whole ms, else on the comparison's pick, src/wait/arms.c): then the caller makes the
- * program's own call, nothing of ours around it, and gives its end to pn__wait_own_end.
- * Otherwise the pick is kept for the pn__wait that follows. */
-bool pn__wait_own(clockid_t clk, int64_t deadline, bool rounded);
-/* The end of a wait pn__wait_own let go as the program's, called at once with its result
- * r (0: timed out): its lateness for the comparison, and counted. errno is kept. */
-void pn__wait_own_end(clockid_t clk, int64_t call, int64_t deadline, int r);
+/* Whether the caller makes the program's own call instead of pn__wait: a compared thread
+ * (src/wait/arms.c) on the comparison's pick, always for a timeout rounded to whole ms.
+ * The call's end then goes to pn__wait_observed. False keeps the pick for the pn__wait
+ * that follows. errno is kept. */
+bool pn__wait_alone(clockid_t clk, int64_t deadline, bool rounded);
 /* The lend of real time as the shim drives it: PN__LEND_SIGNAL names the bound's signal
  * (arg) and lets lends outlast their waits; PN__LEND_END ends the thread's lend,
  * PN__LEND_HANDLER too and counts a handler of the program's; PN__LEND_BOUND: 1 where
@@ -43,8 +39,9 @@ int pn__wait_lend(int op, const void *arg);
 /* A wait left without ending (cancelled, longjmp): puts the thread's scheduling and slack
  * back. Idempotent. */
 void pn__wait_cancel(struct pn__plan *p);
-/* A wait the program made as it is (`run --stats` alone), from call to deadline on clk,
- * just returned: counted, and with why (PUNCTUAL_EXPLAIN) the cause of a late one. */
+/* A wait the program made as it is (`run --stats` alone, or pn__wait_alone's), from call to
+ * deadline on clk, just returned: counted, and with why (PUNCTUAL_EXPLAIN) the cause of a
+ * late one. */
 void pn__wait_observed(clockid_t clk, int64_t call, int64_t deadline, bool timed_out,
                        struct pn__why_snap *why);
 

@@ -71,8 +71,8 @@ shim=$(find "$BUILD/CMakeFiles/punctual_preload.dir" -name '*.o' -path '*/shim/*
 own=$(nm --defined-only $shim | awk 'NF == 3 {print $3}' | sort -u)
 # shellcheck disable=SC2086
 imp=$(nm -u $shim | awk '$1 == "U" && $2 ~ /^pn__/ {print $2}' | sort -u | comm -23 - <(echo "$own"))
-if [ "$(echo "$imp" | grep -c .)" -gt 7 ]; then
-	echo "FAIL: the shim uses $(echo "$imp" | grep -c .) internal symbols of the library (at most 7): $(echo $imp)"
+if [ "$(echo "$imp" | grep -c .)" -gt 8 ]; then
+	echo "FAIL: the shim uses $(echo "$imp" | grep -c .) internal symbols of the library (at most 8): $(echo $imp)"
 	fails=$((fails + 1))
 fi
 # src/'s layers by folder (docs/HACKING.md): hist/ and sched/ below the engine and the

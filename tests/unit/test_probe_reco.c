@@ -9,6 +9,7 @@
  * lowered it" only where none gives one; a fix is advised only beyond the noise of
  * repeated runs, else noted as unsure with the host's noise named.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -281,6 +282,42 @@ static void precise_beyond_the_noise(void **state)
 	assert_int_equal(p.nunsure, 1);
 }
 
+/* PM QoS is judged against its own blocks without it, in every pair: a held median under
+ * the main loop's, measured before, is no gain. */
+static void qos_against_its_blocks(void **state)
+{
+	(void)state;
+	struct probe_why *w = &p.why;
+	w->run = true;
+	w->status = -ENOENT; /* no causes: the PM QoS advice alone */
+	w->p50 = 60 * US;
+	w->qos.cycles = w->qos.cycles_without = 496;
+	w->qos.late = 0;
+	w->qos.late_without = 1; /* too few to halve */
+	w->qos.p50 = 44 * US;
+	w->qos.p99 = 600 * US;
+	w->qos.p99_without = 700 * US;
+	for (int i = 0; i < QOS_PAIRS; i++) {
+		for (int on = 0; on < 2; on++) {
+			w->qos.block[i][on][0] = 124;
+			w->qos.block_p50[i][on] = 44 * US;
+		}
+	}
+	w->qos.p50_without = 44 * US;
+	probe_why.recommend(&p);
+	assert_null(reco("pm_qos")); /* as fast without it: the main loop's median is older */
+	w->qos.p50_without = 60 * US;
+	for (int i = 0; i < QOS_PAIRS; i++)
+		w->qos.block_p50[i][0] = 60 * US;
+	p.nrecos = 0;
+	probe_why.recommend(&p);
+	assert_non_null(reco("pm_qos"));
+	w->qos.block_p50[2][1] = 61 * US; /* one pair the other way */
+	p.nrecos = 0;
+	probe_why.recommend(&p);
+	assert_null(reco("pm_qos"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -292,6 +329,7 @@ int main(void)
 	        cmocka_unit_test_setup(verdict_names_every_command, setup),
 	        cmocka_unit_test_setup(frontier_fix_beyond_the_noise, setup),
 	        cmocka_unit_test_setup(precise_beyond_the_noise, setup),
+	        cmocka_unit_test_setup(qos_against_its_blocks, setup),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -661,11 +661,8 @@ static void test_shared_sched(void **state)
 	}
 }
 
-/* A plan made while the thread was lent real time leaves the slack as it is (0); a bound
- * that ends the lend before the next wait begins leaves that wait to begin real time with
- * no slack of its own to write back. Linux gives a task leaving real time its default slack,
- * so the thread's own must be read then (cli.preload's "slack after 600 sleeps", once in
- * about a dozen runs beside hogs). */
+/* A plan made under a lend leaves the slack at 0; a bound that ended the lend before the
+ * wait leaves nothing to write back after real time: the thread's own is read. */
 static const char *ended_lend(void)
 {
 	if (pn_slack_set(1234) != 0)

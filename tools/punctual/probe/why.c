@@ -53,9 +53,9 @@ static void measure_qos(struct probe_why *w, bool quick, struct periodic_result 
 	                            .duration =
 	                                    (quick ? 350000000LL : 1000000000LL) / (2 * QOS_PAIRS),
 	                            .nthreads = 1};
-	struct pn_hist held, unheld;
+	struct pn_hist held, without;
 	pn_hist_init(&held);
-	pn_hist_init(&unheld);
+	pn_hist_init(&without);
 	progress("probe: why late, with and without PM QoS (cpu_dma_latency 0), alternating");
 	for (int k = 0; k < 2 * QOS_PAIRS; k++) {
 		bool on = k % 2;
@@ -79,7 +79,7 @@ static void measure_qos(struct probe_why *w, bool quick, struct periodic_result 
 		uint64_t *b = w->qos.block[k / 2][on];
 		b[0] = pn_hist_count(&r->late);
 		b[1] = probe_count_above(&r->late, 2 * w->p50);
-		b[2] = (uint64_t)pn_hist_percentile(&r->late, 50);
+		w->qos.block_p50[k / 2][on] = pn_hist_percentile(&r->late, 50);
 		if (on) {
 			w->qos.elapsed += r->elapsed;
 			w->qos.cycles += b[0];
@@ -88,14 +88,14 @@ static void measure_qos(struct probe_why *w, bool quick, struct periodic_result 
 		} else {
 			w->qos.cycles_without += b[0];
 			w->qos.late_without += b[1];
-			pn_hist_merge(&unheld, &r->late);
+			pn_hist_merge(&without, &r->late);
 		}
 		periodic_free(r);
 	}
 	w->qos.p50 = pn_hist_percentile(&held, 50);
 	w->qos.p99 = pn_hist_percentile(&held, 99);
-	w->qos.p50_without = pn_hist_percentile(&unheld, 50);
-	w->qos.p99_without = pn_hist_percentile(&unheld, 99);
+	w->qos.p50_without = pn_hist_percentile(&without, 50);
+	w->qos.p99_without = pn_hist_percentile(&without, 99);
 }
 
 /* PM QoS made a figure worse beyond the noise: more late wakeups than its blocks without
@@ -114,7 +114,9 @@ static bool qos_every_pair(const struct probe_why *w, bool by_p50)
 {
 	for (int i = 0; i < QOS_PAIRS; i++) {
 		const uint64_t *off = w->qos.block[i][0], *on = w->qos.block[i][1];
-		if (!off[0] || !on[0] || (by_p50 ? on[2] >= off[2] : on[1] * off[0] >= off[1] * on[0]))
+		const int64_t *p50 = w->qos.block_p50[i];
+		if (!off[0] || !on[0] ||
+		    (by_p50 ? p50[1] >= p50[0] : on[1] * off[0] >= off[1] * on[0]))
 			return false;
 	}
 	return true;
@@ -439,7 +441,7 @@ static void probe_why_text(FILE *f, const struct probe_why *w)
 		snprintf(line, sizeof(line),
 		         "cpu_dma_latency held at 0 for %.1f s, alternating with as long "
 		         "without: p50 %s, p99 %s (%s, %s without); late share (over 2x the "
-		         "median) %.1f%%, %.1f%% without",
+		         "main loop's median) %.1f%%, %.1f%% without",
 		         (double)w->qos.elapsed / 1e9, fmt_ns(a, sizeof(a), (double)w->qos.p50),
 		         fmt_ns(b, sizeof(b), (double)w->qos.p99),
 		         fmt_ns(c, sizeof(c), (double)w->qos.p50_without),

@@ -49,8 +49,9 @@ struct probe_why {
 		int64_t elapsed;       /* with it held */
 		uint64_t cycles, late; /* with it; late: over 2x the main loop's median */
 		uint64_t cycles_without, late_without;
-		uint64_t block[QOS_PAIRS][2][3]; /* a pair's [without, with] [cycles, late, p50] */
-		int64_t p50, p99;                /* with it */
+		uint64_t block[QOS_PAIRS][2][2]; /* a pair's [without, with] [cycles, late] */
+		int64_t block_p50[QOS_PAIRS][2];
+		int64_t p50, p99; /* with it */
 		int64_t p50_without, p99_without;
 	} qos;
 };

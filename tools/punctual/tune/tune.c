@@ -373,9 +373,11 @@ static void noisy_lines(FILE *f, const struct tune_outcome *o, const struct tune
 	         s[lower].name, qname(o),
 	         fmt_ns(a, sizeof(a), tune_quantile(&o->res[lower].fig, o->q)),
 	         fmt_ns(c, sizeof(c), tune_quantile(&base->fig, o->q)),
-	         why[0] ? why
-	                : " (no steal, no stall burst between its runs: the waits' own spread "
-	                  "at this length of run)");
+	         why[0]           ? why
+	         : base->runs > 1 ? " (steal under 0.5%, and no stall burst seen between its "
+	                            "runs: the waits' own spread at this length of run)"
+	                          : " (steal under 0.5%: the waits' own spread at this length "
+	                            "of run)");
 	fputc('\n', f);
 	out_wrap(f, "", "  ", line);
 }
