@@ -72,10 +72,11 @@ missing=
 for f in "$TMP"/opts.*; do
 	c=${f##*/opts.}
 	[ -s "$f" ] || { fail "$c: no option in its --help"; continue; }
+	# what bash offers as this command's options, asked once
+	bash -c '. "$0"; _punctual_opts "$1"' "$COMP" "$c" | tr ' ' '\n' >"$TMP/bash.$c"
 	for o in $(cat "$f"); do
 		grep -qx -- "$c $o" "$TMP/table" || missing="$missing $c:$o(table)"
-		bash -c '. "$0"; _punctual_opts "$1"' "$COMP" "$c" | tr ' ' '\n' | grep -Eqx -- "$o=?" ||
-			missing="$missing $c:$o(bash)"
+		grep -Eqx -- "$o=?" "$TMP/bash.$c" || missing="$missing $c:$o(bash)"
 		grep -q -- "'[^']*$o[=+-]*\[" "$DIR/punctual.zsh" || missing="$missing $c:$o(zsh)"
 		grep -q -- "-l ${o#--}\b" "$DIR/punctual.fish" || missing="$missing $c:$o(fish)"
 	done
