@@ -43,8 +43,19 @@ run: release
 	@./build/release/punctual $(RUN_ARGS) && echo "make run: the tool is build/release/punctual;" \
 		"\`make install\` puts it and its man pages in $(PREFIX)" >&2
 
-# Every test under ASan+UBSan, then the threaded ones again under TSan.
-test: test-asan test-tsan
+# Every test under ASan+UBSan, then the threaded ones again under TSan. The TSan build runs
+# beside the ASan tests, niced (they mostly wait: sleeps, timers, probes), its one line
+# shown after them; the TSan tests run once both are done, as test-tsan runs them.
+test: bootstrap
+	@cmake --preset asan >/dev/null
+	@./scripts/quietly build/asan.log "building (ASan+UBSan)" cmake --build --preset asan -j $(JOBS)
+	@cmake --preset tsan >/dev/null
+	@nice -n 10 ./scripts/quietly build/tsan.log "building (TSan, beside the ASan tests)" \
+		cmake --build --preset tsan -j $(JOBS) >build/tsan.line & b=$$!; \
+	ctest --preset asan -j $(TEST_JOBS); a=$$?; tests/skips.sh build/asan; \
+	wait $$b; st=$$?; cat build/tsan.line; \
+	[ $$a -eq 0 ] || exit $$a; [ $$st -eq 0 ] || exit $$st; \
+	ctest --preset tsan -j $(TEST_JOBS); st=$$?; tests/skips.sh build/tsan; exit $$st
 
 test-asan: bootstrap
 	@cmake --preset asan >/dev/null
