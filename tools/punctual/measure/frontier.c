@@ -579,12 +579,52 @@ static void sem_take(sem_t *s)
 		;
 }
 
+/* ---- the lend past a wakeup, as `run --precise` gives it ---------------------------------- */
+
+/* The lend's bound (src/sched/sched.c): a shared thread of punctual's keeps real time past
+ * its wakeup until its next wait or this signal, as under the shim, so that the default
+ * measured is the one `run --precise` gives. */
+static void on_bound(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	struct pn__state *s;
+	if (si && si->si_code == SI_TIMER && (s = pn__state_get()) != NULL)
+		pn__sched_on_bound(&s->sched, si->si_value.sival_ptr);
+}
+
+/* The bound's signal, installed once: the highest real-time one at its default, as the
+ * shim's; 0: none free (no lend past a wakeup). */
+static int lend_signal(void)
+{
+	static int sig = -1;
+	if (sig >= 0)
+		return sig;
+	sig = 0;
+	for (int n = SIGRTMAX - 1; n > SIGRTMAX - 8 && n > SIGRTMIN; n--) {
+		struct sigaction now, a = {.sa_sigaction = on_bound, .sa_flags = SA_SIGINFO | SA_RESTART};
+		if (sigaction(n, NULL, &now) != 0 || now.sa_handler != SIG_DFL)
+			continue;
+		sigfillset(&a.sa_mask);
+		if (sigaction(n, &a, NULL) == 0)
+			sig = n;
+		break;
+	}
+	return sig;
+}
+
 static void *variant_main(void *arg)
 {
 	struct variant_thread *w = arg;
 	struct turns *t = w->t;
 	pn__sched_get(&w->base);
 	runs_fd = pn__runs_open();
+	if (pn__sched_lend_signal) { /* the threads start with every signal blocked */
+		sigset_t one;
+		sigemptyset(&one);
+		sigaddset(&one, pn__sched_lend_signal);
+		pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+	}
 	for (;;) {
 		sem_take(&t->go[w->v]);
 		if (atomic_load(&t->quit))
@@ -594,6 +634,9 @@ static void *variant_main(void *arg)
 	}
 	if (runs_fd >= 0)
 		close(runs_fd);
+	struct pn__state *s = pn__state_get();
+	if (s) /* its lend ended and its bound's timer gone, by the thread that owns them */
+		pn__sched_exit(&s->sched);
 	pn__state_use(NULL);
 	return NULL;
 }
@@ -658,8 +701,11 @@ int frontier_run(const struct frontier_config *c, struct frontier *f)
 			pn_hist_init(&f->cell[l][v].late);
 	if (e == 0 && (c->hogs || c->hog_pinned))
 		e = hogs_start(c, f, &h);
+	if (e == 0 && (c->hogs || c->hog_pinned)) /* shared: a wakeup's reaction is lent */
+		pn__sched_lend_signal = lend_signal();
 	if (e == 0)
 		e = rounds(c, f, state, &h);
+	pn__sched_lend_signal = 0;
 	hogs_stop(f, &h);
 	for (int v = 0; v < c->nvar; v++)
 		pn__state_free(state[v]);
