@@ -15,6 +15,8 @@
  *   waits       frontier's variants side by side in one process) pn__slice_parse
  *               pn__slice_set_self pn__slice_set_default pn__slice_busy pn__slice_note
  *               pn__slice_due pn__slice_spun pn__sched_get pn__sched_set pn__rt_limit;
+ *   the lend    pn__sched_lend_signal pn__sched_on_bound pn__sched_exit pn__state_get
+ *               (the shared frontier's default lends as `run --precise` does);
  *   records     pn__records_sum pn__decay_hist_bucket_hi (PUNCTUAL_STATS_FILE's)
  *               pn__decay_hist_bucket_of (tune's traced runs, in the records' buckets)
  *
