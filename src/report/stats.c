@@ -111,11 +111,10 @@ static size_t why_lines(const struct pn__state *t, int64_t above_auto, char *buf
 	/* under SCHED_FIFO no SCHED_OTHER task is ahead: what remains is real-time work, the
 	 * kernel's own or the host's */
 	if (w && t->rt.wait_fifo && len < n) {
-		int m = snprintf(
-		        buf + len, n - len,
-		        "  (its waits ran under SCHED_FIFO: 'preempted' there is a real-time "
-		        "task or the\n   kernel's stop work; 'wakeup' an interrupt or the "
-		        "host's steal of the vCPU)\n");
+		int m = snprintf(buf + len, n - len,
+		                 "  (its waits ran under SCHED_FIFO: 'preempted' there is a real-time "
+		                 "task or the\n   kernel's stop work; 'wakeup' an interrupt or the "
+		                 "host's steal of the vCPU)\n");
 		len += m > 0 ? (size_t)m : 0;
 	}
 	return len < n ? len : n - 1;
@@ -203,10 +202,9 @@ static void precise_block(struct block *k, int tid, const struct pn_sleep_stats 
 	if (x->arm_waits[PN__ARM_ALONE] || x->arm_rounded) {
 		char b2[32];
 		next_line(k);
-		item(k, "", "%s",
-		     x->rt_refused == 1
-		             ? "real time denied (EPERM: no CAP_SYS_NICE, RLIMIT_RTPRIO 0)"
-		             : "real time off");
+		item(k, "", "%s", x->rt_refused == 1
+		                          ? "real time denied (EPERM: no CAP_SYS_NICE, RLIMIT_RTPRIO 0)"
+		                          : "real time off");
 		if (x->arm_rounded)
 			item(k, "; ", "%llu waits in whole ms left to the program",
 			     (unsigned long long)x->arm_rounded);
@@ -277,9 +275,7 @@ static void stats_line(const struct pn__state *t)
 	        .arm_p99 = {pn__arms_p99(&t->arms, 0), pn__arms_p99(&t->arms, 1)},
 	        .arm_alone = t->arms.alone,
 	        .arm_rounded = t->arms.rounded,
-	        .rt_refused = t->rt.fifo_off              ? 2
-	                      : pn__sched_wait_fifo() < 0 ? 1
-	                                                  : 0,
+	        .rt_refused = t->rt.fifo_off ? 2 : pn__sched_wait_fifo() < 0 ? 1 : 0,
 	};
 	char line[1536];
 	size_t len = pn__stats_format(t->tid, &st, &x, line, sizeof(line));

@@ -23,13 +23,13 @@ void pn__stats_report(int64_t precision);
 int64_t pn__stats_setup(const char *precision, const char *stats, bool *explain);
 
 struct pn__stats_more {
-	bool observed;   /* the program's own waits */
-	uint64_t events; /* of those, the waits their event ended */
+	bool observed;                        /* the program's own waits */
+	uint64_t events;                      /* of those, the waits their event ended */
 	int64_t precision;
 	int32_t budget_ppm;
 	int64_t kernel_p50_ns, kernel_p99_ns; /* the kernel parts' wakeups; -1: none */
-	uint64_t fifo_waits;                  /* kernel waits under lent SCHED_FIFO */
-	uint64_t lend_bounded, lend_outside;  /* lends the CPU bound and outside changes ended */
+	uint64_t fifo_waits; /* kernel waits under lent SCHED_FIFO */
+	uint64_t lend_bounded, lend_outside; /* lends the CPU bound and outside changes ended */
 	uint64_t arm_waits[2];                /* shared without real time: the plan's way and */
 	int64_t arm_p99[2];                   /* the program's alone, and their p99s */
 	bool arm_alone;                       /* the comparison chose the program's */

@@ -169,8 +169,9 @@ static _Atomic int64_t bucket, bucket_at;
 static void bucket_fill(int64_t now)
 {
 	int64_t at = atomic_load_explicit(&bucket_at, memory_order_relaxed);
-	if (now <= at || !atomic_compare_exchange_strong_explicit(
-	                         &bucket_at, &at, now, memory_order_relaxed, memory_order_relaxed))
+	if (now <= at ||
+	    !atomic_compare_exchange_strong_explicit(&bucket_at, &at, now, memory_order_relaxed,
+	                                             memory_order_relaxed))
 		return;
 	if (at == 0)
 		return; /* the first wakeup starts the clock */
@@ -199,8 +200,7 @@ static int64_t bucket_take(void)
 static void bucket_refund(int64_t armed, int64_t left)
 {
 	if (armed > 0 && left > 0)
-		atomic_fetch_add_explicit(&bucket, left < armed ? left : armed,
-		                          memory_order_relaxed);
+		atomic_fetch_add_explicit(&bucket, left < armed ? left : armed, memory_order_relaxed);
 }
 
 static bool lend_on(struct pn__sched_wait *w, int64_t now)

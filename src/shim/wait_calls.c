@@ -85,7 +85,7 @@ __attribute__((always_inline)) static inline uint64_t call_entry(bool timed)
 }
 
 /* A relative wait observed (run --stats alone): the real call, timed out at 0. */
-#define OBSERVED_AFTER(at, deadline, expr)                                                         \
+#define OBSERVED_AFTER(at, deadline, expr)                                                     \
 	PN__OBSERVED(CLOCK_MONOTONIC, pn__calltime_ns(at), (deadline), (expr), pn_r == 0)
 
 /* Whether the wait is the program's own call (pn__wait_alone; its end is observed), asked
@@ -128,8 +128,7 @@ static int shim_poll(uint64_t at, struct pollfd *fds, nfds_t n, int timeout, con
 	const struct pn__real *real = pn__real_get();
 	if (!pn__shim_active() || timeout <= 0 || !real->ppoll) {
 		if (pn__shim_observes() && timeout > 0)
-			return OBSERVED_AFTER(at, deadline_ms(at, timeout),
-			                      real->poll(fds, n, timeout));
+			return OBSERVED_AFTER(at, deadline_ms(at, timeout), real->poll(fds, n, timeout));
 		return real->poll(fds, n, timeout);
 	}
 	int64_t d = deadline_ms(at, timeout);
@@ -521,8 +520,7 @@ EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct times
 	int64_t d;
 	if (pn__shim_observes() && (d = deadline_ts(at, tmo)) >= 0)
 		return PN__OBSERVED(CLOCK_MONOTONIC, pn__calltime_ns(at), d,
-		                    real->sigtimedwait(set, info, tmo),
-		                    pn_r == -1 && errno == EAGAIN);
+		                    real->sigtimedwait(set, info, tmo), pn_r == -1 && errno == EAGAIN);
 	if (!pn__shim_active() || pn__null_arg(set) || (d = deadline_ts(at, tmo)) < 0)
 		return real->sigtimedwait(set, info, tmo);
 	sigset_t old, block, discard;

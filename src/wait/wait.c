@@ -235,7 +235,8 @@ static int wait_alone(struct pn__state *t, struct pn__waiter *w, clockid_t clk, 
 	int64_t end = pn__clock_now(clk);
 	if (r >= 0)
 		alone_end(t, call, deadline, end, r == 0);
-	t->arms.calling = 0;
+	else
+		t->arms.calling = 0; /* a failed call: nothing to count */
 	return r;
 }
 

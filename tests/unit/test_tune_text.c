@@ -71,6 +71,13 @@ static void kept_not_best(void **state)
 	assert_non_null(strstr(buf, "no fix measured better"));
 }
 
+/* The text's sentences unwrapped: each line break and its two spaces become one space. */
+static void unwrap(char *buf)
+{
+	for (char *w; (w = strstr(buf, "\n  ")) != NULL;)
+		memmove(w, w + 2, strlen(w + 2) + 1), *w = ' ';
+}
+
 static void too_noisy_to_tell(void **state)
 {
 	(void)state;
@@ -94,8 +101,7 @@ static void too_noisy_to_tell(void **state)
 		if (eol - l > 80)
 			fail_msg("a line over 80 columns: %.*s", (int)(eol - l), l);
 	}
-	for (char *w; (w = strstr(buf, "\n  ")) != NULL;) /* the sentence, unwrapped */
-		memmove(w, w + 2, strlen(w + 2) + 1), *w = ' ';
+	unwrap(buf);
 	assert_non_null(strstr(buf, "too noisy to tell: the lowest, --slack 1ns at p99 "));
 	assert_non_null(strstr(buf, "stole 3.0%"));
 	if (!strstr(buf, "runs' p99 went from ") || !strstr(buf, "to 3.3 ms (stall bursts)"))
@@ -104,8 +110,7 @@ static void too_noisy_to_tell(void **state)
 	o.steal = 0; /* nothing named: the waits' own spread */
 	o.res[0].runs = 1;
 	lines(buf, sizeof(buf), &o, s);
-	for (char *w; (w = strstr(buf, "\n  ")) != NULL;)
-		memmove(w, w + 2, strlen(w + 2) + 1), *w = ' ';
+	unwrap(buf);
 	if (!strstr(buf, "(steal under 0.5%: the waits' own spread") || strstr(buf, "stall"))
 		fail_msg("no reason, or one not measured: %s", buf);
 	o.res[1].v = 2.6e6; /* higher: nothing to tell */
