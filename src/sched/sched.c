@@ -113,6 +113,8 @@ void pn__sched_wait_begin(struct pn__sched_wait *w, struct pn__rt *r, struct pn_
 	if (w->under && w->lent && try_fifo) {
 		w->lent = false;
 		r->wait_fifo++;
+		if (slack <= 0) /* planned under the lend: the slack to end it with is the own */
+			w->slack = w->own_slack;
 		return;
 	}
 	pn__sched_lend_end(w); /* a lend no longer wanted, or one a jump left */
