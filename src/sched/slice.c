@@ -25,6 +25,11 @@
  * SAMPLE_WAITS waits: three system calls, a small share of the waits' own cost. */
 #define FIRST_WAITS  16
 #define SAMPLE_WAITS 64
+/* A due reading waits for room of ROOM_X times the last one's time (COST_FIRST_NS untimed),
+ * DEFER_MAX waits at most (docs/DESIGN.md, "A reading of the runs in a short wait"). */
+#define ROOM_X        4
+#define COST_FIRST_NS 20000
+#define DEFER_MAX     64
 /* The readings are averaged, 1/SHARED_DECAY for the newest: one reading alone is too few
  * waits (a stall of the vCPU is as long as another task's slice). Shared above
  * PN__SLICE_CONTENDED_NS, alone again below half of it. */
@@ -249,14 +254,23 @@ int pn__slice_wait(struct pn__slice *s, const struct pn__sched_attr *own, int64_
 	return 0;
 }
 
-void pn__slice_sample(struct pn__slice *s)
+void pn__slice_sample(struct pn__slice *s, int64_t room)
 {
 	if (PN_UNLIKELY(s->status == 0))
 		look(s);
-	if (PN_LIKELY(s->status < 0))
+	if (PN_LIKELY(s->status < 0) || s->external || !pn__slice_due(s))
 		return;
-	if (!s->external && pn__slice_due(s))
-		sample(s);
+	int64_t cost = s->cost_ns ? s->cost_ns : COST_FIRST_NS;
+	if (s->runs && room < ROOM_X * cost && s->deferred < DEFER_MAX) {
+		s->deferred++;
+		s->waits = SAMPLE_WAITS; /* due again at the next wait */
+		return;
+	}
+	s->deferred = 0;
+	int64_t t0 = pn_now();
+	sample(s);
+	int64_t took = pn_now() - t0;
+	s->cost_ns = took > s->cost_ns / 2 ? took : s->cost_ns / 2;
 }
 
 /* Whether the kernel keeps a slice the calling thread asks for (6.12+) and lets it ask,

@@ -53,10 +53,13 @@ struct pn__slice {
 	uint32_t hold;     /* readings it stays shared whatever they say */
 	float lost_rate;   /* share of its spins that lost the CPU to another task */
 	int64_t lost_ns;   /* external: the last spin's loss over PN__SLICE_LOST_NS; 0: none */
+	int64_t cost_ns;   /* a reading's time, the older halved */
+	uint32_t deferred; /* readings put off in a row */
 };
 
-/* Before a precise wait: every SAMPLE_WAITS-th wait of a SCHED_OTHER thread reads its runs. */
-void pn__slice_sample(struct pn__slice *s);
+/* Before a precise wait with room ns left: every SAMPLE_WAITS-th wait of a SCHED_OTHER
+ * thread reads its runs, put off while room is short. */
+void pn__slice_sample(struct pn__slice *s, int64_t room);
 /* The slice the thread's kernel wait asks for: its own, else the process's default; 0 for
  * none (AUTO and OFF alike, not SCHED_OTHER, a kernel that keeps no slice). */
 int64_t pn__slice_wanted(const struct pn__slice *s);

@@ -156,7 +156,7 @@ static int run(struct pn__waiter *w, struct pn__plan *p, unsigned n0)
 	struct pn__state *t = pn__state_get();
 	if (t && !p->past && !p->stop) { /* before the wait: the wakeup is what they serve */
 		pn__rt_apply(&t->rt);
-		pn__slice_sample(&t->slice);
+		pn__slice_sample(&t->slice, p->deadline - p->start);
 	}
 	if (p->stop) {
 		r = p->stop;
@@ -204,11 +204,11 @@ static int pick(struct pn__arms *a, int64_t deadline)
 }
 
 /* Before the program's own call: no lend under it, and the runs read as for any wait. */
-static void alone_begin(struct pn__state *t, int calling)
+static void alone_begin(struct pn__state *t, int calling, int64_t room)
 {
 	if (t->sched.under)
 		pn__sched_lend_end(&t->sched);
-	pn__slice_sample(&t->slice);
+	pn__slice_sample(&t->slice, room);
 	t->arms.calling = (int8_t)calling;
 }
 
@@ -229,8 +229,8 @@ static bool alone_end(struct pn__state *t, int64_t call, int64_t deadline, int64
 /* The wait as the program would make it alone, through the waiter. */
 static int wait_alone(struct pn__state *t, struct pn__waiter *w, clockid_t clk, int64_t deadline)
 {
-	alone_begin(t, PN__ALONE_COMPARED);
 	int64_t call = pn__clock_now(clk);
+	alone_begin(t, PN__ALONE_COMPARED, deadline - call);
 	int r = until(w, clk, deadline);
 	int64_t end = pn__clock_now(clk);
 	if (r >= 0)
@@ -247,9 +247,10 @@ bool pn__wait_alone(clockid_t clk, int64_t deadline, bool rounded)
 	bool own = false;
 	if (comparing(t)) {
 		int arm = rounded ? PN__ARM_ALONE : pick(&t->arms, deadline);
-		own = arm == PN__ARM_ALONE && deadline > pn__clock_now(clk);
+		int64_t room = deadline - pn__clock_now(clk);
+		own = arm == PN__ARM_ALONE && room > 0;
 		if (own) {
-			alone_begin(t, rounded ? PN__ALONE_ROUNDED : PN__ALONE_COMPARED);
+			alone_begin(t, rounded ? PN__ALONE_ROUNDED : PN__ALONE_COMPARED, room);
 		} else if (!rounded) {
 			t->arms.ahead = (int8_t)(arm + 1);
 			t->arms.ahead_for = deadline;

@@ -428,10 +428,42 @@ static void *hog(void *arg)
 static const char *first_saturated(void)
 {
 	struct pn__slice s = {0};
-	pn__slice_sample(&s);
+	pn__slice_sample(&s, INT64_MAX);
 	if (s.status < 0)
 		return NULL; /* no sched_getattr here: nothing read */
 	return pn__slice_shared(&s) ? NULL : "a first reading beside 2 hogs a CPU is not shared";
+}
+
+/* A reading due in a wait without room for it (under four times what a reading took) is
+ * put off to the next wait, at most 64 in a row; a wait with room takes it. */
+static void test_reading_put_off(void **state)
+{
+	(void)state;
+	struct pn__slice s = {0};
+	pn__slice_sample(&s, INT64_MAX); /* the first reading, whatever the room */
+	if (s.status < 0 || !s.runs)
+		skip(); /* no sched_getattr or no schedstat here: nothing read */
+	assert_true(s.cost_ns > 0);
+	int calls = 0;
+	while (!s.deferred && calls < 1000) {
+		pn__slice_sample(&s, 0);
+		calls++;
+	}
+	assert_int_equal(s.deferred, 1);
+	for (int i = 2; i <= 64; i++) {
+		pn__slice_sample(&s, 0);
+		assert_int_equal(s.deferred, i);
+	}
+	pn__slice_sample(&s, 0); /* the 65th in a row is read, room or none */
+	assert_int_equal(s.deferred, 0);
+	while (!s.deferred && calls < 2000) {
+		pn__slice_sample(&s, 0);
+		calls++;
+	}
+	assert_int_equal(s.deferred, 1);
+	pn__slice_sample(&s, INT64_MAX); /* room: read at once */
+	assert_int_equal(s.deferred, 0);
+	assert_int_equal(s.waits, 0);
 }
 
 static void test_first_reading_saturated(void **state)
@@ -727,6 +759,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_shared_readings),
 	        cmocka_unit_test(test_first_reading),
 	        cmocka_unit_test(test_first_reading_saturated),
+	        cmocka_unit_test(test_reading_put_off),
 	        cmocka_unit_test(test_lost_spins),
 	        cmocka_unit_test(test_shared_waits),
 	        cmocka_unit_test(test_shared_sched),
