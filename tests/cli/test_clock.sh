@@ -39,17 +39,12 @@ else
 fi
 jq_check "every source has a positive cost and a rank" \
 	'all(.sources[]; .ns_per_read.min > 0 and .ns_per_read.median >= .ns_per_read.min and .rank >= 1)' "$J"
-# Coarse: it moves only when timekeeping updates (a tick, or a CPU leaving idle under
-# NO_HZ, so a step can be shorter than a tick), never by nanoseconds, but where a clock is
-# set meanwhile (settimeofday, adjtimex, a clocksource switch: any process on this kernel,
-# another container's too) it moves by what the change adds, ns to a tick: one more
-# measurement then, and the check on it.
-COARSE='.sources[] | select(.id == "pn_now_coarse") | .resolution_ns.smallest_step >= 1000 and .resolution_ns.getres >= 1000000'
-if ! jq -e "$COARSE" "$J" >/dev/null 2>&1; then
-	"$PN" clock --json --duration 300ms >"$TMP/coarse.json" 2>/dev/null
-	J=$TMP/coarse.json
-fi
-jq_check "the coarse clock steps coarsely" "$COARSE" "$J"
+# Coarse: its resolution is a tick's (clock_getres), and it moves. Its steps are mostly a
+# tick, but not all: timekeeping updates it out of turn too (a clock set or adjusted, a CPU
+# leaving idle under NO_HZ), and under load Linux 6.18 showed steps under 1 us in two runs
+# of the suite (make test-load, CI), so no step size is asserted.
+jq_check "the coarse clock is coarse, and moves" \
+	'.sources[] | select(.id == "pn_now_coarse") | .resolution_ns.getres >= 1000000 and .resolution_ns.smallest_step > 0' "$J"
 jq_check "host facts" '.host.kernel and .host.clocksource and (.host.available_clocksources | length > 0) and .host.tick_hz_estimate > 0' "$J"
 jq_check "sources measured once without --clocksources" '.clocksources == null' "$J"
 
