@@ -26,7 +26,8 @@
 #define FIRST_WAITS  16
 #define SAMPLE_WAITS 64
 /* A due reading waits for room of ROOM_X times the last one's time (COST_FIRST_NS untimed),
- * DEFER_MAX waits at most (docs/DESIGN.md, "A reading of the runs in a short wait"). */
+ * DEFER_MAX waits at most where forced, else until room comes (docs/DESIGN.md, "A reading
+ * of the runs in a short wait"). */
 #define ROOM_X        4
 #define COST_FIRST_NS 20000
 #define DEFER_MAX     64
@@ -254,15 +255,15 @@ int pn__slice_wait(struct pn__slice *s, const struct pn__sched_attr *own, int64_
 	return 0;
 }
 
-void pn__slice_sample(struct pn__slice *s, int64_t room)
+void pn__slice_sample(struct pn__slice *s, int64_t room, bool force)
 {
 	if (PN_UNLIKELY(s->status == 0))
 		look(s);
 	if (PN_LIKELY(s->status < 0) || s->external || !pn__slice_due(s))
 		return;
 	int64_t cost = s->cost_ns ? s->cost_ns : COST_FIRST_NS;
-	if (s->runs && room < ROOM_X * cost && s->deferred < DEFER_MAX) {
-		s->deferred++;
+	if (s->runs && room < ROOM_X * cost && (s->deferred < DEFER_MAX || !force)) {
+		s->deferred += s->deferred < UINT32_MAX;
 		s->waits = SAMPLE_WAITS; /* due again at the next wait */
 		return;
 	}

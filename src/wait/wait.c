@@ -156,7 +156,9 @@ static int run(struct pn__waiter *w, struct pn__plan *p, unsigned n0)
 	struct pn__state *t = pn__state_get();
 	if (t && !p->past && !p->stop) { /* before the wait: the wakeup is what they serve */
 		pn__rt_apply(&t->rt);
-		pn__slice_sample(&t->slice, p->deadline - p->start);
+		/* at budget 100% a reading waits for room however long: the margin is not its */
+		pn__slice_sample(&t->slice, p->deadline - p->start,
+		                 t->st.budget_ppm != PN_SLEEP_BUDGET_FULL);
 	}
 	if (p->stop) {
 		r = p->stop;
@@ -208,7 +210,7 @@ static void alone_begin(struct pn__state *t, int calling, int64_t room)
 {
 	if (t->sched.under)
 		pn__sched_lend_end(&t->sched);
-	pn__slice_sample(&t->slice, room);
+	pn__slice_sample(&t->slice, room, true);
 	t->arms.calling = (int8_t)calling;
 }
 

@@ -428,7 +428,7 @@ static void *hog(void *arg)
 static const char *first_saturated(void)
 {
 	struct pn__slice s = {0};
-	pn__slice_sample(&s, INT64_MAX);
+	pn__slice_sample(&s, INT64_MAX, true);
 	if (s.status < 0)
 		return NULL; /* no sched_getattr here: nothing read */
 	return pn__slice_shared(&s) ? NULL : "a first reading beside 2 hogs a CPU is not shared";
@@ -440,30 +440,40 @@ static void test_reading_put_off(void **state)
 {
 	(void)state;
 	struct pn__slice s = {0};
-	pn__slice_sample(&s, INT64_MAX); /* the first reading, whatever the room */
+	pn__slice_sample(&s, INT64_MAX, true); /* the first reading, whatever the room */
 	if (s.status < 0 || !s.runs)
 		skip(); /* no sched_getattr or no schedstat here: nothing read */
 	assert_true(s.cost_ns > 0);
 	int calls = 0;
 	while (!s.deferred && calls < 1000) {
-		pn__slice_sample(&s, 0);
+		pn__slice_sample(&s, 0, true);
 		calls++;
 	}
 	assert_int_equal(s.deferred, 1);
 	for (int i = 2; i <= 64; i++) {
-		pn__slice_sample(&s, 0);
+		pn__slice_sample(&s, 0, true);
 		assert_int_equal(s.deferred, i);
 	}
-	pn__slice_sample(&s, 0); /* the 65th in a row is read, room or none */
+	pn__slice_sample(&s, 0, true); /* the 65th in a row is read, room or none */
 	assert_int_equal(s.deferred, 0);
 	while (!s.deferred && calls < 2000) {
-		pn__slice_sample(&s, 0);
+		pn__slice_sample(&s, 0, true);
 		calls++;
 	}
 	assert_int_equal(s.deferred, 1);
-	pn__slice_sample(&s, INT64_MAX); /* room: read at once */
+	pn__slice_sample(&s, INT64_MAX, true); /* room: read at once */
 	assert_int_equal(s.deferred, 0);
 	assert_int_equal(s.waits, 0);
+	/* not forced (budget 100%): put off past the bound while room is short */
+	while (!s.deferred && calls < 3000) {
+		pn__slice_sample(&s, 0, false);
+		calls++;
+	}
+	for (int i = 0; i < 200; i++)
+		pn__slice_sample(&s, 0, false);
+	assert_int_equal(s.deferred, 201);
+	pn__slice_sample(&s, INT64_MAX, false);
+	assert_int_equal(s.deferred, 0);
 }
 
 static void test_first_reading_saturated(void **state)
