@@ -26,8 +26,7 @@
 #define FIRST_WAITS  16
 #define SAMPLE_WAITS 64
 /* A due reading waits for room of ROOM_X times the last one's time (COST_FIRST_NS untimed),
- * DEFER_MAX waits at most where forced, else until room comes (docs/DESIGN.md, "A reading
- * of the runs in a short wait"). */
+ * forced after DEFER_MAX waits (docs/DESIGN.md, "A reading of the runs in a short wait"). */
 #define ROOM_X        4
 #define COST_FIRST_NS 20000
 #define DEFER_MAX     64

@@ -58,8 +58,7 @@ struct pn__slice {
 };
 
 /* Before a precise wait with room ns left: every SAMPLE_WAITS-th wait of a SCHED_OTHER
- * thread reads its runs, put off while room is short; with force, for a bounded run of
- * waits. */
+ * thread reads its runs, put off while room is short (with force, boundedly). */
 void pn__slice_sample(struct pn__slice *s, int64_t room, bool force);
 /* The slice the thread's kernel wait asks for: its own, else the process's default; 0 for
  * none (AUTO and OFF alike, not SCHED_OTHER, a kernel that keeps no slice). */

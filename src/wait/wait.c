@@ -156,7 +156,7 @@ static int run(struct pn__waiter *w, struct pn__plan *p, unsigned n0)
 	struct pn__state *t = pn__state_get();
 	if (t && !p->past && !p->stop) { /* before the wait: the wakeup is what they serve */
 		pn__rt_apply(&t->rt);
-		/* at budget 100% a reading waits for room however long: the margin is not its */
+		/* budget 100%: its margin is not the runs' */
 		pn__slice_sample(&t->slice, p->deadline - p->start,
 		                 t->st.budget_ppm != PN_SLEEP_BUDGET_FULL);
 	}
