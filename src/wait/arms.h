@@ -17,6 +17,9 @@ enum { PN__ARM_PLAN, PN__ARM_ALONE };
 #define PN__ARMS_FIRST        48
 #define PN__ARMS_EXPLORE      8
 #define PN__ARMS_EXPLORE_PLAN 64 /* where the program's own way was chosen */
+/* A way is tried in runs; their first waits carry the other way's (unlearned). */
+#define PN__ARMS_RUN    16
+#define PN__ARMS_SETTLE 4
 /* The plan is taken once its p99 is below the program's by more than 10% and this, and
  * left once it is higher. */
 #define PN__ARMS_SLACK_NS 20000
@@ -28,6 +31,9 @@ enum { PN__ALONE_COMPARED = 1, PN__ALONE_ROUNDED };
 struct pn__arms {
 	struct pn__decay_hist late[2]; /* each way's lateness past the deadline */
 	uint32_t turn;
+	uint8_t run_left;  /* of the exploring run */
+	uint8_t settle;    /* waits not yet learned */
+	int8_t last;       /* the last pick */
 	int8_t alone;      /* the comparison chose the program's own way */
 	int8_t ahead;      /* a pick made before its wait (pn__wait_alone): the way + 1, or 0 */
 	int8_t calling;    /* the program's own call under way: a PN__ALONE_*, or 0 */
