@@ -43,19 +43,23 @@ run: release
 	@./build/release/punctual $(RUN_ARGS) && echo "make run: the tool is build/release/punctual;" \
 		"\`make install\` puts it and its man pages in $(PREFIX)" >&2
 
-# Every test under ASan+UBSan, then the threaded ones again under TSan. The TSan build runs
-# beside the ASan tests, niced (they mostly wait: sleeps, timers, probes), its one line
-# shown after them; the TSan tests run once both are done, as test-tsan runs them.
+# Every test under ASan+UBSan, and the threaded ones again under TSan, side by side: the
+# TSan tree builds beside the ASan tests, then its tests run there too (their output shown
+# after the ASan ones); last, the entries labelled "alone" (tests/CMakeLists.txt), with
+# nothing beside them.
 test: bootstrap
 	@cmake --preset asan >/dev/null
 	@./scripts/quietly build/asan.log "building (ASan+UBSan)" cmake --build --preset asan -j $(JOBS)
 	@cmake --preset tsan >/dev/null
-	@nice -n 10 ./scripts/quietly build/tsan.log "building (TSan, beside the ASan tests)" \
-		cmake --build --preset tsan -j $(JOBS) >build/tsan.line & b=$$!; \
-	ctest --preset asan -j $(TEST_JOBS); a=$$?; tests/skips.sh build/asan; \
-	wait $$b; st=$$?; cat build/tsan.line; \
-	[ $$a -eq 0 ] || exit $$a; [ $$st -eq 0 ] || exit $$st; \
-	ctest --preset tsan -j $(TEST_JOBS); st=$$?; tests/skips.sh build/tsan; exit $$st
+	@{ ./scripts/quietly build/tsan.log "building (TSan, beside the ASan tests)" \
+		cmake --build --preset tsan -j $(JOBS) && \
+		{ ctest --preset tsan -j $(JOBS) -LE alone; st=$$?; tests/skips.sh build/tsan; \
+		exit $$st; }; } >build/tsan.out 2>&1 & b=$$!; \
+	ctest --preset asan -j $(TEST_JOBS) -LE alone; a=$$?; tests/skips.sh build/asan; \
+	wait $$b; t=$$?; cat build/tsan.out; \
+	[ $$a -eq 0 ] || exit $$a; [ $$t -eq 0 ] || exit $$t; \
+	ctest --preset asan -L alone; a=$$?; tests/skips.sh build/asan; [ $$a -eq 0 ] || exit $$a; \
+	ctest --preset tsan -L alone; t=$$?; tests/skips.sh build/tsan; exit $$t
 
 test-asan: bootstrap
 	@cmake --preset asan >/dev/null
