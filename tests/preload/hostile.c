@@ -471,10 +471,9 @@ static int t_stepped(const char *name, clockid_t clk, int cond)
 		struct stepped s = {.clk = clk, .cond = cond};
 		pthread_t t;
 		pthread_create(&t, NULL, step_waiter, &s);
-		usleep(100000);
+		usleep(20000);
 		step(clk, -1); /* the wait in progress is a second further now */
-		usleep(1500000);
-		s.stop = 1;
+		s.stop = 1;    /* the join waits it out */
 		pthread_join(t, NULL);
 		/* a wait that the step made last (it spans the second), and used the CPU for it */
 		heavy += s.longest_wall > 500000000 && s.longest_cpu * 2 > s.longest_wall;
