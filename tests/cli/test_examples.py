@@ -3,7 +3,7 @@
 """test_examples.py PUNCTUAL SOURCE_DIR [clocksources]: every example in punctual(1)'s EXAMPLES
 and in the README's shell blocks runs as written: a short one whole (exit 0), a long one (a
 full probe or sleep, a tune without --for: a minute, a duration of 10 s or more) until it has
-parsed its options and started (still running after 3 s, or done with 0: never exit 2). Placeholders are filled in: sudo
+parsed its options and started (still running after 1 s, or done with 0: never exit 2). Placeholders are filled in: sudo
 dropped (the tests run as root), PID, 1234 and $(pidof ...) this process, the command `run`
 starts (APP, ./app, java App, ...) `true` unless it is punctual itself (the one tune
 measures, a Python loop of 150 sleeps: a p99 needs 100), and files (lat.hist,
@@ -95,7 +95,7 @@ def check(cmd, cwd):
         p = subprocess.Popen(["bash", "-c", "exec " + core], cwd=cwd, env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
-            rc = p.wait(timeout=3)
+            rc = p.wait(timeout=1)
         except subprocess.TimeoutExpired:
             p.terminate()
             p.wait()
