@@ -395,7 +395,11 @@ static void measure_steps(const struct clock_source *s, struct clock_result *r, 
 	int64_t min_step = INT64_MAX, prev = s->read(), max_back = 0;
 	uint64_t back = 0, reads = 0, steps = 0;
 	int64_t end = pn_now() + budget;
+	bool more;
 	do {
+		/* checked before the batch: a preemption that spends the patience is in the
+		 * last batch's reads, a step across it counted */
+		more = pn_now() < end || (steps < 3 && pn_now() < end + patience);
 		for (int i = 0; i < N; i++)
 			buf[i] = s->read();
 		for (int i = 0; i < N; i++) {
@@ -412,13 +416,7 @@ static void measure_steps(const struct clock_source *s, struct clock_result *r, 
 			}
 		}
 		reads += N;
-	} while (pn_now() < end || (steps < 3 && pn_now() < end + patience));
-	/* a preemption between batches can spend the patience: a step across it counts too */
-	int64_t last = s->read();
-	if (last > prev) {
-		steps++;
-		min_step = last - prev < min_step ? last - prev : min_step;
-	}
+	} while (more);
 	r->reads_checked = reads;
 	r->backward_same = back;
 	r->step_ns = steps ? to_ns(s, min_step) : -1;
