@@ -43,22 +43,24 @@ run: release
 	@./build/release/punctual $(RUN_ARGS) && echo "make run: the tool is build/release/punctual;" \
 		"\`make install\` puts it and its man pages in $(PREFIX)" >&2
 
-# Every test under ASan+UBSan, and the threaded ones again under TSan, side by side: the
-# TSan tree builds beside the ASan tests, then its tests run there too (their output shown
-# after the ASan ones); last, the entries labelled "alone" (tests/CMakeLists.txt), with
-# nothing beside them.
+# Every test under ASan+UBSan, and the threaded ones again under TSan. The entries labelled
+# "alone" (tests/CMakeLists.txt) run first with no other test beside them, while the TSan
+# tree builds at SCHED_IDLE, which takes only the CPU they leave (make test-load runs them
+# beside 8 hogs); then both trees' other tests side by side (the TSan output shown after),
+# and last the TSan tree's lone entries.
 test: bootstrap
 	@cmake --preset asan >/dev/null
 	@./scripts/quietly build/asan.log "building (ASan+UBSan)" cmake --build --preset asan -j $(JOBS)
 	@cmake --preset tsan >/dev/null
-	@{ ./scripts/quietly build/tsan.log "building (TSan, beside the ASan tests)" \
-		cmake --build --preset tsan -j $(JOBS) && \
-		{ ctest --preset tsan -j $(JOBS) -LE alone; st=$$?; tests/skips.sh build/tsan; \
-		exit $$st; }; } >build/tsan.out 2>&1 & b=$$!; \
+	@chrt -i 0 ./scripts/quietly build/tsan.log "building (TSan, beside the lone entries)" \
+		cmake --build --preset tsan -j $(JOBS) >build/tsan.out 2>&1 & b=$$!; \
+	ctest --preset asan -L alone; a=$$?; tests/skips.sh build/asan; \
+	wait $$b; t=$$?; cat build/tsan.out; [ $$t -eq 0 ] || exit $$t; [ $$a -eq 0 ] || exit $$a; \
+	{ ctest --preset tsan -j $(JOBS) -LE alone; st=$$?; tests/skips.sh build/tsan; \
+		exit $$st; } >build/tsan.out 2>&1 & b=$$!; \
 	ctest --preset asan -j $(TEST_JOBS) -LE alone; a=$$?; tests/skips.sh build/asan; \
 	wait $$b; t=$$?; cat build/tsan.out; \
 	[ $$a -eq 0 ] || exit $$a; [ $$t -eq 0 ] || exit $$t; \
-	ctest --preset asan -L alone; a=$$?; tests/skips.sh build/asan; [ $$a -eq 0 ] || exit $$a; \
 	ctest --preset tsan -L alone; t=$$?; tests/skips.sh build/tsan; exit $$t
 
 test-asan: bootstrap

@@ -251,6 +251,13 @@ skip_emulated() {
 	fi
 }
 
+# threads_only: true in the TSan tree (PN_SANITIZER=thread, tests/CMakeLists.txt), where a
+# script runs only its parts in which threads of the tool or the shim run; the ASan tree
+# runs every part.
+threads_only() {
+	[ "${PN_SANITIZER:-}" = thread ]
+}
+
 # cgroup_remove DIR BACK: removes the test cgroup DIR, moving any process still inside to
 # BACK first (rmdir fails on a cgroup with a process); non-zero where DIR stays.
 cgroup_remove() {

@@ -5,7 +5,8 @@
 # busy loop on the sleeper's CPU at a better nice: preempted), and invents neither where
 # nothing causes them; --smp/--threads/--affinity measure the threads they say; the
 # --histogram file parses as cyclictest -h's does; --stop-above exits 3; bad input to every
-# new option exits 2 with one line. Test cgroups (pn-late-*) are removed on any exit.
+# new option exits 2 with one line. Test cgroups (pn-late-*) are removed on any exit. Under
+# TSan (threads_only): the threads' part alone.
 . "$(dirname "$0")/lib.sh"
 
 CG=/sys/fs/cgroup/cpu
@@ -28,44 +29,46 @@ top() { jq -r '.causes | max_by(.count) | if .count > 0 then .cause else "none" 
 ge() { python3 -c "import sys; sys.exit(0 if float('$1') >= float('$2') else 1)"; }
 
 # ---- bad input: exit 2, one line, nothing on stdout -----------------------------------
-usage_error "is not a duration" sleep --periodic --explain=banana
-usage_error "must be positive" sleep --periodic --explain=0
-usage_error "is not a duration" sleep --periodic --explain=-1us
-usage_error "needs --periodic" sleep --explain
-usage_error "needs --periodic" sleep --smp
-usage_error "needs --periodic" sleep --threads 2
-usage_error "needs --periodic" sleep --affinity 0
-usage_error "needs --periodic" sleep --mlock
-usage_error "needs --periodic" sleep --histogram "$TMP/h"
-usage_error "needs --periodic" sleep --stop-above 1ms
-usage_error "excludes" sleep --periodic --smp --threads 2
-usage_error "excludes" sleep --periodic --smp --affinity 0
-usage_error "excludes" sleep --periodic --cpu 0 --smp
-usage_error "excludes" sleep --periodic --cpu 0 --affinity 0
-usage_error "out of range" sleep --periodic --threads 0
-usage_error "is not a number" sleep --periodic --threads two
-usage_error "an empty CPU list" sleep --periodic --affinity ''
-usage_error "is not a CPU list" sleep --periodic --affinity abc
-usage_error "is not a CPU list" sleep --periodic --affinity 0,,1
-usage_error "is not a CPU list" sleep --periodic --affinity 0,
-usage_error "bad range" sleep --periodic --affinity 1-0
-usage_error "bad range" sleep --periodic --affinity 99999
-run_cmd taskset -c 0 "$PN" sleep --periodic --affinity 1023
-check "--affinity outside the allowed CPUs: exit 2 and one line ($RC: $(cat "$ERR"))" \
-	test "$RC" -eq 2 -a "$(wc -l <"$ERR")" -eq 1 -a ! -s "$OUT"
-check "--affinity outside the allowed CPUs: says so" grep -q "not one this process may use" "$ERR"
-usage_error "out of range" sleep --periodic --priority 0
-usage_error "out of range" sleep --periodic --priority 100
-usage_error "needs a file name" sleep --periodic --histogram ''
-usage_error "--histogram" sleep --periodic --histogram /nonexistent-dir/h
-usage_error "out of range" sleep --periodic --histogram "$TMP/h" --histogram-max 0
-usage_error "needs --histogram" sleep --periodic --histogram-max 100us
-usage_error "needs --periodic" sleep --histogram-max 100us
-usage_error "must be positive" sleep --periodic --stop-above 0
-usage_error "is not a duration" sleep --periodic --stop-above soon
-usage_error "needs a value" sleep --periodic --stop-above
-usage_error "option '--smp' takes no value" sleep --periodic --smp=1
-check "no histogram file left by refused runs" test ! -e "$TMP/h"
+if ! threads_only; then
+	usage_error "is not a duration" sleep --periodic --explain=banana
+	usage_error "must be positive" sleep --periodic --explain=0
+	usage_error "is not a duration" sleep --periodic --explain=-1us
+	usage_error "needs --periodic" sleep --explain
+	usage_error "needs --periodic" sleep --smp
+	usage_error "needs --periodic" sleep --threads 2
+	usage_error "needs --periodic" sleep --affinity 0
+	usage_error "needs --periodic" sleep --mlock
+	usage_error "needs --periodic" sleep --histogram "$TMP/h"
+	usage_error "needs --periodic" sleep --stop-above 1ms
+	usage_error "excludes" sleep --periodic --smp --threads 2
+	usage_error "excludes" sleep --periodic --smp --affinity 0
+	usage_error "excludes" sleep --periodic --cpu 0 --smp
+	usage_error "excludes" sleep --periodic --cpu 0 --affinity 0
+	usage_error "out of range" sleep --periodic --threads 0
+	usage_error "is not a number" sleep --periodic --threads two
+	usage_error "an empty CPU list" sleep --periodic --affinity ''
+	usage_error "is not a CPU list" sleep --periodic --affinity abc
+	usage_error "is not a CPU list" sleep --periodic --affinity 0,,1
+	usage_error "is not a CPU list" sleep --periodic --affinity 0,
+	usage_error "bad range" sleep --periodic --affinity 1-0
+	usage_error "bad range" sleep --periodic --affinity 99999
+	run_cmd taskset -c 0 "$PN" sleep --periodic --affinity 1023
+	check "--affinity outside the allowed CPUs: exit 2 and one line ($RC: $(cat "$ERR"))" \
+		test "$RC" -eq 2 -a "$(wc -l <"$ERR")" -eq 1 -a ! -s "$OUT"
+	check "--affinity outside the allowed CPUs: says so" grep -q "not one this process may use" "$ERR"
+	usage_error "out of range" sleep --periodic --priority 0
+	usage_error "out of range" sleep --periodic --priority 100
+	usage_error "needs a file name" sleep --periodic --histogram ''
+	usage_error "--histogram" sleep --periodic --histogram /nonexistent-dir/h
+	usage_error "out of range" sleep --periodic --histogram "$TMP/h" --histogram-max 0
+	usage_error "needs --histogram" sleep --periodic --histogram-max 100us
+	usage_error "needs --periodic" sleep --histogram-max 100us
+	usage_error "must be positive" sleep --periodic --stop-above 0
+	usage_error "is not a duration" sleep --periodic --stop-above soon
+	usage_error "needs a value" sleep --periodic --stop-above
+	usage_error "option '--smp' takes no value" sleep --periodic --smp=1
+	check "no histogram file left by refused runs" test ! -e "$TMP/h"
+fi
 
 # ---- threads ------------------------------------------------------------------------
 allowed=$(python3 -c 'import os; print(" ".join(map(str, sorted(os.sched_getaffinity(0)))))')
@@ -135,6 +138,10 @@ else
 fi
 jq_check "histogram in the JSON: rows add up to the cycles" \
 	'all(.threads[]; ([.histogram_us.counts[][1]] | add // 0) + .histogram_us.overflows == .cycles)' "$J"
+if threads_only; then # the rest runs one thread of the tool
+	finish
+	exit $?
+fi
 if command -v cyclictest >/dev/null; then
 	cyclictest -q -S -i 1000 -D 1 -h 200 --histfile="$TMP/ct.hist" >/dev/null 2>&1
 	if got=$(python3 "$TMP/parse_hist.py" "$TMP/ct.hist" "$n" 200 2>&1); then pass; else
