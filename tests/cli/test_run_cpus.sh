@@ -9,7 +9,7 @@
 # variables are set and inherited; what stays the machine's (_SC_NPROCESSORS_CONF,
 # get_nprocs_conf, the affinity mask) does; values the user set are kept and reported in
 # one line; without --cpus nothing changes, the shim loaded or not; bad values exit 2 with
-# one line.
+# one line. Under TSan (threads_only): the forced count alone.
 # Then in real nested cgroups (v1 here; the v2 variant skips when the v2 mount has no cpu
 # controller): a parent allowing 0.5 CPU above an unlimited child holding the process,
 # where each channel prints today's answer without --cpus and pn_cpu_count()'s with it.
@@ -133,6 +133,11 @@ LD_PRELOAD=/nonexistent-pn-cpus.so run run --cpus=3 -- env
 check "LD_PRELOAD is appended to" grep -qx -- "LD_PRELOAD=/nonexistent-pn-cpus.so:$SHIM" "$OUT"
 GOMAXPROCS="" run run --cpus=3 -- env
 check "an empty variable counts as unset" grep -qx GOMAXPROCS=3 "$OUT"
+
+if threads_only; then # the forced count is the threaded programs' (the JDK) case
+	finish
+	exit $?
+fi
 
 # ---- the default: pn_cpu_count()'s answer --------------------------------------------------
 get Q "$PN" cpus -q
