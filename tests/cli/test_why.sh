@@ -115,14 +115,14 @@ cleanup
 loop 2ms 10s & PIDS="$PIDS $!"
 T=$!
 waiting "$T"
-run why "$T" --for 2s --json
+run why "$T" --for 1s --json
 jq_check "slack: the main cause (got $(jq -c '[.main_cause, .causes]' "$OUT" 2>/dev/null | head -c 300))" \
 	'.main_cause == "slack"' "$OUT"
 jq_check "slack: a p50 lateness near the slack" \
 	'.lateness_ns.p50 >= 1000000 and .lateness_ns.p50 <= 4000000 and .waits > 100' "$OUT"
 jq_check "slack: every figure in its place" \
 	'.pid > 0 and (.comm | type == "string") and (.causes | length == 7) and .exited == false' "$OUT"
-run why "$T" --for 2s
+run why "$T" --for 1s
 check "slack: text names the main cause ($(grep -m1 '^main cause' "$OUT"))" \
 	grep -q "^main cause: slack" "$OUT"
 cleanup
@@ -141,7 +141,7 @@ renice -n 19 -p "$T" >/dev/null
 taskset -c "$CPU" bash -c "$(declare -f hog); hog" & PIDS="$PIDS $!"
 H=$!
 sleep 0.2
-run why "$T" --for 2s --json
+run why "$T" --for 1s --json
 jq_check "preempted: counted (got $(jq -c '[.waits, .main_cause, [.causes[] | select(.count > 0) | [.cause, .count]]]' "$OUT" 2>/dev/null | head -c 300))" \
 	'[.causes[] | select(.cause == "preempted") | .count][0] > 0' "$OUT"
 jq_check "preempted: the hog named as what held the CPU" --argjson h "$H" \
@@ -159,7 +159,7 @@ if [ -d "$CG" ] && mkdir "$CG/pn-why-$$" 2>/dev/null; then
 	T=$!
 	echo "$T" >"$TCG/cgroup.procs"
 	waiting "$T"
-	run why "$T" --for 2s --json
+	run why "$T" --for 1s --json
 	jq_check "throttled: counted, with the cgroup (got $(jq -c '.causes[0]' "$OUT" 2>/dev/null))" \
 		'.causes[0].cause == "throttled" and .causes[0].count > 0 and
 		 (.causes[0].cgroup | endswith("pn-why-'$$'"))' "$OUT"
