@@ -20,8 +20,8 @@ enum { PN__ARM_PLAN, PN__ARM_ALONE };
 /* A way is tried in runs; their first waits carry the other way's (unlearned). */
 #define PN__ARMS_RUN    16
 #define PN__ARMS_SETTLE 4
-/* The plan is taken once its p99 is below the program's by more than 10% and this, and
- * left once it is higher. */
+/* The plan is taken once its p99 is below the program's by more than 10% and this, with a
+ * p50 no higher, and left once either is higher. */
 #define PN__ARMS_SLACK_NS 20000
 
 /* What the program's own call under way is: one the comparison picked, or a timeout the
