@@ -159,11 +159,20 @@ usage_error "Environment= has specifiers" tune --unit-file "$TMP/spec-env.servic
 # quiet machine each does (p99 in us against 20 ms), beside 4 hogs per CPU (make
 # test-load) none did in 2 of 4 runs (p99 2.4-10.8 ms against 25-31 ms, within the noise
 # of 100-wait runs), and then no drop-in is written.
-printf '[Unit]\nDescription=t\n[Service]\nTimerSlackNSec=20ms\nExecStart=%s nanosleep 100\n' \
-	"$(realpath "$COUNT")" >"$TMP/pn-tune-slack.service"
+# (each run's slack at its start goes to slack.log: how late a 20 ms slack leaves a wait is
+# a measurement, as the CPU's other timers end it sooner on a busy machine)
+cat >"$TMP/slackcheck.sh" <<SH
+#!/bin/sh
+cat /proc/\$\$/timerslack_ns >>"$TMP/slack.log"
+exec "\$@"
+SH
+chmod +x "$TMP/slackcheck.sh"
+printf '[Unit]\nDescription=t\n[Service]\nTimerSlackNSec=20ms\nExecStart=%s %s nanosleep 100\n' \
+	"$TMP/slackcheck.sh" "$(realpath "$COUNT")" >"$TMP/pn-tune-slack.service"
 run tune --json --for=6s --unit-file "$TMP/pn-tune-slack.service"
 check "tune --unit-file, 20 ms of slack: exit 0 ($RC: $(head -c 300 "$ERR"))" test "$RC" -eq 0
-jq_check "... its runs as it is late by the unit's slack" '.runs[0].p50_ns > 10000000' "$OUT"
+check "... its runs as it is have the unit's slack ($(sort "$TMP/slack.log" | uniq -c | tr '\n' ' '))" \
+	grep -qx 20000000 "$TMP/slack.log"
 if ! jq -e '.kept != null' "$OUT" >/dev/null; then
 	jq_check "... no fix kept: no drop-in" '.drop_in == null and .best == null' "$OUT"
 	skip "the drop-in's checks: no fix stood apart from the noise on this (loaded) machine"
