@@ -399,7 +399,8 @@ static void measure_steps(const struct clock_source *s, struct clock_result *r, 
 	do {
 		/* checked before the batch: a preemption that spends the patience is in the
 		 * last batch's reads, a step across it counted */
-		more = pn_now() < end || (steps < 3 && pn_now() < end + patience);
+		int64_t now = pn_now();
+		more = now < end || (steps < 3 && now < end + patience);
 		for (int i = 0; i < N; i++)
 			buf[i] = s->read();
 		for (int i = 0; i < N; i++) {
